@@ -1,0 +1,1 @@
+"""One module per CLI command family; each exposes register(app)."""

@@ -1,0 +1,9 @@
+"""CLI: `migrate rules`."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    pass

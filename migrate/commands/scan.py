@@ -1,0 +1,9 @@
+"""CLI: `migrate scan`."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    pass
