@@ -190,7 +190,8 @@ def _import_from(f: PyFile, table: Table, node: ast.ImportFrom) -> set[str]:
             matched.append((alias, m))
             if m.new_qualname is not None and not m.entry.fixer:
                 module, _, name = import_form(m.new_qualname).rpartition(".")
-        text = name if (alias.asname is None and name == alias.name) else f"{name} as {alias.asname or alias.name}"
+        local = alias.asname or alias.name
+        text = name if (alias.asname is None and name == alias.name) else f"{name} as {local}"
         if groups and groups[-1][0] == module:
             groups[-1][1].append(text)
         else:
