@@ -1,0 +1,24 @@
+"""JSON report: the scan contract of DESIGN §3 (tool, findings, errors, summary)."""
+
+from __future__ import annotations
+
+import json
+
+from migrate import __version__
+from migrate.findings import ScanResult
+from migrate.report.common import sorted_findings
+
+TOOL_NAME = "ascend-migrate"
+
+
+def to_dict(result: ScanResult) -> dict:
+    return {
+        "tool": {"name": TOOL_NAME, "version": __version__},
+        "findings": [f.to_json() for f in sorted_findings(result.findings)],
+        "errors": [e.to_json() for e in sorted(result.errors, key=lambda e: e.path)],
+        "summary": result.summary(),
+    }
+
+
+def render_json(result: ScanResult) -> str:
+    return json.dumps(to_dict(result), indent=2, ensure_ascii=False) + "\n"
