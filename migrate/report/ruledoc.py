@@ -92,17 +92,16 @@ def rule_markdown(rule: Rule, level: int = 1) -> str:
     head = [
         "#" * level + f" {rule.code} {rule.name}",
         "",
-        f"Category: **{rule.category}**. {FIX.get(rule.category, ('', ''))[1]}",
+        FIX.get(rule.category, ("", ""))[1],
         "",
-        f"Kind: `{rule.kind}` · Files: {', '.join(rule.files)}"
+        f"- Category: **{rule.category}** · Kind: `{rule.kind}` · Files: {', '.join(rule.files)}"
         + (f" · Defined in `rules/{rule.source}`" if rule.source else ""),
-        "",
-        f"Message: {rule.message}",
+        f"- Message: {rule.message}",
     ]
     if rule.fix_title:
-        head.append(f"  \nFix: {rule.fix_title}")
+        head.append(f"- Fix: {rule.fix_title}")
     if rule.imports:
-        head.append("  \nAdds: " + ", ".join(f"`{i}`" for i in rule.imports))
+        head.append("- Adds: " + ", ".join(f"`{i}`" for i in rule.imports))
     return "\n".join(head) + "\n\n" + doc_markdown(rule, level + 1)
 
 
