@@ -163,10 +163,10 @@ def render_statistics(result: ScanResult, rules: Sequence[Rule], *, color: bool 
     for code, findings in rows:
         kind = rule_fix_kind(findings)
         used.add(kind)
-        line = Text(f"{len(findings):>{count_w}}\t")
+        line = Text(f"{len(findings):>{count_w}}  ")
         line.append(f"{code:<{code_w}}", style="bold red")
         name = lookup[code].name if code in lookup else findings[0].name
-        line.append(f"\t{marks[kind]} {name}")
+        line.append(f"  {marks[kind]} {name}")
         console.print(line, soft_wrap=True)
     legend = {"safe": "[*] fixable with `migrate apply`",
               "unsafe": "[-] fixable with `--unsafe-fixes`",
