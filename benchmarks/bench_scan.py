@@ -3,10 +3,12 @@
 For each project sdist (downloaded once with pip into benchmarks/.work/sdists and
 extracted into benchmarks/.work/trees) it times, in the same run:
 
-* ruff: ``ruff check --select E,F,UP --no-cache --exit-zero TREE`` (best of --repeat runs);
+* ruff: ``ruff check --select E,F,UP --no-cache --exit-zero TREE``;
 * migrate cold: ``migrate scan TREE --format json -o OUT --exit-zero`` with
   ``MIGRATE_CACHE_DIR`` set to a fresh, empty folder;
-* migrate warm: the same command again, same cache folder.
+* migrate warm: the same command again, same cache folder;
+
+each --repeat times (default 3), keeping the best time of each (the machine may be busy).
 
 It prints wall times, the ratios cold/ruff and warm/ruff, the peak memory of the migrate
 run (the larger of: the process tree's summed RSS sampled every 0.1 s, and the largest
@@ -158,26 +160,33 @@ def scan_available(override: str | None) -> bool:
 
 
 def bench_tree(tree: Path, args: argparse.Namespace) -> dict:
+    """Best of --repeat for each of ruff, cold and warm; cold always starts from an empty
+    cache folder and warm reuses the cache its cold run just filled."""
     ruff_runs = time_ruff(tree, args.repeat)
     base, env = migrate_base(args.migrate_cmd)
+    colds, warms = [], []
     with tempfile.TemporaryDirectory(prefix="migrate-bench-") as tmp:
         out = Path(tmp) / "scan.json"
-        env["MIGRATE_CACHE_DIR"] = str(Path(tmp) / "cache")
         scan = [*base, "scan", str(tree), "--format", "json", "-o", str(out), "--exit-zero",
                 *args.scan_args]
-        cold = run(scan, env)
-        report = _read_report(out, cold)
-        warm = run(scan, env)
-        _read_report(out, warm)
+        for i in range(args.repeat):
+            env["MIGRATE_CACHE_DIR"] = str(Path(tmp) / f"cache{i}")
+            colds.append(run(scan, env))
+            report = _read_report(out, colds[-1])
+            warms.append(run(scan, env))
+            _read_report(out, warms[-1])
     ruff_s = min(r.seconds for r in ruff_runs)
+    cold_s, warm_s = min(r.seconds for r in colds), min(r.seconds for r in warms)
     summary = report["summary"]
     return {
         "project": tree.name, "py_files": sum(1 for _ in tree.rglob("*.py")),
         "files": summary["files_scanned"], "findings": summary["findings"],
-        "errors": len(report["errors"]), "ruff_s": ruff_s, "cold_s": cold.seconds,
-        "warm_s": warm.seconds, "cold_ratio": cold.seconds / ruff_s,
-        "warm_ratio": warm.seconds / ruff_s, "peak_rss_mb": max(cold.peak_mb, warm.peak_mb),
-        "ruff_runs_s": [round(r.seconds, 3) for r in ruff_runs],
+        "errors": len(report["errors"]), "ruff_s": ruff_s, "cold_s": cold_s, "warm_s": warm_s,
+        "cold_ratio": cold_s / ruff_s, "warm_ratio": warm_s / ruff_s,
+        "peak_rss_mb": max(r.peak_mb for r in colds + warms),
+        "runs_s": {"ruff": [round(r.seconds, 3) for r in ruff_runs],
+                   "cold": [round(r.seconds, 3) for r in colds],
+                   "warm": [round(r.seconds, 3) for r in warms]},
     }
 
 
@@ -220,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--projects", default=",".join(PROJECTS),
                         help=f"comma-separated subset of {', '.join(PROJECTS)}")
-    parser.add_argument("--repeat", type=int, default=3, help="ruff runs (best is used)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs of each command; the best time is used")
     parser.add_argument("--migrate-cmd", help="command for migrate (default: python -m migrate "
                         "from this checkout)")
     parser.add_argument("--json", type=Path, help="also write the measurements here")
