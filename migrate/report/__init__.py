@@ -21,8 +21,9 @@ def render(result: ScanResult, fmt: str, rules: Sequence[Rule], *,
            root: pathlib.Path | None = None, statistics: bool = False, color: bool = False,
            width: int | None = None) -> str:
     """Render ``result`` in format ``fmt``. ``root`` is the folder finding paths are
-    relative to (used to read source lines a finding has no snippet for). ``statistics``
-    applies to the text format only. Raises ValueError for an unknown format."""
+    relative to (used to read source lines a finding has no snippet for). With
+    ``statistics`` text and json give per-rule counts instead of findings (as ruff's
+    --statistics); other formats ignore it. Raises ValueError for an unknown format."""
     if fmt == "text":
         from migrate.report import text
 
@@ -30,9 +31,9 @@ def render(result: ScanResult, fmt: str, rules: Sequence[Rule], *,
             return text.render_statistics(result, rules, color=color, width=width)
         return text.render_text(result, rules, root=root, color=color, width=width)
     if fmt == "json":
-        from migrate.report.json_report import render_json
+        from migrate.report.json_report import render_json, render_statistics_json
 
-        return render_json(result)
+        return render_statistics_json(result, rules) if statistics else render_json(result)
     if fmt == "sarif":
         from migrate.report.sarif import render_sarif
 

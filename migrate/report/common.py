@@ -115,3 +115,15 @@ def category_counts(findings: Iterable[Finding]) -> dict[str, int]:
     for f in findings:
         counts[f.category] = counts.get(f.category, 0) + 1
     return counts
+
+
+def statistics_rows(findings: Sequence[Finding], rules: Sequence[Rule]) -> list[dict]:
+    """One row per rule, most frequent first: code, name, count, fix ('safe', 'unsafe',
+    'partial' or '' as rule_fix_kind)."""
+    names = {r.code: r.name for r in rules}
+    groups: dict[str, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(f.rule, []).append(f)
+    rows = [{"code": code, "name": names.get(code, group[0].name), "count": len(group),
+             "fix": rule_fix_kind(group)} for code, group in groups.items()]
+    return sorted(rows, key=lambda r: (-r["count"], r["code"]))

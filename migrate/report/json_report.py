@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from migrate import __version__
 from migrate.findings import ScanResult
-from migrate.report.common import sorted_findings
+from migrate.report.common import sorted_findings, statistics_rows
+from migrate.rules import Rule
 
 TOOL_NAME = "ascend-migrate"
 
@@ -22,3 +24,8 @@ def to_dict(result: ScanResult) -> dict:
 
 def render_json(result: ScanResult) -> str:
     return json.dumps(to_dict(result), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_statistics_json(result: ScanResult, rules: Sequence[Rule]) -> str:
+    """--statistics --format json: [{code, name, count, fix}], most frequent first."""
+    return json.dumps(statistics_rows(result.findings, rules), indent=2) + "\n"

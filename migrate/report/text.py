@@ -20,8 +20,8 @@ from migrate.report.common import (
     fix_counts,
     fixable_sentence,
     plural,
-    rule_fix_kind,
     rule_map,
+    statistics_rows,
 )
 from migrate.rules import Rule
 
@@ -150,27 +150,20 @@ def _name_of(findings: Sequence[Finding], code: str) -> str:
 def render_statistics(result: ScanResult, rules: Sequence[Rule], *, color: bool = False,
                       width: int | None = None) -> str:
     """ruff --statistics: count, code, fix marker and name per rule, most frequent first."""
-    lookup = rule_map(rules)
     console, buf = make_console(color, width)
-    groups: dict[str, list[Finding]] = {}
-    for f in result.findings:
-        groups.setdefault(f.rule, []).append(f)
-    rows = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    rows = statistics_rows(result.findings, rules)
     marks = {"safe": "[*]", "unsafe": "[-]", "partial": "[~]", "": "   "}
-    count_w = max((len(str(len(v))) for _, v in rows), default=1)
-    code_w = max((len(k) for k, _ in rows), default=6)
-    used = set()
-    for code, findings in rows:
-        kind = rule_fix_kind(findings)
-        used.add(kind)
-        line = Text(f"{len(findings):>{count_w}}  ")
-        line.append(f"{code:<{code_w}}", style="bold red")
-        name = lookup[code].name if code in lookup else findings[0].name
-        line.append(f"  {marks[kind]} {name}")
+    count_w = max((len(str(r["count"])) for r in rows), default=1)
+    code_w = max((len(r["code"]) for r in rows), default=6)
+    for row in rows:
+        line = Text(f"{row['count']:>{count_w}}  ")
+        line.append(f"{row['code']:<{code_w}}", style="bold red")
+        line.append(f"  {marks[row['fix']]} {row['name']}")
         console.print(line, soft_wrap=True)
     legend = {"safe": "[*] fixable with `migrate apply`",
               "unsafe": "[-] fixable with `--unsafe-fixes`",
               "partial": "[~] some findings fixable"}
+    used = {r["fix"] for r in rows}
     shown = [legend[k] for k in ("safe", "unsafe", "partial") if k in used]
     if shown:
         console.print(Text("; ".join(shown)), soft_wrap=True)

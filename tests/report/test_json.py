@@ -48,3 +48,12 @@ def test_json_positions_point_at_the_code(result, rules, project):
     assert keys == sorted(keys)
     manual = [f for f in data["findings"] if f["category"] == "manual"]
     assert manual[0]["fix"] is None
+
+
+def test_statistics_json(result, rules):
+    rows = json.loads(render(result, "json", rules, statistics=True))
+    assert rows == [
+        {"code": "MIG101", "name": "torch-cuda-api", "count": 4, "fix": "safe"},
+        {"code": "MIG120", "name": "nccl-backend-string", "count": 1, "fix": "unsafe"},
+        {"code": "MIG301", "name": "cuda-extension-build", "count": 1, "fix": ""},
+    ]

@@ -84,3 +84,11 @@ def test_statistics(result, rules):
                                     "1  MIG120  [-] nccl-backend-string",
                                     "1  MIG301      cuda-extension-build"]
     assert "[*] fixable with `migrate apply`" in out
+
+
+def test_statistics_marks_rules_whose_fixer_sometimes_declines(result, rules):
+    # A fixer may decline (the finding stays without a fix): the rule is 'partially' fixable.
+    result.findings[3].fix = None  # one of the four MIG101 findings
+    out = render(result, "text", rules, statistics=True)
+    assert out.splitlines()[0] == "4  MIG101  [~] torch-cuda-api"
+    assert "[~] some findings fixable" in out
