@@ -31,8 +31,9 @@ def cell(text: str) -> str:
 def _summary(result: ScanResult, rules: Mapping[str, Rule]) -> list[str]:
     s = result.summary()
     files = len({f.path for f in result.findings})
-    out = [f"## ascend-migrate: {plural(len(result.findings), 'finding')} in "
-           f"{plural(files, 'file')}", ""]
+    title = (f"{plural(len(result.findings), 'finding')} in {plural(files, 'file')}"
+             if result.findings else "no findings")
+    out = [f"## ascend-migrate: {title}", ""]
     out += ["| Category | Findings | What to do |", "|---|---:|---|"]
     for cat in CATEGORIES:
         out.append(f"| {cat} | {s['by_category'].get(cat, 0)} | {ACTIONS[cat]} |")

@@ -41,3 +41,10 @@ def test_long_reports_fit_in_a_comment():
     assert len(md) < 65_536 and len(md) > LIMIT // 2
     assert "| auto | 2000 |" in md
     assert "more files not shown" in md
+
+
+def test_clean_scan_says_so(rules):
+    md = render(ScanResult(files_scanned=7), "markdown", rules)
+    assert md.startswith("## ascend-migrate: no findings")
+    assert "| **total** | **0** | |" in md and "Files scanned: 7 · errors: 0" in md
+    assert "<details>" not in md
