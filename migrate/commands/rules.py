@@ -37,19 +37,19 @@ def find_rule(rules: list[Rule], key: str) -> Rule:
 
 
 def _table(rules: list[Rule]) -> str:
+    from rich.console import Console
     from rich.table import Table
-
-    from migrate.report.text import make_console
 
     table = Table(box=None, header_style="bold", pad_edge=False)
     for column in ("Code", "Name", "Category", "Fix", "Kind"):
         table.add_column(column, no_wrap=column in ("Code", "Category", "Fix"))
     for r in rules:
         table.add_row(r.code, r.name, r.category, ruledoc.fix_availability(r), r.kind)
-    console, buf = make_console(color=False, width=120)
-    console.print(table)
-    console.print(f"{len(rules)} rules. `migrate rules ID` shows one rule's documentation.")
-    return buf.getvalue()
+    console = Console(width=120, color_system=None, highlight=False, markup=False)
+    with console.capture() as capture:
+        console.print(table)
+    return (capture.get() + f"{len(rules)} rules. "
+            "`migrate rules ID` shows one rule's documentation.\n")
 
 
 def render(rules: list[Rule], key: str | None, fmt: str) -> str:
