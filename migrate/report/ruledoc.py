@@ -64,10 +64,11 @@ def examples_markdown(rule: Rule, level: int) -> list[str]:
     lang = language(rule)
     out = ["#" * level + " Examples", ""]
     for ex in rule.examples:
-        if "before" in ex:
+        if "before" in ex and "after" in ex:
             out += ["Before:", "", _fence(str(ex["before"]), lang), ""]
-            if "after" in ex:
-                out += ["After:", "", _fence(str(ex["after"]), lang), ""]
+            out += ["After:", "", _fence(str(ex["after"]), lang), ""]
+        elif "before" in ex:  # manual rules: flagged, nothing rewrites it
+            out += ["Flagged (no automatic fix):", "", _fence(str(ex["before"]), lang), ""]
         if "noop" in ex:
             out += ["No change (the rule must not fire):", "", _fence(str(ex["noop"]), lang), ""]
     return out

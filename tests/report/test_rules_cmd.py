@@ -51,6 +51,16 @@ def test_one_rule_doc(rules_folder, key):
     assert "`migrate apply` makes it" in out and "- Adds: `import torch_npu`" in out
 
 
+def test_manual_rule_examples_have_no_after(tmp_path):
+    row = yaml.safe_load(RULES_YAML)["rules"][2]
+    row["examples"] = [{"before": "ext = CUDAExtension('k', ['k.cu'])\n"}]
+    (tmp_path / "one.yaml").write_text(yaml.safe_dump({"rules": [row]}))
+    out = _run("MIG301", "--rules-dir", str(tmp_path)).output
+    code = "ext = CUDAExtension('k', ['k.cu'])"
+    assert f"Flagged (no automatic fix):\n\n```python\n{code}\n```" in out
+    assert "After:" not in out
+
+
 def test_markdown_example_is_kept_as_written(rules_folder):
     out = _run("MIG120", "--rules-dir", str(rules_folder)).output
     assert '## Example\n\n```python\ndist.init_process_group(backend="nccl")\n```' in out
