@@ -123,6 +123,8 @@ class NpuWheel:
             return ("mod", f"{mod}.{name}")
         if mod == "torch_npu" and (name in self.exported_ops() or name in self._lazy_top()):
             return ("leaf",)
+        if name in (_literal(self._tree(mod), "__all__") or ()):
+            return ("leaf",)  # promised by __all__, bound by the C extension (FloatTensor, ...)
         return None
 
     def _lazy_top(self) -> set[str]:
@@ -165,7 +167,7 @@ class NpuWheel:
             for bound, value in _bound_names(stmt):
                 if bound == name:
                     return self._value(mod, value, seen)
-        for stmt in self._tree_cached(mod).body:  # Cls.attr = ... at module level
+        for stmt in self._tree(mod).body:  # Cls.attr = ... at module level
             if isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
                     if (isinstance(target, ast.Attribute) and target.attr == name
@@ -181,9 +183,6 @@ class NpuWheel:
                     return hit
         return None
 
-    def _tree_cached(self, mod: str) -> ast.Module:
-        return _parse(self.sources[mod])
-
     def _module_bindings(self, mod: str) -> dict[str, ast.AST]:
         if mod not in self._bindings:
             self._bindings[mod] = {}  # guards star-import cycles
@@ -193,7 +192,7 @@ class NpuWheel:
     def _collect(self, mod: str) -> dict[str, ast.AST]:
         out: dict[str, ast.AST] = {}
         package = mod if mod in self.packages else mod.rpartition(".")[0]
-        for stmt in _top_level(self._tree_cached(mod).body):
+        for stmt in _top_level(self._tree(mod).body):
             if isinstance(stmt, ast.ImportFrom):
                 source = _absolute(package, stmt.module, stmt.level)
                 for alias in stmt.names:
@@ -217,7 +216,7 @@ class NpuWheel:
     def _star_names(self, mod: str) -> list[str]:
         if mod not in self.sources:
             return []
-        declared = _literal(self._tree_cached(mod), "__all__")
+        declared = _literal(self._tree(mod), "__all__")
         if declared is not None:
             return list(declared)
         return [n for n in self._module_bindings(mod) if not n.startswith("_")]
