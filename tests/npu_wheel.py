@@ -15,6 +15,7 @@ torch_npu exports as ``torch_npu.<op>`` come from the ``custom`` sections of
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import re
 import subprocess
@@ -63,7 +64,7 @@ class NpuWheel:
                     if mod.endswith(".__init__"):
                         mod = mod[: -len(".__init__")]
                         self.packages.add(mod)
-                    self.sources[mod] = zf.read(name).decode("utf-8", "replace")
+                    self.sources[mod] = zf.read(name).decode("utf-8-sig", "replace")
                 elif re.match(r"torch_npu/csrc/aten/npu_native_functions.*\.yaml$", name):
                     texts[name] = zf.read(name).decode("utf-8")
         self.custom_ops = _custom_ops(texts.values())
@@ -86,6 +87,24 @@ class NpuWheel:
         if obj[1] == "torch_npu":
             names |= self.exported_ops()
         return {n for n in names if not n.startswith("_")}
+
+    def torch_additions(self) -> set[str]:
+        """Names torch_npu adds to ``torch`` at import: the public distributed aliases of
+        ``_init/patches/distributed_patches.py`` and ``Backend.<NAME>`` for each backend it
+        registers (``Backend.register_backend("hccl", ...)`` sets ``Backend.HCCL``)."""
+        added: set[str] = set()
+        aliases = _literal(self._tree("torch_npu._init.patches.distributed_patches"),
+                           "_PUBLIC_API_ALIASES") or ()
+        added |= {f"torch.{target}" for target, _source in aliases}
+        for mod in [m for m, text in self.sources.items() if ".register_backend(" in text]:
+            for node in ast.walk(self._tree(mod)):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "register_backend" and node.args
+                        and getattr(node.func.value, "attr", None) == "Backend"
+                        and isinstance(node.args[0], ast.Constant)
+                        and isinstance(node.args[0].value, str)):
+                    added.add(f"torch.distributed.Backend.{node.args[0].value.upper()}")
+        return added
 
     def exported_ops(self) -> set[str]:
         return self.custom_ops & self.public_ops
@@ -329,3 +348,33 @@ def _custom_ops(texts) -> set[str]:
 @cache
 def npu_wheel() -> NpuWheel:
     return NpuWheel(wheel_path())
+
+
+def target_exists(target: str) -> bool:
+    """Does a rule target exist once torch_npu is imported? ``X.*`` targets check ``X``.
+
+    torch.npu / torch_npu names are looked up in the wheel; other torch names in the wheel's
+    additions to torch, then in the installed torch.
+    """
+    base = target[:-2] if target.endswith(".*") else target
+    if base == "torch.npu" or base.startswith(("torch.npu.", "torch_npu")):
+        return npu_wheel().exists(base)
+    if base in npu_wheel().torch_additions():
+        return True
+    return base.split(".")[0] == "torch" and installed_name_exists(base)
+
+
+def installed_name_exists(qualname: str) -> bool:
+    parts = qualname.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for part in parts[cut:]:
+                obj = getattr(obj, part)
+        except AttributeError:
+            return False
+        return True
+    return False

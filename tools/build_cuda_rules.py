@@ -29,7 +29,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from npu_wheel import VERSION, npu_wheel  # noqa: E402
+from npu_wheel import VERSION, installed_name_exists, npu_wheel, target_exists  # noqa: E402
 
 NOTES = REPO / "tools" / "cuda_rules_notes.yaml"
 OUT = REPO / "rules" / "torch_cuda.yaml"
@@ -67,30 +67,6 @@ def _public(mod: types.ModuleType) -> list[str]:
     return declared
 
 
-def torch_name_exists(qualname: str) -> bool:
-    """A non-NPU torch name in the installed torch (module path, then attributes)."""
-    parts = qualname.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for part in parts[cut:]:
-                obj = getattr(obj, part)
-        except AttributeError:
-            return False
-        return True
-    return False
-
-
-def target_exists(target: str) -> bool:
-    base = target[:-2] if target.endswith(".*") else target
-    if base == "torch.npu" or base.startswith(("torch.npu.", "torch_npu")):
-        return npu_wheel().exists(base)
-    return torch_name_exists(base)
-
-
 def classify(names: dict[str, object], curated: dict) -> dict[str, dict]:
     """Rule code -> {"names": {...}, "notes": {...}, "fixers": {...}}."""
     rules = {code: {"names": {}, "notes": {}, "fixers": {}} for code in
@@ -104,7 +80,7 @@ def classify(names: dict[str, object], curated: dict) -> dict[str, dict]:
             rules["MIG103"]["notes"][key] = note
     listed = set(curated["extra_names"]) | set(curated["renamed"]) | set(curated["behaviour"])
     listed |= set(curated["no_equivalent"])
-    stale = sorted(q for q in listed - set(names) if not torch_name_exists(q))
+    stale = sorted(q for q in listed - set(names) if not installed_name_exists(q))
     if stale:
         raise SystemExit(f"error: curated names not in this torch: {', '.join(stale)}")
     for qual in sorted(set(names) | listed):
