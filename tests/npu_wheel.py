@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import zipfile
 from functools import cache
 from pathlib import Path
@@ -37,12 +38,17 @@ def wheel_path(version: str = VERSION) -> Path:
         return Path(env)
     found = sorted(CACHE.glob(f"torch_npu-{version}-*.whl"))
     if not found:
+        # Download into a private folder, then move into place: parallel test workers
+        # never see a half-written wheel.
         CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-             f"torch-npu=={version}", "-d", str(CACHE)],
-            check=True, capture_output=True,
-        )
+        with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+            subprocess.run(
+                [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                 f"torch-npu=={version}", "-d", tmp],
+                check=True, capture_output=True,
+            )
+            for wheel in Path(tmp).glob("torch_npu-*.whl"):
+                os.replace(wheel, CACHE / wheel.name)
         found = sorted(CACHE.glob(f"torch_npu-{version}-*.whl"))
     if not found:
         raise FileNotFoundError(f"no torch_npu {version} wheel in {CACHE}")
