@@ -87,13 +87,31 @@ def classify(names: dict[str, object], curated: dict) -> dict[str, dict]:
         if qual.startswith(skip) or any(qual.startswith(m + ".") or qual == m for m in modules):
             continue
         code, target, note, fixer = _classify_one(qual, names, curated, wheel)
-        rules[code]["names"][qual] = target
+        rules[code]["names"][qual] = canonical(target, wheel) if target else None
         if note:
             rules[code]["notes"][qual] = note
         if fixer:
             rules[code]["fixers"][qual] = fixer
     rules["MIG105"]["names"]["torch.cuda.*"] = None
     return rules
+
+
+def canonical(target: str, wheel) -> str:
+    """Spell targets inside torch.npu submodules as ``torch_npu.npu.<sub>...``.
+
+    ``torch.npu`` is an alias that torch puts in sys.modules; importing a submodule through
+    it (``from torch.npu.amp import GradScaler``) loads a second copy of the module file
+    under another name, with its own globals. The canonical path avoids that. Attributes
+    of torch.npu itself (``torch.npu.synchronize``, ``torch.npu.mstx.mark``) keep the short
+    spelling.
+    """
+    parts = target.split(".")
+    if parts[:2] != ["torch", "npu"] or len(parts) < 3:
+        return target
+    head = wheel.resolve("torch.npu." + parts[2])
+    if head is not None and head[0] == "mod":
+        return "torch_npu.npu." + ".".join(parts[2:])
+    return target
 
 
 def _classify_one(qual: str, names: dict, curated: dict, wheel):

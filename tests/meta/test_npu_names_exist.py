@@ -66,6 +66,20 @@ def test_every_target_exists(rule):
     assert missing == [], f"{rule.code} points to names torch_npu 2.14.0 lacks"
 
 
+@pytest.mark.parametrize("rule", QUALIFIED, ids=[r.code for r in QUALIFIED])
+def test_targets_in_npu_submodules_use_the_canonical_path(rule):
+    """``from torch.npu.amp import X`` would load a second copy of torch_npu/npu/amp."""
+    wheel = npu_wheel()
+    aliased = []
+    for target in rule.params["names"].values():
+        parts = (target or "").split(".")
+        if parts[:2] == ["torch", "npu"] and len(parts) > 2:
+            head = wheel.resolve(".".join(parts[:3]))
+            if head is not None and head[0] == "mod":
+                aliased.append(target)
+    assert aliased == []
+
+
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
 def test_every_npu_name_mentioned_exists(rule):
     wheel = npu_wheel()
