@@ -13,7 +13,8 @@
 4. With ``--data`` (default /work/shared/data when present), compares the result with
    cuda_without_npu.txt and reports disagreements.
 
-``--check`` exits 1 if rules/torch_cuda.yaml is out of date instead of writing it.
+``--check`` exits 1 if rules/torch_cuda.yaml is out of date instead of writing it;
+``--notes`` and ``--out`` choose other input and output files.
 """
 
 from __future__ import annotations
@@ -218,10 +219,13 @@ _Dumper.add_representer(str, _str)
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("/work/shared/data"))
-    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--data", type=Path, default=Path("/work/shared/data"),
+                        help="folder with cuda_without_npu.txt, for a consistency report")
+    parser.add_argument("--notes", type=Path, default=NOTES, help="curated input")
+    parser.add_argument("--out", type=Path, default=OUT, help="rule file to write")
+    parser.add_argument("--check", action="store_true", help="exit 1 if --out is out of date")
     args = parser.parse_args(argv)
-    curated = yaml.safe_load(NOTES.read_text(encoding="utf-8"))
+    curated = yaml.safe_load(args.notes.read_text(encoding="utf-8"))
     rows, tables = build(curated)
     if args.data.exists():
         compare_with_data(args.data, tables)
@@ -229,10 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     for code, table in tables.items():
         print(f"{code}: {len(table['names'])} names", file=sys.stderr)
     if args.check:
-        current = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
+        current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
         return 0 if current == text else 1
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(text, encoding="utf-8")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
     return 0
 
 

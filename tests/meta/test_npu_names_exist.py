@@ -102,3 +102,19 @@ def test_torch_cuda_rules_are_current():
                              "--check", "--data", str(REPO / ".no-data")],
                             capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_build_script_refuses_a_missing_target(tmp_path):
+    notes = (REPO / "tools" / "cuda_rules_notes.yaml").read_text(encoding="utf-8")
+    broken = notes.replace("torch.cuda.CUDAGraph: torch.npu.NPUGraph",
+                           "torch.cuda.CUDAGraph: torch.npu.CUDAGraph")
+    assert broken != notes
+    (tmp_path / "notes.yaml").write_text(broken, encoding="utf-8")
+    out = tmp_path / "torch_cuda.yaml"
+    result = subprocess.run([sys.executable, str(REPO / "tools" / "build_cuda_rules.py"),
+                             "--notes", str(tmp_path / "notes.yaml"), "--out", str(out),
+                             "--data", str(tmp_path / "no-data")],
+                            capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 1
+    assert "torch.npu.CUDAGraph" in result.stderr
+    assert not out.exists()
