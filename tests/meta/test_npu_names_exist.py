@@ -17,6 +17,8 @@ from npu_wheel import REPO, npu_wheel, target_exists
 
 from migrate.rules import load_rules
 
+pytestmark = pytest.mark.slow  # downloads the 44 MB wheel on the first run
+
 RULES = load_rules()
 QUALIFIED = [r for r in RULES if r.kind == "qualified-name"]
 _NPU_NAME = re.compile(r"\b(?:torch_npu|torch\.npu)(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
