@@ -161,6 +161,8 @@ def build(curated: dict) -> tuple[list[dict], dict[str, dict]]:
             params["notes"] = dict(sorted(table["notes"].items()))
         if table["fixers"]:
             params["fixers"] = dict(sorted(table["fixers"].items()))
+        if row.get("not_modules"):  # targets that are attributes of a class, not importable
+            params["not_modules"] = row.pop("not_modules")
         row["kind"] = "qualified-name"
         row["params"] = params
         rows.append(_ordered(row))
