@@ -210,6 +210,8 @@ def load_onnx(backend: str = "atc", target: str | None = None) -> OnnxRegistry:
     if backend not in BACKENDS:
         raise UsageError(f"unknown --backend {backend!r}; choose atc or ort-cann")
     prefix = "cann-" if backend == "atc" else ""
+    if target and target.startswith("torch_npu"):
+        target = None  # a torch_npu pin selects ATen data; ONNX uses its newest snapshot
     return OnnxRegistry(backend, _pick(f"onnx/{backend}", prefix, target))
 
 
