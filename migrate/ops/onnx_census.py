@@ -93,7 +93,8 @@ def judge(node, opset: int, dtype: str | None, backend: str, target: str | None,
                                     "inline it first (onnx.inliner.inline_local_functions)")
     verdict = reg.lookup(node.op_type, node.domain, opset, dtype)
     if verdict.status == SUPPORTED and backend == "atc":
-        return check_limits(node) or verdict
+        limited = check_limits(node)
+        return verdict if limited is None else limited
     return verdict
 
 
