@@ -5,7 +5,8 @@ from __future__ import annotations
 from migrate.ops.decompose.registry import decomposition
 
 _LOW_PRECISION = {"FLOAT16", "BFLOAT16"}
-NORM_EMITS = ["ReduceMean", "Sub", "Mul", "Add", "Div", "Sqrt", "Cast", "Constant", "CastLike"]
+NORM_EMITS = ["ReduceMean", "Sub", "Mul", "Add", "Div", "Sqrt", "Reciprocal", "Cast", "Constant",
+              "CastLike"]
 
 
 def _axes(node, b, x):
@@ -43,19 +44,20 @@ def _finish(node, b, normed, cast_back):
 
 @decomposition("layer-norm", "LayerNormalization", emits=NORM_EMITS)
 def layer_norm(node, b):
-    """(x - mean) / sqrt(var + eps) * scale + bias over the trailing axes from `axis`."""
-    if any(o.uses() for o in node.outputs[1:]):
-        return b.decline("Mean/InvStdDev outputs are used")
+    """(x - mean) * invstd * scale + bias over the trailing axes from `axis`; also Mean and
+    InvStdDev (in the stash type) when the node has those outputs."""
     x = node.inputs[0]
     axes = _axes(node, b, x)
     if axes is None:
         return None
     xs, cast_back = _stash(node, b, x)
-    centred = b.op("Sub", xs, _mean(b, xs, axes))
+    mean = _mean(b, xs, axes)
+    centred = b.op("Sub", xs, mean)
     var = _mean(b, b.op("Mul", centred, centred), axes)
     eps = b.const(b.attr("epsilon", 1e-5), like=xs)
-    normed = b.op("Div", centred, b.op("Sqrt", b.op("Add", var, eps)))
-    return [_finish(node, b, normed, cast_back), *([None] * (len(node.outputs) - 1))]
+    inv = b.op("Reciprocal", b.op("Sqrt", b.op("Add", var, eps)))
+    normed = b.op("Mul", centred, inv)
+    return [_finish(node, b, normed, cast_back), mean, inv][: len(node.outputs)]
 
 
 @decomposition("rms-norm", "RMSNormalization", emits=NORM_EMITS)

@@ -51,15 +51,27 @@ def _breaks_limit(node) -> bool:
     return value not in limit["allowed"]
 
 
-def _rewrite(node, opset: int, log: DecomposeLog) -> bool:
+def _emitted_problem(nodes, reg, goal: int) -> str | None:
+    """Why an emitted node would not run at the goal opset (dtype known inputs only)."""
+    for node in nodes:
+        first = node.inputs[0] if node.inputs else None
+        dtype = first.dtype.name if first is not None and first.dtype is not None else None
+        verdict = reg.lookup(node.op_type, node.domain, goal, dtype)
+        if verdict.status != SUPPORTED:
+            return f"would emit {node.op_type}: {verdict.reason}"
+    return None
+
+
+def _rewrite(node, opset: int, log: DecomposeLog, reg, goal: int) -> bool:
     import onnx_ir as ir
 
     reasons = []
     for rule in rules_for(node.op_type, node.domain):
         b = Builder(node, opset)
         outs = rule.fn(node, b)
-        if outs is None:
-            reasons.append(f"{rule.name}: {b.declined}")
+        problem = None if outs is None else _emitted_problem(b.tape.nodes, reg, goal)
+        if outs is None or problem:
+            reasons.append(f"{rule.name}: {b.declined or problem}")
             continue
         pairs = [(o, n) for o, n in zip(node.outputs, outs, strict=False) if n is not None]
         for old, new in pairs:
@@ -93,7 +105,7 @@ def decompose_model(model, backend: str = "atc", target: str | None = None,
     log = DecomposeLog(opset_from=opset, opset_to=opset)
     for node in _all_nodes(model.graph):
         if needs_rewrite(node, reg, goal, force or set()):
-            _rewrite(node, opset, log)
+            _rewrite(node, opset, log, reg, goal)
     if goal < opset:
         _lower(model, opset, goal, log)
     return log
