@@ -99,8 +99,9 @@ def judge(node, opset: int, dtype: str | None, backend: str, target: str | None,
 
 
 def census(path: Path, backend: str = "atc", target: str | None = None,
-           model=None) -> dict:
-    """The op coverage report (DESIGN §4) of the ONNX file at ``path``."""
+           model=None, judge_opset: int | None = None) -> dict:
+    """The op coverage report (DESIGN §4) of the ONNX file at ``path``; ``judge_opset``
+    judges the nodes as if the model declared that opset (what lowering would give)."""
     from onnx import TensorProto
 
     model = model if model is not None else load_graph(path)
@@ -114,7 +115,7 @@ def census(path: Path, backend: str = "atc", target: str | None = None,
         total += 1
         elem = types.get(node.input[0]) if len(node.input) and node.input[0] else None
         dtype = TensorProto.DataType.Name(elem) if elem else None
-        verdict = judge(node, opset, dtype, backend, target, funcs)
+        verdict = judge(node, judge_opset or opset, dtype, backend, target, funcs)
         domain = node.domain or "ai.onnx"
         key = (domain, node.op_type, verdict.status, verdict.reason)
         row = rows.get(key)
