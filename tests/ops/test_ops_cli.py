@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import node_case
+from ops_testlib import node_case
 from typer.testing import CliRunner
 
 from migrate.cli import app

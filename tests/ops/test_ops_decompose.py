@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import node_case
+from ops_testlib import node_case
 
 from migrate.ops.decompose.registry import load_all, rules_for
 from migrate.ops.decompose.run import run_decompose
@@ -71,13 +71,24 @@ def test_layer_norm_when_forced(tmp_path, name):
 
 
 @pytest.mark.parametrize("name", ["test_mod_mixed_sign_int32", "test_mod_mixed_sign_float32",
-                                  "test_mod_mixed_sign_float16", "test_mod_broadcast"])
+                                  "test_mod_mixed_sign_float16", "test_mod_broadcast",
+                                  "test_mod_float32_mixed_sign_fmod_0"])
 def test_mod_int_and_fmod(tmp_path, name):
     report, code, out, feeds, expected = _decompose_case(tmp_path, name, force={"Mod"})
     assert code == 0, report
     assert "Mod" not in {n.op_type for n in onnx.load(str(out)).graph.node}
     got = _run(out, feeds)
     np.testing.assert_allclose(got[0], expected[0], atol=1e-5)
+
+
+def test_float_mod_fmod0_blocks_lowering_so_it_is_rewritten(tmp_path):
+    # Opset 28 float Mod with fmod=0 means floor-mod; at 18 it would be invalid, so the
+    # pipeline rewrites it even without --ops.
+    report, code, out, feeds, expected = _decompose_case(tmp_path,
+                                                         "test_mod_float32_mixed_sign_fmod_0")
+    assert code == 0, report
+    assert report["opset"]["to"] == 18 and report["rewrites"][0]["rule"] == "mod-arith"
+    np.testing.assert_allclose(_run(out, feeds)[0], expected[0], atol=1e-5)
 
 
 def test_mod_int64_declines_because_ascend_div_lacks_int64(tmp_path):

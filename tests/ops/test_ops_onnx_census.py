@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import node_case
+from ops_testlib import node_case
 
 from migrate.errors import UsageError
 from migrate.ops.onnx_census import census

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import node_case
+from ops_testlib import node_case
 
 from migrate.ops.scan_hook import scan_onnx
 from migrate.rules import load_rules, select_rules

@@ -51,6 +51,13 @@ def blocker(node, opset: int, target: str | int) -> str | None:
             return f"{node.op_type} {name}={value!r} has no opset-{target} equivalent"
         if name not in old.attributes and value != _norm(_attr_default(new, name)):
             return f"{node.op_type} sets {name}, which opset {target} lacks"
+    first = node.inputs[0] if node.inputs else None
+    is_float = first is not None and first.dtype is not None and first.dtype.is_floating_point()
+    for name, want in (rule.get("float_needs") or {}).items():
+        attr = node.attributes.get(name)
+        have = _attr_default(new, name) if attr is None else attr.value
+        if is_float and have != want:
+            return f"{node.op_type} on floats needs {name}={want} at opset {target}"
     if len(node.inputs) > len(old.inputs) and not old.inputs[-1].option.name == "Variadic":
         return f"{node.op_type} has more inputs than opset {target} allows"
     if rule.get("rank") and node.inputs and node.inputs[0] is not None:

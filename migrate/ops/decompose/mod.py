@@ -18,7 +18,8 @@ def _zero(b, like):
 
 @decomposition("mod-arith", "Mod", emits=MOD_EMITS)
 def mod_arith(node, b):
-    """fmod=1: a - b*trunc(a/b); fmod=0 (integers): the remainder takes the divisor's sign."""
+    """fmod=1: a - b*trunc(a/b); fmod=0: the remainder takes the divisor's sign (integers:
+    fix up the truncated remainder; floats, allowed from opset 28: a - b*floor(a/b))."""
     a, d = node.inputs[0], node.inputs[1]
     is_float = b.dtype_name(a) in _FLOATS
     zero = _zero(b, a)
@@ -26,7 +27,9 @@ def mod_arith(node, b):
         return b.decline("input dtype unknown")
     fmod = b.attr("fmod", 0)
     if is_float and fmod != 1:
-        return b.decline("float Mod requires fmod=1")
+        if b.opset < 28:
+            return b.decline("float Mod requires fmod=1 before opset 28")
+        return [b.op("Sub", a, b.op("Mul", d, b.op("Floor", b.op("Div", a, d))))]
     q = b.op("Div", a, d)  # integers: truncates toward zero, as C
     if is_float:
         q = b.op("Where", b.op("Less", q, zero), b.op("Ceil", q), b.op("Floor", q))

@@ -26,8 +26,13 @@ def _attr_getter(node):
     return get
 
 
-def needs_rewrite(node, reg, opset: int, force: set[str]) -> bool:
+def needs_rewrite(node, reg, opset: int, force: set[str], current: int = 0) -> bool:
+    """Rewrite when forced, when the backend rejects the node at the goal opset, or when the
+    node would block lowering from ``current`` to the goal opset."""
     if node.op_type in force:
+        return True
+    if current > opset and rules_for(node.op_type, node.domain) and \
+            lowering.blocker(node, current, opset):
         return True
     if node.domain not in DEFAULT_DOMAINS:
         return False
@@ -104,7 +109,7 @@ def decompose_model(model, backend: str = "atc", target: str | None = None,
     goal = min(opset, reg.max_opset) if backend == "atc" else opset
     log = DecomposeLog(opset_from=opset, opset_to=opset)
     for node in _all_nodes(model.graph):
-        if needs_rewrite(node, reg, goal, force or set()):
+        if needs_rewrite(node, reg, goal, force or set(), opset):
             _rewrite(node, opset, log, reg, goal)
     if goal < opset:
         _lower(model, opset, goal, log)
