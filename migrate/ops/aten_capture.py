@@ -114,7 +114,7 @@ class Census:
     def where(self) -> str:
         return self.stack[-1] if self.stack else "<root>"
 
-    def add(self, op: str, verdict: Verdict, dtype: str | None) -> None:
+    def add(self, op: str, verdict: Verdict, dtype: str | None, note: str | None = None) -> None:
         key = (op, verdict.status)
         row = self.rows.get(key)
         if row is None:
@@ -126,6 +126,8 @@ class Census:
             row["nodes"].append(self.where)
         if dtype and dtype not in row["dtypes"]:
             row["dtypes"].append(dtype)
+        if note and note not in row.setdefault("notes", []):
+            row["notes"].append(note)
 
 
 def _dtype(args) -> str | None:
@@ -141,10 +143,14 @@ def _dtype(args) -> str | None:
     return None
 
 
-def _fname(func) -> str:
+def _fname(func, forwards: dict[str, str]) -> str:
+    """The ATen name a torch-function call stands for: C-implemented functions and methods
+    by name; Python-level ones only when listed as direct forwards (notes.yaml)."""
+    import types
+
     name = getattr(func, "__name__", "") or ""
-    if name.startswith("__") and name.endswith("__"):
-        name = name[2:-2]
+    if isinstance(func, types.FunctionType):
+        return forwards.get(name, "")
     return name
 
 
@@ -157,13 +163,14 @@ def _modes(census: Census, judge: Judge):
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
+    forwards = judge.reg.python_forwards
     keys = {k: getattr(torch._C.DispatchKey, k) for k in (
         "CompositeExplicitAutograd", "CompositeImplicitAutograd")}
 
     class FunctionMode(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            op = None if census.suppress else judge.composite(_fname(func))
+            op = None if census.suppress else judge.composite(_fname(func, forwards))
             if op is None:
                 return func(*args, **kwargs)
             census.add(op, Verdict(SUPPORTED, _COMPOSITE_REASON), _dtype(args))
@@ -198,7 +205,8 @@ def _modes(census: Census, judge: Judge):
                 verdict = _from_children(children)
             else:
                 out = func(*args, **kwargs)
-            census.add(judge.alias(name), verdict, _dtype(args))
+            dtype = _dtype(args)
+            census.add(judge.alias(name), verdict, dtype, judge.reg.weak_dtypes.get(dtype))
             if self.seen is not None:
                 self.seen.append(verdict)
             return out

@@ -18,15 +18,15 @@ from migrate.ops.registry import (
     SUPPORTED,
     UNSUPPORTED,
     Verdict,
-    _load,
     load_onnx,
+    load_yaml,
 )
 from migrate.resources import op_registry_dir
 
 
 @cache
 def attribute_limits() -> dict:
-    return _load(op_registry_dir() / "onnx" / "atc" / "attribute_limits.yaml")
+    return load_yaml(op_registry_dir() / "onnx" / "atc" / "attribute_limits.yaml")
 
 
 def walk(graph, prefix: str = "") -> Iterator[tuple[str, object]]:

@@ -38,7 +38,7 @@ class Verdict:
         return self.status == SUPPORTED
 
 
-def _load(path: Path) -> dict:
+def load_yaml(path: Path) -> dict:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
 
@@ -77,13 +77,14 @@ class AtenRegistry:
     def __init__(self, version: str):
         self.version = version
         base = op_registry_dir() / "aten"
-        data = _load(base / version / "native.yaml")
+        data = load_yaml(base / version / "native.yaml")
         self.overloads: dict[str, dict] = data.get("overloads") or {}
-        self.custom: dict[str, dict] = (_load(base / version / "custom.yaml").get("ops") or {})
-        notes = _load(base / "notes.yaml")
+        self.custom: dict[str, dict] = (load_yaml(base / version / "custom.yaml").get("ops") or {})
+        notes = load_yaml(base / "notes.yaml")
         self.cpu_backend: dict[str, dict] = notes.get("cpu_backend_kernels") or {}
         self.on_host: dict[str, str] = notes.get("npu_kernel_on_host") or {}
         self.weak_dtypes: dict[str, str] = notes.get("weak_dtypes") or {}
+        self.python_forwards: dict[str, str] = notes.get("python_forwards") or {}
 
     def has_kernel(self, overload: str) -> bool:
         name = aten_name(overload)
@@ -123,13 +124,13 @@ class OnnxRegistry:
     def __init__(self, backend: str, version: str):
         self.backend, self.version = backend, version
         base = op_registry_dir() / "onnx" / backend / version
-        data = _load(base / "ops.yaml")
+        data = load_yaml(base / "ops.yaml")
         if backend == "atc":
             self.ops: dict[str, dict] = data.get("ops") or {}
             self.builtin: dict[str, dict] = data.get("parser_builtin") or {}
             self.max_opset: int = int(data.get("max_opset") or 18)
             cons = base / "constraints.yaml"
-            self.constraints: dict = (_load(cons).get("ops") or {}) if cons.exists() else {}
+            self.constraints: dict = (load_yaml(cons).get("ops") or {}) if cons.exists() else {}
         else:
             self.graph = data.get("graph_mode") or {}
             self.single = data.get("single_op") or []

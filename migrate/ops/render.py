@@ -48,8 +48,9 @@ def render_census(report: dict, fmt: str) -> str:
         extra = f"  [decompose: {r['decomposition']}]" if r.get("decomposition") else ""
         where = f"  at {r['nodes'][0]}" + (f" (+{len(r['nodes']) - 1})" if len(r["nodes"]) > 1
                                            else "") if r["nodes"] else ""
+        notes = f" (note: {'; '.join(r['notes'])})" if r.get("notes") else ""
         lines.append(f"{r['status'].upper():<12} {r['op']} x{r['count']}{where}: "
-                     f"{r['reason']}{extra}")
+                     f"{r['reason']}{notes}{extra}")
     lines.append(f"summary: {_summary(report)}")
     lines += [f"advice: {a}" for a in report.get("advice", [])]
     return "\n".join(lines)

@@ -128,3 +128,16 @@ def test_bad_files_are_usage_errors(tmp_path, exported):
     for name in ("trunc.onnx", "tensor.onnx", "junk.onnx", "absent.onnx"):
         with pytest.raises(UsageError):
             census(tmp_path / name)
+
+
+@pytest.mark.parametrize("name", ["light_resnet50", "light_inception_v2"])
+def test_onnx_shipped_real_models(name):
+    path = Path(onnx.__file__).parent / "backend/test/data/light" / f"{name}.onnx"
+    if not path.is_file():
+        pytest.skip("this onnx install ships no light models")
+    atc = census(path)
+    assert atc["opset"] == 9 and atc["nodes"] > 50
+    assert {"Conv", "Relu"} <= {r["op"] for r in atc["ops"]}
+    assert atc["summary"]["unsupported"] == atc["summary"]["restricted"] == 0
+    ort_cann = census(path, backend="ort-cann")
+    assert all(r["reason"] == "CANN EP graph mode" for r in ort_cann["ops"])

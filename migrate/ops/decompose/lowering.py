@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from functools import cache
 
-from migrate.ops.registry import _load
+from migrate.ops.registry import load_yaml
 from migrate.resources import op_registry_dir
 
 
 @cache
 def _table() -> dict:
-    return _load(op_registry_dir() / "onnx" / "opset_lowering.yaml")
+    return load_yaml(op_registry_dir() / "onnx" / "opset_lowering.yaml")
 
 
 def _schema(op: str, opset: int):
