@@ -262,9 +262,12 @@ def aten_census(spec: str, target: str | None = None, device: str = "cpu",
     from migrate.errors import UsageError
     from migrate.ops.model_spec import load_spec, move
 
+    load_aten(target)  # a bad --target is reported before any user code runs
     model, args, kwargs = move(*load_spec(spec), device=device, dtype=dtype)
     try:
         census, judge = capture(model, args, kwargs, target)
+    except UsageError:
+        raise
     except Exception as exc:  # noqa: BLE001 - the user's model failed: bad input
         raise UsageError(f"--torch {spec}: the model raised {type(exc).__name__}: "
                          f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
