@@ -45,11 +45,11 @@ def random_inputs(session, seed: int = 0) -> dict:
         kind = meta.type[len("tensor("):-1] if meta.type.startswith("tensor(") else meta.type
         if kind in ("float", "double", "float16"):
             dtype = {"float": np.float32, "double": np.float64, "float16": np.float16}[kind]
-            feeds[meta.name] = rng.standard_normal(shape).astype(dtype)
+            feeds[meta.name] = np.asarray(rng.standard_normal(shape), dtype=dtype)
         elif kind == "bool":
-            feeds[meta.name] = rng.random(shape) < 0.5
+            feeds[meta.name] = np.asarray(rng.random(shape) < 0.5)
         elif kind.startswith(("int", "uint")):
-            feeds[meta.name] = rng.integers(1, 4, size=shape).astype(np.dtype(kind))
+            feeds[meta.name] = np.asarray(rng.integers(1, 4, size=shape), dtype=np.dtype(kind))
         else:
             raise UsageError(f"cannot make random input {meta.name!r} of type {meta.type}; "
                              "pass --inputs FILE.npz")

@@ -137,3 +137,28 @@ def test_every_rule_emits_only_registry_supported_ops():
             for op in rule.emits:
                 assert reg.lookup(op, "ai.onnx", 18).status == "supported", (rule.name, op)
     assert [r.name for r in rules_for("Gelu")] == ["gelu-erf", "gelu-tanh"]
+
+
+def test_rewrites_inside_if_branches(tmp_path):
+    from onnx import TensorProto, helper
+
+    def branch(name, approx):
+        node = helper.make_node("Gelu", ["x"], [f"{name}_y"], approximate=approx)
+        return helper.make_graph([node], name, [], [helper.make_tensor_value_info(
+            f"{name}_y", TensorProto.FLOAT, [2, 3])])
+
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch("then", "none"),
+                            else_branch=branch("else", "tanh"))
+    graph = helper.make_graph([node], "g", [
+        helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    src = tmp_path / "if.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), str(src))
+    for flag in (False, True):  # random feeds exercise a scalar bool input; then each branch
+        np.savez(tmp_path / "in.npz", c=np.array(flag),
+                 x=np.linspace(-3, 3, 6, dtype=np.float32).reshape(2, 3))
+        report, code = run_decompose(src, tmp_path / "out.onnx", inputs=tmp_path / "in.npz")
+        assert code == 0, report
+    assert sorted(r["rule"] for r in report["rewrites"]) == ["gelu-erf", "gelu-tanh"]
+    assert run_decompose(src, tmp_path / "out2.onnx")[1] == 0

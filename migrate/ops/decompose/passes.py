@@ -56,6 +56,13 @@ def _breaks_limit(node) -> bool:
     return value not in limit["allowed"]
 
 
+def _label(node) -> str:
+    if node.name:
+        return node.name
+    graph = node.graph.name if node.graph is not None and node.graph.name else "graph"
+    return f"{graph}/{node.op_type}"
+
+
 def _emitted_problem(nodes, reg, goal: int) -> str | None:
     """Why an emitted node would not run at the goal opset (dtype known inputs only)."""
     for node in nodes:
@@ -70,7 +77,7 @@ def _emitted_problem(nodes, reg, goal: int) -> str | None:
 def _rewrite(node, opset: int, log: DecomposeLog, reg, goal: int) -> bool:
     import onnx_ir as ir
 
-    reasons = []
+    reasons, label = [], _label(node)
     for rule in rules_for(node.op_type, node.domain):
         b = Builder(node, opset)
         outs = rule.fn(node, b)
@@ -87,10 +94,10 @@ def _rewrite(node, opset: int, log: DecomposeLog, reg, goal: int) -> bool:
                 new.shape = old.shape
         ir.convenience.replace_nodes_and_values(
             node.graph, node, [node], b.tape.nodes, [p[0] for p in pairs], [p[1] for p in pairs])
-        log.rewrites.append({"node": node.name, "op": node.op_type, "rule": rule.name,
+        log.rewrites.append({"node": label, "op": node.op_type, "rule": rule.name,
                              "emitted": len(b.tape.nodes)})
         return True
-    log.declined.append({"node": node.name, "op": node.op_type,
+    log.declined.append({"node": label, "op": node.op_type,
                          "why": "; ".join(reasons) or "no decomposition registered"})
     return False
 
@@ -121,7 +128,7 @@ def _lower(model, opset: int, goal: int, log: DecomposeLog) -> None:
     for node in nodes:
         why = lowering.blocker(node, opset, goal)
         if why:
-            log.lowering_blockers.append({"node": node.name, "op": node.op_type, "why": why})
+            log.lowering_blockers.append({"node": _label(node), "op": node.op_type, "why": why})
     if log.lowering_blockers:
         return
     for node in nodes:
