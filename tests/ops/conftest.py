@@ -40,3 +40,20 @@ def exported(tmp_path_factory):
             torch.onnx.export(model, args, str(path), verbose=False, **kw)
             paths[key] = path
     return paths
+
+
+@pytest.fixture(scope="session")
+def exported_einsum(tmp_path_factory):
+    """Attention scores via torch.einsum, exported with opset_version=18 (keeps Einsum)."""
+    torch = pytest.importorskip("torch")
+
+    class Scores(torch.nn.Module):
+        def forward(self, q, k):
+            return torch.einsum("bhqd,bhkd->bhqk", q, k).softmax(-1)
+
+    path = tmp_path_factory.mktemp("einsum") / "scores.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Scores(), (torch.randn(2, 3, 4, 5), torch.randn(2, 3, 6, 5)),
+                          str(path), opset_version=18)
+    return path

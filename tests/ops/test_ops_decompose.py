@@ -162,3 +162,15 @@ def test_rewrites_inside_if_branches(tmp_path):
         assert code == 0, report
     assert sorted(r["rule"] for r in report["rewrites"]) == ["gelu-erf", "gelu-tanh"]
     assert run_decompose(src, tmp_path / "out2.onnx")[1] == 0
+
+
+def test_exported_attention_einsum_is_restricted_then_rewritten(tmp_path, exported_einsum):
+    before = census(exported_einsum)
+    row = next(r for r in before["ops"] if r["op"] == "Einsum")
+    assert row["status"] == "restricted" and "bhqd,bhkd->bhqk" in row["reason"]
+    out = tmp_path / "scores.onnx"
+    report, code = run_decompose(exported_einsum, out)
+    assert code == 0, report
+    ops = {n.op_type for n in onnx.load(str(out)).graph.node}
+    assert "Einsum" not in ops and "MatMul" in ops
+    assert report["verification"]["outputs"][0]["max_abs_error"] <= 1e-5
