@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -23,18 +24,27 @@ def _usage(exc: UsageError) -> typer.Exit:
     return typer.Exit(2)
 
 
+Fmt = Annotated[str, typer.Option("--format", help="text, json or markdown.")]
+Target = Annotated[str | None, typer.Option(
+    "--target", help="Registry version, e.g. torch_npu==2.14.0 (default: newest).")]
+Backend = Annotated[str, typer.Option("--backend", help="ONNX judge: atc or ort-cann.")]
+
+
 def ops(
-    model: Path | None = typer.Argument(None, help="An ONNX model file."),
-    torch_spec: str | None = typer.Option(
-        None, "--torch", help="MOD:FN returning (model, args) or (model, args, kwargs)."),
-    backend: str = typer.Option("atc", "--backend", help="ONNX judge: atc or ort-cann."),
-    target: str | None = typer.Option(
-        None, "--target", help="Registry version, e.g. torch_npu==2.14.0 (default: newest)."),
-    fmt: str = typer.Option("text", "--format", help="text, json or markdown."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write the report here."),
-    device: str = typer.Option("cpu", "--device", help="Device to run the model on (--torch)."),
-    dtype: str | None = typer.Option(None, "--dtype", help="Cast model and inputs (--torch)."),
-    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even if ops fail."),
+    model: Annotated[Path | None, typer.Argument(help="An ONNX model file.")] = None,
+    torch_spec: Annotated[str | None, typer.Option(
+        "--torch", help="MOD:FN returning (model, args) or (model, args, kwargs).")] = None,
+    backend: Backend = "atc",
+    target: Target = None,
+    fmt: Fmt = "text",
+    output: Annotated[Path | None, typer.Option(
+        "-o", "--output", help="Write the report here.")] = None,
+    device: Annotated[str, typer.Option(
+        "--device", help="Device to run the model on (--torch).")] = "cpu",
+    dtype: Annotated[str | None, typer.Option(
+        "--dtype", help="Cast model and inputs (--torch).")] = None,
+    exit_zero: Annotated[bool, typer.Option(
+        "--exit-zero", help="Exit 0 even if ops fail.")] = False,
 ) -> None:
     """Op coverage: which operators of a model Ascend cannot run, and why."""
     from migrate.ops.render import render_census
@@ -59,17 +69,22 @@ def ops(
 
 
 def decompose(
-    model: Path = typer.Argument(..., help="The ONNX model to rewrite."),
-    out: Path = typer.Option(..., "-o", "--output", help="Where to write the rewritten model."),
-    backend: str = typer.Option("atc", "--backend", help="atc or ort-cann."),
-    target: str | None = typer.Option(None, "--target", help="Registry version."),
-    atol: float = typer.Option(1e-5, "--atol", help="Max abs error allowed per output."),
-    inputs: Path | None = typer.Option(None, "--inputs", help=".npz of input arrays."),
-    force: str | None = typer.Option(
-        None, "--ops", help="Also rewrite these ops (comma list) even where supported."),
-    no_verify: bool = typer.Option(False, "--no-verify", help="Skip onnxruntime check."),
-    fmt: str = typer.Option("text", "--format", help="text, json or markdown."),
-    report_file: Path | None = typer.Option(None, "--report", help="Write the report here."),
+    model: Annotated[Path, typer.Argument(help="The ONNX model to rewrite.")],
+    out: Annotated[Path, typer.Option(
+        "-o", "--output", help="Where to write the rewritten model.")],
+    backend: Backend = "atc",
+    target: Target = None,
+    atol: Annotated[float, typer.Option(
+        "--atol", help="Max abs error allowed per output.")] = 1e-5,
+    inputs: Annotated[Path | None, typer.Option(
+        "--inputs", help=".npz of input arrays.")] = None,
+    force: Annotated[str | None, typer.Option(
+        "--ops", help="Also rewrite these ops (comma list) even where supported.")] = None,
+    no_verify: Annotated[bool, typer.Option(
+        "--no-verify", help="Skip the onnxruntime check.")] = False,
+    fmt: Fmt = "text",
+    report_file: Annotated[Path | None, typer.Option(
+        "--report", help="Write the report here.")] = None,
 ) -> None:
     """Rewrite unsupported ONNX ops into supported ones and verify with onnxruntime."""
     from migrate.ops.decompose.run import run_decompose

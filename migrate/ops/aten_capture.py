@@ -201,6 +201,8 @@ def _modes(census: Census, judge: Judge):
                     with DispatchMode(children):
                         out = func._op_dk(keys[judge.descend[name]], *args, **kwargs)
                 except (RuntimeError, NotImplementedError):
+                    if children:  # part of it ran: do not run it twice
+                        raise
                     out = func(*args, **kwargs)
                 verdict = _from_children(children)
             else:
