@@ -1,8 +1,10 @@
-"""The decompose pipeline on an onnx_ir model: rewrite what the backend rejects, lower the opset."""
+"""The decompose pipeline as onnx_ir passes: rewrite what the backend rejects, lower the opset."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import onnx_ir as ir
 
 from migrate.ops.decompose import lowering
 from migrate.ops.decompose.build import Builder
@@ -75,8 +77,6 @@ def _emitted_problem(nodes, reg, goal: int) -> str | None:
 
 
 def _rewrite(node, opset: int, log: DecomposeLog, reg, goal: int) -> bool:
-    import onnx_ir as ir
-
     reasons, label = [], _label(node)
     for rule in rules_for(node.op_type, node.domain):
         b = Builder(node, opset)
@@ -108,6 +108,35 @@ def _all_nodes(graph):
     return list(RecursiveGraphIterator(graph))
 
 
+class DecomposePass(ir.passes.InPlacePass):
+    """Rewrite every node the backend rejects at the goal opset (or that blocks lowering)."""
+
+    def __init__(self, reg, opset: int, goal: int, force: set[str], log: DecomposeLog):
+        super().__init__()
+        self.reg, self.opset, self.goal, self.force, self.log = reg, opset, goal, force, log
+
+    def call(self, model):
+        before = len(self.log.rewrites)
+        for node in _all_nodes(model.graph):
+            if needs_rewrite(node, self.reg, self.goal, self.force, self.opset):
+                _rewrite(node, self.opset, self.log, self.reg, self.goal)
+        return ir.passes.PassResult(model, modified=len(self.log.rewrites) > before)
+
+
+class LowerOpsetPass(ir.passes.InPlacePass):
+    """Set the default-domain opset to ``goal`` when no node changes meaning on the way."""
+
+    def __init__(self, opset: int, goal: int, log: DecomposeLog):
+        super().__init__()
+        self.opset, self.goal, self.log = opset, goal, log
+
+    def call(self, model):
+        if self.goal >= self.opset:
+            return ir.passes.PassResult(model, modified=False)
+        _lower(model, self.opset, self.goal, self.log)
+        return ir.passes.PassResult(model, modified=self.log.opset_to == self.goal)
+
+
 def decompose_model(model, backend: str = "atc", target: str | None = None,
                     force: set[str] | None = None) -> DecomposeLog:
     """Rewrite ``model`` (an onnx_ir Model) in place; returns what was done."""
@@ -115,11 +144,8 @@ def decompose_model(model, backend: str = "atc", target: str | None = None,
     opset = model.opset_imports.get("", model.opset_imports.get("ai.onnx", 0))
     goal = min(opset, reg.max_opset) if backend == "atc" else opset
     log = DecomposeLog(opset_from=opset, opset_to=opset)
-    for node in _all_nodes(model.graph):
-        if needs_rewrite(node, reg, goal, force or set(), opset):
-            _rewrite(node, opset, log, reg, goal)
-    if goal < opset:
-        _lower(model, opset, goal, log)
+    DecomposePass(reg, opset, goal, force or set(), log)(model)
+    LowerOpsetPass(opset, goal, log)(model)
     return log
 
 
