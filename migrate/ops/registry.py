@@ -159,7 +159,8 @@ class OnnxRegistry:
         allowed = _input_dtypes(row)
         if dtype and allowed and _DTYPE_ALIASES.get(dtype, dtype) not in allowed:
             return Verdict(RESTRICTED, f"Ascend op {'/'.join(row.get('ge_op') or [op])} takes "
-                                       f"{','.join(sorted(allowed))}, not {dtype}")
+                                       f"{','.join(sorted(allowed))}, not {dtype} (AI Core "
+                                       "kernel definition; may fail or run on AI CPU)")
         return Verdict(SUPPORTED, f"ATC plugin -> {'/'.join(row.get('ge_op') or [op])}")
 
     def _ort(self, op: str, domain: str, opset: int) -> Verdict:
