@@ -22,7 +22,8 @@ class SupportedOnly(nn.Module):
         a = F.scaled_dot_product_attention(q[:, None], k[:, None], v[:, None])[:, 0]
         s = torch.matmul(a, h.transpose(1, 2)) @ h
         out, _ = self.lstm(s)
-        return F.gelu(out + a).sum(-1).t()
+        d = torch.cdist(out, a)  # CompositeImplicitAutograd with an NPU kernel
+        return F.gelu(out + a).sum(-1).t() + F.softmax(d, dim=-1).sum()
 
 
 class Special(nn.Module):

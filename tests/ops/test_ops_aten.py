@@ -35,7 +35,8 @@ def test_supported_model_reports_zero_non_supported(supported_report):
 
 def test_composites_with_npu_kernels_are_reported_before_decomposition(supported_report):
     rows = _rows(supported_report)
-    for op in ("aten::matmul", "aten::scaled_dot_product_attention", "aten::lstm.input"):
+    for op in ("aten::matmul", "aten::scaled_dot_product_attention", "aten::lstm.input",
+               "aten::cdist"):
         assert rows[op]["status"] == "supported", op
     # The CPU flash kernel SDPA picks on CPU is not reported on its own.
     assert not any("_for_cpu" in op for op in rows)
