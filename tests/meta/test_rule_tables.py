@@ -37,21 +37,29 @@ def test_doc_has_every_section(rule):
         assert rule.doc.get(section, "").strip(), f"{rule.code} lacks doc section {section}"
 
 
-@pytest.mark.parametrize("rule", RULES, ids=_ids(RULES))
+# ONNX rules are exercised on real graphs in tests/ops, not on source snippets.
+WITH_EXAMPLES = [r for r in RULES if r.kind != "onnx-census"]
+
+
+@pytest.mark.parametrize("rule", WITH_EXAMPLES, ids=_ids(WITH_EXAMPLES))
 def test_examples_cover_before_and_noop(rule):
     befores = [e for e in rule.examples if "before" in e]
     noops = [e for e in rule.examples if "noop" in e]
     assert befores, f"{rule.code} has no 'before' example"
     assert noops, f"{rule.code} has no 'noop' example"
     for example in rule.examples:
-        assert set(example) <= {"before", "after", "noop"}, example
-        for text in example.values():
-            ast.parse(text)  # every example is valid Python
+        assert set(example) <= {"before", "after", "noop", "file"}, example
+        if example.get("file", "example.py").endswith(".py"):
+            for key in ("before", "after", "noop"):
+                if key in example:
+                    ast.parse(example[key])  # every Python example is valid Python
 
 
 @pytest.mark.parametrize("rule", RULES, ids=_ids(RULES))
 def test_fix_fields_match_category(rule):
     afters = [e for e in rule.examples if "after" in e]
+    if rule.kind == "onnx-census":
+        return  # their fix is `migrate decompose` / a re-export, tested in tests/ops
     if rule.category == "manual":
         assert rule.fix_title is None, f"{rule.code} is manual but has a fix title"
         assert afters == [], f"{rule.code} is manual but shows a fixed example"
