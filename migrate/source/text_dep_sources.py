@@ -163,8 +163,7 @@ def _pyproject(tf: TextFile) -> Iterator[Requirement]:
         name = tf.text[name_start:name_end]
         if name.lower() == "python":
             continue
-        yield Requirement(normalize(name), name, name_start, max(name_end, spec_end),
-                          spec_start, spec_end)
+        yield Requirement(normalize(name), name, name_start, name_end, spec_start, spec_end)
 
 
 _LOCATORS = {

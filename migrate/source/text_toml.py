@@ -11,7 +11,9 @@ from collections.abc import Iterator
 
 _HEADER = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\n]+?)[ \t]*\]\]?[ \t]*\r?$", re.MULTILINE)
 _KEY = re.compile(r"^[ \t]*(\"?)([A-Za-z0-9_][A-Za-z0-9._-]*)\1[ \t]*=[ \t]*", re.MULTILINE)
-_POETRY = re.compile(r"^tool\.poetry\.(?:dependencies|dev-dependencies|group\.[^.]+\.dependencies)$")
+_POETRY = re.compile(
+    r"^tool\.poetry\.(?:dependencies|dev-dependencies|group\.[^.]+\.dependencies)$"
+)
 # (table, key) pairs whose value is an array of requirement strings; key None = any key.
 _ARRAY_TABLES = {
     "project": "dependencies",
