@@ -6,6 +6,7 @@ A rule row lists its variables as data::
       vars: {CUDA_VISIBLE_DEVICES: ASCEND_RT_VISIBLE_DEVICES, NCCL_DEBUG: null}
       notes: {CUDA_VISIBLE_DEVICES: "list devices in ascending order ..."}
       prefixes: {NCCL_: "no HCCL counterpart ..."}   # catch-all for names not listed
+      ignore: [NCCL_VERSION]                          # names the prefixes must not catch
 
 The message and fix title may use ``{name}``, ``{replacement}`` and ``{note}``. A name is
 matched as a whole word (``MY_CUDA_VISIBLE_DEVICES_BACKUP`` is not ``CUDA_VISIBLE_DEVICES``)
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 
 from migrate.findings import Finding
 from migrate.rules import Rule
@@ -57,6 +59,8 @@ def lookup_env_var(name: str, table: dict[str, EnvEntry]) -> EnvEntry | None:
     best: tuple[int, EnvEntry] | None = None
     for key, value in table.items():
         if key.endswith("*") and name.startswith(key[:-1]) and len(name) > len(key) - 1:
+            if name in (value[0].params.get("ignore") or ()):
+                continue
             if best is None or len(key) > best[0]:
                 best = (len(key), value)
     return best[1] if best else None
@@ -89,6 +93,7 @@ def scan_env_vars(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
     return findings
 
 
+@cache
 def _shipped_table() -> dict[str, EnvEntry]:
     from migrate.rules import default_rules
 

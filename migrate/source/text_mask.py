@@ -27,14 +27,15 @@ _SHELL_WORD_START = " \t;&|()"
 
 def mask_comments(text: str, kind: str) -> str:
     mask_line = _MASKERS.get(kind)
-    if mask_line is None:
+    comment_chars = ";#" if kind == "setup-cfg" else "#"
+    if mask_line is None or not any(c in text for c in comment_chars):
         return text
     out = []
     for m in _LINE.finditer(text):
         line = m.group()
         if not line:
             break
-        out.append(mask_line(line))
+        out.append(mask_line(line) if any(c in line for c in comment_chars) else line)
     return "".join(out)
 
 

@@ -23,6 +23,7 @@ from migrate.source.text_common import TextFile, applies
 from migrate.source.text_deps import scan_dependencies
 from migrate.source.text_envvars import env_var_table, lookup_env_var, scan_env_vars
 from migrate.source.text_mask import mask_comments
+from migrate.source.text_prefilter import active_rules
 from migrate.source.text_regex import scan_regex_rules
 
 __all__ = ["TEXT_KINDS", "env_var_table", "file_kind", "lookup_env_var", "scan_text_file"]
@@ -83,8 +84,10 @@ def scan_text_file(text: str, rel: str, kind: str, rules: Sequence[Rule]) -> lis
     Only rules whose ``files`` list holds ``kind`` apply; ``# migrate: ignore[CODE]`` on a
     line suppresses findings starting there. Never raises on odd text.
     """
-    rules = [r for r in rules if applies(r, kind)]
-    if not rules or kind not in TEXT_KINDS:
+    if kind not in TEXT_KINDS:
+        return []
+    rules = active_rules(text, [r for r in rules if applies(r, kind)])
+    if not rules:
         return []
     tf = TextFile(text=text, masked=mask_comments(text, kind), rel=rel, kind=kind,
                   index=LineIndex(text))

@@ -180,6 +180,7 @@ def test_crlf_text_gives_same_findings_and_keeps_crlf(rel):
     ("run.sh", "export MY_CUDA_VISIBLE_DEVICES_BACKUP=1 CUDA_VISIBLE_DEVICESX=2\n"),
     ("run.sh", "echo barracuda cudaMalloc nvidia-smi-exporter my_nvcc\n"),
     ("run.sh", "export CUDA_DEVICE_MAX_CONNECTIONS=1 HCCL_CONNECT_TIMEOUT=600\n"),
+    ("run.sh", 'NCCL_VERSION=2.21.5 ./install_nccl.sh\necho "parsed from nvidia-smi (\\"$X\\")"\n'),
     ("ci.yml", "env:\n  # CUDA_VISIBLE_DEVICES: '0'\n  NAME: a  # CUDA_HOME\n"),
     ("Dockerfile", "# FROM nvidia/cuda:12.1.0-base\nFROM python:3.11-slim\n"),
     ("requirements.txt", "flash-attn-helper==1.0\ncudatext\n-r flash-attn.txt\n"),
