@@ -46,7 +46,7 @@ def _requirements(tf: TextFile) -> Iterator[Requirement]:
         body = m.group().strip()
         if not body or (body.startswith("-") and not body.startswith(("-e", "--editable"))):
             continue
-        req = parse_requirement(tf.text, m.start(), m.start() + len(m.group().rstrip()))
+        req = parse_requirement(tf.text, m.start(), m.start() + len(m.group().rstrip(" \t\r\\")))
         if req:
             yield req
 
@@ -77,7 +77,7 @@ def _words(text: str, pos: int) -> Iterator[tuple[int, int]]:
     while pos < n:
         c = text[pos]
         if c == "\\" and text[pos + 1:pos + 2] in ("\n", "\r"):
-            pos += 2
+            pos = _after_continuation(text, pos + 1)
             continue
         if c in " \t\r":
             pos += 1
@@ -99,6 +99,13 @@ def _words(text: str, pos: int) -> Iterator[tuple[int, int]]:
             end -= 1
         if end > start:
             yield start, end
+
+
+def _after_continuation(text: str, pos: int) -> int:
+    """Skip the line break after a backslash and any blank (or masked comment) lines, as
+    Docker does inside a continued RUN."""
+    m = re.compile(r"\r?\n(?:[ \t]*\r?\n)*").match(text, pos)
+    return m.end() if m else pos + 1
 
 
 def _setup_cfg(tf: TextFile) -> Iterator[Requirement]:

@@ -7,6 +7,8 @@ A rule row lists its variables as data::
       notes: {CUDA_VISIBLE_DEVICES: "list devices in ascending order ..."}
       prefixes: {NCCL_: "no HCCL counterpart ..."}   # catch-all for names not listed
       ignore: [NCCL_VERSION]                          # names the prefixes must not catch
+      ascending: [CUDA_VISIBLE_DEVICES]   # a literal id list assigned must be ascending,
+                                          # else the finding has no fix and says why
 
 The message and fix title may use ``{name}``, ``{replacement}`` and ``{note}``. A name is
 matched as a whole word (``MY_CUDA_VISIBLE_DEVICES_BACKUP`` is not ``CUDA_VISIBLE_DEVICES``)
@@ -86,11 +88,32 @@ def scan_env_vars(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
         if entry is None or entry[0].code not in wanted:
             continue
         rule, replacement, note = entry
+        disorder = _unordered_ids(tf.masked, m.end()) if name in _ascending(rule) else None
+        if disorder:
+            note = (f"{note} This value ({disorder}) is not ascending: sort it (device ids map"
+                    " to ranks differently then) before renaming.").strip()
+            replacement = None
         values = {"name": name, "replacement": replacement or "", "note": note}
         f = tf.finding(rule, m.start(), m.end(), values, replacement)
         if f is not None:
             findings.append(f)
     return findings
+
+
+_ASSIGNED_IDS = re.compile(r"[ \t]*[=:][ \t]*[\"']?([0-9]+(?:[ \t]*,[ \t]*[0-9]+)+)")
+
+
+def _ascending(rule: Rule) -> tuple[str, ...]:
+    return tuple(rule.params.get("ascending") or ())
+
+
+def _unordered_ids(text: str, pos: int) -> str | None:
+    """The literal id list assigned right after ``pos`` if it is not strictly ascending."""
+    m = _ASSIGNED_IDS.match(text, pos)
+    if not m:
+        return None
+    ids = [int(x) for x in m.group(1).split(",")]
+    return None if all(a < b for a, b in zip(ids, ids[1:], strict=False)) else m.group(1)
 
 
 @cache

@@ -219,6 +219,34 @@ def test_pip_install_arguments_are_parsed_like_pip():
         ("MIG727", 2), ("MIG725", 2), ("MIG722", 2)]
 
 
+def test_docker_run_continuation_skips_comment_lines_like_docker():
+    text = ("RUN pip install --no-cache-dir \\\n"
+            "    # attention kernels\n"
+            "    flash-attn==2.5.9 \\\n"
+            "    numpy\n"
+            "RUN echo xformers\n")
+    assert [(f.rule, f.line) for f in scan("Dockerfile", text)] == [("MIG721", 3)]
+
+
+def test_hashed_requirements_with_continuations():
+    text = ("torch==2.1.0+cu121 \\\n"
+            "    --hash=sha256:0123abcd\n"
+            "triton==2.1.0 \\\n"
+            "    --hash=sha256:4567ef00\n")
+    findings = scan("requirements.txt", text)
+    assert [(f.rule, f.line) for f in findings] == [("MIG720", 1), ("MIG725", 3)]
+    assert findings[1].end_column == len("triton==2.1.0") + 1
+
+
+@pytest.mark.parametrize("value, fixable", [
+    ("0,1,2,3", True), ("3,2,1,0", False), ('"4,5"', True), ("1, 0", False), ("2", True),
+])
+def test_visible_devices_must_be_ascending_to_be_renamed(value, fixable):
+    (finding,) = scan("run.sh", f"export CUDA_VISIBLE_DEVICES={value}\n")
+    assert (finding.fix is not None) == fixable
+    assert ("not ascending" in finding.message) != fixable
+
+
 def test_env_var_table_for_the_python_engine():
     table = env_var_table(RULES)
     rule, replacement, note = table["CUDA_VISIBLE_DEVICES"]
