@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -46,6 +46,7 @@ def parse_requirement(text: str, start: int, end: int) -> Requirement | None:
         if not name:
             return None
         return Requirement(normalize(name), name, base, base + len(s), base, base + len(s))
+    whole = base, base + len(s)
     if "::" in s.split("[", 1)[0]:  # conda channel::name
         cut = s.index("::") + 2
         base, s = base + cut, s[cut:]
@@ -60,7 +61,7 @@ def parse_requirement(text: str, start: int, end: int) -> Requirement | None:
     spec_end = marker if marker != -1 else len(s)
     while spec_end > pos and s[spec_end - 1].isspace():
         spec_end -= 1
-    return Requirement(normalize(m.group()), m.group(), base, base + len(s),
+    return Requirement(normalize(m.group()), m.group(), whole[0], whole[1],
                        base + pos, base + spec_end)
 
 
@@ -68,7 +69,9 @@ def _name_from_url(url: str) -> str | None:
     egg = _EGG.search(url)
     if egg:
         return egg.group(1)
-    path = unquote(url.split("#", 1)[0].split("?", 1)[0]).rstrip("/")
+    path = unquote(urlsplit(url.removeprefix("git+")).path).rstrip("/")
+    if not path:
+        return None
     base = path.rsplit("/", 1)[-1]
     if base.endswith(".whl"):
         return base.split("-", 1)[0]
