@@ -105,6 +105,8 @@ def _scan_cuda_source(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
         if rule.kind != "cuda-source":
             continue
         code = _C_COMMENT.sub(" ", tf.text)
+        if not code.strip():
+            continue  # empty or comments only: nothing to port
         lines = tf.text.count("\n") + (0 if tf.text.endswith("\n") or not tf.text else 1)
         values = {"lines": lines, "kernels": len(_KERNEL.findall(code))}
         first_line_end = len(tf.index.line_text(1))
