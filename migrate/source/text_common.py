@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from migrate.findings import Edit, Finding, Fix, LineIndex
 from migrate.rules import Rule
-from migrate.source.suppress import is_suppressed
+from migrate.source.suppress import suppressed_codes
+
+SNIPPET_MAX = 400  # longer lines are cut to a window around the finding
 
 
 @dataclass
@@ -19,6 +21,23 @@ class TextFile:
     rel: str  # path for findings
     kind: str  # file kind from textfiles.file_kind
     index: LineIndex
+    _suppressions: dict[int, set[str] | None] = field(default_factory=dict)
+
+    def suppressed(self, line: int, rule: Rule) -> bool:
+        if line not in self._suppressions:
+            text = self.index.line_text(line)
+            self._suppressions[line] = suppressed_codes(text) if "#" in text else None
+        codes = self._suppressions[line]
+        return codes is not None and (not codes or rule.code in codes or rule.name in codes)
+
+    def snippet(self, line: int, col: int) -> str:
+        start = self.index.starts[line - 1]
+        end = self.text.find("\n", start)
+        end = len(self.text) if end < 0 else end
+        if end - start > SNIPPET_MAX:
+            start = max(start, start + col - 1 - SNIPPET_MAX // 4)
+            end = min(end, start + SNIPPET_MAX)
+        return self.text[start:end].rstrip("\r")
 
     def finding(self, rule: Rule, start: int, end: int, values: dict[str, Any],
                 replacement: str | None = None) -> Finding | None:
@@ -26,8 +45,7 @@ class TextFile:
         ``replacement`` when the rule is not manual. None when suppressed on its line."""
         line, col = self.index.position(start)
         end_line, end_col = self.index.position(max(end, start))
-        snippet = self.index.line_text(line)
-        if is_suppressed(snippet, rule.code, rule.name):
+        if self.suppressed(line, rule):
             return None
         fix = None
         if replacement is not None and rule.category != "manual":
@@ -47,7 +65,7 @@ class TextFile:
             message=rule.format_message(**values),
             category=rule.category,
             fix=fix,
-            snippet=snippet,
+            snippet=self.snippet(line, col),
         )
 
 

@@ -42,7 +42,7 @@ _NAMES = {
 }
 _SHEBANG = re.compile(rb"^#![ \t]*(?:/usr)?/bin/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:ba|z|da|k)?sh\b")
 _KERNEL = re.compile(r"\b__global__\b")
-_C_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_C_COMMENT_START = re.compile(r"//|/\*")
 
 
 def file_kind(path: PurePath) -> str | None:
@@ -104,7 +104,7 @@ def _scan_cuda_source(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
     for rule in rules:
         if rule.kind != "cuda-source":
             continue
-        code = _C_COMMENT.sub(" ", tf.text)
+        code = _strip_c_comments(tf.text)
         if not code.strip():
             continue  # empty or comments only: nothing to port
         lines = tf.text.count("\n") + (0 if tf.text.endswith("\n") or not tf.text else 1)
@@ -114,3 +114,18 @@ def _scan_cuda_source(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
         if f is not None:
             findings.append(f)
     return findings
+
+
+def _strip_c_comments(text: str) -> str:
+    """Text without // and /* */ comments, in linear time (an unclosed /* runs to the end)."""
+    out, pos = [], 0
+    while (m := _C_COMMENT_START.search(text, pos)) is not None:
+        out.append(text[pos:m.start()])
+        closer = "\n" if m.group() == "//" else "*/"
+        end = text.find(closer, m.end())
+        if end < 0:
+            return "".join(out)
+        out.append(" ")
+        pos = end + len(closer)
+    out.append(text[pos:])
+    return "".join(out)

@@ -308,7 +308,23 @@ def test_my_rule_tables_are_consistent():
             assert "replace" in rule.params, rule.code
 
 
-def test_huge_line_is_scanned():
-    text = "export A=" + "x" * 2_000_000 + " CUDA_VISIBLE_DEVICES=0\n"
+def test_huge_line_is_scanned_and_its_snippet_is_a_window():
+    text = "export A=" + "x" * 2_000_000 + " CUDA_VISIBLE_DEVICES=0  # migrate: ignore[MIG999]\n"
     (finding,) = scan("run.sh", text)
     assert finding.column == 2_000_011
+    assert "CUDA_VISIBLE_DEVICES=0" in finding.snippet and len(finding.snippet) <= 400
+    assert scan("run.sh", text.replace("MIG999", "MIG701")) == []
+
+
+def test_many_findings_on_one_long_line():
+    text = "pip install " + "flash-attn " * 5000 + "\n"
+    findings = scan("run.sh", text)
+    assert len(findings) == 5000
+    assert [f.column for f in findings[:2]] == [13, 24]
+
+
+def test_kernel_count_ignores_comments_and_unclosed_comments():
+    text = "*/ /* __global__ */ __global__ void a(){} // __global__\n/* __global__ void b(){}\n"
+    (finding,) = scan("k.cu", text)
+    assert "(2 lines, 1 __global__ kernels)" in finding.message
+    assert scan("k.cu", "/* only a comment\n__global__ void k() {}\n") == []
