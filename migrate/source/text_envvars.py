@@ -10,7 +10,8 @@ A rule row lists its variables as data::
       ascending: [CUDA_VISIBLE_DEVICES]   # a literal id list assigned must be ascending,
                                           # else the finding has no fix and says why
 
-The message and fix title may use ``{name}``, ``{replacement}`` and ``{note}``. A name is
+The message and fix title may use ``{name}``, ``{target}`` (the replacement) and ``{note}``,
+as the Python engine's env-var kind does. A name is
 matched as a whole word (``MY_CUDA_VISIBLE_DEVICES_BACKUP`` is not ``CUDA_VISIBLE_DEVICES``)
 anywhere outside comments: ``export X=``, ``X=... cmd``, ``$X``, ``${X}``, ``ENV X``, YAML
 keys and ``- X=1`` list items. Names listed in ``vars`` of any env-var rule win over every
@@ -93,7 +94,7 @@ def scan_env_vars(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
             note = (f"{note} This value ({disorder}) is not ascending: sort it (device ids map"
                     " to ranks differently then) before renaming.").strip()
             replacement = None
-        values = {"name": name, "replacement": replacement or "", "note": note}
+        values = {"name": name, "target": replacement or "", "note": note}
         f = tf.finding(rule, m.start(), m.end(), values, replacement)
         if f is not None:
             findings.append(f)

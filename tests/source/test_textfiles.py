@@ -287,6 +287,8 @@ def test_every_example_in_my_rule_files_behaves_as_declared():
                 assert mine == [], (rule.code, ex)
                 continue
             assert mine, (rule.code, ex)
+            assert all("{" not in f.message for f in mine), (rule.code, mine[0].message)
+            assert all("{" not in f.fix.description for f in mine if f.fix), rule.code
             if "after" in ex:
                 assert fixed(text, mine, unsafe=True) == ex["after"], (rule.code, ex)
             else:
