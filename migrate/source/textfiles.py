@@ -31,14 +31,15 @@ __all__ = ["TEXT_KINDS", "env_var_table", "file_kind", "lookup_env_var", "scan_t
 TEXT_KINDS = ("shell", "docker", "make", "yaml", "conda", "requirements", "pyproject",
               "setup-cfg", "cuda", "env")
 _SUFFIX = {
-    ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".dockerfile": "docker",
+    ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".ksh": "shell", ".slurm": "shell",
+    ".sbatch": "shell", ".dockerfile": "docker",
     ".mk": "make", ".yml": "yaml", ".yaml": "yaml", ".cu": "cuda", ".cuh": "cuda",
     ".env": "env",
 }
 _NAMES = {
     "dockerfile": "docker", "containerfile": "docker", "makefile": "make",
     "gnumakefile": "make", "pyproject.toml": "pyproject", "setup.cfg": "setup-cfg",
-    ".env": "env", "environment.yml": "conda", "environment.yaml": "conda",
+    ".env": "env", ".envrc": "shell", "environment.yml": "conda", "environment.yaml": "conda",
 }
 _SHEBANG = re.compile(rb"^#![ \t]*(?:/usr)?/bin/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:ba|z|da|k)?sh\b")
 _KERNEL = re.compile(r"\b__global__\b")

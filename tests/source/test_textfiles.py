@@ -36,6 +36,7 @@ def fixed(text: str, findings, unsafe: bool = False) -> str:
 
 @pytest.mark.parametrize("path, kind", [
     ("scripts/train.sh", "shell"), ("run.bash", "shell"), ("x.zsh", "shell"),
+    ("jobs/pretrain.slurm", "shell"), ("job.sbatch", "shell"), (".envrc", "shell"),
     ("Dockerfile", "docker"), ("docker/Dockerfile.gpu", "docker"), ("train.dockerfile", "docker"),
     ("Containerfile", "docker"), ("Makefile", "make"), ("GNUmakefile", "make"),
     ("build/rules.mk", "make"), ("ci.yml", "yaml"), ("k8s/job.yaml", "yaml"),
