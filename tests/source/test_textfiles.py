@@ -112,6 +112,13 @@ def test_fixture_findings(rel):
         assert "{" not in f.message
 
 
+@pytest.mark.parametrize("rel", ["ascend_ready/Dockerfile", "ascend_ready/docker-compose.yml",
+                                 "ascend_ready/run_npu.sh", "ascend_ready/requirements-npu.txt"])
+def test_already_migrated_files_have_no_findings(rel):
+    assert file_kind(FIXTURES / rel) is not None
+    assert scan(rel) == []
+
+
 def test_spans_point_at_the_flagged_text():
     text = (FIXTURES / "train_multinode.sh").read_text()
     lines = text.splitlines()
