@@ -6,7 +6,8 @@
   tomllib reads them (a file tomllib rejects yields nothing);
 * setup-cfg: ``install_requires``/``setup_requires``/``tests_require`` and extras;
 * conda: items under ``dependencies:`` including the nested ``- pip:`` list;
-* shell, docker, make, yaml: the package arguments of ``pip install`` / ``conda install``.
+* shell, docker, make, yaml: the package arguments of ``pip install`` (also ``$(PIP)``,
+  ``uv pip``, ``python -m pip``), ``conda``/``mamba install``, ``uv add`` and ``poetry add``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from migrate.source.text_requirements import Requirement, normalize, parse_requi
 
 _LINE = re.compile(r"^[^\n]*", re.MULTILINE)
 _INSTALL = re.compile(
-    r"(?<![\w./-])(?:pip[0-9.]*|uv[ \t]+pip|python[0-9.]*[ \t]+-m[ \t]+pip|"
-    r"conda|mamba|micromamba)[ \t]+install(?![\w-])"
+    r"(?<![\w./-])(?:(?:pip[0-9.]*|\$\(PIP\)|\$\{PIP\}|\$PIP|uv[ \t]+pip|pipx|"
+    r"python[0-9.]*[ \t]+-m[ \t]+pip|conda|mamba|micromamba)[ \t]+install|"
+    r"(?:uv|poetry)[ \t]+add)(?![\w-])"
 )
 # Options whose value is the next word (pip and conda install).
 _TAKES_VALUE = frozenset(
@@ -28,7 +30,7 @@ _TAKES_VALUE = frozenset(
     "-t --target --prefix --root --src --upgrade-strategy -C --config-settings "
     "--global-option --install-option --python-version --platform --implementation --abi "
     "--only-binary --no-binary --trusted-host --cache-dir --log --progress-bar --report "
-    "--python --channel -n --name -p --file".split()
+    "--python --channel -n --name -p --file --group -G --optional --extra".split()
 )
 _END = set(";&|)`<>\n")
 

@@ -253,6 +253,17 @@ def test_visible_devices_must_be_ascending_to_be_renamed(value, fixable):
     assert ("not ascending" in finding.message) != fixable
 
 
+@pytest.mark.parametrize("rel, line", [
+    ("Makefile", "deps:\n\t$(PIP) install -U xformers\n"),
+    ("run.sh", "uv add --group gpu xformers\n"),
+    ("run.sh", "poetry add -G dev xformers@^0.0.26\n"),
+    ("run.sh", "python3.10 -m pip install --user xformers\n"),
+    ("ci.yml", "steps:\n  - run: mamba install -y -c conda-forge xformers\n"),
+])
+def test_install_commands(rel, line):
+    assert [f.rule for f in scan(rel, line)] == ["MIG721"]
+
+
 def test_env_var_table_for_the_python_engine():
     table = env_var_table(RULES)
     rule, replacement, note = table["CUDA_VISIBLE_DEVICES"]
