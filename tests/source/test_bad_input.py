@@ -98,7 +98,8 @@ def test_cli_json_contract_and_project_config(tmp_path: Path):
     assert set(f) >= {"rule", "name", "path", "line", "column", "end_line", "end_column", "message",
                       "category", "fix"}
     assert f["fix"]["applicability"] == "safe" and f["category"] == "auto"
-    assert doc["summary"]["files_scanned"] == 1 and doc["summary"]["by_rule"] == {"MIG201": 1}
+    assert doc["summary"]["files_scanned"] == 2  # a.py and pyproject.toml
+    assert doc["summary"]["by_rule"] == {"MIG201": 1}
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "pyproject.toml").write_text('[tool.migrate]\nselct = ["MIG2"]\n')

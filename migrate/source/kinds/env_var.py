@@ -1,8 +1,9 @@
 """Kind ``env-var`` in Python: string literals naming a CUDA/NCCL environment variable.
 
-``os.environ["CUDA_VISIBLE_DEVICES"]``, ``os.getenv("NCCL_DEBUG")``, ``env={"PYTORCH_CUDA_ALLOC_CONF": ...}``:
-a string whose whole value is the variable's name. The table (``params.vars``,
-``params.notes``, ``params.prefixes``) is the one shell scripts and Dockerfiles use.
+``os.environ["CUDA_VISIBLE_DEVICES"]``, ``os.getenv("NCCL_DEBUG")``,
+``env={"PYTORCH_CUDA_ALLOC_CONF": ...}``: a string whose whole value is the variable's
+name. The table and its lookup (exact names, then the longest prefix, minus ``ignore``)
+are the ones shell scripts and Dockerfiles use (text_envvars.py).
 """
 
 from __future__ import annotations
@@ -14,40 +15,22 @@ from migrate.findings import Edit
 from migrate.rules import Rule
 from migrate.source.kinds import python_kind
 from migrate.source.pyfile import PyFile, make_fix
+from migrate.source.text_envvars import env_var_table, lookup_env_var
 
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
-def _table(rules: list[Rule]):
-    exact: dict[str, tuple[Rule, str | None, str]] = {}
-    prefixes: list[tuple[str, Rule, str]] = []
-    for rule in rules:
-        notes = rule.params.get("notes") or {}
-        for name, target in (rule.params.get("vars") or {}).items():
-            exact[name] = (rule, target, str(notes.get(name, "")))
-        raw = rule.params.get("prefixes") or {}
-        items = raw.items() if isinstance(raw, dict) else ((p, None) for p in raw)
-        for prefix, note in items:
-            prefixes.append((prefix, rule, str(note or notes.get(prefix, ""))))
-    return exact, prefixes
-
-
 @python_kind("env-var")
 def run(f: PyFile, rules: list[Rule]) -> None:
-    exact, prefixes = _table(rules)
+    table = env_var_table(rules)
     for node in f.nodes(ast.Constant):
-        if not isinstance(node.value, str):
+        if not isinstance(node.value, str) or not _ENV_NAME.match(node.value):
             continue
         name = node.value
-        if not _ENV_NAME.match(name):
+        entry = lookup_env_var(name, table)
+        if entry is None:
             continue
-        if name in exact:
-            rule, target, note = exact[name]
-        else:
-            hit = next(((r, n) for p, r, n in prefixes if name.startswith(p)), None)
-            if hit is None:
-                continue
-            (rule, note), target = hit, None
+        rule, target, note = entry
         values = {"name": name, "target": target or "", "note": note}
         start, end = f.span(node)
         src = f.text[start:end]
