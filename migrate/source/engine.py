@@ -1,8 +1,192 @@
-"""The scan engine: files -> findings. (Being written by the lead; API is fixed.)
+"""The scan engine: files -> findings.
 
     scan_text(text, rel, file_kind, rules) -> list[Finding]
-        Findings (with fixes) for one file's decoded text. file_kind is "python",
-        or a kind from migrate.source.textfiles.file_kind().
-    scan_paths(paths, options: ScanOptions) -> ScanResult
+        Findings (with fixes) for one file's decoded text.
+    scan_paths(paths, options) -> ScanResult
         Discovery, prefilter, parallel parse, cache; never raises on bad files.
 """
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from migrate.findings import FileError, Finding, ScanResult
+from migrate.rules import Rule, default_rules, select_rules
+from migrate.source.cache import Entry, ScanCache, content_hash
+from migrate.source.decode import DecodeError, decode_source
+from migrate.source.discover import SourceFile, Walker, scan_root
+from migrate.source.prefilter import python_prefilter
+from migrate.source.pyscan import ParseError, scan_python
+
+MAX_FILE_BYTES = 32 * 1024 * 1024
+PARALLEL_THRESHOLD = 48  # files to parse before worker processes pay off
+
+
+@dataclass
+class ScanOptions:
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    exclude: list[str] = field(default_factory=list)
+    jobs: int | None = None
+    cache_dir: Path | None = None  # None: no cache
+    respect_gitignore: bool = True
+    progress: Callable[[int, int], None] | None = None
+    rules: Sequence[Rule] | None = None  # default: the shipped rules, filtered by select/ignore
+
+
+class FileProblem(Exception):
+    pass
+
+
+def scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule]) -> list[Finding]:
+    """Findings for one decoded file. Raises FileProblem for unparsable input."""
+    if file_kind == "python":
+        try:
+            return scan_python(text, rel, rules)
+        except ParseError as exc:
+            raise FileProblem(str(exc)) from None
+    try:
+        from migrate.source import textfiles
+    except ImportError:  # pragma: no cover
+        return []
+    return textfiles.scan_text_file(text, rel, file_kind, rules)
+
+
+_OVERRIDE: dict[tuple[str, ...], tuple[Rule, ...]] = {}
+
+
+@lru_cache(maxsize=4)
+def _rules_for(codes: tuple[str, ...]) -> tuple[Rule, ...]:
+    if codes in _OVERRIDE:
+        return _OVERRIDE[codes]
+    wanted = set(codes)
+    return tuple(r for r in default_rules() if r.code in wanted)
+
+
+def scan_file(item: tuple[str, str, str, tuple[str, ...], str | None]) -> tuple:
+    """Worker: (path, rel, kind, codes, known digest) -> (rel, size, mtime, digest, findings, error).
+
+    findings is None when the content matches the known digest (the cached result holds).
+    """
+    path, rel, kind, codes, known = item
+    try:
+        st = os.stat(path)
+        if st.st_size > MAX_FILE_BYTES:
+            return rel, st.st_size, st.st_mtime_ns, "", [], f"file too large ({st.st_size} bytes); skipped"
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return rel, -1, -1, "", [], f"cannot read: {exc.strerror or exc}"
+    digest = content_hash(data)
+    if known == digest:
+        return rel, st.st_size, st.st_mtime_ns, digest, None, None
+    rules = _rules_for(codes)
+    try:
+        findings = _scan_bytes(Path(path), data, rel, kind, rules)
+        return rel, st.st_size, st.st_mtime_ns, digest, findings, None
+    except (FileProblem, DecodeError) as exc:
+        return rel, st.st_size, st.st_mtime_ns, digest, [], str(exc)
+    except Exception as exc:  # a bug in a matcher must not end the scan
+        return rel, st.st_size, st.st_mtime_ns, digest, [], f"internal error: {type(exc).__name__}: {exc}"
+
+
+def _scan_bytes(path: Path, data: bytes, rel: str, kind: str, rules: tuple[Rule, ...]) -> list[Finding]:
+    if kind == "onnx":
+        return _scan_onnx(path, rel, rules)
+    if kind == "python":
+        prefilter = python_prefilter(rules)
+        if prefilter is not None and not prefilter.search(data):
+            return []
+    text = decode_source(data, python=kind == "python")
+    return scan_text(text, rel, kind, rules)
+
+
+def _scan_onnx(path: Path, rel: str, rules) -> list[Finding]:
+    try:
+        from migrate.ops.scan_hook import scan_onnx
+    except ImportError:
+        return []
+    findings, errors = scan_onnx(path, rel, rules)
+    if errors:
+        raise FileProblem(errors[0].message)
+    return findings
+
+
+def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> ScanResult:
+    options = options or ScanOptions()
+    rules = list(options.rules) if options.rules is not None else select_rules(
+        default_rules(), options.select, options.ignore)
+    codes = tuple(r.code for r in rules)
+    if options.rules is not None:  # custom rule objects: scan in this process
+        _OVERRIDE[codes] = tuple(rules)
+        _rules_for.cache_clear()
+        options = ScanOptions(**{**options.__dict__, "jobs": 1})
+    paths = [Path(p) for p in paths]
+    root = scan_root(paths)
+    walker = Walker(root, options.exclude, options.respect_gitignore)
+    files: list[SourceFile] = list(walker.walk(paths))
+    cache = ScanCache.open(options.cache_dir, root, list(codes)) if options.rules is None else ScanCache(None)
+    result = ScanResult(errors=list(walker.errors), files_scanned=len(files))
+    todo: list[tuple] = []
+    for sf in files:
+        try:
+            st = os.stat(sf.path)
+        except OSError as exc:
+            result.errors.append(FileError(sf.rel, f"cannot read: {exc.strerror or exc}"))
+            continue
+        hit = cache.lookup(sf.rel, st)
+        if hit is not None:
+            _collect(result, sf.rel, hit.findings, hit.error)
+            continue
+        known = cache.entries[sf.rel].digest if sf.rel in cache.entries else None
+        todo.append((str(sf.path), sf.rel, sf.kind, codes, known))
+    for rel, size, mtime, digest, findings, error in _run(todo, options):
+        if findings is None:  # content unchanged, only the mtime moved
+            old = cache.entries[rel]
+            findings, error = old.findings, old.error
+        _collect(result, rel, findings, error)
+        if size >= 0:
+            cache.store(rel, Entry(size, mtime, digest, findings, error))
+    cache.save({sf.rel for sf in files})
+    result.findings.sort(key=Finding.sort_key)
+    result.errors.sort(key=lambda e: e.path)
+    return result
+
+
+def _collect(result: ScanResult, rel: str, findings: list[Finding], error: str | None) -> None:
+    result.findings.extend(findings)
+    if error:
+        result.errors.append(FileError(rel, error))
+
+
+def _run(todo: list[tuple], options: ScanOptions):
+    total = len(todo)
+    jobs = options.jobs or os.cpu_count() or 1
+    progress = options.progress
+    if jobs <= 1 or total < PARALLEL_THRESHOLD:
+        for i, item in enumerate(todo, 1):
+            yield scan_file(item)
+            if progress:
+                progress(i, total)
+        return
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    # Big files first so one large file does not finish last on its own.
+    todo = sorted(todo, key=lambda it: _size(it[0]), reverse=True)
+    with ctx.Pool(jobs) as pool:
+        for i, out in enumerate(pool.imap_unordered(scan_file, todo, chunksize=4), 1):
+            yield out
+            if progress:
+                progress(i, total)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

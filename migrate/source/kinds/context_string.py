@@ -1,0 +1,168 @@
+"""Kind ``context-string``: string literals that denote a device or backend ("cuda:0", "nccl").
+
+A literal is only considered where a device/backend is meant (never in log messages):
+
+    params:
+      match: '^cuda(:\\d+)?$'            # fullmatch on the literal's value
+      fstring_prefix: '^cuda(:|$)'       # f-strings: their leading literal text
+      replace: [['^cuda', 'npu']]        # substitutions applied to the literal's body
+      calls: {torch.device: [0], '*.to': [0], torch.load: [map_location]}   # positions
+      keywords: [device, map_location]   # keyword arguments of any call
+      names: '(^|_)device$'              # variables, attributes, parameters, dict keys,
+                                         # argparse options whose name says "device"
+      compare: true                      # x.device.type == "cuda", backend in ("nccl",)
+      ifexp_test: 'is_available'         # "cuda" if torch.cuda.is_available() else "cpu"
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+from migrate.findings import Edit
+from migrate.rules import Rule
+from migrate.source.bindings import chain_parts
+from migrate.source.kinds import python_kind
+from migrate.source.pyfile import PyFile, make_fix
+
+_STRING_PREFIX = re.compile(r"[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
+
+
+class Spec:
+    def __init__(self, rule: Rule):
+        p = rule.params
+        self.rule = rule
+        self.match = re.compile(p["match"])
+        self.fprefix = re.compile(p["fstring_prefix"]) if p.get("fstring_prefix") else None
+        self.replace = [(re.compile(a), b) for a, b in p.get("replace", [])]
+        self.calls: dict[str, list] = p.get("calls") or {}
+        self.keywords = set(p.get("keywords") or ())
+        self.names = re.compile(p["names"], re.IGNORECASE) if p.get("names") else None
+        self.compare = bool(p.get("compare"))
+        self.ifexp = re.compile(p["ifexp_test"]) if p.get("ifexp_test") else None
+
+    def name_hit(self, name: str | None) -> bool:
+        return bool(name and self.names and self.names.search(name.lstrip("-").replace("-", "_")))
+
+
+@lru_cache(maxsize=8)
+def _specs(rules: tuple[Rule, ...]) -> list[Spec]:
+    return [Spec(r) for r in rules]
+
+
+@python_kind("context-string")
+def run(f: PyFile, rules: list[Rule]) -> None:
+    specs = _specs(tuple(rules))
+    for node in ast.walk(f.tree):
+        for spec in specs:
+            for value in _positions(f, spec, node):
+                _check_value(f, spec, value)
+
+
+def _positions(f: PyFile, spec: Spec, node: ast.AST) -> Iterator[ast.AST]:
+    if isinstance(node, ast.Call):
+        yield from _call_positions(f, spec, node)
+    elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(spec.name_hit(_target_name(t)) for t in targets):
+            yield node.value
+    elif isinstance(node, ast.arguments):
+        yield from _default_positions(spec, node)
+    elif isinstance(node, ast.Dict):
+        for key, value in zip(node.keys, node.values):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and spec.name_hit(key.value):
+                yield value
+    elif isinstance(node, ast.Compare) and spec.compare:
+        for operand in [node.left, *node.comparators]:
+            if isinstance(operand, (ast.Constant, ast.Tuple, ast.List, ast.Set)):
+                yield operand
+    elif isinstance(node, ast.IfExp) and spec.ifexp and spec.ifexp.search(f.source(node.test)):
+        yield node.body
+        yield node.orelse
+
+
+def _call_positions(f: PyFile, spec: Spec, call: ast.Call) -> Iterator[ast.AST]:
+    wanted: list = []
+    parts = chain_parts(call.func)
+    if parts and parts[0] in f.bindings.names:
+        qual = ".".join([f.bindings.names[parts[0]].qualname, *parts[1:]])
+        wanted = spec.calls.get(qual, [])
+    if not wanted and isinstance(call.func, ast.Attribute):
+        wanted = spec.calls.get("*." + call.func.attr, [])
+    for pos in wanted:
+        if isinstance(pos, int) and pos < len(call.args):
+            yield call.args[pos]
+    for kw in call.keywords:
+        if kw.arg and (kw.arg in spec.keywords or kw.arg in wanted):
+            yield kw.value
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
+        options = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        options += [kw.value.value for kw in call.keywords if kw.arg == "dest"
+                    and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)]
+        if any(spec.name_hit(o) for o in options):
+            for kw in call.keywords:
+                if kw.arg in ("default", "choices", "const"):
+                    yield kw.value
+
+
+def _default_positions(spec: Spec, args: ast.arguments) -> Iterator[ast.AST]:
+    positional = args.posonlyargs + args.args
+    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if spec.name_hit(arg.arg):
+            yield default
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        if default is not None and spec.name_hit(arg.arg):
+            yield default
+
+
+def _target_name(target: ast.AST) -> str | None:
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+        return target.slice.value if isinstance(target.slice.value, str) else None
+    return None
+
+
+def _check_value(f: PyFile, spec: Spec, value: ast.AST) -> None:
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        if spec.match.fullmatch(value.value):
+            _report_literal(f, spec, value, value.value)
+    elif isinstance(value, ast.JoinedStr) and spec.fprefix:
+        head = value.values[0] if value.values else None
+        if isinstance(head, ast.Constant) and isinstance(head.value, str) and spec.fprefix.search(head.value):
+            _report_literal(f, spec, value, head.value, fstring=True)
+    elif isinstance(value, ast.IfExp):
+        _check_value(f, spec, value.body)
+        _check_value(f, spec, value.orelse)
+    elif isinstance(value, ast.BoolOp):
+        for v in value.values:
+            _check_value(f, spec, v)
+    elif isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        for v in value.elts:
+            _check_value(f, spec, v)
+    elif isinstance(value, ast.Dict):
+        for v in [*value.keys, *value.values]:
+            if v is not None:
+                _check_value(f, spec, v)
+
+
+def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: bool = False) -> None:
+    start, end = f.span(node)
+    src = f.text[start:end]
+    m = _STRING_PREFIX.match(src)
+    fix = None
+    new_value = value
+    for pattern, repl in spec.replace:
+        new_value = pattern.sub(repl, new_value)
+    if m and src.endswith(m.group(1)) and len(src) >= m.end() + len(m.group(1)):
+        body = src[m.end():len(src) - len(m.group(1))]
+        ok = body.startswith(value) if fstring else body == value
+        if ok and new_value != value:
+            new_body = new_value + body[len(value):]
+            fix = make_fix(spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)],
+                           {"value": value, "new": new_value})
+    f.report(spec.rule, start, end, {"value": value, "new": new_value}, fix)
