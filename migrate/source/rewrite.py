@@ -42,6 +42,7 @@ class Outcome:
     new_text: str = ""
     edits: list[AppliedEdit] = field(default_factory=list)
     annotated: list[Finding] = field(default_factory=list)
+    remaining: list[Finding] = field(default_factory=list)  # findings on the new text
     stripped: int = 0
     error: str | None = None
     written: bool = False
@@ -116,6 +117,7 @@ def rewrite_file(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanF
             text, rel, kind, rules, scan, unsafe=options.unsafe, first=first)
         if out.error:
             return out
+        out.remaining = findings
         if options.annotate:
             text, out.annotated = annotate(text, findings, kind)
     out.new_text = text
