@@ -7,7 +7,8 @@ and no module-level name ``M`` is bound, in which case the binding is added.
 ``from M import n`` is present when ``n`` is imported from M (or ``*``).
 
 Placement: the line after the first top-level ``import torch...``/``from torch...``
-statement; else after the module docstring and ``__future__`` imports; else before the
+statement (after the ``import torch.x`` lines that directly follow it, as isort orders
+them); else after the module docstring and ``__future__`` imports; else before the
 first statement (so shebang, coding cookie and licence header stay on top).
 """
 
@@ -92,8 +93,14 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 def _anchor(tree: ast.Module) -> tuple[int | None, int | None]:
     """(line after which to insert, or None) / (line before which to insert, or None)."""
-    for node in tree.body:
+    for i, node in enumerate(tree.body):
         if _is_torch_import(node):
+            # isort order: stay with the `import torch...` lines that follow directly.
+            while (i + 1 < len(tree.body) and isinstance(node, ast.Import)
+                   and isinstance(tree.body[i + 1], ast.Import)
+                   and _is_torch_import(tree.body[i + 1])):
+                i += 1
+                node = tree.body[i]
             return node.end_lineno, None
     after = None
     for i, node in enumerate(tree.body):

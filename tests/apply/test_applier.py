@@ -134,3 +134,9 @@ def test_nested_fixes_reach_fixpoint_in_passes():
     new, edits, _, err = fix_text("aaa = 1\n", "t.py", "python", [], scan, unsafe=False)
     assert (new, err) == ("c = 1\n", None)
     assert [e.rule for e in edits] == ["MIG001", "MIG003"]
+
+
+def test_import_stays_in_isort_order_with_following_torch_imports():
+    text = "import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader\n"
+    assert add(text, "import torch_npu") == text.replace(
+        "as nn\n", "as nn\nimport torch_npu\n")
