@@ -45,9 +45,26 @@ class Bindings:
         return best.local + qualname[len(best.qualname):]
 
 
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def import_statements(tree: ast.Module):
+    """Import statements at any depth, visiting statements only (not expressions)."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+            continue
+        for name in _BODIES:
+            children = getattr(node, name, None)
+            if children:
+                stack.extend(reversed(children))
+
+
 def collect_bindings(tree: ast.Module) -> Bindings:
     out = Bindings()
-    for node in ast.walk(tree):
+    for node in import_statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:

@@ -63,7 +63,8 @@ def load_config(start: Path, explicit: Path | None = None) -> ProjectConfig:
     cfg = ProjectConfig(source=path)
     cfg.select = _strings(section, "select", path)
     cfg.ignore = _strings(section, "ignore", path) or []
-    cfg.exclude = (_strings(section, "exclude", path) or []) + (_strings(section, "extend-exclude", path) or [])
+    cfg.exclude = [*(_strings(section, "exclude", path) or []),
+                   *(_strings(section, "extend-exclude", path) or [])]
     cfg.fail_on = section.get("fail-on")
     cfg.unsafe_fixes = bool(section.get("unsafe-fixes", False))
     cfg.respect_gitignore = bool(section.get("respect-gitignore", True))

@@ -91,12 +91,13 @@ class Walker:
 
     def _walk_dir(self, top: Path, seen_files: set[str]) -> Iterator[SourceFile]:
         visited: set[str] = set()
-        stack: list[tuple[Path, list[tuple[Path, pathspec.PathSpec]]]] = [(top, [])]
+        top_rel = _rel(top, self.root)
+        stack = [(top, "" if top_rel == "." else top_rel, [])]
         while stack:
-            folder, specs = stack.pop()
+            folder, folder_rel, specs = stack.pop()
             real = os.path.realpath(folder)
             if real in visited:
-                self.errors.append(FileError(_rel(folder, self.root), "symlink loop; skipped"))
+                self.errors.append(FileError(folder_rel or ".", "symlink loop; skipped"))
                 continue
             visited.add(real)
             if (folder / "pyvenv.cfg").exists():
@@ -105,34 +106,38 @@ class Walker:
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
             except OSError as exc:
-                self.errors.append(FileError(_rel(folder, self.root), f"cannot read folder: {exc.strerror}"))
+                self.errors.append(FileError(folder_rel or ".", f"cannot read folder: {exc.strerror}"))
                 continue
             subdirs = []
             for entry in entries:
-                path = Path(entry.path)
-                rel = _rel(path, self.root)
+                rel = f"{folder_rel}/{entry.name}" if folder_rel else entry.name
                 try:
                     is_dir = entry.is_dir()
                 except OSError:
                     is_dir = False
-                if self._ignored(path, is_dir, specs) or self.excluded(rel, entry.name):
+                if is_dir and (entry.name in SKIP_DIRS or entry.name.endswith(".egg-info")):
+                    continue
+                path = Path(entry.path)
+                if self._ignored(path, is_dir, specs) or (self.exclude and self.excluded(rel, entry.name)):
                     continue
                 if is_dir:
-                    if entry.name not in SKIP_DIRS and not entry.name.endswith(".egg-info"):
-                        subdirs.append(path)
-                    continue
-                if entry.is_symlink() and not path.exists():
-                    self.errors.append(FileError(rel, "broken symbolic link; skipped"))
+                    subdirs.append((path, rel))
                     continue
                 kind = file_kind(path)
                 if kind is None:
                     continue
-                key = os.path.realpath(path)
+                if entry.is_symlink():
+                    if not path.exists():
+                        self.errors.append(FileError(rel, "broken symbolic link; skipped"))
+                        continue
+                    key = os.path.realpath(path)
+                else:
+                    key = entry.path
                 if key in seen_files:
                     continue
                 seen_files.add(key)
                 yield SourceFile(path, rel, kind)
-            stack.extend((d, specs) for d in reversed(subdirs))
+            stack.extend((d, r, specs) for d, r in reversed(subdirs))
 
     def _with_gitignore(self, folder: Path, specs):
         if not self.gitignore:

@@ -24,7 +24,7 @@ from migrate.source.prefilter import python_prefilter
 from migrate.source.pyscan import ParseError, scan_python
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
-PARALLEL_THRESHOLD = 48  # files to parse before worker processes pay off
+PARALLEL_THRESHOLD = 16  # files to parse before worker processes pay off
 
 
 @dataclass
@@ -68,40 +68,35 @@ def _rules_for(codes: tuple[str, ...]) -> tuple[Rule, ...]:
     return tuple(r for r in default_rules() if r.code in wanted)
 
 
-def scan_file(item: tuple[str, str, str, tuple[str, ...], str | None]) -> tuple:
-    """Worker: (path, rel, kind, codes, known digest) -> (rel, size, mtime, digest, findings, error).
-
-    findings is None when the content matches the known digest (the cached result holds).
-    """
-    path, rel, kind, codes, known = item
+def _read(path: str):
+    """(stat, bytes) or (None, error message)."""
     try:
         st = os.stat(path)
         if st.st_size > MAX_FILE_BYTES:
-            return rel, st.st_size, st.st_mtime_ns, "", [], f"file too large ({st.st_size} bytes); skipped"
+            return st, f"file too large ({st.st_size} bytes); skipped"
         with open(path, "rb") as fh:
-            data = fh.read()
+            return st, fh.read()
     except OSError as exc:
-        return rel, -1, -1, "", [], f"cannot read: {exc.strerror or exc}"
-    digest = content_hash(data)
-    if known == digest:
-        return rel, st.st_size, st.st_mtime_ns, digest, None, None
-    rules = _rules_for(codes)
+        return None, f"cannot read: {exc.strerror or exc}"
+
+
+def scan_file(item: tuple[str, str, str, tuple[str, ...]]) -> tuple[list[Finding], str | None]:
+    """Worker: (path, rel, kind, codes) -> (findings, error). Never raises."""
+    path, rel, kind, codes = item
+    st, data = _read(path)
+    if not isinstance(data, bytes):
+        return [], data
     try:
-        findings = _scan_bytes(Path(path), data, rel, kind, rules)
-        return rel, st.st_size, st.st_mtime_ns, digest, findings, None
+        return _scan_bytes(Path(path), data, rel, kind, _rules_for(codes)), None
     except (FileProblem, DecodeError) as exc:
-        return rel, st.st_size, st.st_mtime_ns, digest, [], str(exc)
+        return [], str(exc)
     except Exception as exc:  # a bug in a matcher must not end the scan
-        return rel, st.st_size, st.st_mtime_ns, digest, [], f"internal error: {type(exc).__name__}: {exc}"
+        return [], f"internal error: {type(exc).__name__}: {exc}"
 
 
 def _scan_bytes(path: Path, data: bytes, rel: str, kind: str, rules: tuple[Rule, ...]) -> list[Finding]:
     if kind == "onnx":
         return _scan_onnx(path, rel, rules)
-    if kind == "python":
-        prefilter = python_prefilter(rules)
-        if prefilter is not None and not prefilter.search(data):
-            return []
     text = decode_source(data, python=kind == "python")
     return scan_text(text, rel, kind, rules)
 
@@ -143,12 +138,8 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
         if hit is not None:
             _collect(result, sf.rel, hit.findings, hit.error)
             continue
-        known = cache.entries[sf.rel].digest if sf.rel in cache.entries else None
-        todo.append((str(sf.path), sf.rel, sf.kind, codes, known))
-    for rel, size, mtime, digest, findings, error in _run(todo, options):
-        if findings is None:  # content unchanged, only the mtime moved
-            old = cache.entries[rel]
-            findings, error = old.findings, old.error
+        todo.append(sf)
+    for rel, size, mtime, digest, findings, error in _run(todo, options, cache, codes):
         _collect(result, rel, findings, error)
         if size >= 0:
             cache.store(rel, Entry(size, mtime, digest, findings, error))
@@ -164,25 +155,54 @@ def _collect(result: ScanResult, rel: str, findings: list[Finding], error: str |
         result.errors.append(FileError(rel, error))
 
 
-def _run(todo: list[tuple], options: ScanOptions):
-    total = len(todo)
-    jobs = options.jobs or os.cpu_count() or 1
+def _run(todo: list[SourceFile], options: ScanOptions, cache: ScanCache, codes: tuple[str, ...]):
+    """Read, hash and prefilter here; parse what may have findings, in worker processes
+    when there is enough of it. Yields (rel, size, mtime, digest, findings, error)."""
+    prefilter = python_prefilter(_rules_for(codes))
+    parse: list[tuple] = []
+    stats: dict[str, tuple[int, int, str]] = {}
+    for sf in todo:
+        st, data = _read(str(sf.path))
+        if not isinstance(data, bytes):
+            yield sf.rel, (st.st_size if st else -1), (st.st_mtime_ns if st else -1), "", [], data
+            continue
+        digest = content_hash(data)
+        old = cache.lookup_digest(sf.rel, digest)
+        if old is not None:  # content unchanged, only the mtime moved
+            yield sf.rel, st.st_size, st.st_mtime_ns, digest, old.findings, old.error
+        elif sf.kind == "python" and prefilter is not None and not prefilter.search(data):
+            yield sf.rel, st.st_size, st.st_mtime_ns, digest, [], None
+        else:
+            stats[sf.rel] = (st.st_size, st.st_mtime_ns, digest)
+            parse.append((str(sf.path), sf.rel, sf.kind, codes))
+    for rel, (findings, error) in _parse_all(parse, options):
+        size, mtime, digest = stats[rel]
+        yield rel, size, mtime, digest, findings, error
+
+
+def _parse_all(items: list[tuple], options: ScanOptions):
+    total = len(items)
+    jobs = min(options.jobs or os.cpu_count() or 1, max(1, total // 8))
     progress = options.progress
     if jobs <= 1 or total < PARALLEL_THRESHOLD:
-        for i, item in enumerate(todo, 1):
-            yield scan_file(item)
+        for i, item in enumerate(items, 1):
+            yield item[1], scan_file(item)
             if progress:
                 progress(i, total)
         return
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-    # Big files first so one large file does not finish last on its own.
-    todo = sorted(todo, key=lambda it: _size(it[0]), reverse=True)
+    # Big files first so that one large file does not finish last on its own.
+    items = sorted(items, key=lambda it: _size(it[0]), reverse=True)
     with ctx.Pool(jobs) as pool:
-        for i, out in enumerate(pool.imap_unordered(scan_file, todo, chunksize=4), 1):
-            yield out
+        for i, (rel, out) in enumerate(pool.imap_unordered(_scan_keyed, items, chunksize=1), 1):
+            yield rel, out
             if progress:
                 progress(i, total)
+
+
+def _scan_keyed(item: tuple) -> tuple[str, tuple]:
+    return item[1], scan_file(item)
 
 
 def _size(path: str) -> int:

@@ -44,8 +44,29 @@ def rule_tokens(rule: Rule) -> set[str]:
     return {t for t in tokens if t}
 
 
+def minimal_tokens(tokens: set[str]) -> list[str]:
+    """Drop tokens that contain another token: a file holding them holds the shorter one."""
+    kept = [t for t in tokens if not any(o != t and o in t for o in tokens)]
+    return sorted(kept, key=len, reverse=True)
+
+
+class Prefilter:
+    """``search(data)`` is truthy when data holds any token. Few tokens: bytes.find (memmem,
+    much faster than a regex alternation); many: one regex."""
+
+    def __init__(self, tokens: list[str]):
+        self.tokens = [t.encode() for t in tokens]
+        self.pattern = re.compile(b"|".join(re.escape(t) for t in self.tokens) or b"(?!)")
+        self._few = len(self.tokens) <= 24
+
+    def search(self, data: bytes) -> bool:
+        if self._few:
+            return any(t in data for t in self.tokens)
+        return self.pattern.search(data) is not None
+
+
 @lru_cache(maxsize=8)
-def python_prefilter(rules: tuple[Rule, ...]) -> re.Pattern[bytes] | None:
+def python_prefilter(rules: tuple[Rule, ...]) -> Prefilter | None:
     """None means: no sound prefilter (some python rule declares no tokens); read every file."""
     tokens: set[str] = set()
     for rule in rules:
@@ -55,7 +76,11 @@ def python_prefilter(rules: tuple[Rule, ...]) -> re.Pattern[bytes] | None:
         if not t:
             return None
         tokens |= t
-    if not tokens:
-        return re.compile(rb"(?!)")
-    alternatives = sorted((re.escape(t.encode()) for t in tokens), key=len, reverse=True)
-    return re.compile(b"|".join(alternatives))
+    return Prefilter(minimal_tokens(tokens))
+
+
+@lru_cache(maxsize=8)
+def python_hit_pattern(rules: tuple[Rule, ...]) -> re.Pattern[str] | None:
+    """The same tokens as a text regex: lines without a hit are not walked."""
+    pattern = python_prefilter(rules)
+    return None if pattern is None else re.compile(pattern.pattern.pattern.decode())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from dataclasses import dataclass, field
 
 from migrate.findings import Edit, Finding, Fix, LineIndex
@@ -23,14 +25,25 @@ class PyFile:
     # Spans already reported per rule, so overlapping matchers report a place once.
     _seen: set[tuple[str, int, int]] = field(default_factory=set)
 
+    by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
+
     @classmethod
-    def parse(cls, text: str, rel: str) -> PyFile:
+    def parse(cls, text: str, rel: str, hit: re.Pattern[str] | None = None) -> PyFile:
+        """Parse; with ``hit``, index only the nodes whose lines contain a match of it
+        (or use a name imported on such a line): the rest cannot yield a finding."""
         tree = ast.parse(text, filename=rel, type_comments=False)
-        parents: dict[int, ast.AST] = {}
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
-        return cls(text, rel, tree, LineIndex(text), collect_bindings(tree), parents)
+        index = LineIndex(text)
+        bindings = collect_bindings(tree)
+        f = cls(text, rel, tree, index, bindings)
+        lines = None if hit is None else _hit_lines(text, index, hit, bindings)
+        f.by_type, f.parents = _index_nodes(tree, lines)
+        return f
+
+    def nodes(self, *types: type) -> list[ast.AST]:
+        out: list[ast.AST] = []
+        for t in types:
+            out.extend(self.by_type.get(t, ()))
+        return out
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))
@@ -81,3 +94,40 @@ def make_fix(rule: Rule, edits: list[Edit], values: dict, imports: list[str] | N
         edits=edits,
         imports=list(dict.fromkeys([*rule.imports, *(imports or [])])),
     )
+
+
+def _hit_lines(text: str, index: LineIndex, hit: re.Pattern[str], bindings: Bindings) -> list[int]:
+    lines = {index.position(m.start())[0] for m in hit.finditer(text)}
+    names = set()
+    for b in bindings.names.values():
+        node = b.node
+        if any(node.lineno <= ln <= node.end_lineno for ln in lines):
+            names.add(b.local)
+    if names:
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+        lines |= {index.position(m.start())[0] for m in pattern.finditer(text)}
+    return sorted(lines)
+
+
+def _index_nodes(tree: ast.AST, lines: list[int] | None):
+    """One pass over the tree: nodes by type and parent links, pruned to ``lines``."""
+    by_type: dict[type, list[ast.AST]] = {}
+    parents: dict[int, ast.AST] = {}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        by_type.setdefault(type(node), []).append(node)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            children = value if isinstance(value, list) else (value,)
+            for child in children:
+                if not isinstance(child, ast.AST) or isinstance(child, (ast.expr_context, ast.operator,
+                                                                         ast.cmpop, ast.unaryop, ast.boolop)):
+                    continue
+                if lines is not None and hasattr(child, "lineno"):
+                    i = bisect.bisect_left(lines, child.lineno)
+                    if i == len(lines) or lines[i] > (child.end_lineno or child.lineno):
+                        continue
+                parents[id(child)] = node
+                stack.append(child)
+    return by_type, parents

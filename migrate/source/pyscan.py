@@ -7,6 +7,7 @@ import warnings
 from migrate.findings import Finding
 from migrate.rules import Rule
 from migrate.source.kinds import group_by_kind, python_kinds
+from migrate.source.prefilter import python_hit_pattern
 from migrate.source.pyfile import PyFile
 from migrate.source.suppress import is_suppressed
 
@@ -15,11 +16,11 @@ class ParseError(Exception):
     pass
 
 
-def parse_python(text: str, rel: str) -> PyFile:
+def parse_python(text: str, rel: str, hit=None) -> PyFile:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning on invalid escapes etc.
-            return PyFile.parse(text, rel)
+            return PyFile.parse(text, rel, hit)
     except SyntaxError as exc:
         hint = ""
         if exc.msg and ("print" in exc.msg or "Missing parentheses" in exc.msg):
@@ -30,7 +31,7 @@ def parse_python(text: str, rel: str) -> PyFile:
 
 
 def scan_python(text: str, rel: str, rules: list[Rule] | tuple[Rule, ...]) -> list[Finding]:
-    f = parse_python(text, rel)
+    f = parse_python(text, rel, python_hit_pattern(tuple(rules)))
     kinds = python_kinds()
     for kind, group in group_by_kind(rules).items():
         fn = kinds.get(kind)

@@ -55,7 +55,8 @@ def _specs(rules: tuple[Rule, ...]) -> list[Spec]:
 @python_kind("context-string")
 def run(f: PyFile, rules: list[Rule]) -> None:
     specs = _specs(tuple(rules))
-    for node in ast.walk(f.tree):
+    for node in f.nodes(ast.Call, ast.Assign, ast.AnnAssign, ast.arguments, ast.Dict, ast.Compare,
+                        ast.IfExp):
         for spec in specs:
             for value in _positions(f, spec, node):
                 _check_value(f, spec, value)

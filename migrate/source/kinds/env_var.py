@@ -35,8 +35,8 @@ def _table(rules: list[Rule]):
 @python_kind("env-var")
 def run(f: PyFile, rules: list[Rule]) -> None:
     exact, prefixes = _table(rules)
-    for node in ast.walk(f.tree):
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+    for node in f.nodes(ast.Constant):
+        if not isinstance(node.value, str):
             continue
         name = node.value
         if not _ENV_NAME.match(name):

@@ -19,8 +19,8 @@ from migrate.source.pyfile import PyFile, make_fix
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {attr: (rule, spec) for rule in rules
              for attr, spec in (rule.params.get("attrs") or {}).items()}
-    for node in ast.walk(f.tree):
-        if not isinstance(node, ast.Attribute) or node.attr not in table:
+    for node in f.nodes(ast.Attribute):
+        if node.attr not in table:
             continue
         rule, spec = table[node.attr]
         parent = f.parent(node)

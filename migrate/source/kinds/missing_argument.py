@@ -20,9 +20,7 @@ from migrate.source.pyfile import PyFile, make_fix
 @python_kind("missing-argument")
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {q: (rule, spec) for rule in rules for q, spec in (rule.params.get("calls") or {}).items()}
-    for node in ast.walk(f.tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in f.nodes(ast.Call):
         parts = chain_parts(node.func)
         if not parts or parts[0] not in f.bindings.names:
             continue

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from migrate.findings import Edit
 from migrate.rules import Rule
-from migrate.source.bindings import chain_parts
+from migrate.source.bindings import chain_parts, import_statements
 from migrate.source.fixers import get_fixer
 from migrate.source.kinds import python_kind
 from migrate.source.pyfile import PyFile, make_fix
@@ -90,8 +90,8 @@ def _values(m: Match) -> dict:
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = _table(tuple(rules))
     rewritten = _imports(f, table)
-    for node in ast.walk(f.tree):
-        if isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, (ast.Load, ast.Store)):
+    for node in f.nodes(ast.Attribute, ast.Name):
+        if isinstance(node.ctx, (ast.Load, ast.Store)):
             parent = f.parent(node)
             if isinstance(parent, ast.Attribute) and parent.value is node:
                 continue  # not the outermost link of its chain
@@ -154,7 +154,7 @@ def _rename_use(f: PyFile, m: Match, node: ast.AST, parts: list[str]):
 def _imports(f: PyFile, table: Table) -> set[str]:
     """Report and fix import statements; return local names whose import gets rewritten."""
     rewritten: set[str] = set()
-    for node in ast.walk(f.tree):
+    for node in import_statements(f.tree):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             rewritten |= _import_from(f, table, node)
         elif isinstance(node, ast.Import):
@@ -190,7 +190,8 @@ def _import_from(f: PyFile, table: Table, node: ast.ImportFrom) -> set[str]:
             matched.append((alias, m))
             if m.new_qualname is not None and not m.entry.fixer:
                 module, _, name = import_form(m.new_qualname).rpartition(".")
-        text = name if (alias.asname is None and name == alias.name) else f"{name} as {alias.asname or alias.name}"
+        local = alias.asname or alias.name
+        text = name if (alias.asname is None and name == alias.name) else f"{name} as {local}"
         if groups and groups[-1][0] == module:
             groups[-1][1].append(text)
         else:

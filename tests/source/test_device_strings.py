@@ -1,0 +1,128 @@
+"""MIG201/MIG202/MIG203/MIG310/MIG410: device and backend strings, .cuda(), is_cuda."""
+
+from __future__ import annotations
+
+
+def test_device_positions_are_found(found):
+    code = '''
+    import torch
+    import argparse
+    dev = torch.device("cuda:1")
+    x = torch.randn(2, device="cuda")
+    y = x.to("cuda:0", non_blocking=True)
+    sd = torch.load("m.pt", map_location="cuda:0")
+    sd2 = torch.load("m.pt", "cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        pass
+    with torch.autocast(device_type="cuda"):
+        pass
+    self.device = f"cuda:{local_rank}"
+    p = argparse.ArgumentParser()
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    cfg = {"device": "cuda"}
+    def run(model, device: str = "cuda"):
+        if str(device).startswith("cuda"):
+            pass
+    '''
+    lines = sorted(line for rule, line in found(code) if rule == "MIG201")
+    assert lines == [4, 5, 6, 7, 8, 9, 11, 13, 15, 15, 16, 17, 18]
+
+
+def test_device_strings_outside_device_positions_are_left_alone(found):
+    code = '''
+    import torch, logging
+    """Runs on cuda."""
+    logging.info("moving the model to cuda")
+    print(f"cuda:{rank} ready")
+    parser.add_argument("--use_cuda", action="store_true", help="use cuda")
+    name = "cuda"
+    kernels = {"cuda": 1}
+    # device = "cuda"
+    '''
+    assert found(code) == []
+
+
+def test_comparisons_and_conditional_expressions(found, fixed):
+    code = '''
+    import torch
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if x.device.type == "cuda" or x.device.type in ("cuda", "xpu"):
+        pass
+    '''
+    out = fixed(code)
+    assert 'device = "npu" if torch.npu.is_available() else "cpu"' in out
+    assert 'x.device.type == "npu" or x.device.type in ("npu", "xpu")' in out
+
+
+def test_fstring_and_quote_style_are_kept(fixed):
+    code = '''
+    import torch
+    a = torch.device(f'cuda:{rank}')
+    b = x.to(device=rf"cuda:{i}")
+    c = torch.device("""cuda""")
+    '''
+    out = fixed(code)
+    assert "torch.device(f'npu:{rank}')" in out
+    assert 'x.to(device=rf"npu:{i}")' in out
+    assert 'torch.device("""npu""")' in out
+
+
+def test_cuda_method_and_is_cuda(found, fixed):
+    code = '''
+    import torch
+    model = Net().cuda()
+    x = batch["x"].cuda(non_blocking=True)
+    flag = x.is_cuda
+    if args.cuda:
+        torch.cuda.manual_seed(1)
+    '''
+    rules = found(code, ("MIG202", "MIG203"))
+    assert rules == [("MIG202", 3), ("MIG202", 4), ("MIG203", 5)]
+    out = fixed(code)
+    assert "Net().npu()" in out and '.npu(non_blocking=True)' in out and "x.is_npu" in out
+    assert "if args.cuda:" in out
+
+
+def test_nccl_backend(found, fixed):
+    code = '''
+    import torch.distributed as dist
+    from torch.distributed import init_process_group
+    init_process_group("nccl")
+    dist.init_process_group(backend="nccl", rank=0)
+    backend = "nccl"
+    if dist.get_backend() == "nccl":
+        pass
+    g = dist.new_group(ranks, backend="cuda:nccl,cpu:gloo")
+    log("nccl timeout")
+    '''
+    assert [ln for r, ln in found(code) if r == "MIG310"] == [4, 5, 6, 7, 9]
+    out = fixed(code)
+    assert 'init_process_group("hccl")' in out and 'backend="npu:hccl,cpu:gloo"' in out
+    assert 'log("nccl timeout")' in out
+
+
+def test_grad_scaler_without_device(found, fixed):
+    code = '''
+    import torch
+    from torch.amp import GradScaler
+    s1 = torch.amp.GradScaler()
+    s2 = GradScaler(init_scale=2.0**16)
+    s3 = torch.amp.GradScaler("cuda")
+    s4 = torch.amp.GradScaler(device="cpu")
+    '''
+    assert [ln for r, ln in found(code) if r == "MIG410"] == [4, 5]
+    out = fixed(code)
+    assert 'torch.amp.GradScaler("npu")' in out
+    assert 'GradScaler("npu", init_scale=2.0**16)' in out
+    assert 's3 = torch.amp.GradScaler("npu")' in out
+    assert 's4 = torch.amp.GradScaler(device="cpu")' in out
+
+
+def test_suppression_comment(found):
+    code = '''
+    import torch
+    x = x.cuda()  # migrate: ignore[MIG202]
+    y = y.cuda()  # migrate: ignore
+    z = z.cuda()  # migrate: ignore[MIG999]
+    '''
+    assert found(code, ("MIG202",)) == [("MIG202", 5)]
