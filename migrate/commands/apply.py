@@ -69,7 +69,7 @@ def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude,
                       write=not (diff or check))
     files = _annotated_files(paths, root, [*cfg.exclude, *(exclude or [])],
                              cfg.respect_gitignore) if strip else []
-    return apply_scan(result, root, rules, options, files), options
+    return apply_scan(result, root, rules, options, files, jobs), options
 
 
 def register(app: typer.Typer) -> None:

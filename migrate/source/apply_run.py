@@ -6,6 +6,8 @@ to do are read again and rewritten, each to a fixpoint (see rewrite.py).
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +16,8 @@ from migrate.findings import FileError, Finding, ScanResult
 from migrate.rules import Rule
 from migrate.source.applier import fixable
 from migrate.source.rewrite import Options, Outcome, rewrite_file
+
+PARALLEL_THRESHOLD = 6  # files to rewrite before worker processes pay off
 
 
 def engine_scan(text: str, rel: str, kind: str, rules: list[Rule]) -> list[Finding]:
@@ -76,7 +80,8 @@ def _wanted(findings: list[Finding], options: Options) -> bool:
 
 
 def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Options,
-               annotated_files: list[tuple[Path, str, str]] = ()) -> ApplyRun:
+               annotated_files: list[tuple[Path, str, str]] = (),
+               jobs: int | None = None) -> ApplyRun:
     """Rewrite the files of ``result`` (or, with options.strip, ``annotated_files``)."""
     run = ApplyRun(errors=list(result.errors), files_scanned=result.files_scanned)
     by_file: dict[str, list[Finding]] = {}
@@ -93,15 +98,36 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
                 todo.append((path, rel, kind, findings))
             else:
                 run.remaining.extend(findings)
-    for path, rel, kind, findings in todo:
-        try:
-            out = rewrite_file(path, rel, kind, rules, engine_scan, options, first=findings)
-        except Exception as exc:  # a bug in a fixer must not end the run
-            out = Outcome(path, rel, error=f"internal error: {type(exc).__name__}: {exc}")
+    for (_, _, _, findings), out in zip(todo, _rewrite_all(todo, rules, options, jobs),
+                                        strict=True):
         run.outcomes.append(out)
         if out.error:
-            run.errors.append(FileError(rel, out.error))
+            run.errors.append(FileError(out.rel, out.error))
             run.remaining.extend(findings or [])
         else:
             run.remaining.extend(out.remaining)
     return run
+
+
+_WORK: tuple | None = None  # (rules, options) inherited by forked workers
+
+
+def _rewrite_one(item) -> Outcome:
+    path, rel, kind, findings = item
+    rules, options = _WORK
+    try:
+        return rewrite_file(path, rel, kind, rules, engine_scan, options, first=findings)
+    except Exception as exc:  # a bug in a fixer must not end the run
+        return Outcome(path, rel, error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _rewrite_all(todo: list, rules: list[Rule], options: Options, jobs: int | None):
+    """Rewrite files, in worker processes when there are enough to pay for them."""
+    global _WORK
+    _WORK = (rules, options)
+    jobs = jobs or os.cpu_count() or 1
+    methods = multiprocessing.get_all_start_methods()
+    if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD or "fork" not in methods:
+        return [_rewrite_one(item) for item in todo]
+    with multiprocessing.get_context("fork").Pool(min(jobs, len(todo))) as pool:
+        return pool.map(_rewrite_one, todo, chunksize=1)
