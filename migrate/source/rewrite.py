@@ -14,6 +14,7 @@ from migrate.findings import Finding
 from migrate.rules import Rule
 from migrate.source.annotate import annotate, strip_annotations
 from migrate.source.applier import AppliedEdit, apply_fixes
+from migrate.source.verify import verify_python
 from migrate.source.fileio import (
     SourceError,
     SourceFile,
@@ -50,22 +51,6 @@ class Outcome:
     @property
     def changed(self) -> bool:
         return self.error is None and self.new_text != self.old_text
-
-
-def verify_python(text: str, rel: str) -> str | None:
-    """None if ``text`` compiles and parses with libcst, else why not."""
-    try:
-        compile(text, rel or "<file>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as exc:
-        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
-        return f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}{where}"
-    import libcst
-
-    try:
-        libcst.parse_module(text)
-    except libcst.ParserSyntaxError as exc:
-        return f"libcst cannot parse the result (line {exc.raw_line})"
-    return None
 
 
 def fix_text(text: str, rel: str, kind: str, rules: list[Rule], scan: ScanFn, *,
@@ -124,7 +109,8 @@ def rewrite_file(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanF
     if text == out.old_text:
         return out
     if kind == "python":
-        problem = verify_python(text, rel)
+        compiled = bool(out.edits) and not out.annotated and not options.strip
+        problem = verify_python(text, rel, out.old_text, compiled=compiled)
         if problem:
             out.error = f"not written: {problem}"
             return out

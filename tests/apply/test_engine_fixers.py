@@ -8,7 +8,8 @@ import pytest
 
 from migrate.rules import default_rules, load_rules
 from migrate.source.apply_run import engine_scan
-from migrate.source.rewrite import fix_text, verify_python
+from migrate.source.rewrite import fix_text
+from migrate.source.verify import verify_python
 
 from .goldens import SAMPLES
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from migrate.rules import default_rules
 from migrate.source.apply_run import engine_scan
-from migrate.source.rewrite import fix_text, verify_python
+from migrate.source.rewrite import fix_text
+from migrate.source.verify import verify_python
 
 CUDA = [
     "x{n} = torch.zeros({k}, device='cuda')",
