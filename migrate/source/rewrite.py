@@ -66,14 +66,12 @@ def fix_text(text: str, rel: str, kind: str, rules: list[Rule], scan: ScanFn, *,
             return text, [], findings, _refusal(applied_rules(findings, unsafe), exc.msg)
         if not applied or new_text == text:
             break
-        if kind == "python":
-            try:
-                compile(new_text, rel or "<file>", "exec", dont_inherit=True)
-            except (SyntaxError, ValueError) as exc:
-                rules_used = sorted({a.rule for a in applied})
-                return text, [], findings, _refusal(rules_used, getattr(exc, "msg", str(exc)))
-        text, edits = new_text, edits + applied
-        findings = scan(text, rel, kind, rules)
+        try:  # the re-scan parses the new text: a fix that breaks it stops here
+            new_findings = scan(new_text, rel, kind, rules)
+        except SyntaxError as exc:
+            rules_used = sorted({a.rule for a in applied})
+            return text, [], findings, _refusal(rules_used, getattr(exc, "msg", str(exc)))
+        text, edits, findings = new_text, edits + applied, new_findings
     return text, edits, findings, None
 
 
@@ -109,8 +107,7 @@ def rewrite_file(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanF
     if text == out.old_text:
         return out
     if kind == "python":
-        compiled = bool(out.edits) and not out.annotated and not options.strip
-        problem = verify_python(text, rel, out.old_text, compiled=compiled)
+        problem = verify_python(text, rel, out.old_text)
         if problem:
             out.error = f"not written: {problem}"
             return out

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from migrate.source.verify import changed_lines, touched_chunks, verify_python
+from migrate.source.verify import touched_chunks, verify_python
 
-OLD = "import torch\n\n\n@dec\ndef f():\n    return 1\n\n\nclass C:\n    x = 'cuda'\n"
+OLD = ("import torch\n\n\n@dec\ndef f():\n    return 1\n\n\nclass C:\n    x = 'cuda'\n\n"
+       "    def g(self):\n        return 2\n")
 
 
-def test_only_touched_top_level_statements_are_reparsed():
+def test_only_touched_statements_are_reparsed():
     new = OLD.replace("'cuda'", "'npu'").replace("import torch\n", "import torch\nimport torch_npu\n")
-    lines = changed_lines(OLD, new)
-    assert lines == {2, 11}
-    chunks = touched_chunks(new, lines)
-    assert chunks == ["import torch_npu\n", "class C:\n    x = 'npu'\n"]
+    assert touched_chunks(OLD, new) == ["import torch_npu\n", "class C:\n    x = 'npu'\n"]
     assert verify_python(new, "t.py", OLD) is None
 
 
 def test_decorated_statement_is_taken_whole():
     new = OLD.replace("return 1", "return 2")
-    assert touched_chunks(new, changed_lines(OLD, new)) == [
-        "@dec\ndef f():\n    return 2\n"]
+    assert touched_chunks(OLD, new) == ["@dec\ndef f():\n    return 2\n"]
+
+
+def test_unchanged_file_has_nothing_to_reparse():
+    assert touched_chunks(OLD, OLD) == []
 
 
 def test_broken_result_is_reported():
