@@ -29,8 +29,9 @@ def test_flash_attn_func_calls_generated_helper_once():
     assert out.count("import torch_npu") == 1
     assert "a = npu_flash_attn_func(q, k, v, dropout_p=0.1, causal=True)" in out
     assert "return a + npu_flash_attn_func(q, k, v, softmax_scale=0.5)" in out
-    # helper sits between the imports and the class, two blank lines around it
-    assert "flash_attn_func\n\n\ndef npu_flash_attn_func(" in out
+    # the flash_attn import goes; the helper sits before the class, two blank lines around
+    assert "from flash_attn" not in out
+    assert "import torch_npu\n\n\ndef npu_flash_attn_func(" in out
     assert "    )[0]\n\n\nclass Attn" in out
     assert 'keep_prob=1.0 - dropout_p' in out and "sparse_mode = 3" in out
 
@@ -180,3 +181,40 @@ def test_device_capability_compare(before, after):
 def test_device_capability_declines(line):
     src = f"import torch\n{line}\n"
     assert [f.fix for f in findings_for("device-capability-compare", CAP, src)] == [None]
+
+
+def test_rms_norm_import_goes_only_when_every_use_is_rewritten():
+    src = dedent('''\
+        import torch
+        from apex.normalization import FusedRMSNorm
+
+
+        def build(d):
+            return torch.nn.Sequential(FusedRMSNorm(d), FusedRMSNorm(d, eps=1e-6))
+        ''')
+    out = run_fixer("fused-rms-norm", RMS, src)
+    assert "apex" not in out and out.count("NpuRMSNorm(d") == 2
+    assert "import torch_npu\n\n\nclass NpuRMSNorm" in out and ")[0]\n\n\ndef build" in out
+    kept = src + "\n\ndef is_norm(m):\n    return isinstance(m, FusedRMSNorm)\n"
+    out = run_fixer("fused-rms-norm", RMS, kept)
+    assert "from apex.normalization import FusedRMSNorm" in out
+    assert "isinstance(m, FusedRMSNorm)" in out and out.count("NpuRMSNorm(d") == 2
+
+
+def test_flash_attn_import_in_try_block_goes_with_its_blank_line():
+    src = dedent('''\
+        import torch
+
+        try:
+            from flash_attn import flash_attn_func
+
+            HAS_FLASH = True
+        except ImportError:
+            HAS_FLASH = False
+
+
+        def f(q, k, v):
+            return flash_attn_func(q, k, v) if HAS_FLASH else None
+        ''')
+    out = run_fixer("flash-attention", FA, src)
+    assert "try:\n    HAS_FLASH = True\nexcept ImportError:" in out

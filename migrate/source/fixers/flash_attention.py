@@ -6,6 +6,7 @@ as host lists), ``keep_prob = 1 - dropout_p``, softmax scale defaulting to
 ``headdim ** -0.5``, causal masking by a 2048x2048 bool mask with ``sparse_mode=3``
 (bottom-right aligned, as flash_attn >= 2.1). Calls using sliding windows, softcap, ALiBi
 or ``return_attn_probs`` are declined: npu_fusion_attention has no direct equivalent.
+When every imported flash_attn name is rewritten, the import goes too.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import ast
 
 from migrate.findings import Fix
 from migrate.source.fixers import FixContext, fixer
-from migrate.source.fixers._support import bind_args, helper_edit, is_const
+from migrate.source.fixers._support import bind_args, helper_edits, import_group, is_const
 
 FUNC_PARAMS = ["q", "k", "v", "dropout_p", "softmax_scale", "causal", "window_size",
                "softcap", "alibi_slopes", "deterministic", "return_attn_probs"]
@@ -92,21 +93,33 @@ def _unmapped_defaults_only(bound: dict[str, ast.expr]) -> bool:
     return True
 
 
-def _rewrite(ctx: FixContext, call: ast.Call, params: list[str], name: str,
-             helper: str) -> Fix | None:
-    bound = bind_args(call, params)
-    if bound is None or not _unmapped_defaults_only(bound):
+KINDS = {  # last part of the qualified name -> (parameters, helper name, helper code)
+    "flash_attn_func": (FUNC_PARAMS, "npu_flash_attn_func", FUNC_HELPER),
+    "flash_attn_varlen_func": (VARLEN_PARAMS, "npu_flash_attn_varlen_func", VARLEN_HELPER),
+}
+
+
+def _kind(qualname: str) -> tuple | None:
+    if not qualname.startswith("flash_attn."):
         return None
-    edits = [ctx.replace(call.func, name)]
-    insert = helper_edit(ctx, name, helper, [call])
-    if insert is not None:
-        edits.append(insert)
-    return Fix("unsafe", DESCRIPTION.format(name=name), edits,
-               ["import torch", "import torch_npu"])
+    return KINDS.get(qualname.rsplit(".", 1)[1])
+
+
+def _accepts(qualname: str, call: ast.Call) -> bool:
+    kind = _kind(qualname)
+    bound = bind_args(call, kind[0]) if kind else None
+    return bound is not None and _unmapped_defaults_only(bound)
 
 
 @fixer("flash-attention")
 def flash_attention(ctx: FixContext, call: ast.Call) -> Fix | None:
-    if ctx.qualname.endswith("varlen_func"):
-        return _rewrite(ctx, call, VARLEN_PARAMS, "npu_flash_attn_varlen_func", VARLEN_HELPER)
-    return _rewrite(ctx, call, FUNC_PARAMS, "npu_flash_attn_func", FUNC_HELPER)
+    if not _accepts(ctx.qualname, call):
+        return None
+    group = import_group(ctx, _accepts)
+    uses = group[1] if group else [(call, ctx.qualname)]
+    edits = [ctx.replace(c.func, _kind(q)[1]) for c, q in uses]
+    helpers = [(k[1], k[2]) for k in KINDS.values() if any(_kind(q) is k for _, q in uses)]
+    edits += helper_edits(ctx, helpers, [c for c, _ in uses], group[0] if group else None)
+    name = " and ".join(n for n, _ in helpers)
+    return Fix("unsafe", DESCRIPTION.format(name=name), edits,
+               ["import torch", "import torch_npu"])

@@ -11,7 +11,7 @@ import ast
 
 from migrate.findings import Fix
 from migrate.source.fixers import FixContext, fixer
-from migrate.source.fixers._support import bind_args, helper_edit
+from migrate.source.fixers._support import bind_args, helper_edits, import_group
 
 PARAMS = ["normalized_shape", "eps", "elementwise_affine", "memory_efficient"]
 NAME = "NpuRMSNorm"
@@ -49,12 +49,18 @@ DESCRIPTION = (
 )
 
 
+def _accepts(qualname: str, call: ast.Call) -> bool:
+    return qualname.startswith("apex.") and qualname.endswith(".FusedRMSNorm") and bind_args(
+        call, PARAMS) is not None
+
+
 @fixer("fused-rms-norm")
 def fused_rms_norm(ctx: FixContext, call: ast.Call) -> Fix | None:
-    if bind_args(call, PARAMS) is None:
+    if not _accepts(ctx.qualname, call):
         return None
-    edits = [ctx.replace(call.func, NAME)]
-    insert = helper_edit(ctx, NAME, HELPER, [call])
-    if insert is not None:
-        edits.append(insert)
+    group = import_group(ctx, _accepts)
+    uses = group[1] if group else [(call, ctx.qualname)]
+    edits = [ctx.replace(c.func, NAME) for c, _ in uses]
+    edits += helper_edits(ctx, [(NAME, HELPER)], [c for c, _ in uses],
+                          group[0] if group else None)
     return Fix("unsafe", DESCRIPTION, edits, ["import torch", "import torch_npu"])

@@ -13,7 +13,7 @@ import ast
 
 from migrate.findings import Edit, Fix
 from migrate.source.fixers import FixContext, fixer
-from migrate.source.fixers._support import bind_args, helper_edit, is_const
+from migrate.source.fixers._support import bind_args, helper_edits, is_const
 
 PARAMS = ["query", "key", "value", "attn_bias", "p", "scale", "op", "output_dtype"]
 NAME = "npu_memory_efficient_attention"
@@ -90,7 +90,5 @@ def xformers_attention(ctx: FixContext, call: ast.Call) -> Fix | None:
                 if ctx.text[last_end:end].strip() not in ("", ","):
                     return None
                 edits.append(Edit(last_end, last_end, ", causal=True"))
-    insert = helper_edit(ctx, NAME, HELPER, [call])
-    if insert is not None:
-        edits.append(insert)
+    edits += helper_edits(ctx, [(NAME, HELPER)], [call])
     return Fix("unsafe", DESCRIPTION, edits, ["import torch", "import torch_npu"])
