@@ -193,8 +193,8 @@ def test_rms_norm_import_goes_only_when_every_use_is_rewritten():
             return torch.nn.Sequential(FusedRMSNorm(d), FusedRMSNorm(d, eps=1e-6))
         ''')
     out = run_fixer("fused-rms-norm", RMS, src)
-    assert "apex" not in out and out.count("NpuRMSNorm(d") == 2
-    assert "import torch_npu\n\n\nclass NpuRMSNorm" in out and ")[0]\n\n\ndef build" in out
+    assert "from apex" not in out and out.count("NpuRMSNorm(d") == 2
+    assert "import torch_npu\n\n\nclass NpuRMSNorm" in out and "eps)[0]\n\n\ndef build" in out
     kept = src + "\n\ndef is_norm(m):\n    return isinstance(m, FusedRMSNorm)\n"
     out = run_fixer("fused-rms-norm", RMS, kept)
     assert "from apex.normalization import FusedRMSNorm" in out
