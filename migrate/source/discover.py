@@ -36,6 +36,8 @@ def file_kind(path: Path) -> str | None:
         return "python"
     if suffix == ".onnx":
         return "onnx"
+    if suffix == ".ipynb":
+        return "notebook"
     try:
         from migrate.source import textfiles
     except ImportError:  # pragma: no cover - text rules not installed

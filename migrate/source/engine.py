@@ -20,6 +20,7 @@ from migrate.rules import Rule, default_rules, select_rules
 from migrate.source.cache import Entry, ScanCache, content_hash
 from migrate.source.decode import DecodeError, decode_source
 from migrate.source.discover import SourceFile, Walker, scan_root
+from migrate.source.notebook import NotebookError, scan_notebook
 from migrate.source.prefilter import python_prefilter
 from migrate.source.pyscan import ParseError, scan_python
 
@@ -97,6 +98,11 @@ def scan_file(item: tuple[str, str, str, tuple[str, ...]]) -> tuple[list[Finding
 def _scan_bytes(path: Path, data: bytes, rel: str, kind: str, rules: tuple[Rule, ...]) -> list[Finding]:
     if kind == "onnx":
         return _scan_onnx(path, rel, rules)
+    if kind == "notebook":
+        try:
+            return scan_notebook(decode_source(data, python=False), rel, rules, scan_python)
+        except NotebookError as exc:
+            raise FileProblem(str(exc)) from None
     text = decode_source(data, python=kind == "python")
     return scan_text(text, rel, kind, rules)
 
@@ -170,7 +176,7 @@ def _run(todo: list[SourceFile], options: ScanOptions, cache: ScanCache, codes: 
         old = cache.lookup_digest(sf.rel, digest)
         if old is not None:  # content unchanged, only the mtime moved
             yield sf.rel, st.st_size, st.st_mtime_ns, digest, old.findings, old.error
-        elif sf.kind == "python" and prefilter is not None and not prefilter.search(data):
+        elif sf.kind in ("python", "notebook") and prefilter is not None and not prefilter.search(data):
             yield sf.rel, st.st_size, st.st_mtime_ns, digest, [], None
         else:
             stats[sf.rel] = (st.st_size, st.st_mtime_ns, digest)

@@ -12,6 +12,8 @@ A literal is only considered where a device/backend is meant (never in log messa
                                          # argparse options whose name says "device"
       compare: true                      # x.device.type == "cuda", backend in ("nccl",)
       ifexp_test: 'is_available'         # "cuda" if torch.cuda.is_available() else "cpu"
+      anywhere: true                     # any string literal but docstrings (for values that
+                                         # cannot mean anything else: "torch.cuda.FloatTensor")
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class Spec:
         self.names = re.compile(p["names"], re.IGNORECASE) if p.get("names") else None
         self.compare = bool(p.get("compare"))
         self.ifexp = re.compile(p["ifexp_test"]) if p.get("ifexp_test") else None
+        self.anywhere = bool(p.get("anywhere"))
 
     def name_hit(self, name: str | None) -> bool:
         return bool(name and self.names and self.names.search(name.lstrip("-").replace("-", "_")))
@@ -55,6 +58,13 @@ def _specs(rules: tuple[Rule, ...]) -> list[Spec]:
 @python_kind("context-string")
 def run(f: PyFile, rules: list[Rule]) -> None:
     specs = _specs(tuple(rules))
+    anywhere = [s for s in specs if s.anywhere]
+    if anywhere:
+        for node in f.nodes(ast.Constant):
+            if isinstance(node.value, str) and not isinstance(f.parent(node), ast.Expr):
+                for spec in anywhere:
+                    _check_value(f, spec, node)
+    specs = [s for s in specs if not s.anywhere]
     for node in f.nodes(ast.Call, ast.Assign, ast.AnnAssign, ast.arguments, ast.Dict, ast.Compare,
                         ast.IfExp):
         for spec in specs:

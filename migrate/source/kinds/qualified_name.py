@@ -42,7 +42,11 @@ class Table:
     def __init__(self, rules: tuple[Rule, ...]):
         self.exact: dict[str, Entry] = {}
         self.prefix: dict[str, Entry] = {}
+        # Targets that are attributes of a class (torch.npu.mstx.mark): usable in code, not
+        # importable with `from ... import` / `import ... as`.
+        self.not_modules: set[str] = set()
         for rule in rules:
+            self.not_modules |= {import_form(m) for m in rule.params.get("not_modules") or ()}
             notes = rule.params.get("notes") or {}
             fixers = rule.params.get("fixers") or {}
             for key, target in (rule.params.get("names") or {}).items():
@@ -68,6 +72,11 @@ class Table:
                 new = ".".join([entry.target, *segs[i:]])
             return Match(entry, qualname, new)
         return None
+
+
+    def importable(self, qualname: str) -> bool:
+        """Can an import statement name ``qualname`` (import form)?"""
+        return not any(qualname == m or qualname.startswith(m + ".") for m in self.not_modules)
 
 
 @lru_cache(maxsize=8)
@@ -171,7 +180,8 @@ def _import_alias(f: PyFile, table: Table, node: ast.Import, alias: ast.alias) -
     if alias.asname is None and "." in alias.name and m.new_qualname is not None:
         return False  # `import torch.cuda.amp` binds `torch`: harmless, uses are fixed
     fix = None
-    if alias.asname and m.new_qualname and not m.entry.fixer:
+    if alias.asname and m.new_qualname and not m.entry.fixer and table.importable(
+            import_form(m.new_qualname)):
         start, end = f.span(alias)
         fix = make_fix(m.entry.rule, [Edit(start, end, f"{import_form(m.new_qualname)} as {alias.asname}")],
                        _values(m))
@@ -199,7 +209,8 @@ def _import_from(f: PyFile, table: Table, node: ast.ImportFrom) -> set[str]:
     if not matched:
         return set()
     edits = _regenerate(f, node, groups) if all(
-        m.new_qualname is not None and not m.entry.fixer for _, m in matched) else None
+        m.new_qualname is not None and not m.entry.fixer
+        and table.importable(import_form(m.new_qualname).rpartition(".")[0]) for _, m in matched) else None
     rewritten = set()
     for alias, m in matched:
         fix = None

@@ -1,0 +1,129 @@
+"""Helpers shared by the renderers: ordering, rule lookup, fix counts, source lines, levels."""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from migrate.findings import CATEGORIES, Finding
+from migrate.rules import Rule
+
+# How loud each category is, wherever a format has levels (SARIF, GitHub annotations).
+# manual -> error: nothing will fix it but a person, so a CI gate should stop on it.
+# assisted -> warning: a fix exists but may change behaviour; review it.
+# auto -> note: `migrate apply` makes the change safely; it only needs to be run.
+LEVELS = {"manual": "error", "assisted": "warning", "auto": "note"}
+
+# What a reader does about each category; used in summaries.
+ACTIONS = {
+    "auto": "`migrate apply`",
+    "assisted": "`migrate apply --unsafe-fixes`, then review",
+    "manual": "port by hand",
+}
+
+
+def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted(findings, key=Finding.sort_key)
+
+
+def rule_map(rules: Sequence[Rule]) -> dict[str, Rule]:
+    return {r.code: r for r in rules}
+
+
+def by_path(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    """Findings grouped by file, files in path order, findings in line order."""
+    groups: dict[str, list[Finding]] = {}
+    for f in sorted_findings(findings):
+        groups.setdefault(f.path, []).append(f)
+    return groups
+
+
+@dataclass
+class FixCounts:
+    safe: int = 0  # fixed by `migrate apply`
+    unsafe: int = 0  # fixed only with --unsafe-fixes
+    none: int = 0
+
+
+def fix_counts(findings: Iterable[Finding]) -> FixCounts:
+    counts = FixCounts()
+    for f in findings:
+        if f.fix is None:
+            counts.none += 1
+        elif f.fix.applicability == "safe":
+            counts.safe += 1
+        else:
+            counts.unsafe += 1
+    return counts
+
+
+def fixable_sentence(counts: FixCounts) -> str:
+    """ruff-style: '3 fixable with `migrate apply`, 2 more with `--unsafe-fixes`.'"""
+    if not counts.safe and not counts.unsafe:
+        return "No automatic fixes available."
+    parts = [f"{counts.safe} fixable with `migrate apply`"]
+    if counts.unsafe:
+        parts.append(f"{counts.unsafe} more with `--unsafe-fixes`")
+    return ", ".join(parts) + "."
+
+
+def rule_fix_kind(findings: Sequence[Finding]) -> str:
+    """'safe' if every finding of a rule has a safe fix, 'unsafe' if all have some fix,
+    'partial' if only some do, '' if none do."""
+    fixes = [f.fix for f in findings]
+    if not any(fixes):
+        return ""
+    if not all(fixes):
+        return "partial"
+    return "safe" if all(x.applicability == "safe" for x in fixes) else "unsafe"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+@dataclass
+class SourceLines:
+    """First source line of a finding: its snippet, else read from root/path (cached)."""
+
+    root: pathlib.Path | None
+    _files: dict[str, list[str] | None] = field(default_factory=dict)
+
+    def line(self, finding: Finding) -> str | None:
+        if finding.snippet:
+            return finding.snippet.splitlines()[0] if finding.snippet.strip("\r\n") else ""
+        lines = self._read(finding.path)
+        if lines is None or not 1 <= finding.line <= len(lines):
+            return None
+        return lines[finding.line - 1]
+
+    def _read(self, path: str) -> list[str] | None:
+        if path not in self._files:
+            self._files[path] = None
+            if self.root is not None:
+                try:
+                    text = (self.root / path).read_text(encoding="utf-8", errors="replace")
+                    self._files[path] = text.splitlines()
+                except OSError:
+                    pass
+        return self._files[path]
+
+
+def category_counts(findings: Iterable[Finding]) -> dict[str, int]:
+    counts = {c: 0 for c in CATEGORIES}
+    for f in findings:
+        counts[f.category] = counts.get(f.category, 0) + 1
+    return counts
+
+
+def statistics_rows(findings: Sequence[Finding], rules: Sequence[Rule]) -> list[dict]:
+    """One row per rule, most frequent first: code, name, count, fix ('safe', 'unsafe',
+    'partial' or '' as rule_fix_kind)."""
+    names = {r.code: r.name for r in rules}
+    groups: dict[str, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(f.rule, []).append(f)
+    rows = [{"code": code, "name": names.get(code, group[0].name), "count": len(group),
+             "fix": rule_fix_kind(group)} for code, group in groups.items()]
+    return sorted(rows, key=lambda r: (-r["count"], r["code"]))

@@ -1,0 +1,31 @@
+"""JSON report: the scan contract of DESIGN §3 (tool, findings, errors, summary)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from migrate import __version__
+from migrate.findings import ScanResult
+from migrate.report.common import sorted_findings, statistics_rows
+from migrate.rules import Rule
+
+TOOL_NAME = "ascend-migrate"
+
+
+def to_dict(result: ScanResult) -> dict:
+    return {
+        "tool": {"name": TOOL_NAME, "version": __version__},
+        "findings": [f.to_json() for f in sorted_findings(result.findings)],
+        "errors": [e.to_json() for e in sorted(result.errors, key=lambda e: e.path)],
+        "summary": result.summary(),
+    }
+
+
+def render_json(result: ScanResult) -> str:
+    return json.dumps(to_dict(result), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_statistics_json(result: ScanResult, rules: Sequence[Rule]) -> str:
+    """--statistics --format json: [{code, name, count, fix}], most frequent first."""
+    return json.dumps(statistics_rows(result.findings, rules), indent=2) + "\n"

@@ -1,0 +1,149 @@
+"""SARIF 2.1.0 report that GitHub code scanning accepts.
+
+* URIs are relative to the scan root, with ``uriBaseId: %SRCROOT%``; columns count Unicode
+  code points (``columnKind: unicodeCodePoints``), end column exclusive as in SARIF.
+* Levels: manual -> error (a person must act; a gate should stop), assisted -> warning
+  (a fix exists but needs review), auto -> note (`migrate apply` handles it).
+* ``partialFingerprints["migrateFinding/v1"]`` hashes rule, path, the finding's line text
+  with whitespace collapsed, and the index of that (rule, path, text) among the file's
+  findings. It does not use line numbers, so alerts keep their identity when code above
+  them moves.
+* Fixes are not emitted: GitHub ignores them, and `migrate apply` is the way to fix.
+* Files that could not be read or parsed become ``toolExecutionNotifications``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pathlib
+import re
+from collections.abc import Sequence
+from urllib.parse import quote
+
+from migrate import __version__
+from migrate.findings import Finding, ScanResult
+from migrate.report.common import LEVELS, SourceLines, sorted_findings
+from migrate.report.json_report import TOOL_NAME
+from migrate.report.ruledoc import doc_markdown, fix_availability, short_description
+from migrate.rules import Rule
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+INFORMATION_URI = "https://github.com/ascend-migrate/ascend-migrate"
+FINGERPRINT_KEY = "migrateFinding/v1"
+_SPACE = re.compile(r"\s+")
+
+
+def _descriptor(rule: Rule) -> dict:
+    doc = doc_markdown(rule)
+    full = rule.doc.get("what", "").strip() or short_description(rule)
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": short_description(rule)},
+        "fullDescription": {"text": full},
+        "help": {"text": doc, "markdown": doc},
+        "defaultConfiguration": {"level": LEVELS.get(rule.category, "warning")},
+        "properties": {
+            "category": rule.category,
+            "kind": rule.kind,
+            "fix": fix_availability(rule),
+            "tags": ["ascend-migrate", "cuda-to-npu", rule.category],
+        },
+    }
+
+
+def _stub_descriptor(finding: Finding) -> dict:
+    """For a finding whose rule is not in the rule list (should not happen, stay valid)."""
+    return {
+        "id": finding.rule,
+        "name": finding.name,
+        "shortDescription": {"text": finding.name.replace("-", " ") or finding.rule},
+        "defaultConfiguration": {"level": LEVELS.get(finding.category, "warning")},
+        "properties": {"category": finding.category, "tags": ["ascend-migrate"]},
+    }
+
+
+def normalize(line: str) -> str:
+    return _SPACE.sub(" ", line).strip()
+
+
+def fingerprints(findings: Sequence[Finding], sources: SourceLines) -> list[str]:
+    """Stable fingerprint per finding (same order as ``findings``, which must be sorted)."""
+    seen: dict[tuple[str, str, str], int] = {}
+    out = []
+    for f in findings:
+        line = sources.line(f)
+        text = normalize(line) if line is not None else normalize(f.message)
+        key = (f.rule, f.path, text)
+        index = seen.get(key, 0)
+        seen[key] = index + 1
+        digest = hashlib.sha256("\0".join([*key, str(index)]).encode("utf-8")).hexdigest()
+        out.append(digest[:32])
+    return out
+
+
+def uri(path: str) -> str:
+    return quote(path.replace("\\", "/"), safe="/")
+
+
+def _region(f: Finding) -> dict:
+    end_line = max(f.end_line, f.line)
+    end_col = f.end_column if end_line > f.line else max(f.end_column, f.column)
+    return {"startLine": max(f.line, 1), "startColumn": max(f.column, 1),
+            "endLine": max(end_line, 1), "endColumn": max(end_col, 1)}
+
+
+def _result(f: Finding, index: int | None, fingerprint: str) -> dict:
+    out: dict = {"ruleId": f.rule}
+    if index is not None:
+        out["ruleIndex"] = index
+    out.update({
+        "level": LEVELS.get(f.category, "warning"),
+        "message": {"text": f.message},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": uri(f.path), "uriBaseId": "%SRCROOT%"},
+            "region": _region(f),
+        }}],
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
+        "properties": {"category": f.category,
+                       "fix": f.fix.applicability if f.fix else "none"},
+    })
+    return out
+
+
+def to_dict(result: ScanResult, rules: Sequence[Rule], root: pathlib.Path | None = None) -> dict:
+    findings = sorted_findings(result.findings)
+    descriptors = [_descriptor(r) for r in sorted(rules, key=lambda r: r.code)]
+    index = {d["id"]: i for i, d in enumerate(descriptors)}
+    for f in findings:
+        if f.rule not in index:
+            index[f.rule] = len(descriptors)
+            descriptors.append(_stub_descriptor(f))
+    prints = fingerprints(findings, SourceLines(root))
+    notifications = [{
+        "level": "error",
+        "message": {"text": e.message},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": uri(e.path), "uriBaseId": "%SRCROOT%"}}}],
+    } for e in sorted(result.errors, key=lambda e: e.path)]
+    run = {
+        "tool": {"driver": {
+            "name": TOOL_NAME,
+            "version": __version__,
+            "semanticVersion": __version__,
+            "informationUri": INFORMATION_URI,
+            "rules": descriptors,
+        }},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [{"executionSuccessful": True,
+                         "toolExecutionNotifications": notifications}],
+        "results": [_result(f, index.get(f.rule), fp)
+                    for f, fp in zip(findings, prints, strict=True)],
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render_sarif(result: ScanResult, rules: Sequence[Rule],
+                 root: pathlib.Path | None = None) -> str:
+    return json.dumps(to_dict(result, rules, root), indent=2, ensure_ascii=False) + "\n"
