@@ -21,9 +21,19 @@ ANNOTATION = re.compile(r"^[ \t]*# migrate\[(MIG\d{3})\]: .*$")
 COMMENT_KINDS = ("python", "shell", "docker")
 
 
+MAX_NOTE = 160  # characters of message kept on the comment line
+
+
 def annotation_text(finding: Finding) -> str:
+    """The first sentence of the message, shortened to one readable line; the rule's
+    full doc is one `migrate rules RULE` away."""
     what = " ".join(finding.message.split())
-    return f"# migrate[{finding.rule}]: {what}"
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z`])", what, maxsplit=1)[0]
+    if len(first) > MAX_NOTE:
+        first = first[: MAX_NOTE].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+    if first != what:
+        first += f" (see `migrate rules {finding.rule}`)"
+    return f"# migrate[{finding.rule}]: {first}"
 
 
 def _python_line_starts(text: str) -> dict[int, int]:

@@ -70,3 +70,13 @@ def test_shell_continuation_and_crlf():
 
 def test_kinds_without_comments_are_left_alone():
     assert annotate("a: 1\n", [manual(1)], "json") == ("a: 1\n", [])
+
+
+def test_long_messages_keep_their_first_sentence():
+    msg = ("`torch.backends.cudnn.benchmark` does nothing on NPU: NPUs have no cuDNN autotuner. "
+           "Operator compilation is the nearest knob: torch.npu.set_compile_mode(...).")
+    new, _ = annotate("import torch\ntorch.backends.cudnn.benchmark = True\n",
+                      [manual(2, rule="MIG401", msg=msg)], "python")
+    assert new.splitlines()[1] == (
+        "# migrate[MIG401]: `torch.backends.cudnn.benchmark` does nothing on NPU: NPUs have no "
+        "cuDNN autotuner. (see `migrate rules MIG401`)")

@@ -50,7 +50,7 @@ DESCRIPTION = (
 
 
 def _accepts(qualname: str, call: ast.Call) -> bool:
-    return qualname.startswith("apex.") and qualname.endswith(".FusedRMSNorm") and bind_args(
+    return qualname.startswith("apex.") and qualname.endswith("FusedRMSNorm") and bind_args(
         call, PARAMS) is not None
 
 

@@ -15,13 +15,78 @@ import torch.nn.functional as F
 import torch_npu
 
 try:
-    from flash_attn import flash_attn_func, flash_attn_varlen_func
-
     _FLASH_ATTN_AVAILABLE = True
 except ImportError:  # pragma: no cover - depends on the environment
     _FLASH_ATTN_AVAILABLE = False
 
-from apex.normalization import FusedRMSNorm
+
+class NpuRMSNorm(torch.nn.Module):
+    """apex FusedRMSNorm on Ascend via torch_npu.npu_rms_norm (written by migrate).
+
+    Same constructor and parameter name (`weight`) as apex, so checkpoints load as before.
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True,
+                 memory_efficient=False):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = torch.nn.Parameter(torch.ones(self.normalized_shape))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x):
+        weight = self.weight
+        if weight is None:
+            weight = torch.ones(self.normalized_shape, dtype=x.dtype, device=x.device)
+        return torch_npu.npu_rms_norm(x, weight, epsilon=self.eps)[0]
+
+
+def npu_flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
+                        deterministic=False):
+    """flash_attn_func on Ascend via torch_npu.npu_fusion_attention (written by migrate).
+
+    q, k, v: (batch, seqlen, nheads, headdim), layout "BSND". A causal mask is aligned to
+    the bottom-right corner (sparse_mode=3), as in flash_attn >= 2.1. `deterministic` is
+    accepted for compatibility; the NPU kernel chooses its own backward algorithm.
+    """
+    if softmax_scale is None:
+        softmax_scale = q.shape[-1] ** -0.5
+    atten_mask, sparse_mode = None, 0
+    if causal:
+        atten_mask = torch.triu(torch.ones(2048, 2048, device=q.device), diagonal=1).bool()
+        sparse_mode = 3
+    return torch_npu.npu_fusion_attention(
+        q, k, v, q.shape[2], "BSND",
+        atten_mask=atten_mask, scale=softmax_scale, keep_prob=1.0 - dropout_p,
+        sparse_mode=sparse_mode,
+    )[0]
+
+
+def npu_flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
+                               max_seqlen_k=None, dropout_p=0.0, softmax_scale=None,
+                               causal=False, deterministic=False):
+    """flash_attn_varlen_func on Ascend via torch_npu.npu_fusion_attention (written by migrate).
+
+    q, k, v: (total_tokens, nheads, headdim), layout "TND". The kernel takes the cumulative
+    sequence lengths without the leading 0, as host lists. max_seqlen_* are not needed.
+    """
+    if softmax_scale is None:
+        softmax_scale = q.shape[-1] ** -0.5
+    atten_mask, sparse_mode = None, 0
+    if causal:
+        atten_mask = torch.triu(torch.ones(2048, 2048, device=q.device), diagonal=1).bool()
+        sparse_mode = 3
+    return torch_npu.npu_fusion_attention(
+        q, k, v, q.shape[1], "TND",
+        atten_mask=atten_mask, scale=softmax_scale, keep_prob=1.0 - dropout_p,
+        actual_seq_qlen=cu_seqlens_q[1:].tolist(), actual_seq_kvlen=cu_seqlens_k[1:].tolist(),
+        sparse_mode=sparse_mode,
+    )[0]
 
 
 @dataclass
@@ -39,7 +104,7 @@ def use_flash_attention() -> bool:
     if not (_FLASH_ATTN_AVAILABLE and torch.npu.is_available()):
         return False
     # FlashAttention-2 needs sm80 or newer.
-    return torch.npu.get_device_capability()[0] >= 8
+    return torch.npu.is_bf16_supported()
 
 
 def rotate_half(x):
@@ -76,7 +141,7 @@ class LiteAttention(nn.Module):
 
         if self.use_flash and cu_seqlens is not None:
             # Packed sequences: (total_tokens, heads, head_dim).
-            out = flash_attn_varlen_func(
+            out = npu_flash_attn_varlen_func(
                 q.reshape(-1, self.num_heads, self.head_dim),
                 k.reshape(-1, self.num_heads, self.head_dim),
                 v.reshape(-1, self.num_heads, self.head_dim),
@@ -85,7 +150,7 @@ class LiteAttention(nn.Module):
             )
             out = out.view(bsz, seqlen, -1)
         elif self.use_flash:
-            out = flash_attn_func(q, k, v, dropout_p=dropout, softmax_scale=scale, causal=True)
+            out = npu_flash_attn_func(q, k, v, dropout_p=dropout, softmax_scale=scale, causal=True)
             out = out.reshape(bsz, seqlen, -1)
         else:
             out = F.scaled_dot_product_attention(
@@ -110,9 +175,9 @@ class LiteMLP(nn.Module):
 class LiteDecoderLayer(nn.Module):
     def __init__(self, config: LiteConfig):
         super().__init__()
-        self.input_layernorm = FusedRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
+        self.input_layernorm = NpuRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
         self.self_attn = LiteAttention(config)
-        self.post_attention_layernorm = FusedRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
+        self.post_attention_layernorm = NpuRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
         self.mlp = LiteMLP(config)
 
     def forward(self, hidden_states, positions, cu_seqlens=None, max_seqlen=None):

@@ -64,7 +64,7 @@ def train_one_epoch(model, loader, optimizer, scaler, device, use_amp):
         images = images.npu(non_blocking=True)
         labels = labels.to(device, non_blocking=True)
         optimizer.zero_grad(set_to_none=True)
-        with torch.npu.amp.autocast(enabled=use_amp):
+        with torch_npu.npu.amp.autocast(enabled=use_amp):
             loss = F.cross_entropy(model(images), labels)
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
@@ -96,8 +96,9 @@ def main():
     logging.basicConfig(level=logging.INFO)
     device = torch.device(args.device if torch.npu.is_available() else "cpu")
     use_amp = device.type == "npu" and not args.no_amp
+    # migrate[MIG401]: `torch.backends.cudnn.benchmark` does nothing on NPU: NPUs have no cuDNN autotuner. (see `migrate rules MIG401`)
     torch.backends.cudnn.benchmark = True
-    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.npu.matmul.allow_hf32 = True
     torch.npu.manual_seed_all(0)
 
     train_set, val_set = build_datasets(args.data)
@@ -107,7 +108,7 @@ def main():
 
     model = SmallNet().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
-    scaler = torch.npu.amp.GradScaler(enabled=use_amp)
+    scaler = torch_npu.npu.amp.GradScaler(enabled=use_amp)
     first_epoch = 0
     if args.resume and os.path.exists(args.resume):
         first_epoch = load_checkpoint(args.resume, model, optimizer, scaler)
