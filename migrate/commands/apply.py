@@ -106,11 +106,11 @@ def register(app: typer.Typer) -> None:
             jobs=jobs, no_cache=no_cache, cache_dir=cache_dir, config=config,
             show_progress=show)
         written = options.write
-        if diff:
-            sys.stdout.write("".join(unified_diff(o) for o in run.changed))
-        if fmt == "json":
-            sys.stdout.write(to_json(run, written=written))
+        if fmt == "json":  # with --diff the diffs go inside the JSON document
+            sys.stdout.write(to_json(run, written=written, diffs=diff))
         else:
+            if diff:
+                sys.stdout.write("".join(unified_diff(o) for o in run.changed))
             report = sys.stderr if diff else sys.stdout
             if check and not diff:
                 report.write("".join(f"would change: {o.rel}\n" for o in run.changed))

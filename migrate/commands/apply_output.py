@@ -25,7 +25,7 @@ def unified_diff(outcome: Outcome) -> str:
     return "".join(out)
 
 
-def to_json(run: ApplyRun, *, written: bool) -> str:
+def to_json(run: ApplyRun, *, written: bool, diffs: bool = False) -> str:
     edits = [e.to_json() for o in run.changed for e in o.edits]
     annotations = [{"rule": f.rule, "path": o.rel, "line": f.line,
                     "message": " ".join(f.message.split())}
@@ -39,6 +39,8 @@ def to_json(run: ApplyRun, *, written: bool) -> str:
         "errors": [e.to_json() for e in run.errors],
         "summary": run.summary(),
     }
+    if diffs:
+        doc["diffs"] = {o.rel: unified_diff(o) for o in run.changed}
     return json.dumps(doc, indent=2) + "\n"
 
 

@@ -65,7 +65,8 @@ def test_clean_tree_exits_0_for_check_and_diff(tmp_path):
 def test_json_lists_every_edit(tmp_path):
     project(tmp_path)
     r = migrate_cli(["apply", str(tmp_path), "--diff", "--format", "json", "--no-cache"])
-    doc = json.loads(r.stdout[r.stdout.index("{\n"):])
+    doc = json.loads(r.stdout)
+    assert doc["diffs"]["train.py"].startswith("--- a/train.py\n+++ b/train.py\n")
     edits = {(e["rule"], e["line"], e["before"], e["after"]) for e in doc["edits"]}
     assert ("MIG201", 3, "cuda", "npu") in edits
     assert any(e[3] == "import torch_npu" for e in edits)
@@ -125,3 +126,12 @@ def test_annotate_and_strip_round_trip(tmp_path):
     assert p.read_text() == text
     run(strip=True)
     assert p.read_text() == src
+
+
+def test_diff_keeps_stdout_a_clean_patch_and_summarises_on_stderr(tmp_path):
+    project(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "migrate", "apply", str(tmp_path), "--diff",
+                        "--no-cache", "--no-progress"], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stdout.startswith("--- a/train.py\n") and "MIG" not in r.stdout
+    assert "1 file would change" in r.stderr and "MIG201" in r.stderr
