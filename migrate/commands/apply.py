@@ -46,7 +46,7 @@ def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignor
         if sf.kind not in COMMENT_KINDS:
             continue
         try:
-            if b"# migrate[MIG" in Path(sf.path).read_bytes():
+            if b" migrate[MIG" in Path(sf.path).read_bytes():
                 out.append((Path(sf.path), sf.rel, sf.kind))
         except OSError:
             continue

@@ -2,7 +2,8 @@
 
 The comment goes on its own line above the *logical* line that holds the finding (for
 Python: the start of the statement line, found with tokenize, so a comment never lands
-inside a multi-line string; for shell: the first line of a backslash-continued command),
+inside a multi-line string; for shell, Dockerfiles and CUDA sources: the first line of a
+backslash-continued command or macro; CUDA sources get ``//`` comments),
 with that line's indentation. Annotating twice adds nothing; ``strip_annotations``
 removes exactly the comment lines this module writes.
 """
@@ -17,14 +18,16 @@ from migrate.findings import Edit, Finding, LineIndex
 from migrate.source.applier import splice
 from migrate.source.fileio import newline_of
 
-ANNOTATION = re.compile(r"^[ \t]*# migrate\[(MIG\d{3})\]: .*$")
-COMMENT_KINDS = ("python", "shell", "docker")
+ANNOTATION = re.compile(r"^[ \t]*(?:#|//) migrate\[(MIG\d{3})\]: .*$")
+# File kinds where a whole-line comment above any logical line is safe, and its marker.
+COMMENT_KINDS = {"python": "#", "shell": "#", "docker": "#", "env": "#", "requirements": "#",
+                 "cuda": "//"}
 
 
 MAX_NOTE = 160  # characters of message kept on the comment line
 
 
-def annotation_text(finding: Finding) -> str:
+def annotation_text(finding: Finding, marker: str = "#") -> str:
     """The first sentence of the message, shortened to one readable line; the rule's
     full doc is one `migrate rules RULE` away."""
     what = " ".join(finding.message.split())
@@ -33,7 +36,7 @@ def annotation_text(finding: Finding) -> str:
         first = first[: MAX_NOTE].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
     if first != what:
         first += f" (see `migrate rules {finding.rule}`)"
-    return f"# migrate[{finding.rule}]: {first}"
+    return f"{marker} migrate[{finding.rule}]: {first}"
 
 
 def _python_line_starts(text: str) -> dict[int, int]:
@@ -57,7 +60,8 @@ def _python_line_starts(text: str) -> dict[int, int]:
     return starts
 
 
-def _shell_line_start(lines: LineIndex, line: int) -> int:
+def _continued_line_start(lines: LineIndex, line: int) -> int:
+    """First line of a backslash-continued line (shell commands, C macros, Dockerfiles)."""
     while line > 1 and lines.line_text(line - 1).endswith("\\"):
         line -= 1
     return line
@@ -78,8 +82,8 @@ def annotate(text: str, findings: list[Finding], kind: str) -> tuple[str, list[F
         if kind == "python":
             target = starts.get(f.line, f.line)
         else:
-            target = _shell_line_start(lines, f.line)
-        note = annotation_text(f)
+            target = _continued_line_start(lines, f.line)
+        note = annotation_text(f, COMMENT_KINDS[kind])
         present = _annotations_above(lines, target)
         if f.rule in present or any(g.rule == f.rule for _, g in wanted.get(target, [])):
             continue

@@ -80,3 +80,11 @@ def test_long_messages_keep_their_first_sentence():
     assert new.splitlines()[1] == (
         "# migrate[MIG401]: `torch.backends.cudnn.benchmark` does nothing on NPU: NPUs have no "
         "cuDNN autotuner. (see `migrate rules MIG401`)")
+
+
+def test_cuda_sources_get_line_comments_above_macros():
+    text = "#define CHECK(x) \\\n  do { x; } while (0)\n__global__ void k() {}\n"
+    new, _ = annotate(text, [manual(2, msg="port to Ascend C"), manual(3, msg="kernel")], "cuda")
+    assert new == ("// migrate[MIG503]: port to Ascend C\n#define CHECK(x) \\\n"
+                   "  do { x; } while (0)\n// migrate[MIG503]: kernel\n__global__ void k() {}\n")
+    assert strip_annotations(new, "cuda") == (text, 2)
