@@ -17,6 +17,7 @@ from migrate.rules import Rule
 from migrate.source.applier import fixable
 from migrate.source.rewrite import Options, Outcome, rewrite_file
 
+NOT_REWRITTEN = ("onnx", "notebook")  # reported by scan, never edited by apply
 PARALLEL_THRESHOLD = 6  # files to rewrite before worker processes pay off
 
 
@@ -94,7 +95,7 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
         for rel, findings in by_file.items():
             path = root / rel
             kind = _kind(path)
-            if kind and _wanted(findings, options):
+            if kind and kind not in NOT_REWRITTEN and _wanted(findings, options):
                 todo.append((path, rel, kind, findings))
             else:
                 run.remaining.extend(findings)
