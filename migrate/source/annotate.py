@@ -83,6 +83,10 @@ def annotate(text: str, findings: list[Finding], kind: str) -> tuple[str, list[F
             target = starts.get(f.line, f.line)
         else:
             target = _continued_line_start(lines, f.line)
+        # A finding reported on an annotation line (whole-file findings sit on line 1)
+        # belongs to the code below the annotations.
+        while target < len(lines.starts) and ANNOTATION.match(lines.line_text(target)):
+            target += 1
         note = annotation_text(f, COMMENT_KINDS[kind])
         present = _annotations_above(lines, target)
         if f.rule in present or any(g.rule == f.rule for _, g in wanted.get(target, [])):

@@ -88,3 +88,11 @@ def test_cuda_sources_get_line_comments_above_macros():
     assert new == ("// migrate[MIG503]: port to Ascend C\n#define CHECK(x) \\\n"
                    "  do { x; } while (0)\n// migrate[MIG503]: kernel\n__global__ void k() {}\n")
     assert strip_annotations(new, "cuda") == (text, 2)
+
+
+def test_whole_file_finding_on_line_one_is_annotated_once():
+    text = "#include <cuda_runtime.h>\n__global__ void k() {}\n"
+    once, _ = annotate(text, [manual(1, msg="custom CUDA kernel file")], "cuda")
+    assert once.startswith("// migrate[MIG503]: custom CUDA kernel file\n#include")
+    twice, marked = annotate(once, [manual(1, msg="custom CUDA kernel file")], "cuda")
+    assert (twice, marked) == (once, [])
