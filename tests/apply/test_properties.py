@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from migrate.rules import default_rules
+from migrate.source.annotate import ANNOTATION, annotate, strip_annotations
 from migrate.source.apply_run import engine_scan
 from migrate.source.rewrite import fix_text
 from migrate.source.verify import verify_python
@@ -35,6 +36,8 @@ CUDA = [
     "torch.cuda.manual_seed({k})",
     "s{n} = torch.cuda.Stream()",
     "model{n} = model{n}.to('cuda:{k}')",
+    "torch.backends.cudnn.benchmark = True",
+    "torch.backends.cudnn.deterministic = {k} > 4",
 ]
 PLAIN = [
     "print('running on cuda')",
@@ -121,3 +124,17 @@ def test_output_parses_and_second_apply_is_a_noop(text):
 def test_code_without_cuda_is_untouched(text):
     new, edits = _apply(text)
     assert new == text and edits == []
+
+
+@SETTINGS
+@given(program(CUDA + PLAIN))
+def test_annotations_are_idempotent_and_strip_cleanly(text):
+    fixed, _ = _apply(text)
+    manual = [f for f in engine_scan(fixed, "gen.py", "python", RULES) if f.category == "manual"]
+    once, marked = annotate(fixed, manual, "python")
+    assert verify_python(once, "gen.py") is None
+    again, more = annotate(once, engine_scan(once, "gen.py", "python", RULES), "python")
+    assert (again, more) == (once, [])
+    notes = sum(1 for line in once.splitlines() if ANNOTATION.match(line))
+    assert (notes > 0) == bool(marked)
+    assert strip_annotations(once, "python") == (fixed, notes)
