@@ -25,7 +25,7 @@ from migrate.source.prefilter import python_prefilter
 from migrate.source.pyscan import ParseError, scan_python
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
-PARALLEL_THRESHOLD = 16  # files to parse before worker processes pay off
+PARALLEL_THRESHOLD = 200  # files before worker processes pay off
 
 
 @dataclass
@@ -82,13 +82,17 @@ def _read(path: str):
 
 
 def scan_file(item: tuple[str, str, str, tuple[str, ...]]) -> tuple[list[Finding], str | None]:
-    """Worker: (path, rel, kind, codes) -> (findings, error). Never raises."""
+    """(path, rel, kind, codes) -> (findings, error). Never raises."""
     path, rel, kind, codes = item
     st, data = _read(path)
     if not isinstance(data, bytes):
         return [], data
+    return _scan_data(Path(path), data, rel, kind, _rules_for(codes))
+
+
+def _scan_data(path: Path, data: bytes, rel: str, kind: str, rules) -> tuple[list[Finding], str | None]:
     try:
-        return _scan_bytes(Path(path), data, rel, kind, _rules_for(codes)), None
+        return _scan_bytes(path, data, rel, kind, rules), None
     except (FileProblem, DecodeError) as exc:
         return [], str(exc)
     except Exception as exc:  # a bug in a matcher must not end the scan
@@ -162,57 +166,56 @@ def _collect(result: ScanResult, rel: str, findings: list[Finding], error: str |
 
 
 def _run(todo: list[SourceFile], options: ScanOptions, cache: ScanCache, codes: tuple[str, ...]):
-    """Read, hash and prefilter here; parse what may have findings, in worker processes
-    when there is enough of it. Yields (rel, size, mtime, digest, findings, error)."""
-    prefilter = python_prefilter(_rules_for(codes))
-    parse: list[tuple] = []
-    stats: dict[str, tuple[int, int, str]] = {}
-    for sf in todo:
-        st, data = _read(str(sf.path))
-        if not isinstance(data, bytes):
-            yield sf.rel, (st.st_size if st else -1), (st.st_mtime_ns if st else -1), "", [], data
-            continue
-        digest = content_hash(data)
-        old = cache.lookup_digest(sf.rel, digest)
-        if old is not None:  # content unchanged, only the mtime moved
-            yield sf.rel, st.st_size, st.st_mtime_ns, digest, old.findings, old.error
-        elif sf.kind in ("python", "notebook") and prefilter is not None and not prefilter.search(data):
-            yield sf.rel, st.st_size, st.st_mtime_ns, digest, [], None
-        else:
-            stats[sf.rel] = (st.st_size, st.st_mtime_ns, digest)
-            parse.append((str(sf.path), sf.rel, sf.kind, codes))
-    for rel, (findings, error) in _parse_all(parse, options):
-        size, mtime, digest = stats[rel]
-        yield rel, size, mtime, digest, findings, error
+    """Yields (rel, size, mtime, digest, findings, error) for every file in ``todo``.
 
-
-def _parse_all(items: list[tuple], options: ScanOptions):
+    Each file is read, hashed and prefiltered, and parsed only if it may have findings.
+    Large trees are split into interleaved chunks handled by worker processes."""
+    items = [(str(sf.path), sf.rel, sf.kind,
+              cache.entries[sf.rel].digest if sf.rel in cache.entries else None) for sf in todo]
     total = len(items)
-    jobs = min(options.jobs or os.cpu_count() or 1, max(1, total // 8))
+    jobs = options.jobs or os.cpu_count() or 1
     progress = options.progress
     if jobs <= 1 or total < PARALLEL_THRESHOLD:
-        for i, item in enumerate(items, 1):
-            yield item[1], scan_file(item)
-            if progress:
-                progress(i, total)
+        outs = (_process_chunk((items[i:i + 64], codes)) for i in range(0, total, 64))
+        yield from _reuse(outs, cache, progress, total)
         return
+    n = jobs * 8
+    chunks = [(items[i::n], codes) for i in range(n) if items[i::n]]
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-    # Big files first so that one large file does not finish last on its own.
-    items = sorted(items, key=lambda it: _size(it[0]), reverse=True)
     with ctx.Pool(jobs) as pool:
-        for i, (rel, out) in enumerate(pool.imap_unordered(_scan_keyed, items, chunksize=1), 1):
-            yield rel, out
-            if progress:
-                progress(i, total)
+        yield from _reuse(pool.imap_unordered(_process_chunk, chunks), cache, progress, total)
 
 
-def _scan_keyed(item: tuple) -> tuple[str, tuple]:
-    return item[1], scan_file(item)
+def _reuse(outs, cache: ScanCache, progress, total: int):
+    done = 0
+    for out in outs:
+        for rel, size, mtime, digest, findings, error in out:
+            if findings is None:  # content unchanged, only the mtime moved
+                old = cache.entries[rel]
+                findings, error = old.findings, old.error
+            yield rel, size, mtime, digest, findings, error
+        done += len(out)
+        if progress:
+            progress(done, total)
 
 
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+def _process_chunk(args) -> list[tuple]:
+    items, codes = args
+    rules = _rules_for(codes)
+    prefilter = python_prefilter(rules)
+    out = []
+    for path, rel, kind, known in items:
+        st, data = _read(path)
+        if not isinstance(data, bytes):
+            out.append((rel, st.st_size if st else -1, st.st_mtime_ns if st else -1, "", [], data))
+            continue
+        digest = content_hash(data)
+        if digest == known:
+            out.append((rel, st.st_size, st.st_mtime_ns, digest, None, None))
+        elif kind in ("python", "notebook") and prefilter is not None and not prefilter.search(data):
+            out.append((rel, st.st_size, st.st_mtime_ns, digest, [], None))
+        else:
+            findings, error = _scan_data(Path(path), data, rel, kind, rules)
+            out.append((rel, st.st_size, st.st_mtime_ns, digest, findings, error))
+    return out

@@ -28,9 +28,9 @@ class PyFile:
     by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, text: str, rel: str, hit: re.Pattern[str] | None = None) -> PyFile:
-        """Parse; with ``hit``, index only the nodes whose lines contain a match of it
-        (or use a name imported on such a line): the rest cannot yield a finding."""
+    def parse(cls, text: str, rel: str, hit=None) -> PyFile:
+        """Parse; with ``hit`` (a Prefilter), index only the nodes whose lines hold one of its
+        tokens (or a name imported on such a line): the rest cannot yield a finding."""
         tree = ast.parse(text, filename=rel, type_comments=False)
         index = LineIndex(text)
         bindings = collect_bindings(tree)
@@ -96,8 +96,8 @@ def make_fix(rule: Rule, edits: list[Edit], values: dict, imports: list[str] | N
     )
 
 
-def _hit_lines(text: str, index: LineIndex, hit: re.Pattern[str], bindings: Bindings) -> list[int]:
-    lines = {index.position(m.start())[0] for m in hit.finditer(text)}
+def _hit_lines(text: str, index: LineIndex, hit, bindings: Bindings) -> list[int]:
+    lines = {index.position(pos)[0] for pos in hit.hit_offsets(text)}
     names = set()
     for b in bindings.names.values():
         node = b.node

@@ -1,0 +1,225 @@
+"""The op registry: is (op, opset, dtype) supported on Ascend, and why not.
+
+Data lives in ``op_registry/`` (built by tools/build_op_registry.py):
+
+* ``aten/torch_npu-<version>/native.yaml`` — ATen overloads with an NPU kernel;
+  ``aten/notes.yaml`` — hand-kept facts (CPU backend kernels, host-side NPU kernels).
+* ``onnx/atc/<snapshot>/ops.yaml`` — ATC converter plugins keyed by the model opset;
+  ``onnx/ort-cann/<version>/ops.yaml`` — onnxruntime's CANN execution provider.
+
+One call answers a question: ``query("aten", "aten::lgamma")`` or
+``query("atc", "Gelu", opset=20, dtype="FLOAT")`` returns a :class:`Verdict`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+from migrate.errors import UsageError
+from migrate.resources import op_registry_dir
+
+SUPPORTED, UNSUPPORTED, CPU_FALLBACK, RESTRICTED = (
+    "supported", "unsupported", "cpu-fallback", "restricted")
+DEFAULT_DOMAINS = ("", "ai.onnx")
+BACKENDS = ("atc", "ort-cann")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.status == SUPPORTED
+
+
+def load_yaml(path: Path) -> dict:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
+
+
+def _version_key(name: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"[.\-]", name))
+
+
+def versions(kind: str) -> list[str]:
+    """Available versions (folder names) of ``aten``, ``onnx/atc`` or ``onnx/ort-cann``."""
+    folder = op_registry_dir() / kind
+    found = [p.name for p in folder.iterdir() if p.is_dir()] if folder.is_dir() else []
+    return sorted(found, key=_version_key)
+
+
+def _pick(kind: str, prefix: str, target: str | None) -> str:
+    found = versions(kind)
+    if not found:
+        raise UsageError(f"no op registry data under op_registry/{kind}")
+    if not target:
+        return found[-1]
+    want = target.split("==", 1)[-1].strip()
+    for name in found:
+        if name in (want, f"{prefix}{want}"):
+            return name
+    raise UsageError(f"unknown --target {target!r}; known: {', '.join(found)}")
+
+
+def aten_name(overload: str) -> str:
+    """'aten::add.Tensor' / 'add.Tensor' / 'aten::gelu' -> registry key 'add.Tensor' / 'gelu'."""
+    name = overload.split("::", 1)[-1]
+    return name[: -len(".default")] if name.endswith(".default") else name
+
+
+class AtenRegistry:
+    def __init__(self, version: str):
+        self.version = version
+        base = op_registry_dir() / "aten"
+        data = load_yaml(base / version / "native.yaml")
+        self.overloads: dict[str, dict] = data.get("overloads") or {}
+        self.custom: dict[str, dict] = (load_yaml(base / version / "custom.yaml").get("ops") or {})
+        notes = load_yaml(base / "notes.yaml")
+        self.cpu_backend: dict[str, dict] = notes.get("cpu_backend_kernels") or {}
+        self.on_host: dict[str, str] = notes.get("npu_kernel_on_host") or {}
+        self.weak_dtypes: dict[str, str] = notes.get("weak_dtypes") or {}
+        self.python_forwards: dict[str, str] = notes.get("python_forwards") or {}
+
+    def has_kernel(self, overload: str) -> bool:
+        name = aten_name(overload)
+        if overload.startswith("npu::"):
+            return name in self.custom
+        return name in self.overloads
+
+    def lookup(self, overload: str, dtype: str | None = None) -> Verdict:
+        """Direct lookup only: composite resolution is the capture's job (aten_capture.py)."""
+        name = aten_name(overload)
+        pkg = f"torch_npu {self.version.split('-', 1)[-1]}"
+        if not self.has_kernel(overload):
+            return Verdict(CPU_FALLBACK, f"no NPU kernel in {pkg}: runs on the CPU through "
+                                         "torch_npu's fallback (an error with "
+                                         "TORCH_NPU_FALLBACK_CPU_DISABLE=1)")
+        notes = []
+        base = name.split(".", 1)[0]
+        if base in self.on_host:
+            notes.append(f"NPU kernel computes on the host: {self.on_host[base]}")
+        if dtype and dtype in self.weak_dtypes:
+            notes.append(self.weak_dtypes[dtype])
+        sections = ",".join((self.overloads.get(name) or {}).get("sections") or ["custom"])
+        return Verdict(SUPPORTED, "; ".join(notes) or f"NPU kernel in {pkg} ({sections})")
+
+
+@cache
+def load_aten(target: str | None = None) -> AtenRegistry:
+    return AtenRegistry(_pick("aten", "torch_npu-", target))
+
+
+_DTYPE_ALIASES = {"BFLOAT16": "BF16", "DOUBLE": "DOUBLE", "FLOAT": "FLOAT", "BOOL": "BOOL"}
+
+
+class OnnxRegistry:
+    """ATC (default) or onnxruntime-CANN coverage of ONNX ops, by model opset."""
+
+    def __init__(self, backend: str, version: str):
+        self.backend, self.version = backend, version
+        base = op_registry_dir() / "onnx" / backend / version
+        data = load_yaml(base / "ops.yaml")
+        if backend == "atc":
+            self.ops: dict[str, dict] = data.get("ops") or {}
+            self.builtin: dict[str, dict] = data.get("parser_builtin") or {}
+            self.max_opset: int = int(data.get("max_opset") or 18)
+            cons = base / "constraints.yaml"
+            self.constraints: dict = (load_yaml(cons).get("ops") or {}) if cons.exists() else {}
+        else:
+            self.graph = data.get("graph_mode") or {}
+            self.single = data.get("single_op") or []
+            self.max_opset = int(self.graph.get("opsets", [8, 15])[1])
+            self.constraints = {}
+
+    def lookup(self, op: str, domain: str, opset: int, dtype: str | None = None) -> Verdict:
+        if self.backend == "atc":
+            return self._atc(op, domain or "ai.onnx", opset, dtype)
+        return self._ort(op, domain or "ai.onnx", opset)
+
+    def _atc(self, op: str, domain: str, opset: int, dtype: str | None) -> Verdict:
+        key = op if domain == "ai.onnx" else f"{domain}::{op}"
+        if domain == "ai.onnx" and op in self.builtin:
+            return Verdict(SUPPORTED, self.builtin[op].get("why", ""))
+        row = self.ops.get(key)
+        if row is None:
+            where = "" if domain == "ai.onnx" else f" for custom domain '{domain}'"
+            return Verdict(UNSUPPORTED, f"no ATC converter plugin for {op}{where}")
+        if opset not in row["opsets"]:
+            reason = (f"ATC registers {op} for model opsets {_ranges(row['opsets'])} only "
+                      f"(keyed exactly); this model declares opset {opset}")
+            if opset > self.max_opset:
+                reason += f"; re-export with opset_version={self.max_opset}"
+            return Verdict(UNSUPPORTED, reason)
+        allowed = _input_dtypes(row)
+        if dtype and allowed and _DTYPE_ALIASES.get(dtype, dtype) not in allowed:
+            return Verdict(RESTRICTED, f"Ascend op {'/'.join(row.get('ge_op') or [op])} takes "
+                                       f"{','.join(sorted(allowed))}, not {dtype} (AI Core "
+                                       "kernel definition; may fail or run on AI CPU)")
+        return Verdict(SUPPORTED, f"ATC plugin -> {'/'.join(row.get('ge_op') or [op])}")
+
+    def _ort(self, op: str, domain: str, opset: int) -> Verdict:
+        lo, hi = self.graph.get("opsets", [8, 15])
+        if domain == "ai.onnx" and lo <= opset <= hi and op in self.graph.get("ops", ()):
+            return Verdict(SUPPORTED, "CANN EP graph mode")
+        if domain == "ai.onnx":
+            since = _since_version(op, opset)
+            for row in self.single:
+                if row["op"] == op and since is not None and row["since"] <= since and (
+                        row["until"] is None or since <= row["until"]):
+                    return Verdict(SUPPORTED, f"CANN EP single-op kernel ({op}-{row['since']})")
+        why = (f"graph mode needs model opset {lo}-{hi}" if not lo <= opset <= hi
+               else "not in the CANN EP's list")
+        return Verdict(CPU_FALLBACK, f"{why}; onnxruntime runs the node on its CPU provider")
+
+
+def _ranges(opsets: list[int]) -> str:
+    out, start = [], None
+    for i, v in enumerate(opsets):
+        start = v if start is None else start
+        if i + 1 == len(opsets) or opsets[i + 1] != v + 1:
+            out.append(str(start) if start == v else f"{start}-{v}")
+            start = None
+    return ",".join(out)
+
+
+def _input_dtypes(row: dict) -> set[str]:
+    found: set[str] = set()
+    for info in (row.get("ge_op_dtypes") or {}).values():
+        for line in info.get("io") or []:
+            if line.startswith("input "):
+                found.update(line.split(":", 1)[1].strip().split(","))
+                break
+    return found
+
+
+def _since_version(op: str, opset: int) -> int | None:
+    try:
+        import onnx.defs
+
+        return onnx.defs.get_schema(op, opset).since_version
+    except Exception:  # noqa: BLE001 - unknown op or onnx missing
+        return None
+
+
+@cache
+def load_onnx(backend: str = "atc", target: str | None = None) -> OnnxRegistry:
+    if backend not in BACKENDS:
+        raise UsageError(f"unknown --backend {backend!r}; choose atc or ort-cann")
+    prefix = "cann-" if backend == "atc" else ""
+    if target and target.startswith("torch_npu"):
+        target = None  # a torch_npu pin selects ATen data; ONNX uses its newest snapshot
+    return OnnxRegistry(backend, _pick(f"onnx/{backend}", prefix, target))
+
+
+def query(source: str, op: str, opset: int | None = None, dtype: str | None = None,
+          domain: str = "ai.onnx", target: str | None = None) -> Verdict:
+    """The one question: ``source`` is 'aten', 'atc' or 'ort-cann'."""
+    if source == "aten":
+        return load_aten(target).lookup(op, dtype)
+    return load_onnx(source, target).lookup(op, domain, opset or 18, dtype)
