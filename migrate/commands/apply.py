@@ -1,9 +1,124 @@
-"""CLI: `migrate apply`."""
+"""CLI: `migrate apply PATH...` — rewrite CUDA code for Ascend, in place or as a diff."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from migrate.errors import UsageError
+
+FORMATS = ("text", "json")
+
+
+Paths = Annotated[list[Path], typer.Argument(help="Files or folders to rewrite.")]
+DiffOpt = Annotated[bool, typer.Option("--diff", help="Print a unified diff; write nothing.")]
+CheckOpt = Annotated[bool, typer.Option("--check", help="Exit 1 if anything would change.")]
+UnsafeOpt = Annotated[bool, typer.Option("--unsafe-fixes",
+                                         help="Also make fixes that may change behaviour.")]
+FormatOpt = Annotated[str, typer.Option("--format", help="text | json (every edit).")]
+SelectOpt = Annotated[list[str], typer.Option("--select", help="Rule codes or prefixes.")]
+IgnoreOpt = Annotated[list[str], typer.Option("--ignore", help="Rule codes or prefixes to skip.")]
+ExcludeOpt = Annotated[list[str], typer.Option("--exclude", help="Glob of paths to skip.")]
+AnnotateOpt = Annotated[bool, typer.Option(
+    "--annotate", help="Mark manual findings with # migrate[RULE] comments.")]
+StripOpt = Annotated[bool, typer.Option(
+    "--strip-annotations", help="Only remove # migrate[RULE] comments.")]
+ExitZeroOpt = Annotated[bool, typer.Option(
+    "--exit-zero", help="Exit 0 even if files would change or a rewrite was refused.")]
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", help="Worker processes for the scan.")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not use the scan cache.")]
+CacheDirOpt = Annotated[Path, typer.Option("--cache-dir", help="Cache folder.")]
+ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml with [tool.migrate].")]
+NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="No progress bar.")]
+
+
+def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignore: bool):
+    """Files holding `# migrate[...]` annotations, for --strip-annotations."""
+    from migrate.source.annotate import COMMENT_KINDS
+    from migrate.source.discover import Walker
+
+    walker = Walker(root, exclude, gitignore)
+    out = []
+    for sf in walker.walk(paths):
+        if sf.kind not in COMMENT_KINDS:
+            continue
+        try:
+            if b" migrate[MIG" in Path(sf.path).read_bytes():
+                out.append((Path(sf.path), sf.rel, sf.kind))
+        except OSError:
+            continue
+    return out
+
+
+def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude, annotate,
+              strip, jobs, no_cache, cache_dir, config, show_progress):
+    from migrate.commands.scan import scan_with_config
+    from migrate.source.apply_run import apply_scan
+    from migrate.source.rewrite import Options
+
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt}: choose text or json")
+    if strip and annotate:
+        raise UsageError("--annotate and --strip-annotations exclude each other")
+    result, rules, root, cfg = scan_with_config(
+        paths, select, ignore, exclude, jobs, no_cache, cache_dir, config, show_progress)
+    options = Options(unsafe=unsafe_fixes or cfg.unsafe_fixes, annotate=annotate, strip=strip,
+                      write=not (diff or check))
+    files = _annotated_files(paths, root, [*cfg.exclude, *(exclude or [])],
+                             cfg.respect_gitignore) if strip else []
+    return apply_scan(result, root, rules, options, files, jobs), options
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    @app.command("apply")
+    def apply(
+        paths: Paths,
+        diff: DiffOpt = False,
+        check: CheckOpt = False,
+        unsafe_fixes: UnsafeOpt = False,
+        fmt: FormatOpt = "text",
+        select: SelectOpt = None,
+        ignore: IgnoreOpt = None,
+        exclude: ExcludeOpt = None,
+        annotate: AnnotateOpt = False,
+        strip_annotations: StripOpt = False,
+        exit_zero: ExitZeroOpt = False,
+        jobs: JobsOpt = None,
+        no_cache: NoCacheOpt = False,
+        cache_dir: CacheDirOpt = None,
+        config: ConfigOpt = None,
+        no_progress: NoProgressOpt = False,
+    ) -> None:
+        """Make the mechanical part of the port: safe fixes by default, in place.
+
+        Exit codes: 0 done; 1 with --check/--diff when something would change, or when a
+        rewrite was refused because its result would not parse; 2 usage error.
+        """
+        from migrate.commands.apply_output import errors_text, summary_text, to_json, unified_diff
+
+        show = not no_progress and sys.stderr.isatty()
+        run, options = run_apply(
+            paths, diff=diff, check=check, unsafe_fixes=unsafe_fixes, fmt=fmt, select=select,
+            ignore=ignore, exclude=exclude, annotate=annotate, strip=strip_annotations,
+            jobs=jobs, no_cache=no_cache, cache_dir=cache_dir, config=config,
+            show_progress=show)
+        written = options.write
+        if fmt == "json":  # with --diff the diffs go inside the JSON document
+            sys.stdout.write(to_json(run, written=written, diffs=diff))
+        else:
+            if diff:
+                sys.stdout.write("".join(unified_diff(o) for o in run.changed))
+            report = sys.stderr if diff else sys.stdout
+            if check and not diff:
+                report.write("".join(f"would change: {o.rel}\n" for o in run.changed))
+            sys.stderr.write(errors_text(run))
+            report.write(summary_text(run, written=written, unsafe=options.unsafe,
+                                      color=report.isatty()))
+        refused = any(o.error for o in run.outcomes)
+        if exit_zero:
+            return
+        if ((diff or check) and run.changed) or refused:
+            raise typer.Exit(1)

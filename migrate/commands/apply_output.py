@@ -1,0 +1,86 @@
+"""Output of `migrate apply`: unified diffs, JSON, and the per-rule summary."""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+from migrate import __version__
+from migrate.source.apply_run import ApplyRun
+from migrate.source.rewrite import Outcome
+
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def unified_diff(outcome: Outcome) -> str:
+    """A `git apply`-able diff of one file (CRLF and missing final newlines kept)."""
+    old = outcome.old_text.splitlines(keepends=True)
+    new = outcome.new_text.splitlines(keepends=True)
+    out = []
+    for line in difflib.unified_diff(old, new, f"a/{outcome.rel}", f"b/{outcome.rel}"):
+        if line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n" + NO_NEWLINE)
+    return "".join(out)
+
+
+def to_json(run: ApplyRun, *, written: bool, diffs: bool = False) -> str:
+    edits = [e.to_json() for o in run.changed for e in o.edits]
+    annotations = [{"rule": f.rule, "path": o.rel, "line": f.line,
+                    "message": " ".join(f.message.split())}
+                   for o in run.changed for f in o.annotated]
+    doc = {
+        "tool": {"name": "ascend-migrate", "version": __version__},
+        "written": written,
+        "files": [o.rel for o in run.changed],
+        "edits": edits,
+        "annotations": annotations,
+        "errors": [e.to_json() for e in run.errors],
+        "summary": run.summary(),
+    }
+    if diffs:
+        doc["diffs"] = {o.rel: unified_diff(o) for o in run.changed}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def summary_text(run: ApplyRun, *, written: bool, unsafe: bool, color: bool) -> str:
+    """The table of edits per rule and one closing line, rendered with rich."""
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = StringIO()
+    console = Console(file=buf, force_terminal=color, no_color=not color, width=100)
+    by_rule = run.by_rule()
+    if by_rule:
+        table = Table(title=None, box=None, pad_edge=False)
+        table.add_column("rule")
+        table.add_column("name")
+        table.add_column("edits", justify="right")
+        table.add_column("files", justify="right")
+        for code, row in by_rule.items():
+            table.add_row(code, row["name"], str(row["edits"]), str(row["files"]))
+        console.print(table)
+    s = run.summary()
+    verb = "changed" if written else "would change"
+    parts = [f"{s['files_changed']} file{'s' * (s['files_changed'] != 1)} {verb}",
+             f"{s['edits']} edit{'s' * (s['edits'] != 1)}"]
+    if s["annotations"]:
+        parts.append(f"{s['annotations']} annotations")
+    if s["annotations_removed"]:
+        parts.append(f"{s['annotations_removed']} annotations removed")
+    parts.append(f"{s['remaining']} findings left")
+    if s["errors"]:
+        parts.append(f"{s['errors']} errors")
+    console.print(", ".join(parts) + ".", highlight=False)
+    left_unsafe = sum(1 for f in run.remaining if f.fix and f.fix.applicability == "unsafe")
+    if left_unsafe and not unsafe:
+        console.print(f"{left_unsafe} more fixes are available with --unsafe-fixes.",
+                      highlight=False)
+    return buf.getvalue()
+
+
+def errors_text(run: ApplyRun) -> str:
+    return "".join(f"{e.path}: error: {e.message}\n" for e in run.errors)
