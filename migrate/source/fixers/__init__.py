@@ -63,6 +63,7 @@ class FixContext:
 
 
 FixerFn = Callable[[FixContext, ast.Call], Fix | None]
+_DISCOVERED = False
 _FIXERS: dict[str, FixerFn] = {}
 
 
@@ -77,7 +78,9 @@ def fixer(name: str) -> Callable[[FixerFn], FixerFn]:
 
 
 def get_fixer(name: str) -> FixerFn:
-    if not _FIXERS:
+    global _DISCOVERED
+    if not _DISCOVERED:  # import every module once, even if one was imported directly
+        _DISCOVERED = True
         for mod in pkgutil.iter_modules(__path__):
             importlib.import_module(f"{__name__}.{mod.name}")
     return _FIXERS[name]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from migrate.rules import Rule
 
 KindFn = Callable[..., None]
+_DISCOVERED = False
 _KINDS: dict[str, KindFn] = {}
 
 
@@ -28,7 +29,9 @@ def python_kind(name: str) -> Callable[[KindFn], KindFn]:
 
 
 def python_kinds() -> dict[str, KindFn]:
-    if not _KINDS:
+    global _DISCOVERED
+    if not _DISCOVERED:  # import every module once, even if one was imported directly
+        _DISCOVERED = True
         for mod in pkgutil.iter_modules(__path__):
             importlib.import_module(f"{__name__}.{mod.name}")
     return _KINDS

@@ -1,3 +1,4 @@
+// migrate[MIG730]: custom CUDA kernel file (31 lines, 1 __global__ kernels): rewrite it in Ascend C (AscendC custom ops) or find a torch_npu op that does the same.
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime.h>
