@@ -1,0 +1,43 @@
+"""Every rule's documented examples run through the real scan and apply.
+
+`before` must be flagged by its rule; `after` is what `migrate apply` makes of `before`
+(with --unsafe-fixes for assisted rules); `noop` must not be flagged by its rule. The
+examples render the docs (`migrate rules ID`), so this keeps the docs true.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from migrate.rules import default_rules
+from migrate.source.apply_run import engine_scan
+from migrate.source.rewrite import fix_text
+from migrate.source.textfiles import file_kind
+
+RULES = list(default_rules())
+CASES = [(rule, i, ex) for rule in RULES if rule.kind != "onnx-census"
+         for i, ex in enumerate(rule.examples)]
+
+
+def _kind(example: dict) -> tuple[str, str]:
+    name = example.get("file", "example.py")
+    return name, "python" if name.endswith(".py") else file_kind(Path(name))
+
+
+@pytest.mark.parametrize("rule,i,example", CASES, ids=[f"{r.code}-{i}" for r, i, _ in CASES])
+def test_example(rule, i, example):
+    name, kind = _kind(example)
+    assert kind, f"{rule.code} example {i}: no file kind for {name}"
+    if "noop" in example:
+        found = engine_scan(example["noop"], name, kind, RULES)
+        assert [f for f in found if f.rule == rule.code] == []
+        return
+    found = engine_scan(example["before"], name, kind, RULES)
+    assert any(f.rule == rule.code for f in found), f"{rule.code} does not flag its example"
+    if "after" in example:
+        text, _, _, error = fix_text(example["before"], name, kind, RULES, engine_scan,
+                                     unsafe=rule.category == "assisted")
+        assert error is None
+        assert text == example["after"]
