@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from migrate.findings import Edit, Finding, Fix, LineIndex
 from migrate.rules import Rule
-from migrate.source.bindings import Bindings, collect_bindings
+from migrate.source.bindings import Bindings, chain_parts, collect_bindings
 from migrate.source.fixers import FixContext
 
 
@@ -44,6 +44,13 @@ class PyFile:
         for t in types:
             out.extend(self.by_type.get(t, ()))
         return out
+
+    def qualname(self, node: ast.AST) -> str | None:
+        """The imported name an attribute chain stands for (th.cuda.x -> torch.cuda.x)."""
+        parts = chain_parts(node)
+        if not parts or parts[0] not in self.bindings.names:
+            return None
+        return ".".join([self.bindings.names[parts[0]].qualname, *parts[1:]])
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))

@@ -12,7 +12,6 @@ import ast
 import re
 
 from migrate.rules import Rule
-from migrate.source.bindings import chain_parts
 from migrate.source.kinds import python_kind
 from migrate.source.pyfile import PyFile
 
@@ -25,10 +24,7 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         for qual, spec in (rule.params.get("calls") or {}).items():
             table[qual] = (rule, pattern, set((spec or {}).get("keywords") or ()))
     for node in f.nodes(ast.Call):
-        parts = chain_parts(node.func)
-        if not parts or parts[0] not in f.bindings.names:
-            continue
-        qual = ".".join([f.bindings.names[parts[0]].qualname, *parts[1:]])
+        qual = f.qualname(node.func)
         if qual not in table:
             continue
         rule, pattern, keywords = table[qual]

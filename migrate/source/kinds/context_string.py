@@ -25,7 +25,6 @@ from functools import lru_cache
 
 from migrate.findings import Edit
 from migrate.rules import Rule
-from migrate.source.bindings import chain_parts
 from migrate.source.kinds import python_kind
 from migrate.source.pyfile import PyFile, make_fix
 
@@ -95,11 +94,8 @@ def _positions(f: PyFile, spec: Spec, node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _call_positions(f: PyFile, spec: Spec, call: ast.Call) -> Iterator[ast.AST]:
-    wanted: list = []
-    parts = chain_parts(call.func)
-    if parts and parts[0] in f.bindings.names:
-        qual = ".".join([f.bindings.names[parts[0]].qualname, *parts[1:]])
-        wanted = spec.calls.get(qual, [])
+    qual = f.qualname(call.func)
+    wanted: list = spec.calls.get(qual, []) if qual else []
     if not wanted and isinstance(call.func, ast.Attribute):
         wanted = spec.calls.get("*." + call.func.attr, [])
     for pos in wanted:

@@ -12,7 +12,6 @@ import ast
 
 from migrate.findings import Edit
 from migrate.rules import Rule
-from migrate.source.bindings import chain_parts
 from migrate.source.kinds import python_kind
 from migrate.source.pyfile import PyFile, make_fix
 
@@ -21,10 +20,7 @@ from migrate.source.pyfile import PyFile, make_fix
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {q: (rule, spec) for rule in rules for q, spec in (rule.params.get("calls") or {}).items()}
     for node in f.nodes(ast.Call):
-        parts = chain_parts(node.func)
-        if not parts or parts[0] not in f.bindings.names:
-            continue
-        qual = ".".join([f.bindings.names[parts[0]].qualname, *parts[1:]])
+        qual = f.qualname(node.func)
         if qual not in table:
             continue
         rule, spec = table[qual]
