@@ -38,7 +38,8 @@ def _run_call(module: Any, spec: Any, in_recs: list[dict], ref: Dump, device: An
               dtype: Any) -> list[Any]:
     import torch
 
-    tensors = [move(ref.tensor(r), device, dtype) for r in sorted(in_recs, key=lambda r: r["index"])]
+    ordered = sorted(in_recs, key=lambda r: r["index"])
+    tensors = [move(ref.tensor(r), device, dtype) for r in ordered]
     call = decode(spec, tensors)
     with torch.no_grad():
         out = module(*call["args"], **call["kwargs"])
