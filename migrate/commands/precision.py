@@ -51,9 +51,10 @@ def dump_cmd(
     stats_only: Annotated[bool, typer.Option("--stats-only", help="No tensors.")] = False,
     inputs: Annotated[bool, typer.Option("--inputs", help="Record forward inputs.")] = False,
     grads: Annotated[bool, typer.Option("--grads", help="Record gradients.")] = False,
+    params: Annotated[bool, typer.Option("--params", help="Record module parameters.")] = False,
     include: Annotated[list[str] | None, typer.Option("--include", help="Module glob.")] = None,
     exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Module glob.")] = None,
-    shard_mb: Annotated[int, typer.Option("--shard-mb", help="Shard size in MiB.")] = 256,
+    shard_mb: Annotated[int, typer.Option("--shard-mb", help="Shard size in MiB.")] = 64,
 ) -> None:
     """Run the model once with hooks on every module and write a dump directory."""
     from migrate.precision.dump import dump
@@ -62,7 +63,7 @@ def dump_cmd(
     net, args, kwargs = prepare(model, device, dtype)
     import torch
 
-    with dump(net, output, inputs=inputs, grads=grads, stats_only=stats_only,
+    with dump(net, output, inputs=inputs, grads=grads, params=params, stats_only=stats_only,
               include=include, exclude=exclude, shard_bytes=shard_mb << 20,
               meta={"spec": model}) as d:
         with torch.set_grad_enabled(grads):

@@ -3,9 +3,11 @@
     with migrate.precision.dump(model, "out", inputs=True):
         model(x)
 
-Forward outputs always; forward inputs (``inputs=True``) and backward gradients
-(``grads=True``) on request. Tensors are detached and copied inside the hook, so later
-in-place ops cannot change what was recorded.
+Forward outputs always; forward inputs (``inputs=True``), the module's own parameters
+(``params=True``, kind ``forward.parameter``) and backward gradients (``grads=True``) on
+request. A tensor recorded twice unchanged (a child's output that is its parent's output
+or the next module's input) is stored once and referenced by both records. Tensors are
+detached and copied inside the hook, so later in-place ops cannot change what was recorded.
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
     """Context manager writing ``out_dir/manifest.json`` plus ``tensors-*.safetensors``."""
 
     def __init__(self, model: Any, out_dir: str | Path, *, inputs: bool = False,
-                 grads: bool = False, stats_only: bool = False,
+                 grads: bool = False, params: bool = False, stats_only: bool = False,
                  include: list[str] | None = None, exclude: list[str] | None = None,
                  shard_bytes: int = DEFAULT_SHARD_BYTES, meta: dict | None = None) -> None:
         self.model = model
         self.out_dir = _rank_dir(Path(out_dir))
         self.inputs, self.grads, self.stats_only = inputs, grads, stats_only
+        self.params = params
         self.include, self.exclude = list(include or []), list(exclude or [])
         self.shard_bytes = shard_bytes
         self.extra_meta = dict(meta or {})
@@ -95,6 +98,9 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             stack = self._stack[name]
             call = stack.pop() if stack else self._calls[name] - 1
             self._record_all(name, call, "forward.output", output)
+            if self.params:
+                named = dict(mod.named_parameters(recurse=False))
+                self._record_all(name, call, "forward.parameter", named)
 
         def back(mod, grad_input, grad_output):
             call = self._bwd_calls[name]
@@ -148,8 +154,8 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
 
     def _write_manifest(self, incomplete: bool) -> None:
         meta = {**self._meta, **self.extra_meta, "stats_only": self.stats_only,
-                "inputs": self.inputs, "grads": self.grads, "include": self.include,
-                "exclude": self.exclude, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                "inputs": self.inputs, "grads": self.grads, "params": self.params,
+                "include": self.include, "exclude": self.exclude, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                   time.gmtime())}
         if self._writer is not None:
             meta["files"], meta["bytes"] = self._writer.files, self._writer.bytes_written

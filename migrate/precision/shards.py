@@ -10,7 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-DEFAULT_SHARD_BYTES = 256 * 1024 * 1024
+DEFAULT_SHARD_BYTES = 64 * 1024 * 1024
 
 
 class ShardWriter:

@@ -28,19 +28,18 @@ def tensor_stats(t: Any) -> dict[str, Any]:
         f = t.to(torch.float64)
         return {"min": int(lo), "max": int(hi), "mean": float(f.mean()),
                 "norm": float(torch.linalg.vector_norm(f)), "nan": 0, "inf": 0}
-    finite = torch.isfinite(t)
-    if bool(finite.all()):
+    lo, hi = torch.aminmax(t)  # NaN propagates into min/max: one pass tells finiteness
+    packed = torch.stack([lo.float(), hi.float(), t.mean(dtype=torch.float32),
+                          torch.linalg.vector_norm(t, dtype=torch.float32)]).tolist()
+    if math.isfinite(packed[0]) and math.isfinite(packed[1]):
         nan = inf = 0
-        vals = t
     else:
-        nan = int(torch.isnan(t).sum())
-        inf = int(torch.isinf(t).sum())
-        vals = t[finite]
+        nan, inf = int(torch.isnan(t).sum()), int(torch.isinf(t).sum())
+        vals = t[torch.isfinite(t)]
         if vals.numel() == 0:
             return {"min": None, "max": None, "mean": None, "norm": None, "nan": nan, "inf": inf}
-    lo, hi = torch.aminmax(vals)
-    mean = vals.mean(dtype=torch.float32)
-    norm = torch.linalg.vector_norm(vals, dtype=torch.float32)
-    packed = torch.stack([lo.float(), hi.float(), mean, norm]).tolist()
+        lo, hi = torch.aminmax(vals)
+        packed = torch.stack([lo.float(), hi.float(), vals.mean(dtype=torch.float32),
+                              torch.linalg.vector_norm(vals, dtype=torch.float32)]).tolist()
     return {"min": _num(packed[0]), "max": _num(packed[1]), "mean": _num(packed[2]),
             "norm": _num(packed[3]), "nan": nan, "inf": inf}
