@@ -155,8 +155,8 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
     def _write_manifest(self, incomplete: bool) -> None:
         meta = {**self._meta, **self.extra_meta, "stats_only": self.stats_only,
                 "inputs": self.inputs, "grads": self.grads, "params": self.params,
-                "include": self.include, "exclude": self.exclude, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                  time.gmtime())}
+                "include": self.include, "exclude": self.exclude,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         if self._writer is not None:
             meta["files"], meta["bytes"] = self._writer.files, self._writer.bytes_written
         if incomplete:

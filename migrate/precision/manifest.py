@@ -41,6 +41,9 @@ class Dump:
             return None
         handle = self._handles.get(file)
         if handle is None:
+            # Keep one shard mapped at a time: records mostly come in file order, and a
+            # mapping of every shard would keep the whole dump resident.
+            self._handles.clear()
             from safetensors import safe_open
 
             try:

@@ -3,7 +3,7 @@
 Environment knobs read by the specs (so the CLI can build a faulty target):
 PREC_PERTURB=<layer>:<scale> scales that Linear's weight by (1 + scale) on four rows;
 PREC_PERTURB_ONE=<layer>:<scale> scales one weight element (a small, sparse error).
-PREC_NAN=1 makes MLP layer 1 emit NaN in one element.
+PREC_NAN=1 puts a NaN into MLP layer 1's bias (one NaN column in its output).
 """
 
 from __future__ import annotations
@@ -96,13 +96,6 @@ class TinyTransformer(nn.Module):
         return {"logits": self.head(x), "attn": tuple(weights)}
 
 
-class NaNLayer(nn.Module):
-    def forward(self, x):
-        x = x.clone()
-        x.view(-1)[3] = float("nan")
-        return x
-
-
 def _perturb(model: nn.Module) -> None:
     for var, rows in (("PREC_PERTURB", slice(0, 4)), ("PREC_PERTURB_ONE", slice(0, 1))):
         spec = os.environ.get(var)
@@ -120,7 +113,8 @@ def mlp_spec():
     model = MLP()
     _perturb(model)
     if os.environ.get("PREC_NAN"):
-        model.layers[1] = nn.Sequential(model.layers[1], NaNLayer())
+        with torch.no_grad():
+            model.layers[1].bias[3] = float("nan")
     return model, (torch.randn(8, 64, generator=torch.Generator().manual_seed(1)),)
 
 
