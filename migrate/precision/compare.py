@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,9 +66,29 @@ def missing_entry(rec: dict, side: str) -> dict[str, Any]:
     return entry
 
 
+@contextmanager
+def _one_intra_op_thread():
+    """Metrics are memory-bound passes over many mid-sized tensors: a second intra-op thread
+    gains little on an idle machine and costs 4x on a busy one (barrier spinning)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def compare_dumps(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate | str | Path | None = None,
                   mapping: str | Path | None = None) -> ComparisonResult:
     gate = gate if isinstance(gate, Gate) else load_gate(gate)
+    with _one_intra_op_thread():
+        return _compare(ref_dir, tgt_dir, gate, mapping)
+
+
+def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
+             mapping: str | Path | None) -> ComparisonResult:
     ref, tgt = Dump(ref_dir), Dump(tgt_dir)
     kinds = {r["kind"] for r in ref.records} & {r["kind"] for r in tgt.records}
     pairs, extra = align([r for r in ref.records if r["kind"] in kinds],

@@ -72,6 +72,8 @@ def test_compare_exit_codes(dumps, tmp_path, capsys):
     fail = _cli("compare", ref, bad, "--format", "json", "-o", tmp_path / "r.json")
     assert fail.returncode == 1 and fail.stdout.startswith("FAIL")
     doc = json.loads((tmp_path / "r.json").read_text())
+    kinds = {r["kind"] for r in json.loads((bad / "manifest.json").read_text())["records"]}
+    assert {"backward.grad_input", "backward.grad_output"} <= kinds  # dumped with --grads
     assert set(doc) >= {"entries", "first_divergence", "gate"}
     assert all(ENTRY_KEYS <= e.keys() for e in doc["entries"])
     assert doc["first_divergence"]["name"] == "layers.2"

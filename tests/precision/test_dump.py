@@ -122,3 +122,19 @@ def test_nan_is_counted_in_stats(tmp_path, make_dump):
     doc = manifest(make_dump("mlp_spec", tmp_path / "d", env={"PREC_NAN": "1"}))
     rec = next(r for r in doc["records"] if r["name"] == "layers.1")
     assert rec["stats"]["nan"] == 8 and rec["stats"]["max"] is not None
+
+
+def test_distributed_run_writes_per_rank_folder(tmp_path, build):
+    import torch.distributed as dist
+
+    model, args, _ = build("mlp_spec")
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0,
+                            world_size=1)
+    try:
+        with torch.no_grad(), dump(model, tmp_path / "d", stats_only=True) as d:
+            model(*args)
+    finally:
+        dist.destroy_process_group()
+    assert d.out_dir == tmp_path / "d" / "rank0"
+    meta = manifest(d.out_dir)["meta"]
+    assert (meta["rank"], meta["world_size"]) == (0, 1)
