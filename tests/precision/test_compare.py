@@ -158,7 +158,7 @@ def test_metrics_on_known_tensors():
     expected_cos = torch.nn.functional.cosine_similarity(ref.double(), tgt.double(), dim=0)
     assert m["cosine"] == pytest.approx(float(expected_cos), abs=1e-9)
     ortho = compute_all(Pair(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]), 0, 0, 1e-3))
-    assert ortho["cosine"] == pytest.approx(0.0)
+    assert ortho["cosine"] == pytest.approx(0.0, abs=1e-6)  # float32 norms: ~1e-7 absolute
 
 
 def test_matching_infinities_are_not_errors():
