@@ -83,33 +83,36 @@ def build(variant: str, layers: int, batch: int, seq: int):
     return model, ids
 
 
-def _plain_forward(model, ids, reps: int = 3) -> float:
+def _forward_s(model, ids) -> float:
     import torch
 
-    times = []
     with torch.no_grad():
+        t0 = time.perf_counter()
         model(ids)
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            model(ids)
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        return time.perf_counter() - t0
 
 
-def worker(tool: str, variant: str, out: Path, layers: int, batch: int, seq: int) -> None:
+def worker(tool: str, variant: str, out: Path, layers: int, batch: int, seq: int,
+           reps: int) -> None:
+    """Alternate plain forwards and dumps ``reps`` times; print the minima (robust to load
+    from other processes on a shared machine). Dump i goes to out/rep{i} resp. out/step{i}."""
     import torch
 
     torch.set_num_threads(2)
     model, ids = build(variant, layers, batch, seq)
-    fwd = _plain_forward(model, ids)
+    _forward_s(model, ids)  # warm-up
+    fwd, dumps = [], []
     if tool == "ours":
         sys.path.insert(0, str(REPO))
-        from migrate.precision.dump import dump
+        from migrate.precision.dumper import dump
 
-        t0 = time.perf_counter()
-        with torch.no_grad(), dump(model, out, inputs=True, params=True, exclude=["<root>"]):
-            model(ids)
-        dt = time.perf_counter() - t0
+        for i in range(reps):
+            fwd.append(_forward_s(model, ids))
+            t0 = time.perf_counter()
+            with torch.no_grad(), dump(model, out / f"rep{i}", inputs=True, params=True,
+                                       exclude=["<root>"]):
+                model(ids)
+            dumps.append(time.perf_counter() - t0)
     else:
         from msprobe.pytorch import PrecisionDebugger
 
@@ -120,13 +123,17 @@ def worker(tool: str, variant: str, out: Path, layers: int, batch: int, seq: int
                                               "data_mode": ["forward"]}}))
         t0 = time.perf_counter()
         debugger = PrecisionDebugger(config_path=str(cfg))
-        debugger.start(model=model)
-        with torch.no_grad():
-            model(ids)
-        debugger.stop()
-        debugger.step()
-        dt = time.perf_counter() - t0
-    print(json.dumps({"forward_s": fwd, "dump_s": dt}))
+        init = time.perf_counter() - t0
+        for i in range(reps):
+            fwd.append(_forward_s(model, ids))
+            t0 = time.perf_counter()
+            debugger.start(model=model)
+            with torch.no_grad():
+                model(ids)
+            debugger.stop()
+            debugger.step()
+            dumps.append(time.perf_counter() - t0 + (init if i == 0 else 0.0))
+    print(json.dumps({"forward_s": min(fwd), "dump_s": min(dumps), "dump_all": dumps}))
 
 
 # -- driver ---------------------------------------------------------------------------------
@@ -191,19 +198,19 @@ def count_msprobe(path: Path) -> int:
     return n
 
 
-def bench_tool(tool: str, py: str, work: Path, shape: list[str]) -> dict:
+def bench_tool(tool: str, py: str, work: Path, shape: list[str], reps: int) -> dict:
     me = str(Path(__file__).resolve())
     res = {}
     dirs = {}
     for variant in ("ref", "tgt"):
         out = work / f"{tool}_{variant}"
         wall, rss, stdout = measured([py, me, "--worker", tool, "--variant", variant,
-                                      "--out", str(out), *shape])
+                                      "--out", str(out), "--reps", str(reps), *shape])
         info = json.loads(stdout.strip().splitlines()[-1])
-        dirs[variant] = out
+        dirs[variant] = out / ("rep0" if tool == "ours" else "step0")
         if variant == "ref":
             res.update(forward_s=info["forward_s"], dump_s=info["dump_s"], dump_rss=rss,
-                       size_mib=du_mib(out))
+                       size_mib=du_mib(dirs[variant]))
     if tool == "ours":
         res["records"] = count_ours(dirs["ref"])
         cmd = [py, "-m", "migrate", "compare", str(dirs["ref"]), str(dirs["tgt"]),
@@ -213,7 +220,12 @@ def bench_tool(tool: str, py: str, work: Path, shape: list[str]) -> dict:
         cmd = [str(Path(py).parent / "msprobe"), "compare",
                "-gp", str(next(dirs["ref"].rglob("dump.json"))),
                "-tp", str(next(dirs["tgt"].rglob("dump.json"))), "-o", str(work / "ms_cmp")]
-    res["compare_s"], res["compare_rss"], _ = measured(cmd)
+    times, peaks = [], []
+    for _ in range(reps):
+        wall, rss, _ = measured(cmd)
+        times.append(wall)
+        peaks.append(rss)
+    res["compare_s"], res["compare_rss"] = min(times), max(peaks)
     return res
 
 
@@ -227,12 +239,14 @@ def main() -> None:
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--msprobe-python", default=DEFAULT_MSPROBE)
     ap.add_argument("--workdir", type=Path)
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="Runs per tool, interleaved; medians are reported (shared machines).")
+    ap.add_argument("--repeat", type=int, default=2,
+                    help="Rounds per tool, interleaved; medians of the rounds are reported.")
+    ap.add_argument("--reps", type=int, default=3,
+                    help="Dumps / compares per round; the minimum is kept (noisy machines).")
     a = ap.parse_args()
     shape = ["--layers", str(a.layers), "--batch", str(a.batch), "--seq", str(a.seq)]
     if a.worker:
-        worker(a.worker, a.variant, a.out, a.layers, a.batch, a.seq)
+        worker(a.worker, a.variant, a.out, a.layers, a.batch, a.seq, a.reps)
         return
     if not Path(a.msprobe_python).exists():
         raise SystemExit(f"msprobe interpreter not found at {a.msprobe_python}; create the venv "
@@ -242,7 +256,7 @@ def main() -> None:
         order = [("ours", sys.executable), ("msprobe", a.msprobe_python)]
         for tool, py in order if i % 2 == 0 else order[::-1]:
             with tempfile.TemporaryDirectory(dir=a.workdir) as tmp:
-                runs[tool].append(bench_tool(tool, py, Path(tmp), shape))
+                runs[tool].append(bench_tool(tool, py, Path(tmp), shape, a.reps))
             print(f"run {i + 1}/{a.repeat} {tool}: " + json.dumps(
                 {k: round(v, 3) for k, v in runs[tool][-1].items()}), file=sys.stderr)
     report(_median(runs["ours"]), _median(runs["msprobe"]), a)
@@ -254,7 +268,7 @@ def _median(rows: list[dict]) -> dict:
 
 def report(ours: dict, ms: dict, a) -> None:
     print(f"model: GPT-style, {a.layers} blocks, d=512, vocab 8192, batch {a.batch} x seq "
-          f"{a.seq}; medians of {a.repeat} interleaved runs")
+          f"{a.seq}; times: best of {a.reps} per round, median of {a.repeat} interleaved rounds")
     print(f"{'':24}{'msprobe 26.2.0':>16}{'migrate':>12}{'speed-up':>10}")
     rows = [("tensors recorded", "records", "{:.0f}"),
             ("plain forward [s]", "forward_s", "{:.3f}"),

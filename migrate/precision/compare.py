@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from migrate.precision.align import align, load_mapping
 from migrate.precision.judge import base_entry, compare_records
 from migrate.precision.localize import first_divergence
 from migrate.precision.manifest import Dump
+from migrate.precision.threads import one_intra_op_thread
 from migrate.precision.thresholds import Gate, load_gate
 
 
@@ -66,24 +66,10 @@ def missing_entry(rec: dict, side: str) -> dict[str, Any]:
     return entry
 
 
-@contextmanager
-def _one_intra_op_thread():
-    """Metrics are memory-bound passes over many mid-sized tensors: a second intra-op thread
-    gains little on an idle machine and costs 4x on a busy one (barrier spinning)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def compare_dumps(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate | str | Path | None = None,
                   mapping: str | Path | None = None) -> ComparisonResult:
     gate = gate if isinstance(gate, Gate) else load_gate(gate)
-    with _one_intra_op_thread():
+    with one_intra_op_thread():
         return _compare(ref_dir, tgt_dir, gate, mapping)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from migrate.errors import UsageError
 from migrate.precision.compare import ComparisonResult, evaluate_gate, missing_entry
-from migrate.precision.dump import ROOT
+from migrate.precision.dumper import ROOT
 from migrate.precision.flatten import decode, iter_tensors
 from migrate.precision.judge import compare_records
 from migrate.precision.manifest import Dump

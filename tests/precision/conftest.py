@@ -40,7 +40,7 @@ def build(monkeypatch):
 @pytest.fixture
 def make_dump(build):
     """``make_dump(spec, out_dir, dtype=None, env=None, **dump_kwargs) -> out_dir``."""
-    from migrate.precision.dump import dump
+    from migrate.precision.dumper import dump
 
     def run(spec, out, dtype=None, env=None, **kw):
         model, args, kwargs = build(spec, dtype, env)

@@ -7,7 +7,7 @@ import torch
 
 from migrate.errors import UsageError
 from migrate.precision.compare import IncompatibleDumps, compare_dumps
-from migrate.precision.dump import dump
+from migrate.precision.dumper import dump
 from migrate.precision.metrics import Pair, compute_all
 
 FP32_GATE = """

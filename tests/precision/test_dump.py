@@ -8,7 +8,7 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from migrate.precision.dump import dump
+from migrate.precision.dumper import dump
 from migrate.precision.manifest import Dump
 
 KEYS = {"name", "call", "kind", "index", "dtype", "shape", "stats", "tensor"}

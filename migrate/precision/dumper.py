@@ -23,6 +23,7 @@ from typing import Any
 from migrate.precision.flatten import encode, iter_tensors
 from migrate.precision.shards import DEFAULT_SHARD_BYTES, ShardWriter
 from migrate.precision.stats import tensor_stats
+from migrate.precision.threads import one_intra_op_thread
 
 ROOT = "<root>"
 FORMAT = 1
@@ -115,8 +116,9 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
 
     # -- recording ---------------------------------------------------------------------
     def _record_all(self, name: str, call: int, kind: str, obj: Any) -> None:
-        for index, (path, tensor) in enumerate(iter_tensors(obj)):
-            self._record(name, call, kind, index, path, tensor)
+        with one_intra_op_thread():
+            for index, (path, tensor) in enumerate(iter_tensors(obj)):
+                self._record(name, call, kind, index, path, tensor)
 
     def _record(self, name: str, call: int, kind: str, index: int, path: str, t: Any) -> None:
         rec = {"name": name, "call": call, "kind": kind, "index": index, "path": path,
