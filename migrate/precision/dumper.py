@@ -6,8 +6,9 @@
 Forward outputs always; forward inputs (``inputs=True``), the module's own parameters
 (``params=True``, kind ``forward.parameter``) and backward gradients (``grads=True``) on
 request. A tensor recorded twice unchanged (a child's output that is its parent's output
-or the next module's input) is stored once and referenced by both records. Tensors are
-detached and copied inside the hook, so later in-place ops cannot change what was recorded.
+or the next module's input) is stored once and referenced by both records. Each tensor's
+bytes are written to its shard inside the hook, so later in-place ops cannot change what
+was recorded, and nothing is buffered in memory.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             stats = tensor_stats(t.detach())
             file = key = None
             if self._writer is not None and t.layout == self._strided:
-                file, key = self._writer.add(_private_copy(t))
+                file, key = self._writer.add(t)
             self._remember(t, (stats, file, key))
             rec["stats"], rec["file"], rec["tensor"] = stats, file, key
         self.records.append(rec)
@@ -169,15 +170,6 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         tmp = self.out_dir / "manifest.json.tmp"
         tmp.write_text(json.dumps(doc), encoding="utf-8")
         tmp.replace(self.out_dir / "manifest.json")
-
-
-def _private_copy(t: Any) -> Any:
-    t = t.detach()
-    if t.device.type != "cpu":
-        return t.to("cpu", copy=True).contiguous()
-    import torch
-
-    return t.clone(memory_format=torch.contiguous_format)
 
 
 def _rank_dir(out_dir: Path) -> Path:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 torch = pytest.importorskip("torch")
@@ -47,20 +44,5 @@ def make_dump(build):
         with torch.no_grad(), dump(model, out, **kw):
             model(*args, **kwargs)
         return Path(out)
-
-    return run
-
-
-@pytest.fixture
-def cli():
-    """Run ``python -m migrate ARGS`` in a subprocess; returns CompletedProcess."""
-
-    def run(*args, env=None):
-        full_env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(HERE)])}
-        for key in ("PREC_PERTURB", "PREC_PERTURB_ONE", "PREC_NAN"):
-            full_env.pop(key, None)
-        full_env.update(env or {})
-        return subprocess.run([sys.executable, "-m", "migrate", *map(str, args)], cwd=REPO,
-                              env=full_env, capture_output=True, text=True, timeout=300)
 
     return run

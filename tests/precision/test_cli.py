@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from html.parser import HTMLParser
+from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -16,13 +18,13 @@ from migrate.precision.report import RENDERERS
 ENTRY_KEYS = {"name", "call", "kind", "index", "dtype", "shape", "cosine", "max_abs", "max_rel",
               "rmse", "mismatch_ratio", "status"}
 PERTURB = {"PREC_PERTURB": "layers.2:0.05"}
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
 
 
 @pytest.fixture(scope="module")
 def dumps(tmp_path_factory):
     """(ref, same, perturbed) dump dirs written by `migrate dump`."""
-    from conftest import REPO  # noqa: F401  (sys.path set by conftest)
-
     base = tmp_path_factory.mktemp("cli")
     runs = {"ref": ({}, ["--inputs"]), "same": ({}, []), "bad": (PERTURB, ["--grads"])}
     for name, (env, extra) in runs.items():
@@ -33,10 +35,6 @@ def dumps(tmp_path_factory):
 
 
 def _cli(*args, env=None):
-    import os
-
-    from conftest import HERE, REPO
-
     full = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(HERE)])}
     for key in ("PREC_PERTURB", "PREC_PERTURB_ONE", "PREC_NAN"):
         full.pop(key, None)
@@ -141,8 +139,6 @@ def test_commands_import_without_torch():
     code = ("import sys; sys.modules['torch'] = None; sys.modules['safetensors'] = None\n"
             "import migrate.commands.precision, migrate.cli, migrate.precision\n"
             "print('ok')")
-    from conftest import REPO
-
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

@@ -29,7 +29,7 @@ def test_manifest_matches_contract_and_tensors_equal_real_outputs(tmp_path, buil
     for h in handles:
         h.remove()
     doc = manifest(tmp_path / "d")
-    assert doc["format"] == 1 and doc["meta"]["weights_digest"].startswith("blake2b:")
+    assert doc["format"] == 1 and doc["meta"]["weights_digest"].startswith("blake2b-crc32:")
     assert all(KEYS <= rec.keys() for rec in doc["records"])
     names = [r["name"] for r in doc["records"]]
     # execution order: each layer before its activation, the root last
