@@ -54,7 +54,7 @@ def dump_cmd(
     params: Annotated[bool, typer.Option("--params", help="Record module parameters.")] = False,
     include: Annotated[list[str] | None, typer.Option("--include", help="Module glob.")] = None,
     exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Module glob.")] = None,
-    shard_mb: Annotated[int, typer.Option("--shard-mb", help="Shard size in MiB.")] = 256,
+    shard_mb: Annotated[int, typer.Option("--shard-mb", help="Shard size in MiB.")] = 64,
 ) -> None:
     """Run the model once with hooks on every module and write a dump directory."""
     from migrate.precision.dumper import dump

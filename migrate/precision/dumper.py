@@ -21,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from migrate.precision.digest import BackgroundDigest
 from migrate.precision.flatten import encode, iter_tensors
 from migrate.precision.shards import DEFAULT_SHARD_BYTES, ShardWriter
 from migrate.precision.stats import tensor_stats
@@ -62,6 +63,7 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         if not self.stats_only:
             self._writer = ShardWriter(self.out_dir, self.shard_bytes)
         self._meta = _model_meta(self.model)
+        self._digest = BackgroundDigest(self.model)
         import torch
 
         self._strided = torch.strided
@@ -78,6 +80,10 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         self._seen.clear()
         if self._writer is not None:
             self._writer.close()
+        digest, stable = self._digest.result()
+        self._meta["weights_digest"] = digest
+        if not stable:
+            self._meta["weights_changed_during_dump"] = True
         self._write_manifest(incomplete=exc_type is not None)
 
     def _selected(self, name: str) -> bool:
@@ -186,14 +192,13 @@ def _model_meta(model: Any) -> dict:
     import torch
 
     from migrate import __version__
-    from migrate.precision.digest import weights_digest
 
     first = next(iter(model.parameters()), None)
     meta = {"tool": "ascend-migrate", "version": __version__, "torch": torch.__version__,
             "model": type(model).__name__,
             "device": str(first.device) if first is not None else "cpu",
             "dtype": str(first.dtype).removeprefix("torch.") if first is not None else None,
-            "weights_digest": weights_digest(model), "rank": 0, "world_size": 1}
+            "rank": 0, "world_size": 1}
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():

@@ -14,7 +14,7 @@ import struct
 from pathlib import Path
 from typing import Any, BinaryIO
 
-DEFAULT_SHARD_BYTES = 256 * 1024 * 1024
+DEFAULT_SHARD_BYTES = 64 * 1024 * 1024
 HEADER_ROOM = 128 * 1024
 
 _DTYPES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16",
