@@ -74,8 +74,8 @@ def dump_cmd(
 
 
 def compare_cmd(
-    ref: Annotated[Path, typer.Argument(help="Reference dump directory.")],
-    tgt: Annotated[Path, typer.Argument(help="Target dump directory.")],
+    ref: Annotated[Path, typer.Argument(metavar="REF_DIR", help="Reference dump directory.")],
+    tgt: Annotated[Path, typer.Argument(metavar="TGT_DIR", help="Target dump directory.")],
     gate: GateOpt = None,
     mapping: Annotated[Path | None, typer.Option("--mapping", help="Module renames.")] = None,
     fmt: Fmt = "text",
