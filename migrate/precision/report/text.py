@@ -19,7 +19,7 @@ def label(e: dict) -> str:
 def entry_line(e: dict) -> str:
     dtypes = e["dtype"] if e["dtype"] == e["ref_dtype"] else f"{e['ref_dtype']}->{e['dtype']}"
     line = (f"{VERDICT[e['status']]:<7} {label(e)} {dtypes} {e['shape']} "
-            f"cos={_fmt(e['cosine'], '.6f')} max_abs={_fmt(e['max_abs'])} "
+            f"cos={_fmt(e['cosine'], '.8f')} max_abs={_fmt(e['max_abs'])} "
             f"max_rel={_fmt(e['max_rel'])} rmse={_fmt(e['rmse'])} "
             f"mismatch={_fmt(e['mismatch_ratio'])}")
     if e.get("nan") or e.get("inf"):
