@@ -1,9 +1,115 @@
-"""CLI: `migrate precision`."""
+"""CLI: `migrate dump`, `migrate compare`, `migrate replay` (precision alignment).
+
+torch and safetensors are imported inside the commands only.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from migrate.errors import UsageError
+
+FORMATS = ("text", "json", "html", "junit", "markdown")
+
+
+def _emit(result, fmt: str, output: Path | None) -> None:
+    from migrate.precision.report import RENDERERS
+
+    if fmt not in RENDERERS:
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    text = RENDERERS[fmt](result)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{output}: cannot write report: {exc}") from None
+    if fmt != "text":
+        from migrate.precision.report.text import locus_line, summary_line
+
+        typer.echo(f"{summary_line(result)}\n{locus_line(result)}")
+
+
+Spec = Annotated[str, typer.Option("--model", "-m",
+                                    help="MOD:FN returning (model, args[, kwargs]).")]
+Device = Annotated[str, typer.Option("--device", help="cpu, cuda or npu.")]
+DType = Annotated[str | None, typer.Option("--dtype", help="Cast model and floating inputs.")]
+GateOpt = Annotated[Path | None, typer.Option("--gate", help="Thresholds YAML.")]
+Fmt = Annotated[str, typer.Option("--format", "-f", help="text|json|html|junit|markdown")]
+Out = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to FILE.")]
+
+
+def dump_cmd(
+    model: Spec,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Dump directory to write.")],
+    device: Device = "cpu",
+    dtype: DType = None,
+    stats_only: Annotated[bool, typer.Option("--stats-only", help="No tensors.")] = False,
+    inputs: Annotated[bool, typer.Option("--inputs", help="Record forward inputs.")] = False,
+    grads: Annotated[bool, typer.Option("--grads", help="Record gradients.")] = False,
+    params: Annotated[bool, typer.Option("--params", help="Record module parameters.")] = False,
+    include: Annotated[list[str] | None, typer.Option("--include", help="Module glob.")] = None,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Module glob.")] = None,
+    shard_mb: Annotated[int, typer.Option("--shard-mb", help="Shard size in MiB.")] = 64,
+) -> None:
+    """Run the model once with hooks on every module and write a dump directory."""
+    from migrate.precision.dumper import dump
+    from migrate.precision.runner import backward_from, prepare
+
+    net, args, kwargs = prepare(model, device, dtype)
+    import torch
+
+    with dump(net, output, inputs=inputs, grads=grads, params=params, stats_only=stats_only,
+              include=include, exclude=exclude, shard_bytes=shard_mb << 20,
+              meta={"spec": model}) as d:
+        with torch.set_grad_enabled(grads):
+            out = net(*args, **kwargs)
+            if grads:
+                backward_from(out)
+    typer.echo(f"wrote {len(d.records)} records to {d.out_dir}")
+
+
+def compare_cmd(
+    ref: Annotated[Path, typer.Argument(metavar="REF_DIR", help="Reference dump directory.")],
+    tgt: Annotated[Path, typer.Argument(metavar="TGT_DIR", help="Target dump directory.")],
+    gate: GateOpt = None,
+    mapping: Annotated[Path | None, typer.Option("--mapping", help="Module renames.")] = None,
+    fmt: Fmt = "text",
+    output: Out = None,
+) -> None:
+    """Align two dumps, compute metrics, name the first divergence, apply the gate."""
+    from migrate.precision.compare import compare_dumps
+
+    result = compare_dumps(ref, tgt, gate=gate, mapping=mapping)
+    _emit(result, fmt, output)
+    raise typer.Exit(0 if result else 1)
+
+
+def replay_cmd(
+    model: Spec,
+    ref: Annotated[Path, typer.Option("--ref", help="Reference dump made with --inputs.")],
+    device: Device = "cpu",
+    dtype: DType = None,
+    gate: GateOpt = None,
+    fmt: Fmt = "text",
+    output: Out = None,
+) -> None:
+    """Feed each module its reference inputs; name the module that introduces error."""
+    from migrate.precision.replay import replay_model
+    from migrate.precision.runner import prepare, resolve_device, resolve_dtype
+
+    net, _, _ = prepare(model, device, dtype)
+    result = replay_model(net, ref, gate=gate, device=resolve_device(device),
+                          dtype=resolve_dtype(dtype))
+    _emit(result, fmt, output)
+    raise typer.Exit(1 if result.culprit else 0)
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("dump")(dump_cmd)
+    app.command("compare")(compare_cmd)
+    app.command("replay")(replay_cmd)

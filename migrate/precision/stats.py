@@ -1,0 +1,45 @@
+"""Summary statistics recorded for every dumped tensor (min, max, mean, norm, NaN/Inf counts)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def _num(value: float) -> float | None:
+    """NaN becomes None (JSON has no NaN); an infinite norm stays inf (written as Infinity)."""
+    if math.isnan(value):
+        return None
+    return value
+
+
+def tensor_stats(t: Any) -> dict[str, Any]:
+    """Stats of ``t`` computed on its own device; NaN/Inf are counted and left out of the rest."""
+    import torch
+
+    if t.numel() == 0:
+        return {"min": None, "max": None, "mean": None, "norm": None, "nan": 0, "inf": 0}
+    if t.dtype == torch.bool:
+        t = t.to(torch.uint8)
+    if t.is_complex():
+        t = torch.view_as_real(t)
+    if not t.is_floating_point():
+        lo, hi = torch.aminmax(t)
+        f = t.to(torch.float64)
+        return {"min": int(lo), "max": int(hi), "mean": float(f.mean()),
+                "norm": float(torch.linalg.vector_norm(f)), "nan": 0, "inf": 0}
+    lo, hi = torch.aminmax(t)  # NaN propagates into min/max: one pass tells finiteness
+    packed = torch.stack([lo.float(), hi.float(), t.mean(dtype=torch.float32),
+                          torch.linalg.vector_norm(t, dtype=torch.float32)]).tolist()
+    if math.isfinite(packed[0]) and math.isfinite(packed[1]):
+        nan = inf = 0
+    else:
+        nan, inf = int(torch.isnan(t).sum()), int(torch.isinf(t).sum())
+        vals = t[torch.isfinite(t)]
+        if vals.numel() == 0:
+            return {"min": None, "max": None, "mean": None, "norm": None, "nan": nan, "inf": inf}
+        lo, hi = torch.aminmax(vals)
+        packed = torch.stack([lo.float(), hi.float(), vals.mean(dtype=torch.float32),
+                              torch.linalg.vector_norm(vals, dtype=torch.float32)]).tolist()
+    return {"min": _num(packed[0]), "max": _num(packed[1]), "mean": _num(packed[2]),
+            "norm": _num(packed[3]), "nan": nan, "inf": inf}
