@@ -8,15 +8,12 @@ from typing import Annotated
 
 import typer
 
+from migrate.commands.output import emit
 from migrate.errors import UsageError
 
 
 def _emit(text: str, output: Path | None) -> None:
-    if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text + "\n", encoding="utf-8")
-    else:
-        typer.echo(text)
+    emit(text, output)
 
 
 def _usage(exc: UsageError) -> typer.Exit:

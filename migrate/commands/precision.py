@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from migrate.commands.output import emit
 from migrate.errors import UsageError
 
 FORMATS = ("text", "json", "html", "junit", "markdown")
@@ -20,15 +21,8 @@ def _emit(result, fmt: str, output: Path | None) -> None:
 
     if fmt not in RENDERERS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    text = RENDERERS[fmt](result)
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{output}: cannot write report: {exc}") from None
-    if fmt != "text":
+    emit(RENDERERS[fmt](result), output)
+    if output is not None and fmt != "text":
         from migrate.precision.report.text import locus_line, summary_line
 
         typer.echo(f"{summary_line(result)}\n{locus_line(result)}")

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 import yaml
 
+from migrate.commands.output import emit
 from migrate.errors import UsageError
 from migrate.report import ruledoc
 from migrate.rules import Rule, RuleError, load_rules
@@ -75,14 +76,7 @@ def rules_command(
         "--rules-dir", hidden=True, help="Read rules from this folder (tests).")] = None,
 ) -> None:
     """List the rules, or show one rule's doc: what / why / example / fix safety."""
-    text = render(_load(rules_dir), rule_id, fmt)
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {output}: {exc.strerror}") from None
+    emit(render(_load(rules_dir), rule_id, fmt), output)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from migrate.commands.output import emit
 from migrate.errors import UsageError
 from migrate.findings import CATEGORY_RANK, ScanResult
 from migrate.rules import default_rules, select_rules
@@ -123,12 +124,6 @@ def register(app: typer.Typer) -> None:
 
         color = output is None and fmt == "text" and sys.stdout.isatty()
         text = render(result, fmt, rules, root=root, statistics=statistics, color=color)
-        if output is not None:
-            try:
-                output.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot write {output}: {exc.strerror}") from None
-        else:
-            sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+        emit(text, output)
         if not exit_zero and failed(result, threshold):
             raise typer.Exit(1)
