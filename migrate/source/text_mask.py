@@ -129,4 +129,5 @@ _MASKERS = {
     "pyproject": _toml,
     "requirements": _requirements,
     "setup-cfg": _ini,
+    "cmake": _shell,  # `#` line comments (bracket comments #[[ ]] are rare in build files)
 }

@@ -1,7 +1,7 @@
 """Scan the non-Python files of a PyTorch project: scripts, images, CI, requirements, kernels.
 
     file_kind(path) -> "shell" | "docker" | "make" | "yaml" | "conda" | "requirements" |
-                       "pyproject" | "setup-cfg" | "cuda" | "env" | None
+                       "pyproject" | "setup-cfg" | "cuda" | "env" | "cmake" | None
     scan_text_file(text, rel, kind, rules) -> list[Finding]
     env_var_table(rules) -> {name: (rule, replacement or None, note)}
 
@@ -29,16 +29,16 @@ from migrate.source.text_regex import scan_regex_rules
 __all__ = ["TEXT_KINDS", "env_var_table", "file_kind", "lookup_env_var", "scan_text_file"]
 
 TEXT_KINDS = ("shell", "docker", "make", "yaml", "conda", "requirements", "pyproject",
-              "setup-cfg", "cuda", "env")
+              "setup-cfg", "cuda", "env", "cmake")
 _SUFFIX = {
     ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".ksh": "shell", ".slurm": "shell",
     ".sbatch": "shell", ".dockerfile": "docker",
     ".mk": "make", ".yml": "yaml", ".yaml": "yaml", ".cu": "cuda", ".cuh": "cuda",
-    ".env": "env",
+    ".env": "env", ".cmake": "cmake",
 }
 _NAMES = {
     "dockerfile": "docker", "containerfile": "docker", "makefile": "make",
-    "gnumakefile": "make", "pyproject.toml": "pyproject", "setup.cfg": "setup-cfg",
+    "gnumakefile": "make", "cmakelists.txt": "cmake", "pyproject.toml": "pyproject", "setup.cfg": "setup-cfg",
     ".env": "env", ".envrc": "shell", "environment.yml": "conda", "environment.yaml": "conda",
 }
 _SHEBANG = re.compile(rb"^#![ \t]*(?:/usr)?/bin/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:ba|z|da|k)?sh\b")
