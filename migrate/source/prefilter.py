@@ -74,6 +74,10 @@ def rule_tokens(rule: Rule, counts: dict[str, int] | None = None) -> set[Token]:
         tokens |= {Token(a, rf"\.\s*{re.escape(a)}(?!\w)") for a in p.get("attrs") or {}}
     elif rule.kind == "missing-argument":
         tokens |= {Token(k.rsplit(".", 1)[-1]) for k in (p.get("calls") or {})}
+    elif rule.kind == "dependency":
+        from migrate.source.kinds.dependency import TOKENS
+
+        tokens |= {Token(literal, pattern) for literal, pattern in TOKENS}
     elif rule.kind == "env-var":
         tokens |= {Token(v) for v in p.get("vars") or {}}
         raw = p.get("prefixes") or {}

@@ -68,3 +68,18 @@ def test_multiline_chain_with_comment_reports_without_fix():
     fs = scan_text(code, "t.py", "python", default_rules())
     assert [(f.rule, f.line, f.category, f.fix) for f in fs if f.rule.startswith("MIG1")] == [
         (fs[0].rule, 3, "manual", None)]
+
+
+def test_setup_py_dependencies(found):
+    code = '''
+    from setuptools import setup
+    REQUIRED = ["torch==2.3.0+cu121", "numpy"]
+    setup(
+        name="x",
+        install_requires=REQUIRED + ["flash_attn>=2.5", "einops"],
+        extras_require={"quant": ["bitsandbytes", "cupy-cuda12x"]},
+    )
+    print("flash-attn")
+    notes = ["triton"]
+    '''
+    assert found(code) == [("MIG720", 3), ("MIG721", 6), ("MIG727", 7), ("MIG726", 7)]
