@@ -161,15 +161,19 @@ def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: b
     start, end = f.span(node)
     src = f.text[start:end]
     m = _STRING_PREFIX.match(src)
-    fix = None
     new_value = value
     for pattern, repl in spec.replace:
         new_value = pattern.sub(repl, new_value)
+    values = {"value": value, "new": new_value}
+    fix = None
     if m and src.endswith(m.group(1)) and len(src) >= m.end() + len(m.group(1)):
         body = src[m.end():len(src) - len(m.group(1))]
         ok = body.startswith(value) if fstring else body == value
-        if ok and new_value != value:
+        if ok:
             new_body = new_value + body[len(value):]
-            fix = make_fix(spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)],
-                           {"value": value, "new": new_value})
-    f.report(spec.rule, start, end, {"value": value, "new": new_value}, fix)
+            if fstring:  # the message shows the whole f-string body: "cuda:{rank}"
+                values = {"value": body, "new": new_body}
+            if new_value != value:
+                fix = make_fix(spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)],
+                               values)
+    f.report(spec.rule, start, end, values, fix)
