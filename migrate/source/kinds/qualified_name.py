@@ -91,6 +91,15 @@ def import_form(qualname: str) -> str:
     return qualname
 
 
+def chain_form(f: PyFile, qualname: str) -> str:
+    """In code (not imports) torch_npu.npu[.x] reads torch.npu[.x] where `torch` is bound:
+    torch_npu registers torch.npu as that very module, so attribute access is the same."""
+    if (qualname == "torch_npu.npu" or qualname.startswith("torch_npu.npu.")) and \
+            f.bindings.local_for("torch") is not None:
+        return "torch" + qualname[len("torch_npu"):]
+    return qualname
+
+
 def _values(m: Match) -> dict:
     return {"name": m.qualname, "target": m.new_qualname or "", "note": m.entry.note}
 
@@ -151,7 +160,7 @@ def _rename_use(f: PyFile, m: Match, node: ast.AST, parts: list[str]):
     start, end = f.span(node)
     if f.text[start:end] != ".".join(parts):
         return None  # comments or line breaks inside the chain: leave it to a person
-    new = m.new_qualname
+    new = chain_form(f, m.new_qualname)
     local = f.bindings.local_for(new)
     imports: list[str] = []
     if local is None:

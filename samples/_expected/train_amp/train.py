@@ -64,7 +64,7 @@ def train_one_epoch(model, loader, optimizer, scaler, device, use_amp):
         images = images.npu(non_blocking=True)
         labels = labels.to(device, non_blocking=True)
         optimizer.zero_grad(set_to_none=True)
-        with torch_npu.npu.amp.autocast(enabled=use_amp):
+        with torch.npu.amp.autocast(enabled=use_amp):
             loss = F.cross_entropy(model(images), labels)
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
@@ -108,7 +108,7 @@ def main():
 
     model = SmallNet().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
-    scaler = torch_npu.npu.amp.GradScaler(enabled=use_amp)
+    scaler = torch.npu.amp.GradScaler(enabled=use_amp)
     first_epoch = 0
     if args.resume and os.path.exists(args.resume):
         first_epoch = load_checkpoint(args.resume, model, optimizer, scaler)
