@@ -29,7 +29,6 @@ from migrate.report.ruledoc import doc_markdown, fix_availability, short_descrip
 from migrate.rules import Rule
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-INFORMATION_URI = "https://github.com/ascend-migrate/ascend-migrate"
 FINGERPRINT_KEY = "migrateFinding/v1"
 _SPACE = re.compile(r"\s+")
 
@@ -132,7 +131,6 @@ def to_dict(result: ScanResult, rules: Sequence[Rule], root: pathlib.Path | None
             "name": TOOL_NAME,
             "version": __version__,
             "semanticVersion": __version__,
-            "informationUri": INFORMATION_URI,
             "rules": descriptors,
         }},
         "columnKind": "unicodeCodePoints",

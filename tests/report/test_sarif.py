@@ -42,7 +42,7 @@ def test_sarif_validates_and_carries_rule_metadata(result, rules, project):
     assert doc["version"] == "2.1.0"
     run = doc["runs"][0]
     driver = run["tool"]["driver"]
-    assert driver["name"] == "ascend-migrate" and driver["informationUri"].startswith("https://")
+    assert driver["name"] == "ascend-migrate" and driver["version"]
     ids = [r["id"] for r in driver["rules"]]
     assert ids == ["MIG101", "MIG120", "MIG301"]
     mig101 = driver["rules"][0]
