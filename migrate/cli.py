@@ -42,11 +42,23 @@ for module in (scan_cmd, apply_cmd, rules_cmd, ops_cmd, precision_cmd):
     module.register(app)
 
 
+# Optional dependencies, by top-level module, and the extra that installs them.
+EXTRAS = {"torch": "torch", "safetensors": "torch", "numpy": "torch", "onnx": "onnx",
+          "onnxruntime": "onnx", "onnxscript": "onnx", "onnx_ir": "onnx"}
+
+
 def main() -> None:
     try:
         app()
     except UsageError as exc:
         print(f"migrate: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except ModuleNotFoundError as exc:
+        root = (exc.name or "").split(".")[0]
+        if root not in EXTRAS:
+            raise
+        print(f"migrate: error: this command needs {root}: pip install "
+              f"'ascend-migrate[{EXTRAS[root]}]'", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
         print("migrate: interrupted", file=sys.stderr)
