@@ -20,6 +20,7 @@ from migrate.rules import Rule, default_rules, select_rules
 from migrate.source.cache import Entry, ScanCache, content_hash
 from migrate.source.decode import DecodeError, decode_source
 from migrate.source.discover import SourceFile, Walker, scan_root
+from migrate.source.kinds import rules_for_path
 from migrate.source.notebook import NotebookError, scan_notebook
 from migrate.source.prefilter import python_prefilter
 from migrate.source.pyscan import ParseError, scan_python
@@ -46,6 +47,8 @@ class FileProblem(Exception):
 
 def scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule]) -> list[Finding]:
     """Findings for one decoded file. Raises FileProblem for unparsable input."""
+    if file_kind in ("python", "notebook"):
+        rules = rules_for_path(rules, rel)
     if file_kind == "python":
         try:
             return scan_python(text, rel, rules)
@@ -203,9 +206,9 @@ def _reuse(outs, cache: ScanCache, progress, total: int):
 def _process_chunk(args) -> list[tuple]:
     items, codes = args
     rules = _rules_for(codes)
-    prefilter = python_prefilter(rules)
     out = []
     for path, rel, kind, known in items:
+        prefilter = python_prefilter(rules_for_path(rules, rel))
         st, data = _read(path)
         if not isinstance(data, bytes):
             out.append((rel, st.st_size if st else -1, st.st_mtime_ns if st else -1, "", [], data))

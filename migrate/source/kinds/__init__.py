@@ -7,6 +7,7 @@ findings on the PyFile. Registering a kind twice fails at import.
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import pkgutil
 from collections.abc import Callable
@@ -18,14 +19,28 @@ _DISCOVERED = False
 _KINDS: dict[str, KindFn] = {}
 
 
-def python_kind(name: str) -> Callable[[KindFn], KindFn]:
+# Kinds that only make sense in some files (setup.py), by file-name glob.
+_PATHS: dict[str, tuple[str, ...]] = {}
+
+
+def python_kind(name: str, paths: tuple[str, ...] | None = None) -> Callable[[KindFn], KindFn]:
     def register(fn: KindFn) -> KindFn:
         if name in _KINDS:
             raise ValueError(f"python kind {name!r} registered twice")
         _KINDS[name] = fn
+        if paths:
+            _PATHS[name] = paths
         return fn
 
     return register
+
+
+def rules_for_path(rules, rel: str) -> tuple[Rule, ...]:
+    """The rules that apply to the Python file ``rel`` (kinds may be limited by file name)."""
+    python_kinds()
+    base = rel.rsplit("/", 1)[-1]
+    return tuple(r for r in rules if r.kind not in _PATHS
+                 or any(fnmatch.fnmatch(base, p) for p in _PATHS[r.kind]))
 
 
 def python_kinds() -> dict[str, KindFn]:

@@ -1,4 +1,4 @@
-"""Kind ``dependency`` in Python: CUDA-only packages in setup.py-style requirement lists.
+"""Kind ``dependency`` in Python: CUDA-only packages in setup.py requirement lists.
 
 ``setup(install_requires=["flash-attn>=2"])``, ``extras_require={"gpu": ["cupy-cuda12x"]}``
 and lists assigned to names such as ``REQUIRED`` or ``install_requires``. Package tables,
@@ -33,7 +33,7 @@ TOKENS = (
 _NAME = re.compile(r"(?i)requir|dependencies")
 
 
-@python_kind("dependency")
+@python_kind("dependency", paths=("setup.py", "setup_*.py", "setup-*.py"))
 def run(f: PyFile, rules: list[Rule]) -> None:
     for container in _containers(f):
         for node in _strings(container):
