@@ -1,9 +1,8 @@
-"""Bytes -> text for source files: PEP 263 cookies, BOMs, no newline translation."""
+"""Bytes -> text for scanning: the codec rules of fileio (PEP 263, BOM), plus a binary check."""
 
 from __future__ import annotations
 
-import io
-import tokenize
+from migrate.source.fileio import SourceError, detect_encoding
 
 
 class DecodeError(Exception):
@@ -14,14 +13,10 @@ def decode_source(data: bytes, python: bool = True) -> str:
     """Decode a file's bytes exactly (CRLF stays CRLF); raise DecodeError on binary data."""
     if b"\x00" in data:
         raise DecodeError("binary data (NUL bytes); not a text file")
-    encoding = "utf-8"
-    if python:
-        try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        except SyntaxError as exc:
-            raise DecodeError(f"bad encoding declaration: {exc}") from None
-    elif data.startswith(b"\xef\xbb\xbf"):
-        encoding = "utf-8-sig"
+    try:
+        encoding = detect_encoding(data, python)
+    except SourceError as exc:
+        raise DecodeError(f"bad encoding declaration: {exc}") from None
     try:
         return data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
