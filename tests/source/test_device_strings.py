@@ -126,3 +126,22 @@ def test_suppression_comment(found):
     z = z.cuda()  # migrate: ignore[MIG999]
     '''
     assert found(code, ("MIG202",)) == [("MIG202", 5)]
+
+
+def test_format_templates_and_variables_used_as_devices(found, fixed):
+    code = '''
+    import torch
+    def load(args):
+        loc = 'cuda:{}'.format(args.gpu)
+        ckpt = torch.load(args.resume, map_location=loc)
+        other = 'cuda:%d' % args.gpu
+        x = x.to(other)
+        label = 'cuda:{}'.format(3)
+        print(label)
+        return torch.device("cuda:{}".format(args.gpu))
+    '''
+    assert [ln for r, ln in found(code) if r == "MIG201"] == [4, 6, 10]
+    out = fixed(code)
+    assert "loc = 'npu:{}'.format(args.gpu)" in out and "other = 'npu:%d' % args.gpu" in out
+    assert "label = 'cuda:{}'.format(3)" in out
+    assert 'torch.device("npu:{}".format(args.gpu))' in out

@@ -44,6 +44,14 @@ class Spec:
         self.compare = bool(p.get("compare"))
         self.ifexp = re.compile(p["ifexp_test"]) if p.get("ifexp_test") else None
         self.anywhere = bool(p.get("anywhere"))
+        self.track = bool(p.get("track_variables"))
+
+    def use_pattern(self) -> str:
+        """A regex (NAME stands for the variable) for a use of a variable in a position."""
+        keywords = "|".join(re.escape(k) for k in sorted(self.keywords))
+        calls = [q.rsplit(".", 1)[-1] for q, pos in self.calls.items() if 0 in pos]
+        call_re = "|".join(re.escape(c) for c in sorted(set(calls)))
+        return rf"(?:\b(?:{keywords})\s*=\s*|\b(?:{call_re})\(\s*)NAME\b(?!\s*[.(\[])"
 
     def name_hit(self, name: str | None) -> bool:
         return bool(name and self.names and self.names.search(name.lstrip("-").replace("-", "_")))
@@ -64,6 +72,10 @@ def run(f: PyFile, rules: list[Rule]) -> None:
                 for spec in anywhere:
                     _check_value(f, spec, node)
     specs = [s for s in specs if not s.anywhere]
+    for spec in specs:
+        if spec.track:
+            for value in _tracked_assignments(f, spec):
+                _check_value(f, spec, value)
     for node in f.nodes(ast.Call, ast.Assign, ast.AnnAssign, ast.arguments, ast.Dict, ast.Compare,
                         ast.IfExp):
         for spec in specs:
@@ -142,6 +154,10 @@ def _check_value(f: PyFile, spec: Spec, value: ast.AST) -> None:
         head = value.values[0] if value.values else None
         if isinstance(head, ast.Constant) and isinstance(head.value, str) and spec.fprefix.search(head.value):
             _report_literal(f, spec, value, head.value, fstring=True)
+    elif _formatted(value) is not None and spec.fprefix:  # "cuda:{}".format(i), "cuda:%d" % i
+        template = _formatted(value)
+        if spec.fprefix.search(template.value):
+            _report_literal(f, spec, template, template.value, fstring=True)
     elif isinstance(value, ast.IfExp):
         _check_value(f, spec, value.body)
         _check_value(f, spec, value.orelse)
@@ -155,6 +171,32 @@ def _check_value(f: PyFile, spec: Spec, value: ast.AST) -> None:
         for v in [*value.keys, *value.values]:
             if v is not None:
                 _check_value(f, spec, v)
+
+
+def _formatted(value: ast.AST) -> ast.Constant | None:
+    """The template string of "...".format(...) or "..." % x, if that is what value is."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+            value.func.attr == "format":
+        value = value.func.value
+    elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod):
+        value = value.left
+    else:
+        return None
+    return value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+
+
+def _tracked_assignments(f: PyFile, spec: Spec) -> Iterator[ast.AST]:
+    """`loc = "cuda:{}".format(gpu)` ... `torch.load(p, map_location=loc)`: a variable with
+    any name, assigned on a flagged line and used in a device position elsewhere."""
+    uses = spec.use_pattern()
+    for node in f.nodes(ast.Assign):
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            continue
+        name = node.targets[0].id
+        if spec.name_hit(name):
+            continue  # already a position by its name
+        if re.search(uses.replace("NAME", re.escape(name)), f.text):
+            yield node.value
 
 
 def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: bool = False) -> None:
