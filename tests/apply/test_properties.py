@@ -6,6 +6,8 @@ nothing, and a program without CUDA use comes back byte-identical.
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -96,7 +98,9 @@ def program(draw, pool):
 
 
 RULES = list(default_rules())
-SETTINGS = settings(max_examples=60, deadline=None,
+# Random exploration on developer machines; a fixed sequence in CI (CI=true) so main stays green
+# unless the code changes.
+SETTINGS = settings(max_examples=60, deadline=None, derandomize=bool(os.environ.get("CI")),
                     suppress_health_check=[HealthCheck.too_slow])
 
 
