@@ -84,7 +84,10 @@ def test_setup_py_dependencies(found):
     '''
     assert found(code) == []  # only setup.py files
     import textwrap
+
     from migrate.rules import default_rules
     from migrate.source.engine import scan_text
-    got = [(f.rule, f.line) for f in scan_text(textwrap.dedent(code), "pkg/setup.py", "python", default_rules())]
+
+    found_in_setup = scan_text(textwrap.dedent(code), "pkg/setup.py", "python", default_rules())
+    got = [(f.rule, f.line) for f in found_in_setup]
     assert got == [("MIG720", 3), ("MIG721", 6), ("MIG727", 7), ("MIG726", 7)]
