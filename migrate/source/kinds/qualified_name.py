@@ -1,7 +1,8 @@
 """Kind ``qualified-name``: uses of named APIs (torch.cuda.X, apex.*, flash_attn.*, ...).
 
 Rows give ``params.names`` (qualified name -> target or null; keys ending in ``.*`` match
-everything below), optional ``notes`` and ``fixers``. Lookup is longest-first across all
+everything below), optional ``notes`` and ``fixers``, and ``ignore`` (keys carved out of a
+wider one: ``deepspeed.ops.op_builder.cpu.*`` under ``deepspeed.ops.*``). Lookup is longest-first across all
 rules. Imports are rewritten in import form (``torch.npu`` is spelled ``torch_npu.npu`` in
 import statements, so they work whatever the import order); uses through ``import torch``
 style bindings are rewritten in place.
@@ -29,6 +30,7 @@ class Entry:
     note: str
     fixer: str | None
     prefix: bool
+    ignore: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,11 @@ class Table:
                 entry = Entry(rule, base, target, str(notes.get(key, notes.get(base, ""))),
                               fixers.get(key) or fixers.get(base), is_prefix)
                 (self.prefix if is_prefix else self.exact)[base] = entry
+            for key in rule.params.get("ignore") or ():  # carve-outs: not CUDA after all
+                is_prefix = key.endswith(".*")
+                base = key[:-2] if is_prefix else key
+                (self.prefix if is_prefix else self.exact)[base] = Entry(
+                    rule, base, None, "", None, is_prefix, ignore=True)
 
     def lookup(self, qualname: str) -> Match | None:
         segs = qualname.split(".")
@@ -67,6 +74,8 @@ class Table:
             entry = first.get(key) or second.get(key)
             if entry is None:
                 continue
+            if entry.ignore:
+                return None
             new = None
             if entry.target is not None:
                 new = ".".join([entry.target, *segs[i:]])
