@@ -120,6 +120,19 @@ class LineIndex:
         """Offset of 1-based line and 0-based character column."""
         return self.starts[line - 1] + col0
 
+    def offset_of_node(self, line: int, byte_col: int) -> int:
+        """Offset of an ast position: 1-based line and a UTF-8 *byte* column."""
+        line_text = self.line_text(line)
+        if line_text.isascii():
+            return self.offset(line, byte_col)
+        col = len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+        return self.offset(line, col)
+
+    def span(self, node) -> tuple[int, int]:
+        """Character offsets [start, end) of an ast node."""
+        return (self.offset_of_node(node.lineno, node.col_offset),
+                self.offset_of_node(node.end_lineno, node.end_col_offset))
+
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset."""
         import bisect

@@ -55,16 +55,8 @@ class PyFile:
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))
 
-    def offset(self, line: int, byte_col: int) -> int:
-        line_text = self.index.line_text(line)
-        if line_text.isascii():
-            return self.index.offset(line, byte_col)
-        col = len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-        return self.index.offset(line, col)
-
     def span(self, node: ast.AST) -> tuple[int, int]:
-        return (self.offset(node.lineno, node.col_offset),
-                self.offset(node.end_lineno, node.end_col_offset))
+        return self.index.span(node)
 
     def source(self, node: ast.AST) -> str:
         start, end = self.span(node)

@@ -34,8 +34,7 @@ class FixContext:
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         """Character offsets [start, end) of an ast node (ast columns are UTF-8 bytes)."""
-        return (self._offset(node.lineno, node.col_offset),
-                self._offset(node.end_lineno, node.end_col_offset))
+        return self.index.span(node)
 
     def source(self, node: ast.AST) -> str:
         start, end = self.span(node)
@@ -56,10 +55,6 @@ class FixContext:
             return None
         return best + qualname[len(self.imports[best]):]
 
-    def _offset(self, line: int, byte_col: int) -> int:
-        line_text = self.index.line_text(line)
-        col = len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-        return self.index.offset(line, col)
 
 
 FixerFn = Callable[[FixContext, ast.Call], Fix | None]
