@@ -207,8 +207,12 @@ def _process_chunk(args) -> list[tuple]:
     items, codes = args
     rules = _rules_for(codes)
     out = []
+    prefilters: dict[int, object] = {}  # by rule selection (rules_for_path memoises them)
     for path, rel, kind, known in items:
-        prefilter = python_prefilter(rules_for_path(rules, rel))
+        selected = rules_for_path(rules, rel)
+        if id(selected) not in prefilters:
+            prefilters[id(selected)] = python_prefilter(selected)
+        prefilter = prefilters[id(selected)]
         st, data = _read(path)
         if not isinstance(data, bytes):
             out.append((rel, st.st_size if st else -1, st.st_mtime_ns if st else -1, "", [], data))

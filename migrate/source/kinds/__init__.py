@@ -36,11 +36,23 @@ def python_kind(name: str, paths: tuple[str, ...] | None = None) -> Callable[[Ki
 
 
 def rules_for_path(rules, rel: str) -> tuple[Rule, ...]:
-    """The rules that apply to the Python file ``rel`` (kinds may be limited by file name)."""
+    """The rules that apply to the Python file ``rel`` (kinds may be limited by file name).
+
+    Called for every file of a scan: the selection is memoised per (rule set, set of
+    path-limited kinds that apply), so most files cost one basename match per glob."""
     python_kinds()
     base = rel.rsplit("/", 1)[-1]
-    return tuple(r for r in rules if r.kind not in _PATHS
-                 or any(fnmatch.fnmatch(base, p) for p in _PATHS[r.kind]))
+    applying = frozenset(k for k, globs in _PATHS.items()
+                         if any(fnmatch.fnmatch(base, p) for p in globs))
+    key = (id(rules), applying)
+    hit = _SELECTED.get(key)
+    if hit is None or hit[0] is not rules:
+        chosen = tuple(r for r in rules if r.kind not in _PATHS or r.kind in applying)
+        hit = _SELECTED[key] = (rules, chosen)
+    return hit[1]
+
+
+_SELECTED: dict[tuple[int, frozenset], tuple[object, tuple[Rule, ...]]] = {}
 
 
 def python_kinds() -> dict[str, KindFn]:

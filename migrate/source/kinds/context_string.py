@@ -193,10 +193,19 @@ def _tracked_assignments(f: PyFile, spec: Spec) -> Iterator[ast.AST]:
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             continue
         name = node.targets[0].id
-        if spec.name_hit(name):
-            continue  # already a position by its name
+        if spec.name_hit(name) or not _holds_candidate(spec, node.value):
+            continue  # already a position by its name, or no string that could match
         if re.search(uses.replace("NAME", re.escape(name)), f.text):
             yield node.value
+
+
+def _holds_candidate(spec: Spec, value: ast.AST) -> bool:
+    """Cheap test before searching the file for uses: does value hold a matching string?"""
+    for sub in ast.walk(value):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and (
+                spec.match.fullmatch(sub.value) or (spec.fprefix and spec.fprefix.search(sub.value))):
+            return True
+    return False
 
 
 def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: bool = False) -> None:
