@@ -7,7 +7,7 @@
    streams, random, nvtx, comm, profiler, sparse, jiterator, tunable, gds, green_contexts).
 2. Sorts each into a rule with tools/cuda_rules_notes.yaml (curated renames, behaviour
    notes, names without a counterpart) and the torch_npu wheel (``torch.npu`` is
-   ``torch_npu.npu``, parsed statically by tests/npu_wheel.py).
+   ``torch_npu.npu``, parsed statically by migrate/core/npu_wheel.py).
 3. Checks that every target exists (torch.npu/torch_npu names in the wheel, other torch
    names in the installed torch) and refuses to write otherwise.
 4. With ``--data`` (default /work/shared/data when present), compares the result with
@@ -28,9 +28,9 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
 
-from npu_wheel import VERSION, installed_name_exists, npu_wheel, target_exists  # noqa: E402
+from migrate.core.npu_wheel import VERSION, installed_name_exists, npu_wheel, target_exists  # noqa: E402
 
 NOTES = REPO / "tools" / "cuda_rules_notes.yaml"
 OUT = REPO / "rules" / "torch_cuda.yaml"

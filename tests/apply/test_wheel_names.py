@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from npu_wheel import npu_wheel
+from migrate.core.npu_wheel import npu_wheel
 
 from migrate.source.fixers import get_fixer
 

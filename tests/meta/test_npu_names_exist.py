@@ -2,7 +2,7 @@
 
 Targets of ``qualified-name`` rules, and every ``torch.npu.*`` / ``torch_npu.*`` name written in
 an example's fixed code, a note, a message or a doc, are looked up in the torch_npu wheel
-(downloaded once into .cache/wheels, parsed statically by tests/npu_wheel.py). Other torch
+(downloaded once into .cache/wheels, parsed statically by migrate/core/npu_wheel.py). Other torch
 targets must exist in the installed torch or be added to torch by torch_npu.
 """
 
@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from npu_wheel import REPO, npu_wheel, target_exists
+from migrate.core.npu_wheel import REPO, npu_wheel, target_exists
 
 from migrate.rules import load_rules
 

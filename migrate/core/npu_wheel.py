@@ -26,8 +26,18 @@ from functools import cache
 from pathlib import Path
 
 VERSION = "2.14.0"
-REPO = Path(__file__).resolve().parent.parent
-CACHE = REPO / ".cache" / "wheels"
+REPO = Path(__file__).resolve().parents[2]  # the checkout, when run from one
+
+
+def _cache_dir() -> Path:
+    """Where downloaded wheels are kept: the checkout's .cache/wheels, else the user's
+    cache folder."""
+    if (REPO / "pyproject.toml").is_file():
+        return REPO / ".cache" / "wheels"
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ascend-migrate" / "wheels"
+
+
+CACHE = _cache_dir()
 _FUNC = re.compile(r"^([A-Za-z0-9_]+)[.(]")
 
 
