@@ -260,7 +260,7 @@ def capture(model, args, kwargs, target: str | None = None) -> tuple[Census, Jud
 
 def aten_census(spec: str, target: str | None = None, device: str = "cpu",
                 dtype: str | None = None) -> dict:
-    """The op coverage report (DESIGN §4) of the model that ``spec`` (MOD:FN) builds."""
+    """The op coverage report (docs/contracts.md §4) of the model that ``spec`` (MOD:FN) builds."""
     from migrate.errors import UsageError
     from migrate.ops.model_spec import load_spec, move
 

@@ -1,4 +1,4 @@
-"""Attach hooks to every module of a model and write a dump directory (DESIGN §5).
+"""Attach hooks to every module of a model and write a dump directory (docs/contracts.md §5).
 
     with migrate.precision.dump(model, "out", inputs=True):
         model(x)

@@ -1,7 +1,7 @@
 """Reports: one renderer module per output format of `migrate scan`.
 
 ``render(result, fmt, rules)`` returns the whole report as a string; the caller writes it.
-Formats: text (ruff-like, optionally ``statistics``), json (DESIGN §3 contract), sarif
+Formats: text (ruff-like, optionally ``statistics``), json (docs/contracts.md §3 contract), sarif
 (SARIF 2.1.0 for GitHub code scanning), markdown (PR comment), github (workflow
 annotations).
 """

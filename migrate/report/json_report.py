@@ -1,4 +1,4 @@
-"""JSON report: the scan contract of DESIGN §3 (tool, findings, errors, summary)."""
+"""JSON report: the scan contract of docs/contracts.md §3 (tool, findings, errors, summary)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`migrate ops` and `migrate decompose` exit codes and output shapes (DESIGN §2, §4)."""
+"""`migrate ops` and `migrate decompose` exit codes and output shapes (docs/contracts.md §2, §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""JSON report: the DESIGN §3 contract."""
+"""JSON report: the docs/contracts.md §3 contract."""
 
 from __future__ import annotations
 
