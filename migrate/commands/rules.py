@@ -11,9 +11,9 @@ import typer
 import yaml
 
 from migrate.commands.output import emit
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.report import ruledoc
-from migrate.rules import Rule, RuleError, load_rules
+from migrate.core.rules import Rule, RuleError, load_rules
 
 FORMATS = ("text", "json", "markdown")
 

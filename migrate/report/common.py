@@ -6,8 +6,8 @@ import pathlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from migrate.findings import CATEGORIES, Finding
-from migrate.rules import Rule
+from migrate.core.findings import CATEGORIES, Finding
+from migrate.core.rules import Rule
 
 # How loud each category is, wherever a format has levels (SARIF, GitHub annotations).
 # manual -> error: nothing will fix it but a person, so a CI gate should stop on it.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from migrate.rules import DOC_SECTIONS, Rule
+from migrate.core.rules import DOC_SECTIONS, Rule
 
 HEADINGS = {
     "what": "What it does",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from migrate.findings import Finding, Fix, LineIndex
+from migrate.core.findings import Finding, Fix, LineIndex
 
 RULES_YAML = """\
 rules:

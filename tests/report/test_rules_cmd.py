@@ -122,8 +122,8 @@ def test_bad_rule_file_is_a_usage_error(tmp_path):
 
 
 def test_shipped_rules_render_in_every_format():
-    from migrate.resources import rules_dir
-    from migrate.rules import load_rules
+    from migrate.core.resources import rules_dir
+    from migrate.core.rules import load_rules
 
     try:
         shipped = load_rules(rules_dir())
