@@ -33,6 +33,9 @@ NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not use the sca
 CacheDirOpt = Annotated[Path, typer.Option("--cache-dir", help="Cache folder.")]
 ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml with [tool.migrate].")]
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="No progress bar.")]
+TargetOpt = Annotated[str, typer.Option(
+    "--target", help="portable (keeps CUDA working; default) | npu (NPU only) | transfer "
+                     "(torch_npu's transfer_to_npu at entry points).")]
 
 
 def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignore: bool):
@@ -54,7 +57,7 @@ def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignor
 
 
 def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude, annotate,
-              strip, jobs, no_cache, cache_dir, config, show_progress):
+              strip, jobs, no_cache, cache_dir, config, show_progress, target=None):
     from migrate.commands.scan import scan_with_config
     from migrate.scan.session import ScanRequest
     from migrate.fix.run import apply_scan
@@ -65,10 +68,10 @@ def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude,
     if strip and annotate:
         raise UsageError("--annotate and --strip-annotations exclude each other")
     session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
-                                           cache_dir, config), show_progress)
+                                           cache_dir, config, target), show_progress)
     result, rules, root, cfg = session.result, session.rules, session.root, session.config
     options = Options(unsafe=unsafe_fixes or cfg.unsafe_fixes, annotate=annotate, strip=strip,
-                      write=not (diff or check))
+                      write=not (diff or check), targets=session.targets)
     files = _annotated_files(paths, root, [*cfg.exclude, *(exclude or [])],
                              cfg.respect_gitignore) if strip else []
     return apply_scan(result, root, rules, options, files, jobs), options
@@ -93,6 +96,7 @@ def register(app: typer.Typer) -> None:
         cache_dir: CacheDirOpt = None,
         config: ConfigOpt = None,
         no_progress: NoProgressOpt = False,
+        target: TargetOpt = None,
     ) -> None:
         """Make the mechanical part of the port: safe fixes by default, in place.
 
@@ -106,7 +110,7 @@ def register(app: typer.Typer) -> None:
             paths, diff=diff, check=check, unsafe_fixes=unsafe_fixes, fmt=fmt, select=select,
             ignore=ignore, exclude=exclude, annotate=annotate, strip=strip_annotations,
             jobs=jobs, no_cache=no_cache, cache_dir=cache_dir, config=config,
-            show_progress=show)
+            show_progress=show, target=target)
         written = options.write
         if fmt == "json":  # with --diff the diffs go inside the JSON document
             sys.stdout.write(to_json(run, written=written, diffs=diff))

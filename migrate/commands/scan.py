@@ -47,7 +47,8 @@ def scan_with_config(request: ScanRequest, show_progress: bool) -> Session:
 
 def failed(result: ScanResult, fail_on: str) -> bool:
     threshold = CATEGORY_RANK[fail_on]
-    return any(CATEGORY_RANK[f.category] >= threshold for f in result.findings)
+    return any(CATEGORY_RANK[f.category] >= threshold for f in result.findings
+               if not f.npu_aware)  # code that already handles NPU needs no work
 
 
 def register(app: typer.Typer) -> None:
@@ -68,13 +69,15 @@ def register(app: typer.Typer) -> None:
         cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache folder."),
         config: Path = typer.Option(None, "--config", help="pyproject.toml to read [tool.migrate] from."),
         no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+        target: str = typer.Option(None, "--target",
+                                   help="portable (default) | npu | transfer: what the fixes aim at."),
     ) -> None:
         """Report every CUDA-only use in PATH with a rule ID, category and suggestion."""
         if fmt not in FORMATS:
             raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
         show = not no_progress and sys.stderr.isatty()
         session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
-                                               cache_dir, config), show)
+                                               cache_dir, config, target), show)
         result, rules, root, cfg = session.result, session.rules, session.root, session.config
         threshold = fail_on or cfg.fail_on or "auto"
         if threshold not in CATEGORY_RANK:

@@ -55,6 +55,10 @@ class Finding:
     fix: Fix | None = None
     # Short text of the source line(s), for text reports; not part of the JSON contract.
     snippet: str = ""
+    # The code already handles NPU (an NPU arm beside this CUDA one, "npu" in the same
+    # collection, a guard, transfer_to_npu): left as it is, no effort.
+    npu_aware: bool = False
+    target: str = ""  # the port target the fix was made for (portable | npu | transfer)
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.rule)
@@ -71,6 +75,8 @@ class Finding:
             "message": self.message,
             "category": self.category,
             "fix": self.fix.to_json() if self.fix else None,
+            "npu_aware": self.npu_aware,
+            "target": self.target,
         }
 
 
@@ -88,11 +94,14 @@ class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     files_scanned: int = 0
+    target: str = ""  # the port target (with per-path overrides), as the user chose it
 
     def summary(self) -> dict:
         by_category: dict[str, int] = {c: 0 for c in CATEGORIES}
         by_rule: dict[str, int] = {}
+        npu_aware = 0
         for f in self.findings:
+            npu_aware += f.npu_aware
             by_category[f.category] = by_category.get(f.category, 0) + 1
             by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
         return {
@@ -101,6 +110,8 @@ class ScanResult:
             "errors": len(self.errors),
             "by_category": by_category,
             "by_rule": dict(sorted(by_rule.items())),
+            "npu_aware": npu_aware,
+            "target": self.target,
         }
 
 

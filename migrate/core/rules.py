@@ -11,8 +11,11 @@ Schema of one rule (a list item under ``rules:`` in any rules/*.yaml file)::
     imports: [import torch_npu]   # statements the fixed code needs
     files: [python]            # file kinds it applies to (python, shell, docker, yaml, ...)
     params: {...}              # kind-specific data (name tables, patterns, contexts)
+    portable: {...}            # the fix for --target portable, next to the NPU one (kind-specific:
+                               # names -> generic API, device-type expressions, ...)
+    transfer: patched          # transfer_to_npu patches these uses at run time (--target transfer)
     doc: {what, why, example, fix_safety}
-    examples: [{before, after}, {noop}]
+    examples: [{before, after, portable}, {noop}]   # portable: what --target portable makes
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ class Rule:
     doc: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     examples: tuple[dict[str, str], ...] = field(default=(), hash=False, compare=False)
     source: str = ""  # the YAML file it came from
+    portable: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    transfer: str = "rewrite"  # patched: transfer_to_npu handles it, no rewrite
 
     def format_message(self, **values: Any) -> str:
         return _format(self.message, values)
@@ -79,7 +84,7 @@ def _rule_from(raw: dict, source: str) -> Rule:
         raise RuleError(f"{source}: {raw['code']} has category {raw['category']!r}")
     unknown = set(raw) - {
         "code", "name", "kind", "category", "message", "fix_title", "imports", "files",
-        "params", "doc", "examples",
+        "params", "doc", "examples", "portable", "transfer",
     }
     if unknown:
         raise RuleError(f"{source}: {raw['code']} has unknown keys {sorted(unknown)}")
@@ -96,7 +101,23 @@ def _rule_from(raw: dict, source: str) -> Rule:
         doc={k: str(v).strip() for k, v in (raw.get("doc") or {}).items()},
         examples=tuple(raw.get("examples") or ()),
         source=source,
+        portable=_portable(raw, source),
+        transfer=_transfer(raw, source),
     )
+
+
+def _portable(raw: dict, source: str) -> dict[str, Any]:
+    value = raw.get("portable") or {}
+    if not isinstance(value, dict):
+        raise RuleError(f"{source}: {raw['code']} portable must be a mapping")
+    return value
+
+
+def _transfer(raw: dict, source: str) -> str:
+    value = raw.get("transfer", "rewrite")
+    if value not in ("rewrite", "patched"):
+        raise RuleError(f"{source}: {raw['code']} transfer must be rewrite or patched")
+    return value
 
 
 def load_rules(folder: Path | None = None) -> list[Rule]:

@@ -9,6 +9,7 @@ Edit contents are written with "\\n"; in a CRLF file they become "\\r\\n".
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from migrate.core.findings import Edit, Finding, LineIndex
@@ -116,12 +117,25 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
                                        text[e.start:e.end], e.content, f.fix.description))
     new_text = splice(text, edits)
     wanted: list[tuple[str, Finding]] = []
+    new_code = "".join(e.content for e in edits)
     for f in chosen:
-        wanted.extend((s, f) for s in f.fix.imports if s not in [w for w, _ in wanted])
+        wanted.extend((s, f) for s in f.fix.imports
+                      if s not in [w for w, _ in wanted] and needed(s, new_code))
     if wanted:
         new_text, more = add_imports(new_text, wanted, edits, path)
         applied.extend(more)
     return new_text, applied
+
+
+_NAMES_TORCH_NPU = re.compile(r"(?<![\w.])torch_npu\b")
+
+
+def needed(statement: str, new_code: str) -> bool:
+    """`import torch_npu` only where the new code names torch_npu: torch_npu >= 2.5 loads
+    itself with `import torch` (a torch.backends entry point), so torch.npu needs no import."""
+    if statement.strip() == "import torch_npu":
+        return bool(_NAMES_TORCH_NPU.search(new_code))
+    return True
 
 
 def add_imports(text: str, wanted: list[tuple[str, Finding]], edits: list[Edit],

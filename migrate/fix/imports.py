@@ -91,8 +91,23 @@ def _is_docstring(node: ast.stmt) -> bool:
             and isinstance(node.value.value, str))
 
 
+def guarded_torch_import(tree: ast.Module) -> ast.stmt | None:
+    """The `import torch` inside a top-level `try:` that comes before any plain one."""
+    for node in tree.body:
+        if _is_torch_import(node):
+            return None
+        if isinstance(node, ast.Try):
+            for inner in node.body:
+                if _is_torch_import(inner):
+                    return inner
+    return None
+
+
 def _anchor(tree: ast.Module) -> tuple[int | None, int | None]:
     """(line after which to insert, or None) / (line before which to insert, or None)."""
+    guarded = guarded_torch_import(tree)
+    if guarded is not None:  # `try: import torch`: new imports go inside the guard
+        return guarded.end_lineno, None
     for i, node in enumerate(tree.body):
         if _is_torch_import(node):
             # isort order: stay with the `import torch...` lines that follow directly.
@@ -119,6 +134,17 @@ def _anchor(tree: ast.Module) -> tuple[int | None, int | None]:
     return None, None
 
 
+def anchor_offset(text: str, tree: ast.Module) -> int:
+    """Where a new top-level import goes (see the module docstring)."""
+    index = LineIndex(text)
+    after, before = _anchor(tree)
+    if after is not None:
+        return index.starts[after] if after < len(index.starts) else len(text)
+    if before is not None:
+        return index.starts[before - 1]
+    return len(text)
+
+
 def import_edit(text: str, tree: ast.Module, statements: list[str],
                 new_code: str = "") -> Edit | None:
     """The one insertion that adds the missing ``statements`` to ``text``, or None."""
@@ -133,10 +159,12 @@ def import_edit(text: str, tree: ast.Module, statements: list[str],
     nl = newline_of(text)
     index = LineIndex(text)
     after, before = _anchor(tree)
+    guarded = guarded_torch_import(tree)
+    indent = " " * guarded.col_offset if guarded is not None else ""
     if after is not None:
         if after < len(index.starts):
             pos = index.starts[after]
-            return Edit(pos, pos, "".join(s + nl for s in wanted))
+            return Edit(pos, pos, "".join(indent + s + nl for s in wanted))
         # The anchor is the last line and it has no final newline: keep it missing.
         return Edit(len(text), len(text), "".join(nl + s for s in wanted))
     if before is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
+from migrate.core.targets import TargetChoice
 from migrate.fix.annotate import annotate, strip_annotations
 from migrate.fix.applier import AppliedEdit, apply_fixes
 from migrate.fix.verify import verify_python
@@ -33,6 +34,7 @@ class Options:
     annotate: bool = False
     strip: bool = False  # only remove annotations
     write: bool = True
+    targets: TargetChoice = field(default_factory=TargetChoice)
 
 
 @dataclass

@@ -10,10 +10,12 @@ import multiprocessing
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from migrate.core.findings import FileError, Finding, ScanResult
 from migrate.core.rules import Rule
+from migrate.core.targets import DEFAULT_TARGET
 from migrate.fix.applier import fixable
 from migrate.fix.rewrite import Options, Outcome, rewrite_file
 
@@ -21,11 +23,12 @@ NOT_REWRITTEN = ("onnx", "notebook")  # reported by scan, never edited by apply
 PARALLEL_THRESHOLD = 6  # files to rewrite before worker processes pay off
 
 
-def engine_scan(text: str, rel: str, kind: str, rules: list[Rule]) -> list[Finding]:
+def engine_scan(text: str, rel: str, kind: str, rules: list[Rule],
+                target: str = DEFAULT_TARGET) -> list[Finding]:
     from migrate.scan.engine import FileProblem, scan_text
 
     try:
-        return scan_text(text, rel, kind, rules)
+        return scan_text(text, rel, kind, rules, target)
     except FileProblem as exc:
         raise SyntaxError(str(exc)) from None
 
@@ -116,8 +119,10 @@ _WORK: tuple | None = None  # (rules, options) inherited by forked workers
 def _rewrite_one(item) -> Outcome:
     path, rel, kind, findings = item
     rules, options = _WORK
+    target = options.targets.for_path(rel)
     try:
-        return rewrite_file(path, rel, kind, rules, engine_scan, options, first=findings)
+        return rewrite_file(path, rel, kind, rules, partial(engine_scan, target=target), options,
+                            first=findings)
     except Exception as exc:  # a bug in a fixer must not end the run
         return Outcome(path, rel, error=f"internal error: {type(exc).__name__}: {exc}")
 

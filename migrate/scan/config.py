@@ -1,7 +1,8 @@
 """Project configuration: ``[tool.migrate]`` in the scanned project's pyproject.toml.
 
 Keys (all optional): select, ignore, exclude, extend-exclude (lists of strings),
-fail-on (auto | assisted | manual), unsafe-fixes (bool), respect-gitignore (bool).
+fail-on (auto | assisted | manual), unsafe-fixes (bool), respect-gitignore (bool),
+target (portable | npu | transfer) and per-path-target (a table: path glob -> target).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ except ModuleNotFoundError:  # Python 3.10
 from migrate.core.errors import UsageError
 
 _KEYS = {"select", "ignore", "exclude", "extend-exclude", "fail-on", "unsafe-fixes",
-         "respect-gitignore"}
+         "respect-gitignore", "target", "per-path-target"}
 
 
 @dataclass
@@ -28,6 +29,8 @@ class ProjectConfig:
     fail_on: str | None = None
     unsafe_fixes: bool = False
     respect_gitignore: bool = True
+    target: str | None = None
+    per_path_target: dict[str, str] = field(default_factory=dict)
     source: Path | None = None
 
 
@@ -68,7 +71,25 @@ def load_config(start: Path, explicit: Path | None = None) -> ProjectConfig:
     cfg.fail_on = section.get("fail-on")
     cfg.unsafe_fixes = bool(section.get("unsafe-fixes", False))
     cfg.respect_gitignore = bool(section.get("respect-gitignore", True))
+    cfg.target, cfg.per_path_target = _targets(section, path)
     return cfg
+
+
+def _targets(section: dict, path: Path) -> tuple[str | None, dict[str, str]]:
+    from migrate.core.targets import check_target
+
+    target = section.get("target")
+    if target is not None:
+        if not isinstance(target, str):
+            raise UsageError(f"{path}: [tool.migrate] target must be a string")
+        check_target(target, f"{path}: [tool.migrate] target")
+    per_path = section.get("per-path-target") or {}
+    if not isinstance(per_path, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in per_path.items()):
+        raise UsageError(f"{path}: [tool.migrate] per-path-target must be a table of glob = target")
+    for glob, value in per_path.items():
+        check_target(value, f"{path}: [tool.migrate] per-path-target {glob!r}")
+    return target, dict(per_path)
 
 
 def _strings(section: dict, key: str, path: Path) -> list[str] | None:

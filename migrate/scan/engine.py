@@ -17,6 +17,7 @@ from pathlib import Path
 
 from migrate.core.findings import FileError, Finding, ScanResult
 from migrate.core.rules import Rule, default_rules, select_rules
+from migrate.core.targets import DEFAULT_TARGET, TargetChoice
 from migrate.scan.cache import Entry, ScanCache, content_hash
 from migrate.scan.decode import DecodeError, decode_source
 from migrate.scan.discover import SourceFile, Walker, scan_root
@@ -39,26 +40,32 @@ class ScanOptions:
     respect_gitignore: bool = True
     progress: Callable[[int, int], None] | None = None
     rules: Sequence[Rule] | None = None  # default: the shipped rules, filtered by select/ignore
+    targets: TargetChoice = field(default_factory=TargetChoice)
 
 
 class FileProblem(Exception):
     pass
 
 
-def scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule]) -> list[Finding]:
-    """Findings for one decoded file. Raises FileProblem for unparsable input."""
+def scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule],
+              target: str = DEFAULT_TARGET) -> list[Finding]:
+    """Findings for one decoded file, with fixes for ``target``. Raises FileProblem for
+    unparsable input."""
     if file_kind in ("python", "notebook"):
         rules = rules_for_path(rules, rel)
     if file_kind == "python":
         try:
-            return scan_python(text, rel, rules)
+            return scan_python(text, rel, rules, target)
         except ParseError as exc:
             raise FileProblem(str(exc)) from None
     try:
         from migrate.scan.text import scanner as textfiles
     except ImportError:  # pragma: no cover
         return []
-    return textfiles.scan_text_file(text, rel, file_kind, rules)
+    from migrate.scan.text.targets import retarget_text
+
+    return retarget_text(textfiles.scan_text_file(text, rel, file_kind, rules), text, rel,
+                         file_kind, target)
 
 
 _OVERRIDE: dict[tuple[str, ...], tuple[Rule, ...]] = {}
@@ -84,34 +91,38 @@ def _read(path: str):
         return None, f"cannot read: {exc.strerror or exc}"
 
 
-def scan_file(item: tuple[str, str, str, tuple[str, ...]]) -> tuple[list[Finding], str | None]:
+def scan_file(item: tuple[str, str, str, tuple[str, ...]],
+              target: str = DEFAULT_TARGET) -> tuple[list[Finding], str | None]:
     """(path, rel, kind, codes) -> (findings, error). Never raises."""
     path, rel, kind, codes = item
     st, data = _read(path)
     if not isinstance(data, bytes):
         return [], data
-    return _scan_data(Path(path), data, rel, kind, _rules_for(codes))
+    return _scan_data(Path(path), data, rel, kind, _rules_for(codes), target)
 
 
-def _scan_data(path: Path, data: bytes, rel: str, kind: str, rules) -> tuple[list[Finding], str | None]:
+def _scan_data(path: Path, data: bytes, rel: str, kind: str, rules,
+               target: str = DEFAULT_TARGET) -> tuple[list[Finding], str | None]:
     try:
-        return _scan_bytes(path, data, rel, kind, rules), None
+        return _scan_bytes(path, data, rel, kind, rules, target), None
     except (FileProblem, DecodeError) as exc:
         return [], str(exc)
     except Exception as exc:  # a bug in a matcher must not end the scan
         return [], f"internal error: {type(exc).__name__}: {exc}"
 
 
-def _scan_bytes(path: Path, data: bytes, rel: str, kind: str, rules: tuple[Rule, ...]) -> list[Finding]:
+def _scan_bytes(path: Path, data: bytes, rel: str, kind: str, rules: tuple[Rule, ...],
+                target: str = DEFAULT_TARGET) -> list[Finding]:
     if kind == "onnx":
         return _scan_onnx(path, rel, rules)
     if kind == "notebook":
         try:
-            return scan_notebook(decode_source(data, python=False), rel, rules, scan_python)
+            return scan_notebook(decode_source(data, python=False), rel, rules,
+                                 lambda t, r, rs: scan_python(t, r, rs, target))
         except NotebookError as exc:
             raise FileProblem(str(exc)) from None
     text = decode_source(data, python=kind == "python")
-    return scan_text(text, rel, kind, rules)
+    return scan_text(text, rel, kind, rules, target)
 
 
 def _scan_onnx(path: Path, rel: str, rules) -> list[Finding]:
@@ -138,8 +149,10 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
     root = scan_root(paths)
     walker = Walker(root, options.exclude, options.respect_gitignore)
     files: list[SourceFile] = list(walker.walk(paths))
-    cache = ScanCache.open(options.cache_dir, root, list(codes)) if options.rules is None else ScanCache(None)
-    result = ScanResult(errors=list(walker.errors), files_scanned=len(files))
+    cache = ScanCache.open(options.cache_dir, root, [*codes, options.targets.key()]) \
+        if options.rules is None else ScanCache(None)
+    result = ScanResult(errors=list(walker.errors), files_scanned=len(files),
+                        target=options.targets.describe())
     todo: list[tuple] = []
     for sf in files:
         try:
@@ -174,7 +187,8 @@ def _run(todo: list[SourceFile], options: ScanOptions, cache: ScanCache, codes: 
     Each file is read, hashed and prefiltered, and parsed only if it may have findings.
     Large trees are split into interleaved chunks handled by worker processes."""
     items = [(str(sf.path), sf.rel, sf.kind,
-              cache.entries[sf.rel].digest if sf.rel in cache.entries else None) for sf in todo]
+              cache.entries[sf.rel].digest if sf.rel in cache.entries else None,
+              options.targets.for_path(sf.rel)) for sf in todo]
     total = len(items)
     jobs = options.jobs or os.cpu_count() or 1
     progress = options.progress
@@ -208,7 +222,7 @@ def _process_chunk(args) -> list[tuple]:
     rules = _rules_for(codes)
     out = []
     prefilters: dict[int, object] = {}  # by rule selection (rules_for_path memoises them)
-    for path, rel, kind, known in items:
+    for path, rel, kind, known, target in items:
         selected = rules_for_path(rules, rel)
         if id(selected) not in prefilters:
             prefilters[id(selected)] = python_prefilter(selected)
@@ -223,6 +237,6 @@ def _process_chunk(args) -> list[tuple]:
         elif kind in ("python", "notebook") and prefilter is not None and not prefilter.search(data):
             out.append((rel, st.st_size, st.st_mtime_ns, digest, [], None))
         else:
-            findings, error = _scan_data(Path(path), data, rel, kind, rules)
+            findings, error = _scan_data(Path(path), data, rel, kind, rules, target)
             out.append((rel, st.st_size, st.st_mtime_ns, digest, findings, error))
     return out

@@ -10,6 +10,7 @@ from pathlib import Path
 from migrate.core.errors import UsageError
 from migrate.core.findings import ScanResult
 from migrate.core.rules import Rule, default_rules, select_rules
+from migrate.core.targets import DEFAULT_TARGET, TargetChoice, check_target
 from migrate.scan.config import ProjectConfig, load_config
 
 
@@ -25,6 +26,7 @@ class ScanRequest:
     no_cache: bool = False
     cache_dir: Path | None = None
     config: Path | None = None
+    target: str | None = None  # --target
 
 
 @dataclass
@@ -33,6 +35,15 @@ class Session:
     rules: list[Rule]  # the selected rules
     root: Path  # what finding paths are relative to
     config: ProjectConfig
+    targets: TargetChoice = TargetChoice()
+
+
+def target_choice(request: ScanRequest, cfg: ProjectConfig) -> TargetChoice:
+    """--target beats [tool.migrate] target; per-path-target still applies to its globs
+    unless --target was given (the command line names the target for every file)."""
+    if request.target is not None:
+        return TargetChoice(check_target(request.target, "--target"))
+    return TargetChoice(cfg.target or DEFAULT_TARGET, tuple(cfg.per_path_target.items()))
 
 
 def split_codes(values: list[str] | None) -> list[str] | None:
@@ -70,12 +81,13 @@ def run_session(request: ScanRequest,
     select = split_codes(request.select) or cfg.select
     ignore = (split_codes(request.ignore) or []) + cfg.ignore
     check_codes(select, "--select")
+    targets = target_choice(request, cfg)
     options = ScanOptions(
         select=select, ignore=ignore, exclude=[*cfg.exclude, *(request.exclude or [])],
         jobs=request.jobs,
         cache_dir=None if request.no_cache else (request.cache_dir or default_cache_dir()),
-        respect_gitignore=cfg.respect_gitignore, progress=progress,
+        respect_gitignore=cfg.respect_gitignore, progress=progress, targets=targets,
     )
     result = scan_paths(request.paths, options)
     rules = select_rules(default_rules(), select, ignore)
-    return Session(result, rules, scan_root(request.paths), cfg)
+    return Session(result, rules, scan_root(request.paths), cfg, targets)

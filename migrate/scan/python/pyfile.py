@@ -26,6 +26,7 @@ class PyFile:
     _seen: set[tuple[str, int, int]] = field(default_factory=set)
 
     by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
+    target: str = "portable"  # the port target fixes are made for (migrate/core/targets.py)
 
     @classmethod
     def parse(cls, text: str, rel: str, hit=None) -> PyFile:

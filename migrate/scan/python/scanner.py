@@ -6,6 +6,7 @@ import warnings
 
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
+from migrate.core.targets import DEFAULT_TARGET
 from migrate.scan.python.kinds import group_by_kind, python_kinds
 from migrate.scan.python.prefilter import python_hit_pattern
 from migrate.scan.python.pyfile import PyFile
@@ -30,8 +31,10 @@ def parse_python(text: str, rel: str, hit=None) -> PyFile:
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
 
 
-def scan_python(text: str, rel: str, rules: list[Rule] | tuple[Rule, ...]) -> list[Finding]:
+def scan_python(text: str, rel: str, rules: list[Rule] | tuple[Rule, ...],
+                target: str = DEFAULT_TARGET) -> list[Finding]:
     f = parse_python(text, rel, python_hit_pattern(tuple(rules)))
+    f.target = target
     kinds = python_kinds()
     for kind, group in group_by_kind(rules).items():
         fn = kinds.get(kind)
@@ -39,4 +42,18 @@ def scan_python(text: str, rel: str, rules: list[Rule] | tuple[Rule, ...]) -> li
             fn(f, group)
     kept = [x for x in f.findings
             if not is_suppressed(f.index.line_text(x.line), x.rule, x.name)]
+    settle_target(f, kept, rules, target)
     return sorted(kept, key=Finding.sort_key)
+
+
+def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> None:
+    """What every target shares after matching: NPU-aware code is left alone, transfer
+    leaves what it patches, no statement is left half ported."""
+    from migrate.scan.python import awareness, consistency, transfer
+
+    awareness.mark(f, findings, portable=target == "portable")
+    if target == "transfer":
+        transfer.settle(f, findings, {r.code: r for r in rules})
+    consistency.settle(f, findings)
+    for x in findings:
+        x.target = target

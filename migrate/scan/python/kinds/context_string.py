@@ -26,6 +26,7 @@ from functools import lru_cache
 from migrate.core.findings import Edit
 from migrate.core.rules import Rule
 from migrate.scan.python.kinds import python_kind
+from migrate.scan.python.portable_strings import portable_literal
 from migrate.scan.python.pyfile import PyFile, make_fix
 
 _STRING_PREFIX = re.compile(r"[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
@@ -224,7 +225,10 @@ def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: b
             new_body = new_value + body[len(value):]
             if fstring:  # the message shows the whole f-string body: "cuda:{rank}"
                 values = {"value": body, "new": new_body}
-            if new_value != value:
+            if f.target == "portable":
+                fix = portable_literal(f, spec, node, value, fstring, values, start + m.end(), body,
+                                       m.group(1))
+            elif new_value != value:
                 fix = make_fix(spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)],
                                values)
     f.report(spec.rule, start, end, values, fix)

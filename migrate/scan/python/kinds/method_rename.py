@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from migrate.core.findings import Edit
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts
 from migrate.scan.python.kinds import python_kind
+from migrate.scan.python.portable import spell
 from migrate.scan.python.pyfile import PyFile, make_fix
 
 
@@ -32,10 +34,61 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         start, end = f.span(node)
         name_start = end - len(node.attr)
         fix = None
-        if f.text[name_start:end] == node.attr and spec.get("to"):
+        if f.target == "portable":
+            fix = _portable(f, rule, node, parent if is_call else None, name_start, end)
+        elif f.text[name_start:end] == node.attr and spec.get("to"):
             fix = make_fix(rule, [Edit(name_start, end, spec["to"])],
                            {"attr": node.attr, "to": spec["to"]})
         f.report(rule, name_start, end, {"attr": node.attr, "to": spec.get("to", "")}, fix)
+
+
+_RANKISH = re.compile(r"(rank|gpu|gpu_id|device_id|idx|index|local_rank|\d+)$", re.IGNORECASE)
+
+
+def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
+              name_start: int, end: int):
+    """`.cuda(...)` -> `.to(<device type>, ...)`; `x.is_cuda` -> `(x.device.type != "cpu")`."""
+    form = (rule.portable.get("attrs") or {}).get(node.attr)
+    if not form or f.text[name_start:end] != node.attr:
+        return None
+    values = {"attr": node.attr, "to": form.get("to", "")}
+    if "expression" in form:
+        receiver = f.source(node.value)
+        code, imports = spell(f, form["expression"], receiver=receiver)
+        if not isinstance(f.parent(node), (ast.If, ast.While, ast.BoolOp, ast.Assign, ast.Return)):
+            code = f"({code})"
+        start, _ = f.span(node)
+        return _fix(rule, [Edit(start, end, code)], values, imports, code)
+    if call is None:
+        return None
+    device, imports = spell(f, form["device_arg"])
+    edits = [Edit(name_start, end, form["to"])]
+    paren = f.text.find("(", end)
+    if paren == -1 or f.text[end:paren].strip():
+        return None
+    if call.args:  # .cuda(rank): only an index-like argument becomes torch.device(type, index)
+        first = call.args[0]
+        name = first.attr if isinstance(first, ast.Attribute) else getattr(first, "id", None)
+        is_index = (isinstance(first, ast.Constant) and isinstance(first.value, int)) or \
+            bool(name and _RANKISH.search(name))
+        if not is_index or len(call.args) > 1:
+            return None
+        dev, more = spell(f, "torch.device(" + form["device_arg"] + ", @ARG@)")
+        a, b = f.span(first)
+        edits.append(Edit(a, b, dev.replace("@ARG@", f.text[a:b])))
+        imports += more
+    elif any(kw.arg == "device" for kw in call.keywords):
+        return None
+    else:
+        sep = ", " if call.keywords else ""
+        edits.append(Edit(paren + 1, paren + 1, device + sep))
+    return _fix(rule, edits, values, imports, f".to({device}, ...)")
+
+
+def _fix(rule, edits, values, imports, shown):
+    fix = make_fix(rule, edits, values, imports)
+    fix.description = f"Portable: {shown}"
+    return fix
 
 
 # Receivers on which `.cuda` names a module, not a method (torch.cuda, torch.backends.cuda).

@@ -13,6 +13,7 @@ import ast
 from migrate.core.findings import Edit
 from migrate.core.rules import Rule
 from migrate.scan.python.kinds import python_kind
+from migrate.scan.python.portable import spell
 from migrate.scan.python.pyfile import PyFile, make_fix
 
 
@@ -33,5 +34,11 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         fix = None
         if paren != -1 and not f.text[func_end:paren].strip():
             sep = ", " if node.args or node.keywords else ""
-            fix = make_fix(rule, [Edit(paren + 1, paren + 1, spec["value"] + sep)], values)
+            value, imports = spec["value"], []
+            if f.target == "portable":
+                if not rule.portable.get("value"):
+                    f.report_node(rule, node, values, None)
+                    continue
+                value, imports = spell(f, rule.portable["value"])
+            fix = make_fix(rule, [Edit(paren + 1, paren + 1, value + sep)], values, imports)
         f.report_node(rule, node, values, fix)

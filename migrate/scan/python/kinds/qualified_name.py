@@ -19,6 +19,7 @@ from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts, import_statements
 from migrate.fix.fixers import get_fixer
 from migrate.scan.python.kinds import python_kind
+from migrate.scan.python.portable_names import portable_use
 from migrate.scan.python.pyfile import PyFile, make_fix
 
 
@@ -136,6 +137,11 @@ def _use(f: PyFile, table: Table, node: ast.AST, parent, rewritten: set[str]) ->
     if m is None:
         return
     is_call = isinstance(parent, ast.Call) and parent.func is node
+    if f.target == "portable":
+        if isinstance(node, ast.Name) and binding.local != binding.qualname:
+            return  # a name bound by `from torch.cuda import x`: the import is reported
+        f.report_node(m.entry.rule, node, _values(m), portable_use(f, m, node, parts, parent, _values(m)))
+        return
     if m.entry.fixer:
         if not is_call:
             if isinstance(node, ast.Name):
@@ -181,6 +187,9 @@ def _rename_use(f: PyFile, m: Match, node: ast.AST, parts: list[str]):
 def _imports(f: PyFile, table: Table) -> set[str]:
     """Report and fix import statements; return local names whose import gets rewritten."""
     rewritten: set[str] = set()
+    if f.target == "portable":  # CUDA-only imports stay; their uses get the portable fixes
+        _report_imports(f, table)
+        return rewritten
     for node in import_statements(f.tree):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             rewritten |= _import_from(f, table, node)
@@ -189,6 +198,21 @@ def _imports(f: PyFile, table: Table) -> set[str]:
                 if _import_alias(f, table, node, alias):
                     rewritten.add(alias.asname)
     return rewritten
+
+
+def _report_imports(f: PyFile, table: Table) -> None:
+    """Portable: `from torch.cuda.amp import autocast` has no generic import form."""
+    for node in import_statements(f.tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                m = table.lookup(f"{node.module}.{alias.name}") if alias.name != "*" else None
+                if m is not None:
+                    f.report_node(m.entry.rule, alias, _values(m), None)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                m = table.lookup(alias.name)
+                if m is not None and alias.asname:
+                    f.report_node(m.entry.rule, alias, _values(m), None)
 
 
 def _import_alias(f: PyFile, table: Table, node: ast.Import, alias: ast.alias) -> bool:

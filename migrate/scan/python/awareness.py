@@ -1,0 +1,124 @@
+"""Code that already handles NPU, or that means CUDA on purpose: found once per file.
+
+Every target leaves alone, and reports as ``npu_aware`` (no effort):
+
+* an if/elif chain or conditional expression with an arm that names NPU
+  (``elif is_npu_available():``, ``"npu" if ... else "cuda"``, ``hasattr(torch, "npu")``);
+* a tuple/list/set/dict that already holds "npu" (or "hccl");
+* a boolean expression that names NPU (``is_torch_npu_available() or torch.cuda...``);
+* every finding of a file that imports ``transfer_to_npu``.
+
+With --target portable, also left as written (reported, no fix):
+
+* an arm of a device dispatch over other backends (xpu, mps, hpu, ...) without an NPU arm —
+  rewriting its CUDA arm would make it catch every accelerator; a person adds the NPU arm;
+* the body of a function whose name says it is about CUDA (``is_cuda_available``,
+  ``_is_rocm``): making it device-generic would make it lie.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_NPU = re.compile(r"(?<![a-z])(npu|hccl)|(npu|hccl)(?![a-z])", re.IGNORECASE)
+_OTHER = re.compile(r"(?<![a-z])(xpu|mps|hpu|mlu|musa|xla|mtia|sdaa|gcu)(?![a-z])", re.IGNORECASE)
+_CUDA_FN = re.compile(r"cuda|rocm|(?<![a-z])hip(?![a-z])|nccl|nvml|nvidia", re.IGNORECASE)
+_TRANSFER = re.compile(r"transfer_to_npu")
+_HANDLED = "already handled for NPU here"
+
+
+class Regions:
+    """Character spans of the file: NPU-aware ones, and ones to leave as written."""
+
+    def __init__(self):
+        self.aware: list[tuple[int, int, str]] = []
+        self.keep: list[tuple[int, int, str]] = []
+
+    def aware_at(self, offset: int) -> str | None:
+        for a, b, why in self.aware:
+            if a <= offset < b:
+                return why
+        return None
+
+    def keep_at(self, offset: int) -> str | None:
+        for a, b, why in self.keep:
+            if a <= offset < b:
+                return why
+        return None
+
+
+def regions(f, portable: bool) -> Regions:
+    out = Regions()
+    text = f.text
+    if _TRANSFER.search(text) and _imports_transfer(f.tree):
+        out.aware.append((0, len(text), "transfer_to_npu patches it at run time"))
+        return out
+    has_npu = bool(_NPU.search(text))
+    has_other = portable and bool(_OTHER.search(text))
+    cuda_fn = portable and bool(_CUDA_FN.search(text))
+    if not (has_npu or has_other or cuda_fn):
+        return out
+    for node in ast.walk(f.tree):
+        if isinstance(node, ast.If):
+            tests = _chain_tests(node)
+            if has_npu and any(_NPU.search(f.source(t)) for t in tests):
+                out.aware.append((*f.span(node), _HANDLED))
+            elif has_other and len(tests) > 1 and any(_OTHER.search(f.source(t)) for t in tests):
+                out.keep.append((*f.span(node), "a device dispatch without an NPU arm: add one"))
+        elif isinstance(node, ast.IfExp) and has_npu and _NPU.search(f.source(node)):
+            out.aware.append((*f.span(node), _HANDLED))
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and has_npu and any(
+                _is_npu_const(e) for e in node.elts):
+            out.aware.append((*f.span(node), _HANDLED))
+        elif isinstance(node, ast.Dict) and has_npu and any(
+                k is not None and _is_npu_const(k) for k in node.keys):
+            out.aware.append((*f.span(node), _HANDLED))
+        elif isinstance(node, ast.BoolOp) and has_npu and _NPU.search(f.source(node)):
+            out.aware.append((*f.span(node), _HANDLED))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and cuda_fn and \
+                _CUDA_FN.search(node.name):
+            out.aware.append((*f.span(node), f"`{node.name}` is about CUDA by its name"))
+    return out
+
+
+def _chain_tests(node: ast.If) -> list[ast.expr]:
+    tests = [node.test]
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+        tests.append(node.test)
+    return tests
+
+
+def _is_npu_const(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(
+        re.fullmatch(r"(npu|hccl)(:\d+)?", node.value))
+
+
+def _imports_transfer(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and "transfer_to_npu" in (
+                node.module + "".join(a.name for a in node.names)):
+            return True
+        if isinstance(node, ast.Import) and any("transfer_to_npu" in a.name for a in node.names):
+            return True
+    return False
+
+
+def mark(f, findings, portable: bool) -> None:
+    """Mark ``findings`` of ``f`` in NPU-aware regions; drop fixes where code stays as is."""
+    if not findings:
+        return
+    reg = regions(f, portable)
+    if not reg.aware and not reg.keep:
+        return
+    for x in findings:
+        start = f.index.offset(x.line, x.column - 1)
+        if (why := reg.aware_at(start)) is not None:
+            x.npu_aware = True
+            x.fix = None
+            x.message += f" ({why}: left as is)"
+        elif (why := reg.keep_at(start)) is not None and x.fix is not None:
+            x.fix = None
+            x.category = "manual"
+            x.message += f" (left as is: {why})"

@@ -1,0 +1,73 @@
+"""No half-ported code: a statement is rewritten whole, or its safe fixes wait for the rest.
+
+Findings are grouped by the statement they sit in (for if/while/for/with: the header, so
+``if torch.cuda.is_available() and torch.cuda.is_bf16_supported():`` is one unit). When a
+unit holds a fix that `apply` makes by default and another finding that it does not make
+by default, the safe fixes are raised to the stricter category — assisted (made together
+with --unsafe-fixes) or manual (left to a person, who sees the annotation) — so the code
+never ends up half CUDA, half NPU.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from migrate.core.findings import CATEGORY_RANK
+
+_COMPOUND_HEADERS = {
+    ast.If: ("test",), ast.While: ("test",), ast.For: ("target", "iter"),
+    ast.AsyncFor: ("target", "iter"), ast.With: ("items",), ast.AsyncWith: ("items",),
+}
+
+
+def _unit(f, offset: int, stmts: list[ast.stmt]):
+    best = None
+    for node in stmts:
+        a, b = f.span(node)
+        if a <= offset < b and (best is None or b - a < best[1] - best[0]):
+            best = (a, b, node)
+    if best is None:
+        return None
+    node = best[2]
+    fields = _COMPOUND_HEADERS.get(type(node))
+    if fields:
+        for name in fields:
+            value = getattr(node, name)
+            for part in value if isinstance(value, list) else [value]:
+                pa, pb = f.span(part.context_expr if isinstance(part, ast.withitem) else part)
+                if pa <= offset < pb:
+                    return (id(node), "header")
+        return None  # in the body of a compound statement, outside any smaller statement
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try)):
+        return None
+    return (id(node), "stmt")
+
+
+def _by_default(x, unsafe_too: bool) -> bool:
+    return x.fix is not None and (x.fix.applicability == "safe" or unsafe_too)
+
+
+def settle(f, findings) -> None:
+    """Raise safe fixes that share a statement with findings `apply` leaves by default."""
+    live = [x for x in findings if not x.npu_aware]
+    if len(live) < 2:
+        return
+    stmts = [n for t, ns in f.by_type.items() if issubclass(t, ast.stmt) for n in ns]
+    units: dict[tuple, list] = {}
+    for x in live:
+        key = _unit(f, f.index.offset(x.line, x.column - 1), stmts)
+        if key is not None:
+            units.setdefault(key, []).append(x)
+    for group in units.values():
+        safe = [x for x in group if _by_default(x, False)]
+        rest = [x for x in group if not _by_default(x, False)]
+        if not safe or not rest:
+            continue
+        strict = max(rest, key=lambda x: CATEGORY_RANK[x.category])
+        for x in safe:
+            x.category = strict.category
+            if strict.category == "manual" or strict.fix is None:
+                x.category, x.fix = "manual", None
+            else:
+                x.fix.applicability = "unsafe"
+            x.message += f" (held back: {strict.rule} in the same statement needs review)"

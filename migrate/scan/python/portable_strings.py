@@ -1,0 +1,131 @@
+"""--target portable for ``context-string`` rows: device and backend names kept generic.
+
+The row's ``portable:`` mapping (all optional; templates may use DEVICE_FORMS placeholders):
+
+    prefix: cuda                  # the literal's device/backend name
+    literal: '{device_type}'      # stands for the name ("cuda:0" -> {device_type} + ":0")
+    guarded: '{guarded_device_type}'   # in `X if torch.cuda.is_available() else Y`
+    amp: '{amp_device_type}'      # in autocast / GradScaler device positions
+    compare: {equal: '!=', value: 'cpu'}   # x.type == "cuda"  ->  x.type != "cpu"
+    startswith: cpu               # s.startswith("cuda")  ->  not s.startswith("cpu")
+    collection_adds: npu          # ("cuda", "xpu") -> ("cuda", "xpu", "npu")
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from migrate.core.findings import Edit, Fix
+from migrate.scan.python.portable import spell
+from migrate.scan.python.pyfile import make_fix
+
+_AMP = re.compile(r"autocast|GradScaler|amp\.")
+_TIGHT = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Await)
+
+
+def portable_literal(f, spec, node: ast.AST, value: str, fstring: bool, values: dict,
+                     body_start: int, body: str, quote: str) -> Fix | None:
+    forms = spec.rule.portable
+    prefix = forms.get("prefix")
+    if not forms or not prefix or not value.startswith(prefix):
+        return None
+    tail = value[len(prefix):]
+    parent = f.parent(node)
+    if isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
+        return _collection(f, spec, parent, forms, values, quote)
+    if isinstance(parent, ast.Dict):
+        return None  # a key or value of a table per device: a person adds the NPU entry
+    if isinstance(parent, ast.Compare) and not fstring and not tail:
+        return _compare(f, spec, node, parent, forms, tail, values, quote)
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and \
+            parent.func.attr == "startswith" and not tail and forms.get("startswith"):
+        return _startswith(f, spec, node, parent, forms, values)
+    template = _template(f, node, parent, forms)
+    if template is None:
+        return None
+    start, end = f.span(node)
+    if fstring and isinstance(node, ast.JoinedStr):
+        other = "'" if quote.endswith('"') else '"'
+        code, imports = spell(f, template, other)
+        return _fix(spec, [Edit(body_start, body_start + len(prefix), "{" + code + "}")],
+                    values, imports, f"{{{code}}}{body[len(prefix):]}")
+    code, imports = spell(f, template)
+    if tail:
+        rest = quote + tail + quote if not fstring else quote + body[len(prefix):] + quote
+        code = f"{code} + {rest}"
+        if isinstance(parent, _TIGHT) and not (isinstance(parent, ast.Attribute) and
+                                                 parent.attr == "format"):
+            code = f"({code})"
+    return _fix(spec, [Edit(start, end, code)], values, imports, code)
+
+
+def _template(f, node, parent, forms) -> str | None:
+    call = parent if isinstance(parent, ast.Call) else None
+    if isinstance(parent, ast.keyword):
+        call = f.parent(parent)
+    if isinstance(call, ast.Call) and forms.get("amp") and _AMP.search(f.qualname(call.func) or ""):
+        return forms["amp"]
+    if isinstance(parent, ast.IfExp) and forms.get("guarded") and node is not parent.test and \
+            re.search(r"is_available|device_count", f.source(parent.test)) and node is parent.body:
+        return forms["guarded"]
+    return forms.get("literal")
+
+
+def _collection(f, spec, coll, forms, values, quote) -> Fix | None:
+    add = forms.get("collection_adds")
+    if not add or not coll.elts:
+        return None
+    if any(isinstance(e, ast.Constant) and e.value == add for e in coll.elts):
+        return None
+    _, last_end = f.span(coll.elts[-1])
+    q = quote[-1] if quote else '"'
+    return _fix(spec, [Edit(last_end, last_end, f", {q}{add}{q}")], values, [],
+                f'add "{add}" beside it')
+
+
+def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
+    form = forms.get("compare")
+    if not form or len(cmp.ops) != 1 or tail or not isinstance(cmp.ops[0], (ast.Eq, ast.NotEq)):
+        return None
+    left, right = cmp.left, cmp.comparators[0]
+    if node is not right and not form.get("symmetric", True):
+        return None
+    other = left if node is right else right
+    a, b = (f.span(left)[1], f.span(right)[0])
+    between = f.text[a:b]
+    op_text = "==" if isinstance(cmp.ops[0], ast.Eq) else "!="
+    if between.count(op_text) != 1:
+        return None
+    new_op = form["equal"] if op_text == "==" else form["not_equal"]
+    q = quote[-1] if quote else '"'
+    value = form["value"]
+    literal = value if value.startswith("(") else f"{q}{value}{q}"
+    literal = literal.replace('"', q)
+    s, e = f.span(node)
+    edits = [Edit(a, b, between.replace(op_text, new_op)), Edit(s, e, literal)]
+    if node is left:  # "cuda" == x.type: only symmetric forms get here
+        edits = [Edit(s, e, literal), Edit(a, b, between.replace(op_text, new_op))]
+    del other
+    return _fix(spec, sorted(edits), values, [], f"`{new_op} {literal}`")
+
+
+def _startswith(f, spec, node, call, forms, values) -> Fix | None:
+    s, e = f.span(node)
+    src = f.text[s:e]
+    q = src[-1]
+    cs, ce = f.span(call)
+    outer = f.parent(call)
+    edits = [Edit(s, e, f"{q}{forms['startswith']}{q}")]
+    if isinstance(outer, (ast.Compare, ast.BinOp, ast.Attribute, ast.Subscript)) or (
+            isinstance(outer, ast.Call) and outer.func is call):
+        edits = [Edit(cs, cs, "(not "), *edits, Edit(ce, ce, ")")]
+    else:
+        edits = [Edit(cs, cs, "not "), *edits]
+    return _fix(spec, edits, values, [], f"not ...startswith({q}{forms['startswith']}{q})")
+
+
+def _fix(spec, edits, values, imports, shown: str) -> Fix:
+    fix = make_fix(spec.rule, edits, values, imports)
+    fix.description = f"Portable: {shown}"
+    return fix

@@ -1,0 +1,56 @@
+"""--target transfer: torch_npu's transfer_to_npu patches torch.cuda, device strings passed to
+torch, `.cuda()` and the NCCL backend at run time. Rules whose row says ``transfer: patched``
+are then left as written (reported as handled, no effort) — except comparisons, which no
+patch can reach (``x.device.type == "cuda"`` is False on an NPU). Entry points (a
+``__main__`` block, or a console script named in pyproject.toml) get the import once.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from migrate.core.findings import Edit, Finding, Fix
+from migrate.fix.imports import anchor_offset
+
+IMPORT = "from torch_npu.contrib import transfer_to_npu  # noqa: F401"
+ENTRY_RULE = "MIG206"
+
+
+def settle(f, findings: list[Finding], rules) -> None:
+    for x in findings:
+        rule = rules.get(x.rule)
+        if rule is None or rule.transfer != "patched" or x.npu_aware:
+            continue
+        start = f.index.offset(x.line, x.column - 1)
+        if _in_compare(f, start):
+            continue
+        x.fix = None
+        x.npu_aware = True
+        x.message += " (transfer_to_npu patches it at run time: left as is)"
+
+
+def _in_compare(f, offset: int) -> bool:
+    for node in f.nodes(ast.Compare):
+        a, b = f.span(node)
+        if a <= offset < b:
+            return True
+    return False
+
+
+def is_entry_point(f) -> bool:
+    """A script: a top-level ``if __name__ == "__main__":`` block, or a package's __main__.py."""
+    if f.rel.rsplit("/", 1)[-1] == "__main__.py":
+        return True
+    return any(isinstance(node, ast.If) and re.search(
+        r"__name__\s*==\s*['\"]__main__['\"]", f.source(node.test)) for node in f.tree.body)
+
+
+def entry_finding(f, rule) -> None:
+    """Report (and fix) a missing transfer_to_npu import in an entry point."""
+    if re.search(r"transfer_to_npu", f.text):
+        return
+    pos = anchor_offset(f.text, f.tree)
+    nl = "\r\n" if "\r\n" in f.text[:2000] else "\n"
+    fix = Fix("safe", f"add `{IMPORT.split('  #')[0]}`", [Edit(pos, pos, IMPORT + nl)])
+    f.report(rule, pos, pos, {}, fix)
