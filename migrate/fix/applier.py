@@ -134,7 +134,9 @@ def needed(statement: str, new_code: str) -> bool:
     """`import torch_npu` only where the new code names torch_npu: torch_npu >= 2.5 loads
     itself with `import torch` (a torch.backends entry point), so torch.npu needs no import."""
     if statement.strip() == "import torch_npu":
-        return bool(_NAMES_TORCH_NPU.search(new_code))
+        code = "\n".join(line for line in new_code.splitlines()
+                         if not line.lstrip().startswith(("import ", "from ")))
+        return bool(_NAMES_TORCH_NPU.search(code))
     return True
 
 

@@ -1,7 +1,7 @@
-"""Golden samples: samples/<name> migrated with `migrate apply --unsafe-fixes --annotate`
-must equal samples/_expected/<name>, file by file, byte for byte.
+"""Golden samples: samples/<name> migrated with `migrate apply --unsafe-fixes --annotate
+--target T` must equal samples/_expected/<T>/<name>, file by file, byte for byte.
 
-Regenerate after a reviewed rule change:  python -m tests.apply.goldens
+Regenerate after a reviewed rule change:  python -m tests.fix.goldens
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 EXPECTED = SAMPLES / "_expected"
-NAMES = ("train_amp", "ddp_launcher", "hf_flash_attention", "cuda_extension")
+NAMES = ("train_amp", "ddp_launcher", "hf_flash_attention", "cuda_extension", "multi_backend")
+TARGETS = ("portable", "npu", "transfer")
 FLAGS = ["--unsafe-fixes", "--annotate", "--no-cache", "--no-progress"]
+CASES = [(name, target) for target in TARGETS for name in NAMES]
 
 
 def migrate_cli(args: list[str]):
@@ -25,11 +27,11 @@ def migrate_cli(args: list[str]):
     return CliRunner().invoke(app, args)
 
 
-def migrate_copy(name: str, dest: Path) -> Path:
-    """Copy samples/<name> to dest/<name> and apply; return the copy."""
-    work = dest / name
+def migrate_copy(name: str, dest: Path, target: str) -> Path:
+    """Copy samples/<name> to dest/<target>/<name> and apply; return the copy."""
+    work = dest / target / name
     shutil.copytree(SAMPLES / name, work, symlinks=True)
-    result = migrate_cli(["apply", str(work), *FLAGS])
+    result = migrate_cli(["apply", str(work), *FLAGS, "--target", target])
     if result.exit_code != 0:
         raise RuntimeError(f"apply failed ({result.exit_code}): {result.output}")
     return work
@@ -44,12 +46,12 @@ def update() -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        for name in NAMES:
-            work = migrate_copy(name, Path(tmp))
-            target = EXPECTED / name
-            shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(work, target, symlinks=True)
-            print(f"updated {target.relative_to(REPO)}", file=sys.stderr)
+        for name, target in CASES:
+            work = migrate_copy(name, Path(tmp), target)
+            dest = EXPECTED / target / name
+            shutil.rmtree(dest, ignore_errors=True)
+            shutil.copytree(work, dest, symlinks=True)
+            print(f"updated {dest.relative_to(REPO)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

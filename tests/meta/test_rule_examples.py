@@ -1,12 +1,14 @@
 """Every rule's documented examples run through the real scan and apply.
 
-`before` must be flagged by its rule; `after` is what `migrate apply` makes of `before`
-(with --unsafe-fixes for assisted rules); `noop` must not be flagged by its rule. The
+`before` must be flagged by its rule; `after` is what `migrate apply --target npu` makes of
+`before` (with --unsafe-fixes for assisted rules), `portable` what `--target portable` makes
+of it; `noop` must not be flagged by its rule in any target. The
 examples render the docs (`migrate rules ID`), so this keeps the docs true.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -31,13 +33,16 @@ def test_example(rule, i, example):
     name, kind = _kind(example)
     assert kind, f"{rule.code} example {i}: no file kind for {name}"
     if "noop" in example:
-        found = engine_scan(example["noop"], name, kind, RULES)
-        assert [f for f in found if f.rule == rule.code] == []
+        for target in ("npu", "portable"):
+            found = engine_scan(example["noop"], name, kind, RULES, target)
+            assert [f for f in found if f.rule == rule.code and not f.npu_aware] == []
         return
-    found = engine_scan(example["before"], name, kind, RULES)
+    found = engine_scan(example["before"], name, kind, RULES, "npu")
     assert any(f.rule == rule.code for f in found), f"{rule.code} does not flag its example"
-    if "after" in example:
-        text, _, _, error = fix_text(example["before"], name, kind, RULES, engine_scan,
-                                     unsafe=rule.category == "assisted")
-        assert error is None
-        assert text == example["after"]
+    for key, target in (("after", "npu"), ("portable", "portable")):
+        if key in example:
+            text, _, _, error = fix_text(example["before"], name, kind, RULES,
+                                         partial(engine_scan, target=target),
+                                         unsafe=rule.category == "assisted")
+            assert error is None
+            assert text == example[key], f"{rule.code} example {i}, --target {target}"

@@ -6,7 +6,8 @@ Every target leaves alone, and reports as ``npu_aware`` (no effort):
   (``elif is_npu_available():``, ``"npu" if ... else "cuda"``, ``hasattr(torch, "npu")``);
 * a tuple/list/set/dict that already holds "npu" (or "hccl");
 * a boolean expression that names NPU (``is_torch_npu_available() or torch.cuda...``);
-* every finding of a file that imports ``transfer_to_npu``.
+* every finding of a file that imports ``transfer_to_npu``;
+* an import inside ``try: ... except ImportError:`` (the code runs without the package).
 
 With --target portable, also left as written (reported, no fix):
 
@@ -54,6 +55,11 @@ def regions(f, portable: bool) -> Regions:
     if _TRANSFER.search(text) and _imports_transfer(f.tree):
         out.aware.append((0, len(text), "transfer_to_npu patches it at run time"))
         return out
+    for node in ast.walk(f.tree):
+        if isinstance(node, ast.Try) and any(_catches_import_error(h) for h in node.handlers):
+            for stmt in node.body:
+                if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                    out.aware.append((*f.span(stmt), "an optional import, guarded by except ImportError"))
     has_npu = bool(_NPU.search(text))
     has_other = portable and bool(_OTHER.search(text))
     cuda_fn = portable and bool(_CUDA_FN.search(text))
@@ -80,6 +86,14 @@ def regions(f, portable: bool) -> Regions:
                 _CUDA_FN.search(node.name):
             out.aware.append((*f.span(node), f"`{node.name}` is about CUDA by its name"))
     return out
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return False
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
+               for n in names)
 
 
 def _chain_tests(node: ast.If) -> list[ast.expr]:
@@ -117,6 +131,7 @@ def mark(f, findings, portable: bool) -> None:
         if (why := reg.aware_at(start)) is not None:
             x.npu_aware = True
             x.fix = None
+            x.category = "auto"  # no work: never fails --fail-on (see docs/contracts.md §3)
             x.message += f" ({why}: left as is)"
         elif (why := reg.keep_at(start)) is not None and x.fix is not None:
             x.fix = None

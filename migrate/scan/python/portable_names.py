@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from migrate.core.findings import Edit, Fix
-from migrate.scan.python.portable import spell
+from migrate.scan.python.portable import quote_for, spell
 from migrate.scan.python.pyfile import make_fix
 
 BRANCH = '({npu} if hasattr(torch, "npu") else {cuda})'
@@ -40,9 +40,10 @@ def portable_use(f, m, node: ast.AST, parts: list[str], parent, values: dict) ->
         return None
     form, rest = portable_form(rule, m.qualname)
     is_call = isinstance(parent, ast.Call) and parent.func is node
+    q = quote_for(f, node)
     if isinstance(form, str):
         if "(" in form:  # an expression standing for the whole use
-            code, imports = spell(f, form)
+            code, imports = spell(f, form, q)
             return make_fix(rule, [Edit(start, end, code)], values, imports)
         code, imports = spell(f, ".".join([form, *rest]))
         return make_fix(rule, [Edit(start, end, code)], values, imports)
@@ -52,7 +53,7 @@ def portable_use(f, m, node: ast.AST, parts: list[str], parent, values: dict) ->
         code, imports = spell(f, form["call"])
         edits = [Edit(start, end, code)]
         if form.get("device_arg"):
-            arg, more = spell(f, "{" + form["device_arg"] + "}")
+            arg, more = spell(f, "{" + form["device_arg"] + "}", q)
             imports += more
             paren = f.text.find("(", end)
             if paren == -1 or f.text[end:paren].strip():
@@ -62,10 +63,10 @@ def portable_use(f, m, node: ast.AST, parts: list[str], parent, values: dict) ->
         return make_fix(rule, edits, values, imports)
     if rule.portable.get("default") != "branch" or m.new_qualname is None:
         return None
-    return _branch(f, m, start, end, source, values)
+    return _branch(f, m, start, end, source, values, q)
 
 
-def _branch(f, m, start: int, end: int, source: str, values: dict) -> Fix | None:
+def _branch(f, m, start: int, end: int, source: str, values: dict, q: str) -> Fix | None:
     from migrate.scan.python.kinds.qualified_name import chain_form
 
     new = m.new_qualname
@@ -80,8 +81,11 @@ def _branch(f, m, start: int, end: int, source: str, values: dict) -> Fix | None
     cuda_src = ".".join(src_segs[:len(src_segs) - common])
     tail = ".".join(src_segs[len(src_segs) - common:])
     npu = chain_form(f, ".".join(npu_segs))
+    local = f.bindings.local_for(npu)
+    if local and not npu.startswith("torch.npu"):
+        npu = local
     if npu.startswith("torch_npu"):
         return None  # a submodule only torch_npu spells: no portable branch without an import
-    code, imports = spell(f, BRANCH.replace("{npu}", npu).replace("{cuda}", "@CUDA@"))
+    code, imports = spell(f, BRANCH.replace("{npu}", npu).replace("{cuda}", "@CUDA@"), q)
     code = code.replace("@CUDA@", cuda_src) + ("." + tail if tail else "")
     return make_fix(m.entry.rule, [Edit(start, end, code)], values, imports)

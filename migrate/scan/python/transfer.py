@@ -27,6 +27,7 @@ def settle(f, findings: list[Finding], rules) -> None:
             continue
         x.fix = None
         x.npu_aware = True
+        x.category = "auto"
         x.message += " (transfer_to_npu patches it at run time: left as is)"
 
 

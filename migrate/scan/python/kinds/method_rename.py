@@ -13,7 +13,7 @@ from migrate.core.findings import Edit
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts
 from migrate.scan.python.kinds import python_kind
-from migrate.scan.python.portable import spell
+from migrate.scan.python.portable import quote_for, spell
 from migrate.scan.python.pyfile import PyFile, make_fix
 
 
@@ -54,14 +54,14 @@ def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
     values = {"attr": node.attr, "to": form.get("to", "")}
     if "expression" in form:
         receiver = f.source(node.value)
-        code, imports = spell(f, form["expression"], receiver=receiver)
+        code, imports = spell(f, form["expression"], quote_for(f, node), receiver=receiver)
         if not isinstance(f.parent(node), (ast.If, ast.While, ast.BoolOp, ast.Assign, ast.Return)):
             code = f"({code})"
         start, _ = f.span(node)
         return _fix(rule, [Edit(start, end, code)], values, imports, code)
     if call is None:
         return None
-    device, imports = spell(f, form["device_arg"])
+    device, imports = spell(f, form["device_arg"], quote_for(f, node))
     edits = [Edit(name_start, end, form["to"])]
     paren = f.text.find("(", end)
     if paren == -1 or f.text[end:paren].strip():

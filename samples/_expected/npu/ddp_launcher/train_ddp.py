@@ -10,7 +10,6 @@ import time
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-import torch_npu
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler

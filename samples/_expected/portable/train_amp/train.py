@@ -14,7 +14,6 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import torch_npu
 from torch.utils.data import DataLoader
 
 from data import build_datasets
@@ -43,14 +42,14 @@ def parse_args():
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--resume", default=None, help="checkpoint to resume from")
-    p.add_argument("--device", default="npu", help="device to train on (cuda or cpu)")
+    p.add_argument("--device", default=getattr(torch.accelerator.current_accelerator(True), "type", "cpu"), help="device to train on (cuda or cpu)")
     p.add_argument("--no-amp", action="store_true", help="disable mixed precision on cuda")
     return p.parse_args()
 
 
 def load_checkpoint(path, model, optimizer, scaler):
     # Checkpoints written on any GPU load onto the current one.
-    state = torch.load(path, map_location="npu:0")
+    state = torch.load(path, map_location=getattr(torch.accelerator.current_accelerator(True), "type", "cpu") + ":0")
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     scaler.load_state_dict(state["scaler"])
@@ -61,10 +60,10 @@ def train_one_epoch(model, loader, optimizer, scaler, device, use_amp):
     model.train()
     total, start = 0.0, time.time()
     for images, labels in loader:
-        images = images.npu(non_blocking=True)
+        images = images.to(getattr(torch.accelerator.current_accelerator(True), "type", "cpu"), non_blocking=True)
         labels = labels.to(device, non_blocking=True)
         optimizer.zero_grad(set_to_none=True)
-        with torch.npu.amp.autocast(enabled=use_amp):
+        with torch.amp.autocast(getattr(torch.accelerator.current_accelerator(), "type", "cuda"), enabled=use_amp):
             loss = F.cross_entropy(model(images), labels)
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
@@ -72,9 +71,9 @@ def train_one_epoch(model, loader, optimizer, scaler, device, use_amp):
         scaler.step(optimizer)
         scaler.update()
         total += loss.item()
-    torch.npu.synchronize()
+    torch.accelerator.synchronize()
     logger.info("epoch done in %.1fs, peak memory %.0f MiB", time.time() - start,
-                torch.npu.max_memory_allocated() / 2**20)
+                (torch.npu if hasattr(torch, "npu") else torch.cuda).max_memory_allocated() / 2**20)
     return total / max(len(loader), 1)
 
 
@@ -84,7 +83,7 @@ def evaluate(model, loader, device):
     correct = seen = 0
     for images, labels in loader:
         images, labels = images.to(device), labels.to(device)
-        with torch.autocast(device_type="npu", dtype=torch.float16):
+        with torch.autocast(device_type=getattr(torch.accelerator.current_accelerator(), "type", "cuda"), dtype=torch.float16):
             pred = model(images).argmax(dim=1)
         correct += (pred == labels).sum().item()
         seen += labels.numel()
@@ -94,12 +93,13 @@ def evaluate(model, loader, device):
 def main():
     args = parse_args()
     logging.basicConfig(level=logging.INFO)
-    device = torch.device(args.device if torch.npu.is_available() else "cpu")
-    use_amp = device.type == "npu" and not args.no_amp
+    device = torch.device(args.device if torch.accelerator.is_available() else "cpu")
+    use_amp = device.type != "cpu" and not args.no_amp
     # migrate[MIG401]: `torch.backends.cudnn.benchmark` does nothing on NPU: NPUs have no cuDNN autotuner. (see `migrate rules MIG401`)
     torch.backends.cudnn.benchmark = True
-    torch.npu.matmul.allow_hf32 = True
-    torch.npu.manual_seed_all(0)
+    # migrate[MIG402]: `torch.backends.cuda.matmul.allow_tf32` switches TF32, which NPUs lack; the nearest NPU switch is `torch.npu.matmul.allow_hf32` (HF32 for matmuls, off by ... (see `migrate rules MIG402`)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    (torch.npu if hasattr(torch, "npu") else torch.cuda).manual_seed_all(0)
 
     train_set, val_set = build_datasets(args.data)
     train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
@@ -108,7 +108,7 @@ def main():
 
     model = SmallNet().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
-    scaler = torch.npu.amp.GradScaler(enabled=use_amp)
+    scaler = torch.amp.GradScaler(getattr(torch.accelerator.current_accelerator(), "type", "cuda"), enabled=use_amp)
     first_epoch = 0
     if args.resume and os.path.exists(args.resume):
         first_epoch = load_checkpoint(args.resume, model, optimizer, scaler)
@@ -121,7 +121,7 @@ def main():
         logger.info("epoch %d: loss %.4f, val acc %.3f", epoch, loss, acc)
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                     "scaler": scaler.state_dict(), "epoch": epoch}, "checkpoints/last.pt")
-        torch.npu.empty_cache()
+        (torch.npu if hasattr(torch, "npu") else torch.cuda).empty_cache()
 
 
 if __name__ == "__main__":

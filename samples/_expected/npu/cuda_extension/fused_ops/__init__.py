@@ -2,7 +2,6 @@
 
 import torch
 import torch.nn.functional as F
-import torch_npu
 
 try:
     from fused_ops import _C

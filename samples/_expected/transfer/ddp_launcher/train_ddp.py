@@ -1,0 +1,86 @@
+"""Data-parallel training launched with torchrun (see launch.sh).
+
+Each process drives one GPU; gradients are averaged by DistributedDataParallel.
+"""
+
+import argparse
+import os
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch_npu.contrib import transfer_to_npu  # noqa: F401
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+def setup(backend: str):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group(backend=backend, init_method="env://")
+    if dist.get_backend() == "hccl":
+        # NCCL reduces in place on the device; make sure every rank sees its own GPU.
+        assert torch.npu.current_device() == local_rank
+    return local_rank, dist.get_rank(), dist.get_world_size()
+
+
+def build_model(width: int) -> nn.Module:
+    return nn.Sequential(
+        nn.Linear(128, width), nn.GELU(), nn.Linear(width, width), nn.GELU(), nn.Linear(width, 10)
+    )
+
+
+def synthetic_data(n: int = 8192) -> TensorDataset:
+    g = torch.Generator().manual_seed(1234)
+    return TensorDataset(torch.randn(n, 128, generator=g), torch.randint(0, 10, (n,), generator=g))
+
+
+def average(value: float, device) -> float:
+    t = torch.tensor([value], device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.SUM)
+    return t.item() / dist.get_world_size()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", default="nccl", choices=["nccl", "gloo"])
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--width", type=int, default=1024)
+    parser.add_argument("--batch-size", type=int, default=64)
+    args = parser.parse_args()
+
+    local_rank, rank, world = setup(args.backend)
+    device = torch.device(f"cuda:{local_rank}")
+    model = build_model(args.width).to(device)
+    model = DDP(model, device_ids=[local_rank], output_device=local_rank)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+    dataset = synthetic_data()
+    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True)
+    loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler, pin_memory=True)
+
+    for epoch in range(args.epochs):
+        sampler.set_epoch(epoch)
+        start, running = time.time(), 0.0
+        for x, y in loader:
+            x, y = x.cuda(local_rank, non_blocking=True), y.cuda(local_rank, non_blocking=True)
+            loss = nn.functional.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            running += loss.item()
+        torch.cuda.synchronize()
+        mean_loss = average(running / len(loader), device)
+        if rank == 0:
+            print(f"epoch {epoch}: loss {mean_loss:.4f} ({time.time() - start:.1f}s, "
+                  f"{world} x {torch.cuda.get_device_name(local_rank)})")
+            torch.save(model.module.state_dict(), "model.pt")
+
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
