@@ -66,7 +66,11 @@ def examples_markdown(rule: Rule, level: int) -> list[str]:
     for ex in rule.examples:
         if "before" in ex and "after" in ex:
             out += ["Before:", "", _fence(str(ex["before"]), lang), ""]
-            out += ["After:", "", _fence(str(ex["after"]), lang), ""]
+            target = ex.get("target", "npu")
+            out += [f"After (`--target {target}`):", "", _fence(str(ex["after"]), lang), ""]
+            if "portable" in ex:
+                out += ["After (`--target portable`, the default):", "",
+                        _fence(str(ex["portable"]), lang), ""]
         elif "before" in ex:  # manual rules: flagged, nothing rewrites it
             out += ["Flagged (no automatic fix):", "", _fence(str(ex["before"]), lang), ""]
         if "noop" in ex:

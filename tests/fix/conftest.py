@@ -23,7 +23,8 @@ def make_finding(text: str, start: int, end: int, content: str, rule: str = "MIG
 
 
 def token_scan(text: str, rel: str = "t.py", kind: str = "python", rules=None) -> list[Finding]:
-    """`torch.cuda.` -> `torch.npu.` (+ import torch_npu) in code tokens only."""
+    """`torch.cuda.` -> `torch.npu.` (+ `import math`, an import the applier always adds where
+    missing) in code tokens only."""
     lines = LineIndex(text)
     out = []
     toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
@@ -32,5 +33,5 @@ def token_scan(text: str, rel: str = "t.py", kind: str = "python", rules=None) -
         if tok.string == "torch" and a.string == "." and b.string == "cuda" \
                 and (i == 0 or toks[i - 1].string != "."):
             start = lines.offset(b.start[0], b.start[1])
-            out.append(make_finding(text, start, start + 4, "npu", imports=["import torch_npu"]))
+            out.append(make_finding(text, start, start + 4, "npu", imports=["import math"]))
     return out

@@ -107,8 +107,20 @@ def test_import_added_exactly_once_over_many_fixes():
     text = "import torch\na = torch.cuda.is_available()\nb = torch.cuda.device_count()\n"
     new, edits, _, err = fix_text(text, "t.py", "python", [], token_scan, unsafe=False)
     assert err is None
-    assert new.count("import torch_npu") == 1
-    assert [e.after for e in edits].count("import torch_npu") == 1
+    assert new.count("import math") == 1
+    assert [e.after for e in edits].count("import math") == 1
+
+
+def test_import_torch_npu_only_where_the_new_code_names_it():
+    """torch_npu >= 2.5 autoloads with `import torch`: torch.npu.x needs no import."""
+    text = "import torch\nx = torch.cuda.is_available()\n"
+    start = text.index("cuda")
+    plain = make_finding(text, start, start + 4, "npu", imports=["import torch_npu"])
+    assert apply_fixes(text, [plain], unsafe=False)[0] == text.replace("cuda", "npu")
+    named = make_finding(text, 13, len(text) - 1, "x = torch_npu.npu_rms_norm(x)",
+                         imports=["import torch_npu"])
+    new, _ = apply_fixes(text, [named], unsafe=False)
+    assert new == "import torch\nimport torch_npu\nx = torch_npu.npu_rms_norm(x)\n"
 
 
 def test_fixpoint_second_run_changes_nothing():

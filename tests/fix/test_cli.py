@@ -19,18 +19,18 @@ def project(tmp_path, text=SRC, name="train.py"):
 
 def test_in_place_then_nothing_left(tmp_path):
     p = project(tmp_path)
-    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    r = migrate_cli(["apply", "--target", "npu", str(tmp_path), "--no-cache"])
     assert r.exit_code == 0, r.output
-    assert p.read_text() == ("import torch\nimport torch_npu\n\nx = torch.zeros(2, device='npu')\n"
+    assert p.read_text() == ("import torch\n\nx = torch.zeros(2, device='npu')\n"
                              "torch.npu.synchronize()\n")
     assert "MIG201" in r.output and "1 file changed" in r.output
-    r = migrate_cli(["apply", str(tmp_path), "--check", "--no-cache"])
+    r = migrate_cli(["apply", "--target", "npu", str(tmp_path), "--check", "--no-cache"])
     assert r.exit_code == 0, r.output
 
 
 def test_diff_writes_nothing_and_exits_1(tmp_path):
     p = project(tmp_path)
-    r = migrate_cli(["apply", str(p), "--diff", "--no-cache"])
+    r = migrate_cli(["apply", "--target", "npu", str(p), "--diff", "--no-cache"])
     assert r.exit_code == 1
     assert p.read_text() == SRC
     assert "--- a/train.py\n+++ b/train.py\n" in r.stdout
@@ -40,59 +40,89 @@ def test_diff_writes_nothing_and_exits_1(tmp_path):
 
 def test_diff_applies_with_git(tmp_path):
     p = project(tmp_path, SRC.replace("\n", "\r\n"))
-    r = migrate_cli(["apply", str(tmp_path), "--diff", "--no-cache"])
+    r = migrate_cli(["apply", "--target", "npu", str(tmp_path), "--diff", "--no-cache"])
     patch = tmp_path / "fix.patch"
     patch.write_bytes(r.stdout_bytes)
     subprocess.run(["git", "apply", "--unsafe-paths", str(patch)], cwd=tmp_path, check=True)
-    assert p.read_bytes() == SRC.replace("cuda", "npu").replace(
-        "import torch\n", "import torch\nimport torch_npu\n").replace("\n", "\r\n").encode()
+    assert p.read_bytes() == SRC.replace("cuda", "npu").replace("\n", "\r\n").encode()
 
 
 def test_check_lists_files_and_exit_zero(tmp_path):
     project(tmp_path)
-    r = migrate_cli(["apply", str(tmp_path), "--check", "--no-cache"])
+    r = migrate_cli(["apply", "--target", "npu", str(tmp_path), "--check", "--no-cache"])
     assert r.exit_code == 1 and "would change: train.py" in r.output
-    r = migrate_cli(["apply", str(tmp_path), "--check", "--exit-zero", "--no-cache"])
+    r = migrate_cli(["apply", "--target", "npu", str(tmp_path), "--check", "--exit-zero", "--no-cache"])
     assert r.exit_code == 0
 
 
 def test_clean_tree_exits_0_for_check_and_diff(tmp_path):
     project(tmp_path, "import os\nprint('cuda is fast')\n")
     for flag in ("--check", "--diff"):
-        assert migrate_cli(["apply", str(tmp_path), flag, "--no-cache"]).exit_code == 0
+        assert migrate_cli(["apply", "--target", "npu", str(tmp_path), flag, "--no-cache"]).exit_code == 0
+
+
+def test_default_target_is_portable_and_keeps_cuda_working(tmp_path):
+    p = project(tmp_path)
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    text = p.read_text()
+    assert "torch.accelerator.synchronize()" in text and "torch_npu" not in text
+    assert "current_accelerator(True)" in text and "'npu'" not in text
+    scan = migrate_cli(["scan", str(tmp_path), "--format", "json", "--no-cache", "--exit-zero"])
+    assert json.loads(scan.stdout)["summary"]["target"] == "portable"
+
+
+def test_target_from_config_and_per_path(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.migrate]\ntarget = "npu"\n[tool.migrate.per-path-target]\n"lib/*" = "portable"\n')
+    (tmp_path / "lib").mkdir()
+    app = project(tmp_path)
+    lib = project(tmp_path / "lib", name="core.py")
+    r = migrate_cli(["scan", str(tmp_path), "--format", "json", "--no-cache", "--exit-zero"])
+    doc = json.loads(r.stdout)
+    assert doc["summary"]["target"] == "npu (lib/*: portable)"
+    assert {f["path"]: f["target"] for f in doc["findings"]} == {"train.py": "npu",
+                                                                "lib/core.py": "portable"}
+    migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert "torch.npu.synchronize()" in app.read_text()
+    assert "torch.accelerator.synchronize()" in lib.read_text()
+    (tmp_path / "pyproject.toml").write_text('[tool.migrate]\ntarget = "gpu"\n')
+    bad = migrate_cli(["scan", str(tmp_path), "--no-cache"])
+    assert "target 'gpu': choose one of portable, npu, transfer" in str(bad.exception)
 
 
 def test_json_lists_every_edit(tmp_path):
     project(tmp_path)
-    r = migrate_cli(["apply", str(tmp_path), "--diff", "--format", "json", "--no-cache"])
+    r = migrate_cli(["apply", "--target", "npu", str(tmp_path), "--diff", "--format", "json", "--no-cache"])
     doc = json.loads(r.stdout)
     assert doc["diffs"]["train.py"].startswith("--- a/train.py\n+++ b/train.py\n")
     edits = {(e["rule"], e["line"], e["before"], e["after"]) for e in doc["edits"]}
     assert ("MIG201", 3, "cuda", "npu") in edits
-    assert any(e[3] == "import torch_npu" for e in edits)
+    assert not any(e[3] == "import torch_npu" for e in edits)  # torch.npu autoloads
     assert doc["summary"]["files_changed"] == 1 and doc["written"] is False
     assert set(doc["edits"][0]) >= {"rule", "path", "line", "before", "after"}
 
 
 def test_select_and_ignore(tmp_path):
     p = project(tmp_path)
-    migrate_cli(["apply", str(tmp_path), "--select", "MIG201", "--no-cache"])
+    migrate_cli(["apply", "--target", "npu", str(tmp_path), "--select", "MIG201", "--no-cache"])
     assert "device='npu'" in p.read_text() and "torch.cuda.synchronize" in p.read_text()
     p.write_text(SRC)
-    migrate_cli(["apply", str(tmp_path), "--ignore", "MIG201", "--no-cache"])
+    migrate_cli(["apply", "--target", "npu", str(tmp_path), "--ignore", "MIG201", "--no-cache"])
     assert "device='cuda'" in p.read_text() and "torch.npu.synchronize" in p.read_text()
 
 
 def test_pyproject_config_and_suppression(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.migrate]\nignore = ["MIG201"]\n')
     p = project(tmp_path, SRC.replace("synchronize()", "synchronize()  # migrate: ignore"))
-    migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    migrate_cli(["apply", "--target", "npu", str(tmp_path), "--no-cache"])
     assert p.read_text() == SRC.replace("synchronize()", "synchronize()  # migrate: ignore")
 
 
 def test_usage_errors_exit_2(tmp_path):
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "migrate", "apply", *args, "--no-cache"],
+        return subprocess.run([sys.executable, "-m", "migrate", "apply", "--target", "npu", *args,
+                               "--no-cache"],
                               cwd=REPO, capture_output=True, text=True)
 
     r = run(str(tmp_path / "missing"))
@@ -130,7 +160,7 @@ def test_annotate_and_strip_round_trip(tmp_path):
 
 def test_diff_keeps_stdout_a_clean_patch_and_summarises_on_stderr(tmp_path):
     project(tmp_path)
-    r = subprocess.run([sys.executable, "-m", "migrate", "apply", str(tmp_path), "--diff",
+    r = subprocess.run([sys.executable, "-m", "migrate", "apply", "--target", "npu", str(tmp_path), "--diff",
                         "--no-cache", "--no-progress"], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 1
     assert r.stdout.startswith("--- a/train.py\n") and "MIG" not in r.stdout

@@ -7,13 +7,17 @@ from pathlib import Path
 import pytest
 
 from migrate.core.rules import default_rules, load_rules
-from migrate.fix.run import engine_scan
+from functools import partial
+
+from migrate.fix.run import engine_scan as _engine_scan
 from migrate.fix.rewrite import fix_text
+
 from migrate.fix.verify import verify_python
 
 from .goldens import SAMPLES
 
 FIXTURES = Path(__file__).parent / "fixtures"
+engine_scan = partial(_engine_scan, target="npu")  # the NPU-only fixers
 
 
 @pytest.fixture(scope="module")

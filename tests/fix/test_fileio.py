@@ -22,7 +22,7 @@ def test_crlf_stays_crlf(tmp_path):
     p.write_bytes(b"import torch\r\n\r\nx = torch.cuda.is_available()\r\n")
     out = run(p)
     assert out.error is None and out.written
-    assert p.read_bytes() == (b"import torch\r\nimport torch_npu\r\n\r\n"
+    assert p.read_bytes() == (b"import torch\r\nimport math\r\n\r\n"
                               b"x = torch.npu.is_available()\r\n")
 
 
@@ -31,7 +31,7 @@ def test_bom_is_kept(tmp_path):
     p.write_bytes(b"\xef\xbb\xbfimport torch\ny = torch.cuda.device_count()  # \xc3\xa9\n")
     run(p)
     data = p.read_bytes()
-    assert data.startswith(b"\xef\xbb\xbfimport torch\nimport torch_npu\n")
+    assert data.startswith(b"\xef\xbb\xbfimport torch\nimport math\n")
     assert data.endswith("y = torch.npu.device_count()  # é\n".encode())
 
 
@@ -42,23 +42,23 @@ def test_latin1_pep263_roundtrip(tmp_path):
     out = run(p)
     assert out.error is None
     assert p.read_bytes() == src.replace("cuda", "npu").replace(
-        "import torch\n", "import torch\nimport torch_npu\n").encode("latin-1")
+        "import torch\n", "import torch\nimport math\n").encode("latin-1")
 
 
 def test_missing_final_newline_is_kept(tmp_path):
     p = tmp_path / "a.py"
     p.write_bytes(b"import torch\nx = torch.cuda.is_available()")
     run(p)
-    assert p.read_bytes() == b"import torch\nimport torch_npu\nx = torch.npu.is_available()"
+    assert p.read_bytes() == b"import torch\nimport math\nx = torch.npu.is_available()"
 
 
 def test_import_after_last_line_without_newline(tmp_path):
     p = tmp_path / "a.py"
     p.write_bytes(b"x = 1\nimport torch")
-    f = make_finding("x = 1\nimport torch", 0, 1, "y", imports=["import torch_npu"])
+    f = make_finding("x = 1\nimport torch", 0, 1, "y", imports=["import math"])
     rewrite_file(p, "a.py", "python", [], lambda *a: [f] if b"x = 1" in p.read_bytes() else [],
                  Options())
-    assert p.read_bytes() == b"y = 1\nimport torch\nimport torch_npu"
+    assert p.read_bytes() == b"y = 1\nimport torch\nimport math"
 
 
 def test_mode_bits_kept(tmp_path):
@@ -67,7 +67,7 @@ def test_mode_bits_kept(tmp_path):
     os.chmod(p, 0o751)
     run(p)
     assert stat.S_IMODE(p.stat().st_mode) == 0o751
-    assert p.read_bytes().startswith(b"#!/usr/bin/env python\nimport torch\nimport torch_npu\n")
+    assert p.read_bytes().startswith(b"#!/usr/bin/env python\nimport torch\nimport math\n")
 
 
 def test_untouched_file_is_byte_identical_and_not_rewritten(tmp_path):

@@ -170,7 +170,7 @@ CAP = {"torch.cuda.get_device_capability"}
 def test_device_capability_compare(before, after):
     src = f"import torch\n{before}\n    pass\n"
     out = run_fixer("device-capability-compare", CAP, src)
-    assert out == f"import torch\nimport torch_npu\n{after}\n    pass\n"
+    assert out == f"import torch\n{after}\n    pass\n"
 
 
 @pytest.mark.parametrize("line", [

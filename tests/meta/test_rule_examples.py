@@ -1,8 +1,8 @@
 """Every rule's documented examples run through the real scan and apply.
 
-`before` must be flagged by its rule; `after` is what `migrate apply --target npu` makes of
-`before` (with --unsafe-fixes for assisted rules), `portable` what `--target portable` makes
-of it; `noop` must not be flagged by its rule in any target. The
+`before` must be flagged by its rule; `after` is what `migrate apply --target npu` (or the
+example's `target`) makes of `before` (with --unsafe-fixes for assisted rules), `portable`
+what `--target portable` makes of it; `noop` must not be flagged by its rule in any target. The
 examples render the docs (`migrate rules ID`), so this keeps the docs true.
 """
 
@@ -37,9 +37,10 @@ def test_example(rule, i, example):
             found = engine_scan(example["noop"], name, kind, RULES, target)
             assert [f for f in found if f.rule == rule.code and not f.npu_aware] == []
         return
-    found = engine_scan(example["before"], name, kind, RULES, "npu")
+    main = example.get("target", "npu")  # `after` is made with this target
+    found = engine_scan(example["before"], name, kind, RULES, main)
     assert any(f.rule == rule.code for f in found), f"{rule.code} does not flag its example"
-    for key, target in (("after", "npu"), ("portable", "portable")):
+    for key, target in (("after", main), ("portable", "portable")):
         if key in example:
             text, _, _, error = fix_text(example["before"], name, kind, RULES,
                                          partial(engine_scan, target=target),

@@ -48,9 +48,9 @@ def test_examples_cover_before_and_noop(rule):
     assert befores, f"{rule.code} has no 'before' example"
     assert noops, f"{rule.code} has no 'noop' example"
     for example in rule.examples:
-        assert set(example) <= {"before", "after", "noop", "file"}, example
+        assert set(example) <= {"before", "after", "portable", "noop", "file", "target"}, example
         if example.get("file", "example.py").endswith(".py"):
-            for key in ("before", "after", "noop"):
+            for key in ("before", "after", "portable", "noop"):
                 if key in example:
                     ast.parse(example[key])  # every Python example is valid Python
 
@@ -120,11 +120,20 @@ def test_each_name_belongs_to_one_rule():
 
 
 def test_rules_needing_torch_npu_declare_the_import():
+    """The import is declared where a fix may name torch_npu, and added only where the fixed
+    code names it (torch_npu >= 2.5 autoloads: torch.npu needs no import)."""
     for rule in QUALIFIED:
         targets = [t for t in rule.params["names"].values() if t]
         if any(t.startswith(("torch.npu", "torch_npu")) for t in targets):
             assert "import torch_npu" in rule.imports, rule.code
     for rule in RULES:
         for example in rule.examples:
-            if "after" in example and "import torch_npu" in rule.imports:
-                assert "import torch_npu" in example["after"], rule.code
+            for key in ("after", "portable"):
+                if key not in example:
+                    continue
+                code = "\n".join(line for line in example[key].splitlines()
+                                 if not line.lstrip().startswith(("import ", "from ")))
+                names = re.search(r"(?<![\w.])torch_npu\b", code) is not None
+                has = re.search(r"^\s*import torch_npu\s*$", example[key], re.M) is not None
+                before = re.search(r"^\s*import torch_npu\s*$", example["before"], re.M)
+                assert has == (names or before is not None), (rule.code, key)

@@ -8,7 +8,7 @@ from migrate import __version__
 from migrate.report import render
 
 FINDING_KEYS = {"rule", "name", "path", "line", "column", "end_line", "end_column", "message",
-                "category", "fix"}
+                "category", "fix", "npu_aware", "target"}
 
 
 def test_json_contract_keys_and_types(result, rules, project):

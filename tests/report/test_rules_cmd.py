@@ -46,7 +46,7 @@ def test_one_rule_doc(rules_folder, key):
     assert row["doc"]["why"].strip() in out
     before, after = row["examples"][0]["before"], row["examples"][0]["after"]
     assert f"Before:\n\n```python\n{before}```" in out
-    assert f"After:\n\n```python\n{after}```" in out
+    assert f"After (`--target npu`):\n\n```python\n{after}```" in out
     assert "No change (the rule must not fire):" in out
     assert "`migrate apply` makes it" in out and "- Adds: `import torch_npu`" in out
 
@@ -58,7 +58,7 @@ def test_manual_rule_examples_have_no_after(tmp_path):
     out = _run("MIG301", "--rules-dir", str(tmp_path)).output
     code = "ext = CUDAExtension('k', ['k.cu'])"
     assert f"Flagged (no automatic fix):\n\n```python\n{code}\n```" in out
-    assert "After:" not in out
+    assert "After (" not in out
 
 
 def test_markdown_example_is_kept_as_written(rules_folder):

@@ -8,9 +8,9 @@ from migrate.core.rules import default_rules
 from migrate.scan.engine import scan_text
 
 
-def _findings(code: str, select: tuple[str, ...] | None = None):
+def _findings(code: str, select: tuple[str, ...] | None = None, target: str = "npu"):
     rules = [r for r in default_rules() if not select or r.code.startswith(select)]
-    return scan_text(textwrap.dedent(code), "t.py", "python", rules)
+    return scan_text(textwrap.dedent(code), "t.py", "python", rules, target)
 
 
 @pytest.fixture
@@ -27,9 +27,9 @@ def found():
 def fixed():
     """fixed(code) -> the text after applying every fix's edits (no import insertion)."""
 
-    def run(code: str, unsafe: bool = False):
+    def run(code: str, unsafe: bool = False, target: str = "npu"):
         text = textwrap.dedent(code)
-        fs = scan_text(text, "t.py", "python", default_rules())
+        fs = scan_text(text, "t.py", "python", default_rules(), target)
         edits = sorted({e for f in fs if f.fix and (unsafe or f.fix.applicability == "safe")
                         for e in f.fix.edits}, reverse=True)
         for e in edits:

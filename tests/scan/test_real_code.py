@@ -31,18 +31,26 @@ EXPECTED = {
 def test_torch_sources(rel):
     text = (TORCH / rel).read_text(encoding="utf-8")
     assert "cuda" in text or rel == "utils/data/dataloader.py"
-    found = [(f.rule, f.line) for f in scan_text(text, rel, "python", default_rules())]
+    found = [(f.rule, f.line) for f in scan_text(text, rel, "python", default_rules(), "npu")]
     assert found == EXPECTED[rel]
 
 
 def test_torch_sources_fix_to_valid_python():
+    from functools import partial
+
     from migrate.fix.run import engine_scan
     from migrate.fix.rewrite import fix_text
 
     rules = list(default_rules())
     text = (TORCH / "random.py").read_text(encoding="utf-8")
-    new, edits, remaining, error = fix_text(text, "random.py", "python", rules, engine_scan, unsafe=False)
-    assert error is None and len(edits) >= 5
-    compile(new, "random.py", "exec")
-    assert "torch.npu.manual_seed_all(seed)" in new and "import torch.cuda\n" in new
-    assert fix_text(new, "random.py", "python", rules, engine_scan, unsafe=False)[1] == []
+    for target in ("npu", "portable"):
+        scan = partial(engine_scan, target=target)
+        new, edits, remaining, error = fix_text(text, "random.py", "python", rules, scan, unsafe=False)
+        assert error is None and len(edits) >= 5, target
+        compile(new, "random.py", "exec")
+        assert "import torch.cuda\n" in new
+        assert fix_text(new, "random.py", "python", rules, scan, unsafe=False)[1] == [], target
+        if target == "npu":
+            assert "torch.npu.manual_seed_all(seed)" in new
+        else:  # the CUDA call stays for CUDA hosts, an NPU arm beside it
+            assert '(torch.npu if hasattr(torch, "npu") else torch.cuda).manual_seed_all(seed)' in new
