@@ -74,6 +74,12 @@ COMMON_PARAMS: dict[str, Param] = {
 }
 
 
+def prefilter_words(rule: Any, rules: Sequence[Any] = ()) -> set[Token]:
+    """The tokens a row lists itself in ``params.prefilter`` (the tokens function of kinds
+    that match literals)."""
+    return {Token(str(w)) for w in rule.params.get("prefilter") or ()}
+
+
 @dataclass(frozen=True)
 class RuleKind:
     name: str
