@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from migrate.core.errors import RuleError
 from migrate.core.registry import Registry
 
 ENGINES = ("python", "text", "onnx")
@@ -133,9 +134,7 @@ def kinds_of(engine: str) -> list[RuleKind]:
 def check_rule(rule: Any, rules: Sequence[Any]) -> None:
     """Validate one loaded rule against its kind: known kind, an engine for every file kind
     it names, params of the schema's keys and types, Python prefilter tokens.
-    Raises RuleError (imported lazily: migrate.core.rules imports this module)."""
-    from migrate.core.rules import RuleError
-
+    Raises RuleError."""
     where = f"{rule.source}: rule {rule.code}"
     engines = sorted({engine_of(f) for f in rule.files})
     specs = {e: kind(e, rule.kind) for e in engines}

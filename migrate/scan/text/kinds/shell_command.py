@@ -18,7 +18,8 @@ from functools import lru_cache
 
 from migrate.core.findings import Finding
 from migrate.core.kinds import param, prefilter_words, rule_kind
-from migrate.core.rules import Rule, RuleError
+from migrate.core.errors import RuleError
+from migrate.core.rules import Rule
 from migrate.scan.text.textfile import TextFile
 
 KIND = "shell-command"
