@@ -14,7 +14,7 @@ import ast
 
 from migrate.core.findings import Edit, Fix
 from migrate.scan.python.portable import quote_for, spell
-from migrate.scan.python.pyfile import make_fix
+from migrate.core.findings import fix_for as make_fix
 
 BRANCH = '({npu} if hasattr(torch, "npu") else {cuda})'
 

@@ -18,7 +18,7 @@ import re
 
 from migrate.core.findings import Edit, Fix
 from migrate.scan.python.portable import spell
-from migrate.scan.python.pyfile import make_fix
+from migrate.core.findings import fix_for as make_fix
 
 _AMP = re.compile(r"autocast|GradScaler|amp\.")
 _TIGHT = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Await)

@@ -12,12 +12,20 @@ import ast
 
 from migrate.core.findings import Edit
 from migrate.core.rules import Rule
-from migrate.scan.python.kinds import python_kind
+from migrate.core.kinds import Token, param, rule_kind
+from migrate.core.findings import fix_for
+from migrate.scan.python.pyfile import PyFile
 from migrate.scan.python.portable import spell
-from migrate.scan.python.pyfile import PyFile, make_fix
 
 
-@python_kind("missing-argument")
+PARAMS = {"calls": param(dict, required=True, doc="qualified call -> the argument to add")}
+
+
+def _tokens(rule: Rule, rules) -> set[Token]:
+    return {Token(k.rsplit(".", 1)[-1]) for k in rule.params.get("calls") or {}}
+
+
+@rule_kind("missing-argument", engine="python", params=PARAMS, tokens=_tokens)
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {q: (rule, spec) for rule in rules for q, spec in (rule.params.get("calls") or {}).items()}
     for node in f.nodes(ast.Call):
@@ -40,5 +48,5 @@ def run(f: PyFile, rules: list[Rule]) -> None:
                     f.report_node(rule, node, values, None)
                     continue
                 value, imports = spell(f, rule.portable["value"])
-            fix = make_fix(rule, [Edit(paren + 1, paren + 1, value + sep)], values, imports)
+            fix = fix_for(rule, [Edit(paren + 1, paren + 1, value + sep)], values, imports)
         f.report_node(rule, node, values, fix)

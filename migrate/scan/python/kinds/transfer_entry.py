@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from migrate.core.kinds import prefilter_words, rule_kind
 from migrate.core.rules import Rule
-from migrate.scan.python.kinds import python_kind
 from migrate.scan.python.pyfile import PyFile
 from migrate.scan.python.transfer import entry_finding, is_entry_point
 
 
-@python_kind("transfer-entry-point")
+@rule_kind("transfer-entry-point", engine="python", params={}, tokens=prefilter_words)
 def run(f: PyFile, rules: list[Rule]) -> None:
     if f.target != "transfer" or not is_entry_point(f):
         return
