@@ -3,26 +3,36 @@
 Prints, per tree and in one run: files changed, edits per rule, wall time of `apply` as a
 ratio to `migrate scan` of the same tree (both cold: --no-cache, side by side), and the
 safety checks: every changed Python file compiles, a second apply changes nothing, and
-every file apply did not report as changed is byte-identical to the original.
+every file apply did not report as changed is byte-identical to the original. Per port
+target (--target, default all three): the package still imports without torch_npu (where
+it imported before), and how many "cuda" string literals the port kept (portable must keep
+every one: CUDA keeps working).
 
-    python benchmarks/bench_apply.py [--unsafe-fixes] [--only transformers]
+    python benchmarks/bench_apply.py [--unsafe-fixes] [--only transformers] [--target portable]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import re
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
+import tokenize
 from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SDISTS = REPO / "benchmarks" / ".work" / "sdists"
 PACKAGES = {"transformers": "5.23.0", "deepspeed": "0.19.8", "timm": "1.0.31"}
+TARGETS = ("portable", "npu", "transfer")
+# import the package with torch_npu blocked (as on a machine without it)
+IMPORT_CHECK = ("import sys; sys.modules['torch_npu'] = None; sys.path.insert(0, sys.argv[1]); "
+                "import importlib; importlib.import_module(sys.argv[2])")
 
 
 def ensure_sdists() -> dict[str, Path]:
@@ -54,13 +64,40 @@ def migrate(*args: str) -> tuple[float, subprocess.CompletedProcess]:
     return time.perf_counter() - start, proc
 
 
-def bench_tree(name: str, source: Path, work: Path, unsafe: list[str]) -> dict:
-    tree = work / name
+def cuda_literals(files: dict[str, bytes]) -> int:
+    """String literals that are exactly "cuda" or "cuda:N", over the Python files."""
+    n = 0
+    for rel, data in files.items():
+        if not rel.endswith(".py"):
+            continue
+        try:
+            for tok in tokenize.tokenize(io.BytesIO(data).readline):
+                if tok.type == tokenize.STRING and tok.string.strip("'\"") .startswith("cuda") \
+                        and tok.string.strip("'\"").split(":")[0] == "cuda":
+                    n += 1
+        except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+            continue
+    return n
+
+
+def imports(tree: Path, name: str) -> bool:
+    path = tree / "src" if (tree / "src" / name).is_dir() else tree
+    proc = subprocess.run([sys.executable, "-c", IMPORT_CHECK, str(path), name],
+                          capture_output=True, text=True, timeout=600,
+                          env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+    return proc.returncode == 0
+
+
+def bench_tree(name: str, source: Path, work: Path, unsafe: list[str], target: str) -> dict:
+    tree = work / target / name
+    tree.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["cp", "-a", str(source), str(tree)], check=True)
     before = snapshot(tree)
-    scan_s, scan = migrate("scan", str(tree), "--format", "json", "--exit-zero")
+    imported_before = imports(tree, name)
+    scan_s, scan = migrate("scan", str(tree), "--format", "json", "--exit-zero", "--target", target)
     if scan.returncode != 0:
         raise SystemExit(f"scan failed on {name}: {scan.stderr[-400:]}")
+    unsafe = [*unsafe, "--target", target]
     apply_s, proc = migrate("apply", str(tree), "--format", "json", "--exit-zero", *unsafe)
     doc = json.loads(proc.stdout)
     after = snapshot(tree)
@@ -75,8 +112,14 @@ def bench_tree(name: str, source: Path, work: Path, unsafe: list[str]) -> dict:
                 not_compiling.append(f"{rel}: {exc}")
     _, second = migrate("apply", str(tree), "--check", "--format", "json", "--exit-zero", *unsafe)
     again = json.loads(second.stdout)["summary"]["files_changed"]
+    cuda_lit = re.compile(r"""(['"])cuda(:\d+)?\1""")
+    npu_lit = re.compile(r"""(['"])npu(:\d+)?\1""")
+    to_npu = [e for e in doc["edits"] if cuda_lit.search(e["before"]) and npu_lit.search(e["after"])
+              and not cuda_lit.search(e["after"])]
     return {
-        "name": name, "files": len(before), "files_changed": len(changed),
+        "name": name, "target": target, "files": len(before), "cuda_to_npu": len(to_npu),
+        "imports": (imported_before, imports(tree, name)),
+        "cuda_literals": (cuda_literals(before), cuda_literals(after)), "files_changed": len(changed),
         "edits": Counter(e["rule"] for e in doc["edits"]), "scan_s": scan_s, "apply_s": apply_s,
         "not_compiling": not_compiling, "second_run_changes": again,
         "unexpected_changes": sorted(differing - changed), "missing_changes":
@@ -86,7 +129,7 @@ def bench_tree(name: str, source: Path, work: Path, unsafe: list[str]) -> dict:
 
 def report(r: dict) -> None:
     ok = lambda cond: "PASS" if cond else "FAIL"  # noqa: E731
-    print(f"\n== {r['name']}: {r['files']} files, {r['files_changed']} changed, "
+    print(f"\n== {r['name']} --target {r['target']}: {r['files']} files, {r['files_changed']} changed, "
           f"{sum(r['edits'].values())} edits")
     for rule, n in sorted(r["edits"].items()):
         print(f"   {rule}  {n:6d}")
@@ -100,6 +143,13 @@ def report(r: dict) -> None:
           f"{r['second_run_changes']} files")
     print(f"   {ok(not r['unexpected_changes'] and not r['missing_changes'])} files not "
           f"reported as changed are byte-identical ({len(r['unexpected_changes'])} differ)")
+    was, now = r["imports"]
+    print(f"   {ok(now or not was)} imports without torch_npu: before {was}, after {now}")
+    lits_before, lits_after = r["cuda_literals"]
+    verdict = ok(r["cuda_to_npu"] == 0) if r["target"] == "portable" else "INFO"
+    print(f"   {verdict} \"cuda\" literals replaced by \"npu\": {r['cuda_to_npu']} "
+          f"(\"cuda\" literals {lits_before} before, {lits_after} after; the others now follow "
+          "the current accelerator)")
     refused = [e for e in r["errors"] if e["message"].startswith("not written")]
     print(f"   {ok(not refused)} rewrites refused: {len(refused)}; scan errors: "
           f"{len(r['errors']) - len(refused)}")
@@ -111,6 +161,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--unsafe-fixes", action="store_true")
     ap.add_argument("--only", choices=sorted(PACKAGES), action="append")
+    ap.add_argument("--target", choices=TARGETS, action="append")
     args = ap.parse_args()
     sdists = ensure_sdists()
     unsafe = ["--unsafe-fixes"] if args.unsafe_fixes else []
@@ -118,8 +169,8 @@ def main() -> None:
         tmp = Path(tmp)
         for name in args.only or list(PACKAGES):
             src = extract(sdists[name], tmp / "src" / name)
-            (tmp / "work").mkdir(exist_ok=True)
-            report(bench_tree(name, src, tmp / "work", unsafe))
+            for target in args.target or TARGETS:
+                report(bench_tree(name, src, tmp / "work", unsafe, target))
 
 
 if __name__ == "__main__":

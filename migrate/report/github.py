@@ -41,6 +41,8 @@ def annotation(f: Finding) -> str:
 
 def render_github(result: ScanResult) -> str:
     lines = [annotation(f) for f in sorted_findings(result.findings)]
+    if result.target:  # a workflow-log line: which port target the fixes were made for
+        lines.insert(0, command("notice", {"title": "migrate: port target"}, result.target))
     lines += [command("error", {"file": e.path, "title": "migrate: file not scanned"}, e.message)
               for e in sorted(result.errors, key=lambda e: e.path)]
     return "".join(line + "\n" for line in lines)

@@ -34,6 +34,9 @@ def _summary(result: ScanResult, rules: Mapping[str, Rule]) -> list[str]:
     title = (f"{plural(len(result.findings), 'finding')} in {plural(files, 'file')}"
              if result.findings else "no findings")
     out = [f"## ascend-migrate: {title}", ""]
+    if result.target:
+        aware = f"; {s['npu_aware']} already handle NPU (no work)" if s.get("npu_aware") else ""
+        out += [f"Port target: `{result.target}`{aware}.", ""]
     out += ["| Category | Findings | What to do |", "|---|---:|---|"]
     for cat in CATEGORIES:
         out.append(f"| {cat} | {s['by_category'].get(cat, 0)} | {ACTIONS[cat]} |")

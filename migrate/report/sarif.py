@@ -106,7 +106,8 @@ def _result(f: Finding, index: int | None, fingerprint: str) -> dict:
         }}],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
         "properties": {"category": f.category,
-                       "fix": f.fix.applicability if f.fix else "none"},
+                       "fix": f.fix.applicability if f.fix else "none",
+                       "npu_aware": f.npu_aware, "target": f.target},
     })
     return out
 
@@ -135,7 +136,8 @@ def to_dict(result: ScanResult, rules: Sequence[Rule], root: pathlib.Path | None
         }},
         "columnKind": "unicodeCodePoints",
         "invocations": [{"executionSuccessful": True,
-                         "toolExecutionNotifications": notifications}],
+                         "toolExecutionNotifications": notifications,
+                         "properties": {"target": result.target}}],
         "results": [_result(f, index.get(f.rule), fp)
                     for f, fp in zip(findings, prints, strict=True)],
     }

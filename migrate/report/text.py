@@ -91,6 +91,10 @@ def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter)
     scanned = plural(summary["files_scanned"], "file") + " scanned"
     if result.errors:
         scanned += ", " + plural(len(result.errors), "error")
+    if result.target:
+        scanned += f"; target: {result.target}"
+    if summary.get("npu_aware"):
+        scanned += f"; {summary['npu_aware']} already handle NPU"
     if not result.findings:
         out = [paint(f"All checks passed! ({scanned})", "bold green")]
     else:

@@ -154,12 +154,12 @@ def import_group(ctx: FixContext, handles) -> tuple[Edit, list[tuple[ast.Call, s
                                 or not handles(qual, callee_of[id(n)]) for n in found):
                 return None
             uses.extend((callee_of[id(n)], qual) for n in found)
-        edit = _remove_statement(ctx, tree, stmt)
+        edit = remove_statement(ctx, tree, stmt)
         return (edit, sorted(uses, key=lambda u: (u[0].lineno, u[0].col_offset))) if edit else None
     return None
 
 
-def _remove_statement(ctx: FixContext, tree: ast.Module, stmt: ast.stmt) -> Edit | None:
+def remove_statement(ctx: FixContext, tree: ast.Module, stmt: ast.stmt) -> Edit | None:
     body = _container(tree, stmt)
     start, end = ctx.span(stmt)
     lines = ctx.index

@@ -13,7 +13,13 @@ import ast
 
 from migrate.core.findings import Edit, Fix
 from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import bind_args, helper_edits, is_const
+from migrate.fix.fixers._support import (
+    bind_args,
+    helper_edits,
+    is_const,
+    module_tree,
+    remove_statement,
+)
 
 PARAMS = ["query", "key", "value", "attn_bias", "p", "scale", "op", "output_dtype"]
 NAME = "npu_memory_efficient_attention"
@@ -66,6 +72,43 @@ def _qualname(ctx: FixContext, node: ast.expr) -> str | None:
 
 @fixer("xformers-attention")
 def xformers_attention(ctx: FixContext, call: ast.Call) -> Fix | None:
+    edits = _call_edits(ctx, call)
+    if edits is None:
+        return None
+    edits += helper_edits(ctx, [(NAME, HELPER)], [call])
+    removal = _import_removal(ctx, call)
+    if removal is not None:
+        edits.append(removal)
+    return Fix("unsafe", DESCRIPTION, edits, ["import torch", "import torch_npu"])
+
+
+def _import_removal(ctx: FixContext, call: ast.Call) -> Edit | None:
+    """`import xformers.ops as xops` goes when every use of `xops` is a call this fixer
+    rewrites (each such fix carries the same removal, so they apply together)."""
+    head = call.func
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    if not isinstance(head, ast.Name):
+        return None
+    tree = module_tree(ctx.text)
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == head.id]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and _qualname(ctx, n.func) == ctx.qualname]
+    for use in uses:
+        owner = next((c for c in calls if ctx.span(c)[0] <= ctx.span(use)[0] < ctx.span(c)[1]), None)
+        if owner is None or _call_edits(ctx, owner) is None:
+            return None
+    for stmt in ast.walk(tree):
+        if isinstance(stmt, ast.Import) and len(stmt.names) == 1 and (
+                stmt.names[0].asname or stmt.names[0].name.split(".")[0]) == head.id:
+            return remove_statement(ctx, tree, stmt)
+        if isinstance(stmt, ast.ImportFrom) and len(stmt.names) == 1 and (
+                stmt.names[0].asname or stmt.names[0].name) == head.id:
+            return remove_statement(ctx, tree, stmt)
+    return None
+
+
+def _call_edits(ctx: FixContext, call: ast.Call) -> list[Edit] | None:
     bound = bind_args(call, PARAMS)
     if bound is None:
         return None
@@ -90,5 +133,4 @@ def xformers_attention(ctx: FixContext, call: ast.Call) -> Fix | None:
                 if ctx.text[last_end:end].strip() not in ("", ","):
                     return None
                 edits.append(Edit(last_end, last_end, ", causal=True"))
-    edits += helper_edits(ctx, [(NAME, HELPER)], [call])
-    return Fix("unsafe", DESCRIPTION, edits, ["import torch", "import torch_npu"])
+    return edits

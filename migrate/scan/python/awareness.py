@@ -85,6 +85,12 @@ def regions(f, portable: bool) -> Regions:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and cuda_fn and \
                 _CUDA_FN.search(node.name):
             out.aware.append((*f.span(node), f"`{node.name}` is about CUDA by its name"))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and cuda_fn and (
+                name := _cuda_named_target(node)):
+            out.aware.append((*f.span(node), f"`{name}` is about CUDA by its name"))
+        elif isinstance(node, ast.BoolOp) and cuda_fn and (name := _cuda_named_operand(node)):
+            out.keep.append((*f.span(node), f"the condition also asks `{name}`, about CUDA by "
+                                            "its name; make the whole test device-generic"))
     return out
 
 
@@ -94,6 +100,25 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
                for n in names)
+
+
+def _cuda_named_target(node) -> str | None:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    for t in targets:
+        name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
+        if _CUDA_FN.search(name):
+            return name
+    return None
+
+
+def _cuda_named_operand(node: ast.BoolOp) -> str | None:
+    """A name in the condition (not torch.cuda itself, nor .is_cuda) that says CUDA."""
+    for sub in ast.walk(node):
+        name = sub.id if isinstance(sub, ast.Name) else \
+            sub.attr if isinstance(sub, ast.Attribute) else ""
+        if name not in ("cuda", "is_cuda") and _CUDA_FN.search(name):
+            return name
+    return None
 
 
 def _chain_tests(node: ast.If) -> list[ast.expr]:

@@ -32,6 +32,8 @@ def portable_literal(f, spec, node: ast.AST, value: str, fstring: bool, values: 
         return None
     tail = value[len(prefix):]
     parent = f.parent(node)
+    if _in_class_body(f, node):
+        return None  # a class attribute's default: its value is part of the API; a person decides
     if isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
         return _collection(f, spec, parent, forms, values, quote)
     if isinstance(parent, ast.Dict):
@@ -58,6 +60,13 @@ def portable_literal(f, spec, node: ast.AST, value: str, fstring: bool, values: 
                                                  parent.attr == "format"):
             code = f"({code})"
     return _fix(spec, [Edit(start, end, code)], values, imports, code)
+
+
+def _in_class_body(f, node) -> bool:
+    cur = f.parent(node)
+    while cur is not None and not isinstance(cur, ast.stmt):
+        cur = f.parent(cur)
+    return cur is not None and isinstance(f.parent(cur), ast.ClassDef)
 
 
 def _template(f, node, parent, forms) -> str | None:
