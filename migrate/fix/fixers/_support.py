@@ -91,8 +91,8 @@ def helper_edits(ctx: FixContext, helpers: list[tuple[str, str]], uses: list[ast
     if prev_end >= len(lines.starts):
         return extra
     start = end = lines.starts[prev_end]
-    if removal is not None and removal.end == start:
-        start, extra = removal.start, []
+    if removal is not None and removal.start <= start <= removal.end:
+        start, end, extra = removal.start, max(end, removal.end), []
     first_line = lines.position(start)[0]
     next_line = lines.position(end)[0]
     lead = "\n" * max(0, 2 - _blank_lines_before(lines, first_line))

@@ -75,10 +75,7 @@ def xformers_attention(ctx: FixContext, call: ast.Call) -> Fix | None:
     edits = _call_edits(ctx, call)
     if edits is None:
         return None
-    edits += helper_edits(ctx, [(NAME, HELPER)], [call])
-    removal = _import_removal(ctx, call)
-    if removal is not None:
-        edits.append(removal)
+    edits += helper_edits(ctx, [(NAME, HELPER)], [call], _import_removal(ctx, call))
     return Fix("unsafe", DESCRIPTION, edits, ["import torch", "import torch_npu"])
 
 

@@ -27,6 +27,7 @@ _OTHER = re.compile(r"(?<![a-z])(xpu|mps|hpu|mlu|musa|xla|mtia|sdaa|gcu)(?![a-z]
 _CUDA_FN = re.compile(r"cuda|rocm|(?<![a-z])hip(?![a-z])|nccl|nvml|nvidia", re.IGNORECASE)
 _TRANSFER = re.compile(r"transfer_to_npu")
 _HANDLED = "already handled for NPU here"
+BY_NAME = "is about CUDA by its name"  # applies to rules with device-generic forms only
 
 
 class Regions:
@@ -60,6 +61,10 @@ def regions(f, portable: bool) -> Regions:
             for stmt in node.body:
                 if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                     out.aware.append((*f.span(stmt), "an optional import, guarded by except ImportError"))
+    if portable:  # annotations run nothing: `stream: torch.cuda.Stream` stays readable
+        for node in ast.walk(f.tree):
+            for ann in _annotations(node):
+                out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
     has_npu = bool(_NPU.search(text))
     has_other = portable and bool(_OTHER.search(text))
     cuda_fn = portable and bool(_CUDA_FN.search(text))
@@ -80,14 +85,16 @@ def regions(f, portable: bool) -> Regions:
         elif isinstance(node, ast.Dict) and has_npu and any(
                 k is not None and _is_npu_const(k) for k in node.keys):
             out.aware.append((*f.span(node), _HANDLED))
+        elif isinstance(node, ast.Dict) and portable and _device_table(node):
+            out.keep.append((*f.span(node), 'a table per device without an "npu" entry: add one'))
         elif isinstance(node, ast.BoolOp) and has_npu and _NPU.search(f.source(node)):
             out.aware.append((*f.span(node), _HANDLED))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and cuda_fn and \
                 _CUDA_FN.search(node.name):
-            out.aware.append((*f.span(node), f"`{node.name}` is about CUDA by its name"))
+            out.aware.append((*f.span(node), f"`{node.name}` {BY_NAME}"))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and cuda_fn and (
                 name := _cuda_named_target(node)):
-            out.aware.append((*f.span(node), f"`{name}` is about CUDA by its name"))
+            out.aware.append((*f.span(node), f"`{name}` {BY_NAME}"))
         elif isinstance(node, ast.BoolOp) and cuda_fn and (name := _cuda_named_operand(node)):
             out.keep.append((*f.span(node), f"the condition also asks `{name}`, about CUDA by "
                                             "its name; make the whole test device-generic"))
@@ -100,6 +107,20 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
                for n in names)
+
+
+def _device_table(node: ast.Dict) -> bool:
+    keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return "cuda" in keys and len(keys) > 1 and all(re.fullmatch(r"[a-z]+", k) for k in keys)
+
+
+def _annotations(node):
+    if isinstance(node, ast.arg) and node.annotation is not None:
+        yield node.annotation
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+        yield node.returns
+    elif isinstance(node, ast.AnnAssign):
+        yield node.annotation
 
 
 def _cuda_named_target(node) -> str | None:
@@ -144,7 +165,7 @@ def _imports_transfer(tree: ast.Module) -> bool:
     return False
 
 
-def mark(f, findings, portable: bool) -> None:
+def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> None:
     """Mark ``findings`` of ``f`` in NPU-aware regions; drop fixes where code stays as is."""
     if not findings:
         return
@@ -153,7 +174,10 @@ def mark(f, findings, portable: bool) -> None:
         return
     for x in findings:
         start = f.index.offset(x.line, x.column - 1)
-        if (why := reg.aware_at(start)) is not None:
+        why = reg.aware_at(start)
+        if why is not None and why.endswith(BY_NAME) and x.rule not in generic:
+            why = None  # an env var or library named in a CUDA helper is still work
+        if why is not None:
             x.npu_aware = True
             x.fix = None
             x.category = "auto"  # no work: never fails --fail-on (see docs/contracts.md §3)

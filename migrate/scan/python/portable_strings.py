@@ -73,7 +73,8 @@ def _template(f, node, parent, forms) -> str | None:
     call = parent if isinstance(parent, ast.Call) else None
     if isinstance(parent, ast.keyword):
         call = f.parent(parent)
-    if isinstance(call, ast.Call) and forms.get("amp") and _AMP.search(f.qualname(call.func) or ""):
+    if isinstance(call, ast.Call) and forms.get("amp") and _AMP.search(
+            f.qualname(call.func) or f.source(call.func)):
         return forms["amp"]
     if isinstance(parent, ast.IfExp) and forms.get("guarded") and node is not parent.test and \
             re.search(r"is_available|device_count", f.source(parent.test)) and node is parent.body:
@@ -83,8 +84,9 @@ def _template(f, node, parent, forms) -> str | None:
 
 def _collection(f, spec, coll, forms, values, quote) -> Fix | None:
     add = forms.get("collection_adds")
-    if not add or not coll.elts:
-        return None
+    if not add or not coll.elts or not all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in coll.elts):
+        return None  # only a plain list of names: (check_fn, "cuda") pairs are a table row
     if any(isinstance(e, ast.Constant) and e.value == add for e in coll.elts):
         return None
     _, last_end = f.span(coll.elts[-1])
@@ -101,6 +103,8 @@ def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
     if node is not right and not form.get("symmetric", True):
         return None
     other = left if node is right else right
+    if not _device_like(f, spec, other):
+        return None  # `ort_fusions == "cuda"`: not a torch device; a person decides
     a, b = (f.span(left)[1], f.span(right)[0])
     between = f.text[a:b]
     op_text = "==" if isinstance(cmp.ops[0], ast.Eq) else "!="
@@ -115,8 +119,21 @@ def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
     edits = [Edit(a, b, between.replace(op_text, new_op)), Edit(s, e, literal)]
     if node is left:  # "cuda" == x.type: only symmetric forms get here
         edits = [Edit(s, e, literal), Edit(a, b, between.replace(op_text, new_op))]
-    del other
     return _fix(spec, sorted(edits), values, [], f"`{new_op} {literal}`")
+
+
+def _device_like(f, spec, node) -> bool:
+    """Does the other side of a comparison hold a device/backend (x.device.type, a variable
+    named like one, get_backend())?"""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        name = node.attr
+    elif isinstance(node, ast.Name):
+        name = node.id
+    else:
+        return False
+    return name in ("type", "device", "backend", "get_backend") or spec.name_hit(name)
 
 
 def _startswith(f, spec, node, call, forms, values) -> Fix | None:

@@ -49,7 +49,8 @@ def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> Non
     leaves what it patches, no statement is left half ported."""
     from migrate.scan.python import awareness, consistency, transfer
 
-    awareness.mark(f, findings, portable=target == "portable")
+    generic = frozenset(r.code for r in rules if r.portable)
+    awareness.mark(f, findings, portable=target == "portable", generic=generic)
     if target == "transfer":
         transfer.settle(f, findings, {r.code: r for r in rules})
     consistency.settle(f, findings)
