@@ -1,0 +1,157 @@
+"""Port targets on real snippets: what each target rewrites, what it leaves, and why."""
+
+from __future__ import annotations
+
+import textwrap
+from functools import partial
+
+import pytest
+
+from migrate.core.rules import default_rules
+from migrate.fix.rewrite import fix_text
+from migrate.fix.run import engine_scan
+
+RULES = list(default_rules())
+
+
+def port(code: str, target: str, unsafe: bool = False, rel: str = "t.py") -> str:
+    text, _, _, error = fix_text(textwrap.dedent(code), rel, "python", RULES,
+                                 partial(engine_scan, target=target), unsafe=unsafe)
+    assert error is None
+    return text
+
+
+def findings(code: str, target: str):
+    return engine_scan(textwrap.dedent(code), "t.py", "python", RULES, target)
+
+
+DISPATCH = """\
+    import torch
+
+    def distributed_type():
+        if torch.cuda.is_available():
+            return "MULTI_GPU"
+        elif is_npu_available():
+            return "MULTI_NPU"
+        return "NO"
+
+    DEVICES = ("xpu", "cuda", "npu")
+    dev = "npu" if is_torch_npu_available() else "cuda"
+    """
+
+
+@pytest.mark.parametrize("target", ["portable", "npu", "transfer"])
+def test_code_that_handles_npu_is_left_alone_in_every_target(target):
+    assert port(DISPATCH, target) == textwrap.dedent(DISPATCH)
+    found = findings(DISPATCH, target)
+    assert found and all(f.npu_aware and f.fix is None and f.category == "auto" for f in found)
+
+
+def test_portable_keeps_cuda_working():
+    out = port("""\
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        if x.device.type == "cuda":
+            torch.cuda.synchronize()
+        devices = ["cuda", "cpu"]
+        dev = torch.device(type="cuda", index=rank)
+        """, "portable")
+    assert 'device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"' in out
+    assert 'if x.device.type != "cpu":\n    torch.accelerator.synchronize()' in out
+    assert 'devices = ["cuda", "cpu", "npu"]' in out
+    assert 'torch.device(type=getattr(torch.accelerator.current_accelerator(True), "type", "cpu"), index=rank)' in out
+    assert "torch_npu" not in out
+
+
+def test_keyword_device_form_is_found_in_the_npu_target():
+    assert 'torch.device(type="npu", index=r)' in port('import torch\nd = torch.device(type="cuda", index=r)\n', "npu")
+
+
+def test_no_half_ported_condition():
+    code = """\
+        import torch
+        dtype = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp16"
+        """
+    for target in ("npu", "portable"):
+        assert port(code, target) == textwrap.dedent(code), target  # nothing half done
+        held = [f for f in findings(code, target) if f.rule == "MIG101"]
+        assert held and all(f.category == "assisted" and "held back" in f.message for f in held)
+    both = port(code, "npu", unsafe=True)
+    assert "torch.npu.is_available() and torch.npu.is_bf16_supported()" in both
+
+
+def test_import_torch_npu_only_where_named():
+    code = "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
+    assert "import torch_npu" not in port(code, "npu")
+    guarded = "try:\n    import torch\nexcept ImportError:\n    torch = None\n\nx = torch.cuda.synchronize()\n"
+    assert port(guarded, "portable").startswith("try:\n    import torch\nexcept")
+
+
+def test_transfer_imports_once_at_entry_points_and_fixes_only_comparisons():
+    code = """\
+        import torch
+
+        def main():
+            x = torch.zeros(2).cuda()
+            if x.device.type == "cuda":
+                torch.cuda.synchronize()
+
+        if __name__ == "__main__":
+            main()
+        """
+    out = port(code, "transfer")
+    assert out.count("from torch_npu.contrib import transfer_to_npu  # noqa: F401") == 1
+    assert 'x.device.type == "npu"' in out and ".cuda()" in out and "torch.cuda.synchronize()" in out
+    library = port(code.split("if __name__")[0], "transfer")
+    assert "transfer_to_npu" not in library
+    assert port(out, "transfer") == out
+
+
+def test_dispatch_over_other_backends_gets_no_cuda_rewrite_in_portable():
+    code = """\
+        import torch
+
+        def sync():
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            elif torch.xpu.is_available():
+                torch.xpu.synchronize()
+        """
+    assert port(code, "portable") == textwrap.dedent(code)
+    found = [f for f in findings(code, "portable") if f.rule == "MIG101"]
+    assert found and all(f.category == "manual" and "NPU arm" in f.message for f in found)
+
+
+def test_cuda_named_helpers_and_conditions_stay():
+    code = """\
+        import torch
+
+        def is_cuda_available():
+            return torch.cuda.is_available()
+
+        if torch.cuda.is_available() and not check_cuda_fp8_capability():
+            pass
+        """
+    assert port(code, "portable") == textwrap.dedent(code)
+
+
+def test_portable_is_a_fixpoint_and_runs_on_cpu():
+    torch = pytest.importorskip("torch")
+    code = """\
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        x = torch.ones(2).to("cuda:0" if torch.cuda.is_available() else "cpu")
+        y = torch.ones(2).cuda() if torch.cuda.is_available() else torch.ones(2)
+        torch.cuda.manual_seed_all(0)
+        with torch.autocast(device_type="cuda", enabled=False):
+            z = x + y
+        backend = "nccl"
+        on_gpu = x.device.type == "cuda"
+        """
+    out = port(code, "portable")
+    assert port(out, "portable") == out
+    env = {"torch": torch}
+    exec(compile(out, "t.py", "exec"), env)
+    assert env["device"] == "cpu" and env["backend"] == "gloo" and env["on_gpu"] is False
+    assert env["z"].tolist() == [2.0, 2.0]
