@@ -57,15 +57,18 @@ def test_portable_keeps_cuda_working():
         devices = ["cuda", "cpu"]
         dev = torch.device(type="cuda", index=rank)
         """, "portable")
-    assert 'device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"' in out
+    assert ('device = torch.accelerator.current_accelerator().type '
+            'if torch.accelerator.is_available() else "cpu"') in out
     assert 'if x.device.type != "cpu":\n    torch.accelerator.synchronize()' in out
     assert 'devices = ["cuda", "cpu", "npu"]' in out
-    assert 'torch.device(type=getattr(torch.accelerator.current_accelerator(True), "type", "cpu"), index=rank)' in out
+    assert ('torch.device(type=getattr(torch.accelerator.current_accelerator(True), "type", "cpu"), '
+            'index=rank)') in out
     assert "torch_npu" not in out
 
 
 def test_keyword_device_form_is_found_in_the_npu_target():
-    assert 'torch.device(type="npu", index=r)' in port('import torch\nd = torch.device(type="cuda", index=r)\n', "npu")
+    code = 'import torch\nd = torch.device(type="cuda", index=r)\n'
+    assert 'torch.device(type="npu", index=r)' in port(code, "npu")
 
 
 def test_no_half_ported_condition():
@@ -84,7 +87,8 @@ def test_no_half_ported_condition():
 def test_import_torch_npu_only_where_named():
     code = "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
     assert "import torch_npu" not in port(code, "npu")
-    guarded = "try:\n    import torch\nexcept ImportError:\n    torch = None\n\nx = torch.cuda.synchronize()\n"
+    guarded = ("try:\n    import torch\nexcept ImportError:\n    torch = None\n\n"
+               "x = torch.cuda.synchronize()\n")
     assert port(guarded, "portable").startswith("try:\n    import torch\nexcept")
 
 
