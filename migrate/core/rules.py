@@ -109,10 +109,19 @@ def _rule_from(raw: dict, source: str) -> Rule:
     )
 
 
+# Keys of a row's `portable:` forms, by what reads them (migrate/scan/python/portable_*.py,
+# kinds/method_rename.py, kinds/missing_argument.py).
+PORTABLE_KEYS = {"names", "default", "prefix", "literal", "guarded", "amp", "compare",
+                 "startswith", "collection_adds", "attrs", "value"}
+
+
 def _portable(raw: dict, source: str) -> dict[str, Any]:
     value = raw.get("portable") or {}
     if not isinstance(value, dict):
         raise RuleError(f"{source}: {raw['code']} portable must be a mapping")
+    unknown = set(value) - PORTABLE_KEYS
+    if unknown:
+        raise RuleError(f"{source}: rule {raw['code']}: unknown portable keys {sorted(unknown)}")
     return value
 
 

@@ -61,8 +61,9 @@ def render_text(result: ScanResult, rules: Sequence[Rule], *, root: pathlib.Path
 
 
 def finding_block(f: Finding, line: str | None, gutter: int, paint: Painter) -> list[str]:
+    label = "npu-aware" if f.npu_aware else f.category
     out = [f"{paint(f.path, 'bold')}:{f.line}:{f.column}: {paint(f.rule, 'bold red')} "
-           f"{paint(f'[{f.category}]', STYLES.get(f.category, ''))} {f.message}"]
+           f"{paint(f'[{label}]', STYLES.get(f.category, ''))} {f.message}"]
     bar = paint(" " * gutter + " |", "blue")
     if line is not None:
         pad, width = underline(line, f)

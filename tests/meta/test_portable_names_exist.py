@@ -79,3 +79,14 @@ def test_device_forms_evaluate_on_this_machine():
     assert eval(DEVICE_FORMS["amp_device_type"], env) == "cuda"
     backend = expand("torch.distributed.get_default_backend_for_device({device_type})")
     assert eval(backend, env) == "gloo"
+
+
+def test_unknown_portable_key_fails_loudly(tmp_path):
+    from migrate.core.errors import RuleError
+
+    (tmp_path / "r.yaml").write_text(
+        "rules:\n- code: MIG999\n  name: x-y\n  kind: qualified-name\n  category: auto\n"
+        "  message: m\n  fix_title: t\n  params: {names: {torch.cuda.x: torch.npu.x}}\n"
+        "  portable: {nmaes: {}}\n")
+    with pytest.raises(RuleError, match="unknown portable keys"):
+        load_rules(tmp_path)
