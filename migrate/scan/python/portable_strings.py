@@ -97,9 +97,13 @@ def _collection(f, spec, coll, forms, values, quote) -> Fix | None:
 
 def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
     form = forms.get("compare")
-    if not form or len(cmp.ops) != 1 or tail or not isinstance(cmp.ops[0], (ast.Eq, ast.NotEq)):
+    if not form or len(cmp.ops) != 1 or tail:
         return None
     left, right = cmp.left, cmp.comparators[0]
+    if isinstance(cmp.ops[0], (ast.In, ast.NotIn)) and node is left and form.get("contains"):
+        return _contains(f, spec, node, cmp, form, values, quote)
+    if not isinstance(cmp.ops[0], (ast.Eq, ast.NotEq)):
+        return None
     if node is not right and not form.get("symmetric", True):
         return None
     other = left if node is right else right
@@ -120,6 +124,23 @@ def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
     if node is left:  # "cuda" == x.type: only symmetric forms get here
         edits = [Edit(s, e, literal), Edit(a, b, between.replace(op_text, new_op))]
     return _fix(spec, sorted(edits), values, [], f"`{new_op} {literal}`")
+
+
+def _contains(f, spec, node, cmp, form, values, quote) -> Fix | None:
+    """`"cuda" in device` -> `"cpu" not in device` (a device string that is not the CPU's)."""
+    right = cmp.comparators[0]
+    if not _device_like(f, spec, right):
+        return None
+    a, b = f.span(node)[1], f.span(right)[0]
+    between = f.text[a:b]
+    negated = isinstance(cmp.ops[0], ast.NotIn)
+    op = "not in" if negated else "in"
+    if between.strip() != op:
+        return None
+    q = quote[-1] if quote else '"'
+    new_op = "in" if negated else "not in"
+    edits = [Edit(*f.span(node), f"{q}{form['value']}{q}"), Edit(a, b, f" {new_op} ")]
+    return _fix(spec, edits, values, [], f"{q}{form['value']}{q} {new_op} ...")
 
 
 def _device_like(f, spec, node) -> bool:

@@ -159,3 +159,12 @@ def test_portable_is_a_fixpoint_and_runs_on_cpu():
     exec(compile(out, "t.py", "exec"), env)
     assert env["device"] == "cpu" and env["backend"] == "gloo" and env["on_gpu"] is False
     assert env["z"].tolist() == [2.0, 2.0]
+
+
+def test_device_string_containment_becomes_not_cpu():
+    code = "import torch\ndevice = args.device\ndevice_type = 'cuda' if 'cuda' in device else 'cpu'\n"
+    out = port(code, "portable")
+    assert "if 'cpu' not in device else 'cpu'" in out
+    env = {"torch": pytest.importorskip("torch"), "args": type("A", (), {"device": "cpu"})}
+    exec(compile(out, "t.py", "exec"), env)
+    assert env["device_type"] == "cpu"
