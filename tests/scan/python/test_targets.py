@@ -168,3 +168,10 @@ def test_device_string_containment_becomes_not_cpu():
     env = {"torch": pytest.importorskip("torch"), "args": type("A", (), {"device": "cpu"})}
     exec(compile(out, "t.py", "exec"), env)
     assert env["device_type"] == "cpu"
+
+
+@pytest.mark.parametrize("target,new", [("npu", 'f"npu:{'), ("portable", "current_accelerator")])
+def test_device_strings_meeting_in_a_comparison_are_rewritten_together(target, new):
+    code = 'import torch\nd = torch.device(f"cuda:{n}")\nok = str(d) in {f"cuda:{i}" for i in range(8)}\n'
+    out = port(code, target)
+    assert out.count(new) == 2 and "cuda:" not in out

@@ -116,6 +116,8 @@ def _positions(f: PyFile, spec: Spec, node: ast.AST) -> Iterator[ast.AST]:
         for operand in [node.left, *node.comparators]:
             if isinstance(operand, (ast.Constant, ast.Tuple, ast.List, ast.Set)):
                 yield operand
+            elif isinstance(operand, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+                yield operand.elt  # d in {f"cuda:{i}" for i in ...}: rewritten with d
     elif isinstance(node, ast.IfExp) and spec.ifexp and spec.ifexp.search(f.source(node.test)):
         yield node.body
         yield node.orelse
