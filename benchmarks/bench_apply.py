@@ -112,8 +112,9 @@ def bench_tree(name: str, source: Path, work: Path, unsafe: list[str], target: s
                 not_compiling.append(f"{rel}: {exc}")
     _, second = migrate("apply", str(tree), "--check", "--format", "json", "--exit-zero", *unsafe)
     again = json.loads(second.stdout)["summary"]["files_changed"]
-    cuda_lit = re.compile(r"""(['"])cuda(:\d+)?\1""")
-    npu_lit = re.compile(r"""(['"])npu(:\d+)?\1""")
+    # a literal, or the body of one (npu edits change "cuda" inside its quotes)
+    cuda_lit = re.compile(r"""(['"])cuda(:\d+)?\1|^cuda(:\d+)?$""")
+    npu_lit = re.compile(r"""(['"])npu(:\d+)?\1|^npu(:\d+)?$""")
     to_npu = [e for e in doc["edits"] if cuda_lit.search(e["before"]) and npu_lit.search(e["after"])
               and not cuda_lit.search(e["after"])]
     return {
