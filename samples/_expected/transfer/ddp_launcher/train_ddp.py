@@ -22,7 +22,7 @@ def setup(backend: str):
     dist.init_process_group(backend=backend, init_method="env://")
     if dist.get_backend() == "hccl":
         # NCCL reduces in place on the device; make sure every rank sees its own GPU.
-        assert torch.npu.current_device() == local_rank
+        assert torch.cuda.current_device() == local_rank
     return local_rank, dist.get_rank(), dist.get_world_size()
 
 
