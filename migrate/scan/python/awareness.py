@@ -13,8 +13,8 @@ With --target portable, also left as written (reported, no fix):
 
 * an arm of a device dispatch over other backends (xpu, mps, hpu, ...) without an NPU arm —
   rewriting its CUDA arm would make it catch every accelerator; a person adds the NPU arm;
-* the body of a function whose name says it is about CUDA (``is_cuda_available``,
-  ``_is_rocm``): making it device-generic would make it lie.
+* the body of a function or class whose name says it is about CUDA (``is_cuda_available``,
+  ``CUDA_Accelerator``): making it device-generic would make it lie.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def regions(f, portable: bool) -> Regions:
             out.keep.append((*f.span(node), 'a table per device without an "npu" entry: add one'))
         elif isinstance(node, ast.BoolOp) and has_npu and _NPU.search(f.source(node)):
             out.aware.append((*f.span(node), _HANDLED))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and cuda_fn and \
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and cuda_fn and \
                 _CUDA_FN.search(node.name):
             out.aware.append((*f.span(node), f"`{node.name}` {BY_NAME}"))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and cuda_fn and (

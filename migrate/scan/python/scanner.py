@@ -44,6 +44,36 @@ def scan_python(text: str, rel: str, rules: list[Rule] | tuple[Rule, ...],
     return sorted(kept, key=Finding.sort_key)
 
 
+def env_vars_beside(f: PyFile, findings: list[Finding], codes: set[str]) -> None:
+    """Portable: CUDA_VISIBLE_DEVICES keeps meaning something on CUDA hosts. In a list of
+    names the Ascend one is added beside it; elsewhere the fix is left to a person."""
+    import ast
+
+    from migrate.core.findings import Edit
+
+    consts = {f.span(n): n for n in f.nodes(ast.Constant) if isinstance(n.value, str)}
+    for x in findings:
+        if x.rule not in codes or x.fix is None or len(x.fix.edits) != 1:
+            continue
+        start = f.index.offset(x.line, x.column - 1)
+        node = next((n for (a, b), n in consts.items() if a <= start < b), None)
+        parent = f.parent(node) if node is not None else None
+        new = x.fix.edits[0].content
+        if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and any(
+                isinstance(e, ast.Constant) and e.value == new for e in parent.elts):
+            x.fix, x.npu_aware, x.category = None, True, "auto"
+            x.message += f" ({new} is already beside it: left as is)"
+        elif isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and new.isidentifier():
+            a, b = f.span(node)
+            q = f.text[a:b][-1]
+            end = f.span(parent.elts[-1])[1]
+            x.fix.edits = [Edit(end, end, f", {q}{new}{q}")]
+            x.fix.description = f"Portable: add {q}{new}{q} beside it"
+        else:
+            x.fix, x.category = None, "manual"
+            x.message += f" (portable: keep it for CUDA hosts and set {new} beside it)"
+
+
 def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> None:
     """What every target shares after matching: NPU-aware code is left alone, transfer
     leaves what it patches, no statement is left half ported."""
@@ -51,6 +81,8 @@ def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> Non
 
     generic = frozenset(r.code for r in rules if r.portable)
     awareness.mark(f, findings, portable=target == "portable", generic=generic)
+    if target == "portable":
+        env_vars_beside(f, findings, {r.code for r in rules if r.kind == "env-var"})
     if target == "transfer":
         transfer.settle(f, findings, {r.code: r for r in rules})
     consistency.settle(f, findings)

@@ -45,6 +45,14 @@ def retarget_text(findings: list[Finding], text: str, rel: str, kind: str,
                 x.fix = None
                 x.category = "manual"
                 x.message += " (this CI job runs on an NVIDIA runner: move it to Ascend by hand, or keep it)"
+    if target == "portable":
+        from migrate.core.rules import default_rules
+
+        env = {r.code for r in default_rules() if r.kind == "env-var"}
+        for x in findings:  # `export CUDA_VISIBLE_DEVICES=0` keeps working on CUDA hosts
+            if x.rule in env and x.fix is not None:
+                x.fix, x.category = None, "manual"
+                x.message += " (portable: keep it for CUDA hosts and set the Ascend variable beside it)"
     for x in findings:
         x.target = target
     return findings

@@ -175,3 +175,11 @@ def test_device_strings_meeting_in_a_comparison_are_rewritten_together(target, n
     code = 'import torch\nd = torch.device(f"cuda:{n}")\nok = str(d) in {f"cuda:{i}" for i in range(8)}\n'
     out = port(code, target)
     assert out.count(new) == 2 and "cuda:" not in out
+
+
+def test_portable_keeps_cuda_env_vars_and_adds_the_ascend_name_to_lists():
+    code = 'import os\nENVS = ["CUDA_VISIBLE_DEVICES"]\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'
+    out = port(code, "portable")
+    assert 'ENVS = ["CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"]' in out
+    assert 'os.environ["CUDA_VISIBLE_DEVICES"] = "0"' in out
+    assert port(out, "portable") == out

@@ -19,7 +19,7 @@ CASES = {
 def _verdict(kind: str, ids: str):
     text = CASES[kind].format(ids=ids)
     engine_kind = "python" if kind.startswith("python") else kind
-    found = [f for f in scan_text(text, "f", engine_kind, default_rules()) if f.rule == "MIG701"]
+    found = [f for f in scan_text(text, "f", engine_kind, default_rules(), "npu") if f.rule == "MIG701"]
     assert len(found) == 1, (kind, found)
     f = found[0]
     return f.category, f.fix is not None, "not ascending" in f.message

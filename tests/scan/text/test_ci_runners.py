@@ -35,10 +35,10 @@ def test_gpu_jobs_are_found_by_runner_label_or_docker_gpus():
 
 
 def test_findings_in_gpu_jobs_have_no_fix():
-    found = scan_text(WORKFLOW, ".github/workflows/tests.yml", "yaml", default_rules())
+    found = scan_text(WORKFLOW, ".github/workflows/tests.yml", "yaml", default_rules(), "npu")
     by_line = {f.line: f for f in found if f.rule == "MIG701"}
     assert by_line[7].fix is not None  # the CPU job is ported
     assert by_line[13].fix is None and by_line[13].category == "manual"
     assert "NVIDIA runner" in by_line[13].message
-    same_file_elsewhere = scan_text(WORKFLOW, "docs/tests.yml", "yaml", default_rules())
+    same_file_elsewhere = scan_text(WORKFLOW, "docs/tests.yml", "yaml", default_rules(), "npu")
     assert all(f.fix is not None for f in same_file_elsewhere if f.rule == "MIG701")
