@@ -71,6 +71,9 @@ def regions(f, portable: bool) -> Regions:
     if not (has_npu or has_other or cuda_fn):
         return out
     for node in ast.walk(f.tree):
+        if isinstance(node, ast.If) and portable and (answer := _cuda_answer(node)):
+            out.keep.append((*f.span(node.test), f"it detects CUDA to answer {answer!r}: "
+                                                 "a person adds the NPU case"))
         if isinstance(node, ast.If):
             tests = _chain_tests(node)
             if has_npu and any(_NPU.search(f.source(t)) for t in tests):
@@ -107,6 +110,27 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
                for n in names)
+
+
+_ANSWER = re.compile(r"cuda|gpu|nccl", re.IGNORECASE)
+_DEVICE_VAR = re.compile(r"(^|_)(device|devices|dev|device_type|device_str|device_name)$")
+
+
+def _cuda_answer(node: ast.If) -> str | None:
+    """`if torch.cuda.is_available(): accelerator_name = "cuda"`: the test detects CUDA."""
+    if not re.search(r"\bcuda\b", ast.unparse(node.test)):
+        return None
+    for stmt in node.body:
+        value = getattr(stmt, "value", None)
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)
+                and _ANSWER.search(value.value)):
+            continue
+        if isinstance(stmt, ast.Return):
+            return value.value
+        if isinstance(stmt, ast.Assign) and all(
+                isinstance(t, ast.Name) and not _DEVICE_VAR.search(t.id) for t in stmt.targets):
+            return value.value
+    return None
 
 
 def _device_table(node: ast.Dict) -> bool:

@@ -6,8 +6,10 @@ The row's ``portable:`` mapping (all optional; templates may use DEVICE_FORMS pl
     literal: '{device_type}'      # stands for the name ("cuda:0" -> {device_type} + ":0")
     guarded: '{guarded_device_type}'   # in `X if torch.cuda.is_available() else Y`
     amp: '{amp_device_type}'      # in autocast / GradScaler device positions
-    compare: {equal: '!=', value: 'cpu'}   # x.type == "cuda"  ->  x.type != "cpu"
-    startswith: cpu               # s.startswith("cuda")  ->  not s.startswith("cpu")
+    compare: {equal: in, value: '("cuda", "npu")', symmetric: false, contains: true}
+                                  # x.type == "cuda"  ->  x.type in ("cuda", "npu"): the same
+                                  # answer on CUDA and CPU hosts (and for non-strings), true on NPU
+    startswith: '("cuda", "npu")' # s.startswith("cuda")  ->  s.startswith(("cuda", "npu"))
     collection_adds: npu          # ("cuda", "xpu") -> ("cuda", "xpu", "npu")
 """
 
@@ -127,20 +129,17 @@ def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
 
 
 def _contains(f, spec, node, cmp, form, values, quote) -> Fix | None:
-    """`"cuda" in device` -> `"cpu" not in device` (a device string that is not the CPU's)."""
+    """`"cuda" in device` -> `("cuda" in device or "npu" in device)` (exactly as before on
+    CUDA and CPU hosts, and true on an NPU)."""
     right = cmp.comparators[0]
-    if not _device_like(f, spec, right):
-        return None
-    a, b = f.span(node)[1], f.span(right)[0]
-    between = f.text[a:b]
-    negated = isinstance(cmp.ops[0], ast.NotIn)
-    op = "not in" if negated else "in"
-    if between.strip() != op:
+    if isinstance(cmp.ops[0], ast.NotIn) or not _device_like(f, spec, right) or \
+            not isinstance(right, (ast.Name, ast.Attribute)):
         return None
     q = quote[-1] if quote else '"'
-    new_op = "in" if negated else "not in"
-    edits = [Edit(*f.span(node), f"{q}{form['value']}{q}"), Edit(a, b, f" {new_op} ")]
-    return _fix(spec, edits, values, [], f"{q}{form['value']}{q} {new_op} ...")
+    add = spec.rule.portable.get("collection_adds", "npu")
+    a, b = f.span(cmp)
+    code = f"({f.text[a:b]} or {q}{add}{q} in {f.source(right)})"
+    return _fix(spec, [Edit(a, b, code)], values, [], code)
 
 
 def _device_like(f, spec, node) -> bool:
@@ -158,18 +157,11 @@ def _device_like(f, spec, node) -> bool:
 
 
 def _startswith(f, spec, node, call, forms, values) -> Fix | None:
-    s, e = f.span(node)
-    src = f.text[s:e]
-    q = src[-1]
-    cs, ce = f.span(call)
-    outer = f.parent(call)
-    edits = [Edit(s, e, f"{q}{forms['startswith']}{q}")]
-    if isinstance(outer, (ast.Compare, ast.BinOp, ast.Attribute, ast.Subscript)) or (
-            isinstance(outer, ast.Call) and outer.func is call):
-        edits = [Edit(cs, cs, "(not "), *edits, Edit(ce, ce, ")")]
-    else:
-        edits = [Edit(cs, cs, "not "), *edits]
-    return _fix(spec, edits, values, [], f"not ...startswith({q}{forms['startswith']}{q})")
+    """`s.startswith("cuda")` -> `s.startswith(("cuda", "npu"))`."""
+    s_, e = f.span(node)
+    q = f.text[s_:e][-1]
+    new = forms["startswith"].replace('"', q)
+    return _fix(spec, [Edit(s_, e, new)], values, [], f"startswith({new})")
 
 
 def _fix(spec, edits, values, imports, shown: str) -> Fix:

@@ -55,7 +55,7 @@ _RANKISH = re.compile(r"(rank|gpu|gpu_id|device_id|idx|index|local_rank|\d+)$", 
 
 def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
               name_start: int, end: int):
-    """`.cuda(...)` -> `.to(<device type>, ...)`; `x.is_cuda` -> `(x.device.type != "cpu")`."""
+    """`.cuda(...)` -> `.to(<device type>, ...)`; `x.is_cuda` -> `(x.device.type in ("cuda", "npu"))`."""
     form = (rule.portable.get("attrs") or {}).get(node.attr)
     if not form or f.text[name_start:end] != node.attr:
         return None

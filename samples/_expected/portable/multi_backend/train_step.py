@@ -19,7 +19,7 @@ def train_step(steps=1):
         (torch.npu if hasattr(torch, "npu") else torch.cuda).manual_seed_all(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    use_amp = torch.device(device).type != "cpu"
+    use_amp = torch.device(device).type in ("cuda", "npu")
     scaler = torch.amp.GradScaler(getattr(torch.accelerator.current_accelerator(), "type", "cuda"), enabled=use_amp)
     x, y = make_batch(device)
     for _ in range(steps):

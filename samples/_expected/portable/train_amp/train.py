@@ -94,7 +94,7 @@ def main():
     args = parse_args()
     logging.basicConfig(level=logging.INFO)
     device = torch.device(args.device if torch.accelerator.is_available() else "cpu")
-    use_amp = device.type != "cpu" and not args.no_amp
+    use_amp = device.type in ("cuda", "npu") and not args.no_amp
     # migrate[MIG401]: `torch.backends.cudnn.benchmark` does nothing on NPU: NPUs have no cuDNN autotuner. (see `migrate rules MIG401`)
     torch.backends.cudnn.benchmark = True
     # migrate[MIG402]: `torch.backends.cuda.matmul.allow_tf32` switches TF32, which NPUs lack; the nearest NPU switch is `torch.npu.matmul.allow_hf32` (HF32 for matmuls, off by ... (see `migrate rules MIG402`)

@@ -28,7 +28,7 @@ class FusedBiasGeLU(torch.autograd.Function):
 
 def bias_gelu(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """gelu(x + bias); the CUDA kernel when available, else plain PyTorch."""
-    if _C is not None and x.device.type != "cpu":
+    if _C is not None and x.device.type in ("cuda", "npu"):
         return FusedBiasGeLU.apply(x, bias)
     return F.gelu(x + bias)
 
