@@ -99,7 +99,7 @@ def judge(node, opset: int, dtype: str | None, backend: str, target: str | None,
 
 
 def census(path: Path, backend: str = "atc", target: str | None = None,
-           model=None, judge_opset: int | None = None) -> dict:
+           model=None, judge_opset: int | None = None, soc: str | None = None) -> dict:
     """The op coverage report (docs/contracts.md §4) of the ONNX file at ``path``; ``judge_opset``
     judges the nodes as if the model declared that opset (what lowering would give)."""
     from onnx import TensorProto

@@ -85,6 +85,11 @@ class AtenRegistry:
         self.on_host: dict[str, str] = notes.get("npu_kernel_on_host") or {}
         self.weak_dtypes: dict[str, str] = notes.get("weak_dtypes") or {}
         self.python_forwards: dict[str, str] = notes.get("python_forwards") or {}
+        self.host_sync: dict[str, str] = notes.get("host_sync") or {}
+        self.bool_mask_index: dict = notes.get("bool_mask_index") or {}
+        rewrites = base / "rewrites.yaml"
+        self.rewrites: dict[str, dict] = load_yaml(rewrites) if rewrites.is_file() else {}
+        self.requires_torch: str | None = (data.get("source") or {}).get("requires_torch")
 
     def has_kernel(self, overload: str) -> bool:
         name = aten_name(overload)
@@ -93,7 +98,7 @@ class AtenRegistry:
         return name in self.overloads
 
     def lookup(self, overload: str, dtype: str | None = None) -> Verdict:
-        """Direct lookup only: composite resolution is the capture's job (aten_capture.py)."""
+        """Direct lookup only: composite resolution is the capture's job (ops/aten/)."""
         name = aten_name(overload)
         pkg = f"torch_npu {self.version.split('-', 1)[-1]}"
         if not self.has_kernel(overload):
