@@ -255,7 +255,7 @@ def make_modes(census: Census, judge: Judge):
                        judge.reg.weak_dtypes.get(dtype))
             if sync and census.phase != "optimizer":  # optimizers keep `step` on the host
                 census.warn(judge.alias(name), sync[0], sync[1], path, location)
-            if census.locate_all and census.phase == "forward":
+            if census.locate_all and census.phase in ("forward", "loss"):
                 pending.append((out, (path, location)))
             return out
 
