@@ -7,6 +7,7 @@ from migrate.ops.aten import run, where
 from migrate.ops.aten.capture import Census, CaptureError, make_modes, module_hooks
 from migrate.ops.aten.judge import Judge
 from migrate.ops.registry import CPU_FALLBACK, SUPPORTED, load_aten
+from migrate.ops.versions import torch_versions
 
 OPTION = "--torch"
 
@@ -57,21 +58,6 @@ def capture(model, args, kwargs, target: str | None = None, train: bool = False,
             h.remove()
         accumulators.clear()
     return census, judge
-
-
-def torch_versions(reg) -> dict:
-    try:
-        import torch
-
-        used = torch.__version__.split("+", 1)[0]
-    except ImportError:
-        used = None
-    want = reg.requires_torch
-    matches = None
-    if used and want and want.startswith("torch=="):
-        pin = want[len("torch=="):]
-        matches = used == pin or (pin.endswith(".*") and used.startswith(pin[:-1]))
-    return {"used": used, "registry_requires": want, "matches": matches}
 
 
 def _rows(census: Census, judge: Judge) -> list[dict]:

@@ -45,17 +45,29 @@ def needs_rewrite(node, reg, opset: int, force: set[str], current: int = 0) -> b
     return _breaks_limit(node)
 
 
-def _breaks_limit(node) -> bool:
-    from migrate.ops.onnx_census import attribute_limits
+def ir_node_view(node):
+    """The onnx_limits view of an onnx_ir node (the census builds the same from protos)."""
+    from migrate.ops.onnx_limits import NodeView
 
-    limit = attribute_limits().get(node.op_type)
-    if not limit:
-        return False
-    value = _attr_getter(node)(limit["attribute"])
-    value = limit.get("default") if value is None else value
-    if isinstance(value, str):
-        value = value.replace(" ", "")
-    return value not in limit["allowed"]
+    inputs = []
+    for value in node.inputs:
+        if value is None:
+            inputs.append(None)
+            continue
+        producer = value.producer()
+        const = value.const_value is not None or (
+            producer is not None and producer.op_type == "Constant")
+        rank = len(value.shape) if value.shape is not None else None
+        inputs.append((value.dtype.name if value.dtype is not None else None, rank, const))
+    attrs = {k: a.value for k, a in node.attributes.items()}
+    return NodeView(node.op_type, node.domain or "ai.onnx", attrs, inputs,
+                    [o.name or "" for o in node.outputs])
+
+
+def _breaks_limit(node) -> bool:
+    from migrate.ops.onnx_limits import check
+
+    return check(ir_node_view(node)) is not None
 
 
 def _label(node) -> str:
