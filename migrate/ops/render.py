@@ -98,6 +98,10 @@ def render_decompose(report: dict, fmt: str) -> str:
               for b in report["lowering_blockers"]]
     lines += [f"{bullet}still {r['status']}: {r['op']} x{r['count']}: {r['reason']}"
               for r in report["remaining"]]
+    if report.get("check"):
+        lines.append(f"{bullet}invalid output: {report['check']}")
+    if not report.get("written", True):
+        lines.append(f"{bullet}output not written: it failed the check or the verification")
     check = report.get("verification")
     if check:
         if check.get("error"):

@@ -120,6 +120,11 @@ def _all_nodes(graph):
     return list(RecursiveGraphIterator(graph))
 
 
+def _bodies(model) -> list:
+    """The main graph and every model-local function body: all are rewritten and lowered."""
+    return [model.graph, *model.functions.values()]
+
+
 class DecomposePass(ir.passes.InPlacePass):
     """Rewrite every node the backend rejects at the goal opset (or that blocks lowering)."""
 
@@ -129,7 +134,7 @@ class DecomposePass(ir.passes.InPlacePass):
 
     def call(self, model):
         before = len(self.log.rewrites)
-        for node in _all_nodes(model.graph):
+        for node in [n for body in _bodies(model) for n in _all_nodes(body)]:
             if needs_rewrite(node, self.reg, self.goal, self.force, self.opset):
                 _rewrite(node, self.opset, self.log, self.reg, self.goal)
         return ir.passes.PassResult(model, modified=len(self.log.rewrites) > before)
@@ -158,11 +163,30 @@ def decompose_model(model, backend: str = "atc", target: str | None = None,
     log = DecomposeLog(opset_from=opset, opset_to=opset)
     DecomposePass(reg, opset, goal, force or set(), log)(model)
     LowerOpsetPass(opset, goal, log)(model)
+    UniqueNamesPass()(model)
     return log
 
 
+class UniqueNamesPass(ir.passes.InPlacePass):
+    """Every node and value named, and uniquely in the whole model (subgraphs included):
+    unnamed nodes in the input and the nodes rules emit would otherwise collide."""
+
+    def call(self, model):
+        from onnx_ir.passes.common import NameFixPass
+
+        result = NameFixPass()(model)
+        for func in model.functions.values():
+            seen: set[str] = set()
+            for i, node in enumerate(_all_nodes(func)):
+                if not node.name or node.name in seen:
+                    node.name = f"{func.name}/{node.op_type}_{i}"
+                seen.add(node.name)
+        return ir.passes.PassResult(model, modified=result.modified)
+
+
 def _lower(model, opset: int, goal: int, log: DecomposeLog) -> None:
-    nodes = [n for n in _all_nodes(model.graph) if n.domain in DEFAULT_DOMAINS]
+    nodes = [n for body in _bodies(model) for n in _all_nodes(body)
+             if n.domain in DEFAULT_DOMAINS]
     for node in nodes:
         why = lowering.blocker(node, opset, goal)
         if why:
@@ -172,6 +196,8 @@ def _lower(model, opset: int, goal: int, log: DecomposeLog) -> None:
     for node in nodes:
         lowering.rename_values(node)
         node.version = None
-    model.opset_imports[""] = goal
-    model.opset_imports.pop("ai.onnx", None)
+    for owner in (model, *model.functions.values()):
+        if owner.opset_imports.get("", owner.opset_imports.get("ai.onnx")) is not None:
+            owner.opset_imports[""] = goal
+            owner.opset_imports.pop("ai.onnx", None)
     log.opset_to = goal
