@@ -13,7 +13,6 @@ from pathlib import Path
 from migrate.ops.onnx_load import default_opset, load_graph
 from migrate.ops.registry import (
     DEFAULT_DOMAINS,
-    RESTRICTED,
     SUPPORTED,
     UNSUPPORTED,
     Verdict,
