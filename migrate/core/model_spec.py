@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 SPEC_KEYS = ("model", "args", "kwargs", "loss", "optimizer")
 

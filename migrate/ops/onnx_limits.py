@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from migrate.ops.registry import RESTRICTED, Verdict, load_yaml
-from migrate.resources import op_registry_dir
+from migrate.core.resources import op_registry_dir
 
 KINDS = ("attribute", "attribute_length", "attribute_min", "attribute_odd", "output_unused",
          "max_inputs", "max_outputs", "input_dtype", "input_rank", "constant_input")

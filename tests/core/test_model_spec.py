@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from migrate.core.model_spec import load_model_spec, load_spec
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 FACTORIES = '''
 import sys

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 torch = pytest.importorskip("torch")
 from migrate.ops.aten.census import aten_census  # noqa: E402

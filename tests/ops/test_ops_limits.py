@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.ops.onnx_census import census
 from migrate.ops.registry import load_onnx, load_yaml
-from migrate.resources import op_registry_dir
+from migrate.core.resources import op_registry_dir
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.ops.aten import run, where
 from migrate.ops.aten.capture import Census, CaptureError, make_modes, module_hooks
 from migrate.ops.aten.judge import Judge

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 _DTYPES = ("float32", "float16", "bfloat16", "float64")
 
