@@ -157,3 +157,39 @@ def test_onnx_shipped_real_models(name):
     assert atc["summary"]["unsupported"] == atc["summary"]["restricted"] == 0
     ort_cann = census(path, backend="ort-cann")
     assert all(r["reason"] == "CANN EP graph mode" for r in ort_cann["ops"])
+
+
+def test_legacy_and_dynamo_exports_get_the_same_verdicts(tmp_path):
+    """The legacy exporter records no value_info; shape inference gives its nodes dtypes, so
+    INT64 shape arithmetic (Div) is flagged and shared ops get the dynamo export's verdicts."""
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    class Heads(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            h = self.fc(x).view(b, t, 2, c // 2).transpose(1, 2)
+            return (h @ h.transpose(-1, -2)).softmax(-1)
+
+    x = torch.randn(2, 5, 8)
+    verdicts = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for dynamo in (False, True):
+            path = tmp_path / f"heads_{dynamo}.onnx"
+            kw = ({"dynamic_shapes": ({0: torch.export.Dim("b"), 1: torch.export.Dim("t")},)}
+                  if dynamo else {"dynamic_axes": {"x": {0: "b", 1: "t"}}})
+            torch.onnx.export(Heads().eval(), (x,), str(path), opset_version=18, dynamo=dynamo,
+                              input_names=["x"], verbose=False, **kw)
+            verdicts[dynamo] = {(r["op"], tuple(r["dtypes"])): r["status"]
+                                for r in census(path)["ops"]}
+    legacy, dynamo = verdicts[False], verdicts[True]
+    assert legacy[("Div", ("INT64",))] == "restricted"
+    assert all(op[1] for op in legacy if op[0] != "Constant")  # every node has a dtype
+    shared = set(legacy) & set(dynamo)
+    assert {"MatMul", "Softmax", "Reshape"} <= {op for op, _ in shared}
+    assert {k: legacy[k] for k in shared} == {k: dynamo[k] for k in shared}
