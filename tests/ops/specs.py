@@ -178,3 +178,22 @@ def llama():
                                    intermediate_size=32, max_position_embeddings=16)
     ids = torch.randint(0, 64, (2, 8))
     return transformers.LlamaForCausalLM(cfg), (), {"input_ids": ids, "labels": ids}
+
+
+class TrainingWrapper(nn.Module):
+    """A module whose forward runs a whole training step (as some trainers wrap models)."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+
+    def forward(self, x):
+        with torch.enable_grad():
+            loss = self.net(x).pow(2).mean()
+            loss.backward()
+        return loss.detach()
+
+
+def training_wrapper():
+    torch.manual_seed(0)
+    return TrainingWrapper(), (torch.randn(3, 4),)

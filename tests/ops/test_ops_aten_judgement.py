@@ -147,3 +147,12 @@ def test_loss_from_the_factory_and_torch_versions():
 def test_models_the_capture_cannot_run_are_clear_usage_errors(fn, says):
     with pytest.raises(UsageError, match=says):
         aten_census(spec(fn))
+
+
+def test_backward_run_inside_forward_is_attributed_to_the_forward_modules():
+    report = aten_census(spec("training_wrapper"))
+    rows = _rows(report)
+    assert rows["aten::tanh_backward"]["nodes"] == ["net.1"]
+    assert rows["aten::tanh_backward"]["phases"] == ["backward"]
+    assert set(rows["aten::mm"]["nodes"]) == {"net.0", "net.2"}
+    assert _bad(report) == {}

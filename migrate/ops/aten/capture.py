@@ -41,11 +41,15 @@ class Census:
     suppress: int = 0
     locate_all: bool = False  # train mode: every forward op's location tags its backward
 
-    def origin(self) -> tuple[str, str | None] | None:
-        if self.phase == "backward":
-            return where.current_backward_origin()
+    def origin(self) -> tuple[str, str | None, str] | None:
+        """(module, location) fixed by where the op runs: inside autograd's backward (in any
+        phase: a training wrapper's forward may call backward itself) the forward op's
+        origin; in the optimizer step ``<optimizer>``."""
+        back = where.current_backward_origin()
+        if back is not None:
+            return (*back, "backward")
         if self.phase == "optimizer":
-            return ("<optimizer>", None)
+            return ("<optimizer>", None, "optimizer")
         return None
 
     @property
@@ -53,7 +57,7 @@ class Census:
         return self.stack[-1] if self.stack else "<root>"
 
     def add(self, op: str, verdict: Verdict, dtype: str | None, path: str,
-            location: str | None, note: str | None = None) -> None:
+            location: str | None, note: str | None = None, phase: str | None = None) -> None:
         key = (op, verdict.status)
         row = self.rows.get(key)
         if row is None:
@@ -64,7 +68,7 @@ class Census:
                 row["locations"] = []
         row["count"] += 1
         _append(row["nodes"], path)
-        _append(row["phases"], self.phase)
+        _append(row["phases"], phase or self.phase)
         if dtype:
             _append(row["dtypes"], dtype)
         if note:
@@ -222,7 +226,7 @@ def make_modes(census: Census, judge: Judge):
                 out = func(*args, **kwargs)
             finally:
                 census.suppress -= 1
-            if census.locate_all:
+            if torch.is_grad_enabled():
                 pending.append((out, (path, location)))
                 flush()
             return out
@@ -252,11 +256,11 @@ def make_modes(census: Census, judge: Judge):
                 location = None
             dtype = _dtype(args)
             census.add(judge.alias(name), verdict, dtype, path, location,
-                       judge.reg.weak_dtypes.get(dtype))
+                       judge.reg.weak_dtypes.get(dtype), origin[2] if origin else None)
             if sync and census.phase != "optimizer":  # optimizers keep `step` on the host
                 census.warn(judge.alias(name), sync[0], sync[1], path, location)
-            if census.locate_all and census.phase in ("forward", "loss"):
-                pending.append((out, (path, location)))
+            if census.phase in ("forward", "loss") and not origin and torch.is_grad_enabled():
+                pending.append((out, (path, location)))  # no autograd nodes under no_grad
             return out
 
     return FunctionMode, DispatchMode, flush
