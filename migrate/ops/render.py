@@ -90,7 +90,7 @@ def render_decompose(report: dict, fmt: str) -> str:
     bullet = "- " if fmt == "markdown" else ""
     verdict = "PASS" if report["passed"] else "FAIL"
     lines = [f"{verdict} {report['model']} -> {report['output']} (opset "
-             f"{report['opset']['from']} -> {report['opset']['to']})"]
+             f"{report['opset']['from']} -> {report['opset']['to']}; {_torch(report)})"]
     lines += [f"{bullet}rewrote {r['op']} {r['node']} with {r['rule']}" for r in
               report["rewrites"]]
     lines += [f"{bullet}kept {d['op']} {d['node']}: {d['why']}" for d in report["declined"]]

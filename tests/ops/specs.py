@@ -197,3 +197,37 @@ class TrainingWrapper(nn.Module):
 def training_wrapper():
     torch.manual_seed(0)
     return TrainingWrapper(), (torch.randn(3, 4),)
+
+
+def t5():
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.T5Config(vocab_size=64, d_model=16, d_kv=8, d_ff=32, num_layers=1,
+                                num_heads=2, decoder_start_token_id=0)
+    ids = torch.randint(0, 64, (2, 8))
+    return transformers.T5ForConditionalGeneration(cfg), (), {"input_ids": ids, "labels": ids}
+
+
+def whisper():
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.WhisperConfig(
+        vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, num_mel_bins=8,
+        max_source_positions=8, max_target_positions=16, pad_token_id=0, decoder_start_token_id=1)
+    return (transformers.WhisperForConditionalGeneration(cfg), (),
+            {"input_features": torch.randn(2, 8, 16), "labels": torch.randint(2, 64, (2, 5))})
+
+
+def mixtral():
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.MixtralConfig(
+        vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        num_key_value_heads=1, intermediate_size=32, num_local_experts=4, num_experts_per_tok=2,
+        max_position_embeddings=16)
+    ids = torch.randint(0, 64, (2, 8))
+    return transformers.MixtralForCausalLM(cfg), (), {"input_ids": ids, "labels": ids}

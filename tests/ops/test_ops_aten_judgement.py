@@ -122,7 +122,7 @@ def test_bert_training_step_is_all_supported_and_backward_is_attributed(bert_tra
     assert bert_train["warnings"] == [] and bert_train["errors"] == []
 
 
-@pytest.mark.parametrize("fn", ["vit", "llama"])
+@pytest.mark.parametrize("fn", ["vit", "llama", "t5", "whisper", "mixtral"])
 def test_transformers_eval_and_train_are_all_supported(fn):
     for train in (False, True):
         report = aten_census(spec(fn), train=train)

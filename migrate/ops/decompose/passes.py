@@ -21,13 +21,6 @@ class DecomposeLog:
     lowering_blockers: list[dict] = field(default_factory=list)
 
 
-def _attr_getter(node):
-    def get(name):
-        a = node.attributes.get(name)
-        return None if a is None else a.value
-    return get
-
-
 def needs_rewrite(node, reg, opset: int, force: set[str], current: int = 0) -> bool:
     """Rewrite when forced, when the backend rejects the node at the goal opset, or when the
     node would block lowering from ``current`` to the goal opset."""

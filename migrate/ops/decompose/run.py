@@ -6,7 +6,8 @@ from pathlib import Path
 
 from migrate.core.errors import UsageError
 from migrate.ops.onnx_load import load_graph
-from migrate.ops.registry import SUPPORTED
+from migrate.ops.registry import SUPPORTED, load_aten
+from migrate.ops.versions import torch_versions
 
 
 def _load_ir(path: Path):
@@ -91,6 +92,7 @@ def _verify_and_publish(src, out, tmp, model, external, log, backend, target, at
         "remaining": [{k: r[k] for k in ("op", "domain", "count", "status", "reason")}
                       for r in remaining],
         "verification": None,
+        "torch": torch_versions(load_aten(None)),
     }
     verified = problem is None
     if verify and verified:
