@@ -1,5 +1,5 @@
-"""STFT (opset 17) of a real signal with static length and constant frame step/length ->
-Gather (frames) * window, then MatMul with cosine and sine matrices (a direct DFT)."""
+"""STFT (opset 17) and DFT (17, 20) of signals with static length -> MatMul with cosine and
+sine matrices (a direct DFT); STFT frames the signal with one Gather and a window Mul."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import numpy as np
 
 from migrate.ops.decompose.registry import decomposition
 
-EMITS = ["Reshape", "Gather", "Mul", "MatMul", "Unsqueeze", "Concat", "Constant", "CastLike"]
+EMITS = ["Reshape", "Gather", "Mul", "MatMul", "Unsqueeze", "Concat", "Constant", "CastLike",
+         "Sub", "Add"]
 
 
 def _const_int(value) -> int | None:
@@ -48,5 +49,45 @@ def stft(node, b):
     angle = 2.0 * np.pi * np.outer(np.arange(length), np.arange(bins)) / length
     real = b.op("MatMul", framed, b.const(np.cos(angle), like=signal))
     imag = b.op("MatMul", framed, b.const(-np.sin(angle), like=signal))
+    parts = [b.op("Unsqueeze", p, b.ints([-1])) for p in (real, imag)]
+    return [b.op("Concat", *parts, axis=-1)]
+
+
+def _dft_axis(node, b, rank: int) -> int | None:
+    if b.opset >= 20:
+        axis = _const_int(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else -2
+    else:
+        axis = b.attr("axis", 1)
+    return None if axis is None else axis % rank
+
+
+@decomposition("dft-matmul", "DFT", emits=EMITS)
+def dft(node, b):
+    """Y = X @ (cos +- i sin) along the signal axis (1/N for inverse), real or complex X."""
+    x = node.inputs[0]
+    shape = b.static_shape(x)
+    if shape is None or len(shape) < 3 or shape[-1] not in (1, 2):
+        return b.decline("needs a signal of static shape [..., N, 1 or 2]")
+    if _dft_axis(node, b, len(shape)) != len(shape) - 2:
+        return b.decline("only the axis just before the real/imaginary axis is covered")
+    n = shape[-2]
+    length = node.inputs[1] if len(node.inputs) > 1 else None
+    if length is not None and _const_int(length) != n:
+        return b.decline("dft_length other than the signal length (padding) is not covered")
+    inverse, onesided = bool(b.attr("inverse", 0)), bool(b.attr("onesided", 0))
+    bins = n // 2 + 1 if onesided else n
+    angle = 2.0 * np.pi * np.outer(np.arange(n), np.arange(bins)) / n
+    sign, norm = (1.0, 1.0 / n) if inverse else (-1.0, 1.0)
+    cos = b.const(np.cos(angle) * norm, like=x)
+    sin = b.const(np.sin(angle) * sign * norm, like=x)
+    flat = [*shape[:-2], n]
+    if shape[-1] == 1:
+        re = b.op("Reshape", x, b.ints(flat))
+        real, imag = b.op("MatMul", re, cos), b.op("MatMul", re, sin)
+    else:
+        re = b.op("Reshape", b.op("Gather", x, b.const(np.int64(0)), axis=-1), b.ints(flat))
+        im = b.op("Reshape", b.op("Gather", x, b.const(np.int64(1)), axis=-1), b.ints(flat))
+        real = b.op("Sub", b.op("MatMul", re, cos), b.op("MatMul", im, sin))
+        imag = b.op("Add", b.op("MatMul", re, sin), b.op("MatMul", im, cos))
     parts = [b.op("Unsqueeze", p, b.ints([-1])) for p in (real, imag)]
     return [b.op("Concat", *parts, axis=-1)]
