@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from migrate.core.errors import UsageError
 from migrate.ops.onnx_load import default_opset, load_graph
 from migrate.ops.registry import (
     DEFAULT_DOMAINS,
@@ -119,7 +120,9 @@ def census(path: Path, backend: str = "atc", target: str | None = None,
     model = model if model is not None else load_graph(path)
     opset = default_opset(model)
     reg = load_onnx(backend, target)
-    if soc is not None and backend == "atc":
+    if soc is not None:
+        if backend != "atc":
+            raise UsageError("--soc applies to --backend atc (the CANN EP data has no chips)")
         reg.check_soc(soc)
     model, inference_note = infer(model)
     info = value_info(model.graph)

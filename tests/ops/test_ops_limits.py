@@ -95,6 +95,8 @@ def test_soc_selects_per_chip_dtypes_and_unknown_soc_is_refused(tmp_path):
     assert census(path, soc="ascend910b")["soc"] == "ascend910b"
     with pytest.raises(UsageError, match="unknown --soc"):
         census(path, soc="gtx1080")
+    with pytest.raises(UsageError, match="--backend atc"):
+        census(path, backend="ort-cann", soc="ascend910b")
 
 
 def test_external_data_outside_the_model_folder_is_refused(tmp_path):
