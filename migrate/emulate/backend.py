@@ -57,6 +57,8 @@ def install():
     # accepted and computes in the dtypes it is given (docs/emulate.md).
     lib.fallback(torch.library.fallthrough_kernel, "AutocastPrivateUse1")
     _patch_pinning()
+    _patch_load()
+    _patch_from_data()
     _STATE.update(module=module, lib=lib)
     return module
 
@@ -81,3 +83,69 @@ def _patch_pinning() -> None:
 
 def installed() -> bool:
     return "module" in _STATE
+
+
+def _npu_location(location) -> bool:
+    if isinstance(location, dict):
+        return any(_npu_location(v) for v in location.values())
+    return isinstance(location, str | torch.device) and str(location).split(":")[0] == "npu"
+
+
+def _patch_load() -> None:
+    """torch.load(map_location="npu...") would make NPU *storages*, which a Python backend
+    cannot hold: load onto the CPU, then move every tensor to the NPU device asked for."""
+    from torch.utils._pytree import tree_map
+
+    load = torch.load
+
+    def npu_load(f, map_location=None, *args, **kwargs):
+        if not _npu_location(map_location):
+            return load(f, map_location, *args, **kwargs)
+        dev = map_location if not isinstance(map_location, dict) else "npu"
+        obj = load(f, "cpu", *args, **kwargs)
+        return tree_map(lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t, obj)
+
+    npu_load.__doc__ = load.__doc__
+    torch.load = npu_load
+
+
+def _patch_from_data() -> None:
+    """torch.tensor(data, device="npu") builds the tensor in C++ through a path a Python
+    backend cannot serve (an internal assert in torch 2.13): build it on the CPU, then move."""
+    from migrate.emulate.tensor import is_npu_device
+
+    def wrap(make):
+        def from_data(data, *args, device=None, requires_grad=False, **kwargs):
+            if not is_npu_device(device):
+                return make(data, *args, device=device, requires_grad=requires_grad, **kwargs)
+            kwargs.pop("pin_memory", None)
+            out = make(data, *args, **kwargs).to(device)
+            return out.requires_grad_() if requires_grad else out
+
+        from_data.__doc__, from_data.__name__ = make.__doc__, make.__name__
+        return from_data
+
+    def wrap_as(make):
+        def as_tensor(data, dtype=None, device=None):
+            if not is_npu_device(device):
+                return make(data, dtype=dtype, device=device)
+            return make(data, dtype=dtype).to(device)
+
+        as_tensor.__doc__, as_tensor.__name__ = make.__doc__, make.__name__
+        return as_tensor
+
+    torch.tensor = wrap(torch.tensor)
+    torch.as_tensor = wrap_as(torch.as_tensor)
+    torch.asarray = wrap(torch.asarray)
+    new_tensor = torch.Tensor.new_tensor
+
+    def npu_new_tensor(self, data, dtype=None, device=None, requires_grad=False, **kwargs):
+        if device is None and self.device.type == "npu":
+            device = self.device
+        if not is_npu_device(device):
+            return new_tensor(self, data, dtype=dtype, device=device,
+                              requires_grad=requires_grad, **kwargs)
+        out = torch.tensor(data, dtype=dtype or self.dtype).to(device)
+        return out.requires_grad_() if requires_grad else out
+
+    torch.Tensor.new_tensor = npu_new_tensor

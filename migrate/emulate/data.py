@@ -23,6 +23,8 @@ class Settings:
     device_count: int
     cross_device_ops: frozenset[str]
     host_sync_ops: dict[str, str]
+    metadata_ops: frozenset[str]
+    noop_ops: frozenset[str]
 
 
 @cache
@@ -31,7 +33,8 @@ def settings() -> Settings:
     try:
         return Settings(tuple(str(v) for v in raw["torch_versions"]), str(raw["torch_npu"]),
                         int(raw["device_count"]), frozenset(raw["cross_device_ops"]),
-                        {str(k): str(v) for k, v in raw["host_sync_ops"].items()})
+                        {str(k): str(v) for k, v in raw["host_sync_ops"].items()},
+                        frozenset(raw["metadata_ops"]), frozenset(raw["noop_ops"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{HERE / 'emulate.yaml'}: bad or missing key: {exc}") from exc
 

@@ -71,14 +71,15 @@ class DispatchMonitor(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         rec = self.rec
-        if rec.suppress:
+        if rec.suppress or func._opname in settings().metadata_ops:
             return out
         flat = torch.utils._pytree.tree_leaves((args, kwargs, out))
         if not _on_npu(flat, kwargs):
             return out
         name = func.name()
         rec.ops[name] = rec.ops.get(name, 0) + 1
-        self._judge(rec, func, name, args, kwargs)
+        if name.startswith("aten::"):  # c10d collectives run on HCCL, not ATen kernels
+            self._judge(rec, func, name, args, kwargs)
         short = name.split("::", 1)[-1].removesuffix(".default")
         base = short.split(".", 1)[0]
         sync = settings().host_sync_ops.get(base)

@@ -1,0 +1,124 @@
+"""`migrate run --emulate npu`: the samples' ports against their originals, the attention
+fixers against SDPA (and a wrong port caught by `migrate compare`), hccl under torchrun.
+Subprocess runs are slow, so each is started once and shared by the tests that read it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+def migrate(*args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "migrate", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def checks(tmp_path_factory):
+    out = tmp_path_factory.mktemp("checks")
+    proc = migrate("run", "--emulate", "npu", "--report", str(out / "report.json"), "--",
+                   "python", str(HERE / "emulated_checks.py"), str(out), cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, json.loads((out / "results.json").read_text()), json.loads(
+        (out / "report.json").read_text()), proc.stderr
+
+
+def test_device_surface(checks):
+    _, res, _, _ = checks
+    assert res["device"] == ["npu:0", True, True, "npu", 8, True]
+    assert res["device_ctx"] == [1, "npu:0"]  # tensors carry npu:0 (docs/emulate.md)
+    assert res["stream"] == [True, 12.0] and res["memory"] is True
+    assert "npu:0 and cpu" in res["mismatch"]
+    assert res["not_emulated"].startswith("not emulated: torch_npu.npu_batch_nms (called at "
+                                          "tests/emulate/emulated_checks.py:")
+    assert res["amp"] == "npu:0" and res["profiler_steps"] == 1 and res["load"] == "npu:0"
+
+
+def test_hf_sample_port_gives_the_original_loss(checks):
+    hf = checks[1]["hf_sample"]
+    assert hf["port_flash"] and not hf["original_flash"]  # npu_fusion_attention vs SDPA
+    assert hf["port"] == pytest.approx(hf["original"], rel=1e-5)
+
+
+def test_attention_fixers_match_sdpa(checks):
+    errs = checks[1]["fixers"]
+    assert len(errs) == 7 and max(errs.values()) < 1e-5, errs
+
+
+def test_compare_catches_a_wrong_port(checks):
+    dumps = checks[0] / "dumps"
+    assert migrate("compare", str(dumps / "ref"), str(dumps / "good")).returncode == 0
+    bad = migrate("compare", str(dumps / "ref"), str(dumps / "bad"))
+    assert bad.returncode == 1 and "first divergence: <root>#0 forward.output" in bad.stdout
+
+
+def test_report_json_and_text(checks):
+    _, _, report, stderr = checks
+    assert report["exit_code"] == 0 and report["processes"] == 1
+    assert report["ops"]["npu::npu_fusion_attention"] >= 1
+    assert not any(op.startswith("aten::sym_") for op in report["ops"])
+    syncs = [f for f in report["findings"] if f["kind"] == "host_sync"]
+    assert any(f["op"] == "aten::_local_scalar_dense" and
+               f["site"].startswith("tests/emulate/emulated_checks.py:") for f in syncs)
+    assert "emulated NPU run:" in stderr.splitlines()[-1]
+
+
+def test_float64_and_fallback_are_reported(tmp_path):
+    script = tmp_path / "weak.py"
+    script.write_text("import torch\nx = torch.ones(3, device='npu', dtype=torch.float64)\n"
+                      "y = torch.special.zeta(x, x)\n", encoding="utf-8")
+    proc = migrate("run", "-f", "json", "--", "python", str(script), cwd=tmp_path)
+    report = json.loads(proc.stderr[proc.stderr.index("{"):])
+    kinds = {(f["kind"], f["op"], f["site"]) for f in report["findings"]}
+    assert ("dtype", "aten::ones", "weak.py:2") in kinds
+    assert ("cpu_fallback", "aten::special_zeta", "weak.py:3") in kinds
+
+
+def test_train_amp_sample_one_step(tmp_path):
+    for name, folder in (("port", "samples/_expected/train_amp"), ("orig", "samples/train_amp")):
+        shutil.copytree(ROOT / folder, tmp_path / name)
+    args = ["--epochs", "1", "--batch-size", "2048"]
+    port = migrate("run", "--emulate", "npu", "--", "python", str(HERE / "drive.py"),
+                   str(tmp_path / "port.json"), "train.py", "--no-amp", *args,
+                   cwd=tmp_path / "port")
+    assert port.returncode == 0, port.stderr[-3000:]
+    orig = subprocess.run([sys.executable, str(HERE / "drive.py"), str(tmp_path / "orig.json"),
+                           "--cuda-on-cpu", "train.py", "--device", "cpu", *args],
+                          cwd=tmp_path / "orig", capture_output=True, text=True, timeout=300)
+    assert orig.returncode == 0, orig.stderr[-3000:]
+    got, want = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("port", "orig"))
+    assert len(got) == len(want) == 1 and got == pytest.approx(want, rel=1e-5)
+
+
+def test_ddp_hccl_under_torchrun(tmp_path):
+    """The port's hccl path (dist.get_backend() == "hccl", DDP, all_reduce) on 2 processes."""
+    shutil.copytree(ROOT / "samples/_expected/ddp_launcher", tmp_path / "ddp")
+    proc = migrate("run", "--report", str(tmp_path / "r.json"), "--", "torchrun",
+                   "--standalone", "--nproc_per_node=2", "train_ddp.py", "--backend", "hccl",
+                   "--epochs", "1", "--width", "32", "--batch-size", "1024", cwd=tmp_path / "ddp")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("epoch 0: loss"))
+    assert "2 x Ascend (emulated on CPU)" in line and 2.0 < float(line.split()[3]) < 2.7
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["processes"] == 3  # torchrun and its two workers
+    assert {"c10d::allreduce_", "c10d::broadcast_"} <= set(report["ops"])
+    assert (tmp_path / "ddp" / "model.pt").is_file()
+
+
+def test_usage_errors():
+    bad = migrate("run", "--emulate", "gpu", "--", "python", "-c", "pass")
+    assert bad.returncode == 2 and "--emulate must be one of npu" in bad.stderr
+    missing = migrate("run", "--", "no-such-command-xyz")
+    assert missing.returncode == 2 and "command not found" in missing.stderr
