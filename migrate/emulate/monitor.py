@@ -20,9 +20,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from migrate.emulate import modules
 from migrate.emulate.callsite import where
 from migrate.emulate.data import settings
-from migrate.emulate.tensor import NpuTensor, is_npu_device
+from migrate.emulate.tensor import NpuTensor, _leaves, is_npu_device
 
 SUPPORTED = "supported"
+_METADATA = settings().metadata_ops
 
 
 class Record:
@@ -71,9 +72,9 @@ class DispatchMonitor(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         rec = self.rec
-        if rec.suppress or func._opname in settings().metadata_ops:
+        if rec.suppress or func._opname in _METADATA:
             return out
-        flat = torch.utils._pytree.tree_leaves((args, kwargs, out))
+        flat = _leaves(out, _leaves(kwargs, _leaves(args, [])))
         if not _on_npu(flat, kwargs):
             return out
         name = func.name()
@@ -133,7 +134,7 @@ class FunctionMonitor(TorchFunctionMode):
         if isinstance(func, types.FunctionType):
             name = rec.judge.reg.python_forwards.get(name, "")
         op = rec.judge.composite(name) if name and not rec.suppress else None
-        if op is None or not _on_npu(torch.utils._pytree.tree_leaves((args, kwargs)), kwargs):
+        if op is None or not _on_npu(_leaves(kwargs, _leaves(args, [])), kwargs):
             return func(*args, **kwargs)
         rec.ops[op] = rec.ops.get(op, 0) + 1
         rec.suppress += 1

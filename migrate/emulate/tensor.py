@@ -12,7 +12,6 @@ returned as that input, so identity is kept.
 from __future__ import annotations
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_map
 
 from migrate.emulate.data import settings
 
@@ -123,13 +122,39 @@ def target_device(func, flat: list, kwargs: dict) -> torch.device | None:
     return dev
 
 
+def _map(fn, obj):
+    """tree_map for what op arguments hold (tuples, lists, dicts): much cheaper than pytree,
+    which costs more than the op itself for small tensors."""
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_map(fn, o) for o in obj) if not hasattr(obj, "_fields") else (
+            type(obj)(*(_map(fn, o) for o in obj)))
+    if isinstance(obj, dict):
+        return {k: _map(fn, v) for k, v in obj.items()}
+    return fn(obj)
+
+
+def _leaves(obj, out: list) -> list:
+    if isinstance(obj, (tuple, list)):
+        for o in obj:
+            _leaves(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _leaves(o, out)
+    else:
+        out.append(obj)
+    return out
+
+
 def run(func, args: tuple, kwargs: dict):
-    if func._opname in settings().noop_ops:
+    name = func._opname
+    if name in settings().metadata_ops:  # sizes/strides of the CPU tensor: the hot path
+        return func(args[0]._data if isinstance(args[0], NpuTensor) else args[0], *args[1:])
+    if name in settings().noop_ops:
         return None
-    flat, _ = tree_flatten((args, kwargs))
+    flat = _leaves(kwargs, _leaves(args, []))
     dev = target_device(func, flat, kwargs)
     inputs = {id(_unwrap(t)): t for t in flat if isinstance(t, torch.Tensor)}
-    out = func(*tree_map(_unwrap, args), **tree_map(_unwrap, kwargs))
+    out = func(*_map(_unwrap, args), **_map(_unwrap, kwargs))
 
     def wrap(o):
         if not isinstance(o, torch.Tensor):
@@ -141,7 +166,7 @@ def run(func, args: tuple, kwargs: dict):
             return o
         return NpuTensor(o, dev)
 
-    return tree_map(wrap, out)
+    return _map(wrap, out)
 
 
 def to_npu(t: torch.Tensor, device=None) -> NpuTensor:

@@ -170,7 +170,34 @@ def dumps() -> None:
             model(x.to(dev))
 
 
+def names() -> None:
+    """Every public name of the wheel's surface, and every torch_npu name the rules and
+    fixers write, resolves under the emulation."""
+    import importlib
+    import re
+
+    from migrate.emulate.data import surface as wheel_surface
+
+    missing = [f"{m}.{n}" for m, ns in wheel_surface().modules.items()
+               for n in ns if not hasattr(importlib.import_module(m), n)]
+    written = set()
+    for path in [*ROOT.glob("rules/*.yaml"), *ROOT.glob("migrate/source/fixers/*.py")]:
+        written |= set(re.findall(r"\btorch_npu(?:\.[A-Za-z_][A-Za-z0-9_]*)+", path.read_text()))
+    unresolved = []
+    for name in sorted(written):
+        parts = name.split(".")
+        obj = importlib.import_module("torch_npu")
+        for part in parts[1:]:
+            if part == "so" or not hasattr(obj, part):  # "torch_npu.so" is a file name
+                unresolved.append(name) if part != "so" else None
+                break
+            obj = getattr(obj, part)
+    results["names"] = {"surface": sum(len(v) for v in wheel_surface().modules.values()),
+                        "missing": missing, "written": len(written), "unresolved": unresolved}
+
+
 surface()
+names()
 hf_sample()
 fixers()
 dumps()
