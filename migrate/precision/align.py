@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 
 def load_mapping(path: str | Path | None) -> list[tuple[str, str]]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.precision.align import align, load_mapping
 from migrate.precision.judge import base_entry, compare_records
 from migrate.precision.localize import first_divergence

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 FORMAT = 1
 

@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.precision.compare import ComparisonResult, evaluate_gate, missing_entry
 from migrate.precision.dumper import ROOT
 from migrate.precision.flatten import decode, iter_tensors

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 DEFAULTS_FILE = Path(__file__).with_name("thresholds.yaml")
 KEYS = ("rtol", "atol", "cosine_min", "cosine_warn", "mismatch_max", "mismatch_warn",
