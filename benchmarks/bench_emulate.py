@@ -5,8 +5,8 @@ The script (written to a temp folder) trains a small GPT-style model (embeddings
 attention blocks with SDPA, MLP, AdamW) for --steps steps on --device; it times the steps
 itself after --warmup steps, so process start-up and imports are not counted. It runs
 ``--device cpu`` as a plain python process, then ``--device npu`` under the emulation
-(monitor on, as users run it), both with --threads intra-op threads. Prints both step times, their ratio, and the total
-wall-clock times including start-up.
+(monitor on, as users run it), both with --threads intra-op threads. Prints both step
+times, their ratio, and the total wall-clock times including start-up.
 
 Run from the repository root:  /work/venv/bin/python benchmarks/bench_emulate.py
 """
@@ -30,7 +30,8 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-device, steps, warmup, width, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+device, out = sys.argv[1], sys.argv[5]
+steps, warmup, width = (int(a) for a in sys.argv[2:5])
 torch.manual_seed(0)
 
 class Block(nn.Module):
@@ -42,11 +43,13 @@ class Block(nn.Module):
     def forward(self, x):
         b, s, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.h, d // self.h).unbind(2)
-        a = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         x = x + self.proj(a.transpose(1, 2).reshape(b, s, d))
         return x + self.mlp(self.ln2(x))
 
-model = nn.Sequential(nn.Embedding(512, width), *[Block(width, 4) for _ in range(4)], nn.Linear(width, 512)).to(device)
+blocks = [Block(width, 4) for _ in range(4)]
+model = nn.Sequential(nn.Embedding(512, width), *blocks, nn.Linear(width, 512)).to(device)
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 data = torch.randint(0, 512, (8, 65)).to(device)
 times = []

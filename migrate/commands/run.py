@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 EMULATED = ("npu",)
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.ops.registry import load_yaml
-from migrate.resources import op_registry_dir
+from migrate.core.resources import op_registry_dir
 
 HERE = Path(__file__).resolve().parent
 

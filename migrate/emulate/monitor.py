@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import types
 
-import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
