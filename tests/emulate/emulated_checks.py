@@ -59,6 +59,8 @@ def surface() -> None:
     with torch_npu.profiler.profile() as prof:
         prof.step()
     results["profiler_steps"] = prof.steps
+    wide = torch.ones(3, device="npu", dtype=torch.float64)  # reported: dtype
+    torch.special.zeta(wide, wide)  # reported: no NPU kernel
     torch.save({"w": x}, OUT / "ckpt.pt")
     results["load"] = str(torch.load(OUT / "ckpt.pt", map_location="npu:0")["w"].device)
 
