@@ -1,6 +1,6 @@
 """Test driver: run a training script seeded, record every F.cross_entropy loss to LOSSES.
 
-python drive.py LOSSES [--cuda-on-cpu] SCRIPT ARGS...  (--cuda-on-cpu lets an original CUDA
+python drive.py LOSSES [--cuda-on-cpu] SCRIPT ARGS...  (LOSSES.RANK under torchrun; --cuda-on-cpu lets an original CUDA
 script run on a CPU: Tensor.cuda keeps the tensor, torch.cuda.synchronize and memory
 queries answer trivially; everything else of the script is unchanged)."""
 
@@ -11,7 +11,11 @@ import sys
 import torch
 import torch.nn.functional as F
 
+import os
+
 out, args = sys.argv[1], sys.argv[2:]
+if "RANK" in os.environ:  # under torchrun: one file per rank
+    out = f"{out}.{os.environ['RANK']}"
 if args[0] == "--cuda-on-cpu":
     args = args[1:]
     torch.Tensor.cuda = lambda self, *a, **k: self
