@@ -1,8 +1,9 @@
 """Test driver: run a training script seeded, record every F.cross_entropy loss to LOSSES.
 
-python drive.py LOSSES [--cuda-on-cpu] SCRIPT ARGS...  (LOSSES.RANK under torchrun; --cuda-on-cpu lets an original CUDA
-script run on a CPU: Tensor.cuda keeps the tensor, torch.cuda.synchronize and memory
-queries answer trivially; everything else of the script is unchanged)."""
+python drive.py LOSSES [--cuda-on-cpu] SCRIPT ARGS...  (LOSSES.RANK under torchrun;
+--cuda-on-cpu lets an original CUDA script run on a CPU: Tensor.cuda keeps the tensor,
+torch.cuda.synchronize and memory queries answer trivially; everything else of the script
+is unchanged)."""
 
 import json
 import runpy
