@@ -97,6 +97,24 @@ def hf_sample() -> None:
     results["hf_sample"] = losses
 
 
+def cuda_extension_sample() -> None:
+    """The extension is not built (no CUDA compiler, and its .cu needs an Ascend C port):
+    both the original and the port take the PyTorch path; one training step each."""
+    orig = load("fused_ops_orig", ROOT / "samples/cuda_extension/fused_ops/__init__.py")
+    port = load("fused_ops_port", ROOT / "samples/_expected/cuda_extension/fused_ops/__init__.py")
+    losses = {}
+    for name, mod, dev in (("original", orig, "cpu"), ("port", port, "npu")):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(16, 16), mod.BiasGeLU(16)).to(dev)
+        x = torch.randn(8, 16).to(dev)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        first = net(x).pow(2).mean()
+        first.backward()
+        opt.step()
+        losses[name] = [float(first), float(net(x).pow(2).mean())]
+    results["cuda_extension"] = losses
+
+
 def fixers() -> None:
     from migrate.fix.fixers import flash_attention, xformers_attention
 
@@ -201,6 +219,7 @@ def names() -> None:
 surface()
 names()
 hf_sample()
+cuda_extension_sample()
 fixers()
 dumps()
 (OUT / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")

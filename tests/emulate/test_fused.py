@@ -10,7 +10,8 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 from migrate.emulate.fused import FUSED  # noqa: E402
-from migrate.emulate.optim import NpuFusedAdamW, NpuFusedLamb  # noqa: E402
+from migrate.emulate.optim import (  # noqa: E402
+    NpuFusedAdam, NpuFusedAdamW, NpuFusedLamb, NpuFusedSGD)
 
 fa = FUSED["npu_fusion_attention"]
 TRIU = torch.triu(torch.ones(2048, 2048), diagonal=1).bool()
@@ -137,11 +138,23 @@ def _params(seed=3):
     return p
 
 
-def test_fused_adamw_and_lamb_formula():
+def test_fused_adam_adamw_sgd_and_lamb_formula():
     p, q = _params(), _params()
     NpuFusedAdamW([p], lr=0.1).step()
     torch.optim.AdamW([q], lr=0.1, weight_decay=1e-2).step()
     torch.testing.assert_close(p, q)
+    p, before = _params(), _params()
+    NpuFusedAdam([p], lr=0.1, weight_decay=0.1).step()
+    g = before.grad + 0.1 * before.detach()  # L2 decay folded into the gradient
+    m, v = 0.1 * g / 0.1, 0.001 * g * g / 0.001  # bias-corrected first step
+    torch.testing.assert_close(p.detach(), before.detach() - 0.1 * m / (v.sqrt() + 1e-8))
+    p, before = _params(), _params()
+    opt = NpuFusedSGD([p], lr=0.1, momentum=0.9)
+    opt.step()
+    p.grad = before.grad.clone()
+    opt.step()  # momentum buffer: g, then 0.9 g + g
+    torch.testing.assert_close(p.detach(), before.detach() - 0.1 * before.grad
+                               - 0.1 * 1.9 * before.grad)
     p = _params()
     before, grad = p.detach().clone(), p.grad.clone()
     NpuFusedLamb([p], lr=0.1, weight_decay=0.01).step()

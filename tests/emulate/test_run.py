@@ -60,6 +60,11 @@ def test_hf_sample_port_gives_the_original_loss(checks):
     assert hf["port"] == pytest.approx(hf["original"], rel=1e-5)
 
 
+def test_cuda_extension_sample_port_gives_the_original_loss(checks):
+    ext = checks[1]["cuda_extension"]
+    assert ext["port"] == pytest.approx(ext["original"], rel=1e-6)
+
+
 def test_attention_fixers_match_sdpa(checks):
     errs = checks[1]["fixers"]
     assert len(errs) == 7 and max(errs.values()) < 1e-5, errs
