@@ -4,7 +4,6 @@ does not implement are filled in by surface.py and raise "not emulated"."""
 
 from __future__ import annotations
 
-import contextlib
 import types
 
 import torch
@@ -126,8 +125,3 @@ def build_device_module() -> types.ModuleType:
                  "synchronize", "get_device_name", "get_device_properties"):
         setattr(mod.utils, name, getattr(mod, name))
     return mod
-
-
-@contextlib.contextmanager
-def nullcontext(*_a, **_k):
-    yield

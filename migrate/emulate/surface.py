@@ -42,7 +42,7 @@ def implementations() -> dict[str, object]:
 
     from migrate.emulate import fused, optim, profiler, transfer
 
-    found: dict[str, object] = {f"{ROOT}.npu": torch.npu, f"{ROOT}.__version__": None}
+    found: dict[str, object] = {f"{ROOT}.npu": torch.npu}
     for name, impl in fused.FUSED.items():
         found[f"{ROOT}.{name}"] = impl
     for name, cls in optim.OPTIMIZERS.items():

@@ -170,3 +170,27 @@ def test_registered_names_are_public_custom_ops():
     assert set(FUSED) >= {"npu_fusion_attention", "npu_rms_norm", "npu_rotary_mul",
                           "npu_swiglu", "npu_confusion_transpose"}
     assert set(FUSED) <= set(surface().custom_ops)
+
+
+def test_prefix_mode_and_varlen_band_split():
+    q, k, v = qkv(b=2, sq=4, skv=6)
+    prefix = [1, 3]
+    mask = torch.zeros(2, 1, 4, 6, dtype=torch.bool)
+    for b, n in enumerate(prefix):  # bottom-right causal, the first n columns always seen
+        for i in range(4):
+            for j in range(6):
+                mask[b, 0, i, j] = j > i + 2 and j >= n
+    out = fa(q, k, v, 4, "BNSD", atten_mask=TRIU, scale=0.5, sparse_mode=6, prefix=prefix)[0]
+    torch.testing.assert_close(out, sdpa(q, k, v, mask, scale=0.5))
+    # sparse_mode 7: earlier sequences bottom-right causal, the last one a band
+    g = torch.Generator().manual_seed(4)
+    qt, kt, vt = (torch.randn(7, 2, 8, generator=g) for _ in range(3))
+    out7 = fa(qt, kt, vt, 2, "TND", atten_mask=TRIU, scale=0.5, sparse_mode=7, pre_tockens=1,
+              next_tockens=0, actual_seq_qlen=[3, 7], actual_seq_kvlen=[3, 7])[0]
+    first = F.scaled_dot_product_attention(*(t[:3].transpose(0, 1) for t in (qt, kt, vt)),
+                                           is_causal=True, scale=0.5).transpose(0, 1)
+    i, j = torch.arange(4)[:, None], torch.arange(4)[None, :]
+    band = (j > i) | (j < i - 1)
+    last = F.scaled_dot_product_attention(*(t[3:].transpose(0, 1) for t in (qt, kt, vt)),
+                                          attn_mask=~band, scale=0.5).transpose(0, 1)
+    torch.testing.assert_close(out7, torch.cat([first, last]))

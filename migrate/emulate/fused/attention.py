@@ -50,7 +50,7 @@ def band(sq: int, skv: int, pre: int, nxt: int, bottom_right: bool, device) -> t
     return (j > i + off + nxt) | (j < i + off - pre)
 
 
-def build_mask(mode: int, given, sq: int, skv: int, pre: int, nxt: int, prefix, batch: int,
+def build_mask(mode: int, given, sq: int, skv: int, pre: int, nxt: int, prefix,
                device) -> torch.Tensor | None:
     """The boolean mask (True = masked), broadcastable to (B, N, Sq, Skv), or None."""
     if given is None:
@@ -104,7 +104,7 @@ def attend(q, k, v, mask, pse, scale: float, keep_prob: float):
     return out, safe, ssum
 
 
-def _varlen(q, k, v, heads, atten_mask, pse, scale, keep_prob, pre, nxt, qlen, kvlen, mode):
+def _varlen(q, k, v, atten_mask, pse, scale, keep_prob, pre, nxt, qlen, kvlen, mode):
     if qlen is None or kvlen is None:
         raise ValueError("npu_fusion_attention: TND needs actual_seq_qlen and actual_seq_kvlen")
     outs, maxes, sums = [], [], []
@@ -124,10 +124,10 @@ def _varlen(q, k, v, heads, atten_mask, pse, scale, keep_prob, pre, nxt, qlen, k
             sub = 4 if b == 0 else 2
         else:
             sub = mode
-        given = atten_mask if sub in (0, 1) else (atten_mask if atten_mask is not None else None)
+        given = atten_mask
         if sub in (0, 1) and given is not None:
-            given = given[:sq, :skv]
-        mask = build_mask(sub, given, sq, skv, pre, nxt, None, 1, q.device)
+            given = given[:sq, :skv]  # varlen masks are SS (maxSq x maxSkv)
+        mask = build_mask(sub, given, sq, skv, pre, nxt, None, q.device)
         out, smax, ssum = attend(qb, kb, vb, mask, pse, scale, keep_prob)
         outs.append(out[0].transpose(0, 1))
         maxes.append(smax[0].transpose(0, 1))
@@ -147,7 +147,7 @@ def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, pa
     if not 0.0 < keep_prob <= 1.0:
         raise ValueError(f"npu_fusion_attention: keep_prob must be in (0, 1], got {keep_prob}")
     if input_layout == "TND":
-        out, smax, ssum = _varlen(query, key, value, head_num, atten_mask, pse, scale, keep_prob,
+        out, smax, ssum = _varlen(query, key, value, atten_mask, pse, scale, keep_prob,
                                   pre_tockens, next_tockens, actual_seq_qlen, actual_seq_kvlen,
                                   sparse_mode)
     else:
@@ -156,7 +156,7 @@ def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, pa
         kv_heads = None if input_layout in ("BSND", "BNSD") else key.shape[-1] // d
         k, v = to_bnsd(key, input_layout, kv_heads), to_bnsd(value, input_layout, kv_heads)
         mask = build_mask(sparse_mode, atten_mask, q.shape[2], k.shape[2], pre_tockens,
-                          next_tockens, prefix, q.shape[0], q.device)
+                          next_tockens, prefix, q.device)
         out, smax, ssum = attend(q, k, v, mask, pse, scale, keep_prob)
         out = from_bnsd(out, input_layout)
     smax = smax.float().expand(*smax.shape[:-1], 8)
