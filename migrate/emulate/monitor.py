@@ -18,7 +18,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from migrate.emulate import modules
-from migrate.emulate.callsite import where
+from migrate.emulate.callsite import call_site, where
 from migrate.emulate.data import settings
 from migrate.emulate.tensor import NpuTensor, _leaves, is_npu_device
 
@@ -103,9 +103,11 @@ class DispatchMonitor(TorchDispatchMode):
         if verdict.status != SUPPORTED:
             op = judge.alias(name)
             if not any(k[0] == "cpu_fallback" and k[1] == op for k in rec.findings):
-                warnings.warn(f"CAUTION: The operator '{op}' is not currently supported on the "
-                              "NPU backend and will fall back to run on the CPU (what torch_npu "
-                              "warns on the device; emulated)", stacklevel=2)
+                path, line = call_site(3)
+                warnings.warn_explicit(
+                    f"CAUTION: The operator '{op}' is not currently supported on the NPU "
+                    "backend and will fall back to run on the CPU (torch_npu's warning on the "
+                    "device; emulated)", UserWarning, path, line)
             rec.add("cpu_fallback", op, verdict.reason)
 
 
