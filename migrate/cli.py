@@ -11,6 +11,7 @@ from migrate.commands import apply as apply_cmd
 from migrate.commands import ops as ops_cmd
 from migrate.commands import precision as precision_cmd
 from migrate.commands import rules as rules_cmd
+from migrate.commands import run as run_cmd
 from migrate.commands import scan as scan_cmd
 from migrate.core.errors import UsageError
 
@@ -38,7 +39,7 @@ def _root(
     """Move PyTorch projects from CUDA to Ascend NPUs (torch + torch_npu)."""
 
 
-for module in (scan_cmd, apply_cmd, rules_cmd, ops_cmd, precision_cmd):
+for module in (scan_cmd, apply_cmd, rules_cmd, ops_cmd, precision_cmd, run_cmd):
     module.register(app)
 
 
