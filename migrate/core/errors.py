@@ -3,3 +3,7 @@
 
 class UsageError(Exception):
     """Bad input from the user: a missing path, an unreadable model, a bad option value."""
+
+
+class FileProblem(Exception):
+    """One file cannot be scanned (syntax error, not a notebook...): an ``errors`` entry."""

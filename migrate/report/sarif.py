@@ -83,7 +83,7 @@ def fingerprints(findings: Sequence[Finding], sources: SourceLines) -> list[str]
 
 
 def uri(path: str) -> str:
-    return quote(path.replace("\\", "/"), safe="/")
+    return quote(path.replace("\\", "/"), safe="/", errors="surrogateescape")
 
 
 def _region(f: Finding) -> dict:

@@ -9,8 +9,6 @@ from migrate.core.findings import Edit, Finding, Fix, LineIndex
 from migrate.core.rules import Rule
 from migrate.scan.suppress import suppressed_codes
 
-SNIPPET_MAX = 400  # longer lines are cut to a window around the finding
-
 
 @dataclass
 class TextFile:
@@ -30,15 +28,6 @@ class TextFile:
         codes = self._suppressions[line]
         return codes is not None and (not codes or rule.code in codes or rule.name in codes)
 
-    def snippet(self, line: int, col: int) -> str:
-        start = self.index.starts[line - 1]
-        end = self.text.find("\n", start)
-        end = len(self.text) if end < 0 else end
-        if end - start > SNIPPET_MAX:
-            start = max(start, start + col - 1 - SNIPPET_MAX // 4)
-            end = min(end, start + SNIPPET_MAX)
-        return self.text[start:end].rstrip("\r")
-
     def finding(self, rule: Rule, start: int, end: int, values: dict[str, Any],
                 replacement: str | None = None) -> Finding | None:
         """A finding of ``rule`` on text[start:end]; a fix replaces that span by
@@ -54,6 +43,7 @@ class TextFile:
                 description=rule.format_fix_title(**values),
                 edits=[Edit(start, end, replacement)],
             )
+        snippet, snippet_start = self.index.snippet(line, col)
         return Finding(
             rule=rule.code,
             name=rule.name,
@@ -65,23 +55,10 @@ class TextFile:
             message=rule.format_message(**values),
             category=rule.category,
             fix=fix,
-            snippet=self.snippet(line, col),
+            snippet=snippet,
+            snippet_start=snippet_start,
         )
 
 
 def applies(rule: Rule, kind: str) -> bool:
     return kind in rule.files
-
-
-def apply_edits(text: str, edits: list[Edit]) -> str:
-    """Apply non-overlapping edits (any order) to text; overlapping later edits are skipped."""
-    out = []
-    pos = 0
-    for edit in sorted(edits):
-        if edit.start < pos:
-            continue
-        out.append(text[pos:edit.start])
-        out.append(edit.content)
-        pos = edit.end
-    out.append(text[pos:])
-    return "".join(out)
