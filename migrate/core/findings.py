@@ -11,6 +11,7 @@ category and optionally a Fix. A Fix is a list of text Edits on the file's text
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -137,6 +138,23 @@ def splice(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
+def _byte_table(line: str) -> tuple[list[int], list[int]]:
+    """For a line with non-ASCII characters: the UTF-8 byte offsets of those characters and,
+    per count of them passed, the extra bytes they take (empty lists for an ASCII line)."""
+    if line.isascii():
+        return [], []
+    starts: list[int] = []
+    extra = [0]
+    byte = 0
+    for ch in line:
+        width = len(ch.encode("utf-8", "surrogatepass"))
+        if width > 1:
+            starts.append(byte)
+            extra.append(extra[-1] + width - 1)
+        byte += width
+    return starts, extra
+
+
 class LineIndex:
     """Convert between character offsets and 1-based (line, column) in one text.
 
@@ -145,6 +163,8 @@ class LineIndex:
 
     def __init__(self, text: str):
         self.text = text
+        self._lines: dict[int, str] = {}
+        self._byte_tables: dict[int, tuple[list[int], list[int]]] = {}
         if "\r" in text:
             self.starts = [0, *(m.end() for m in _BREAK.finditer(text))]
             return
@@ -160,12 +180,18 @@ class LineIndex:
         return self.starts[line - 1] + col0
 
     def offset_of_node(self, line: int, byte_col: int) -> int:
-        """Offset of an ast position: 1-based line and a UTF-8 *byte* column."""
-        line_text = self.line_text(line)
-        if line_text.isascii():
+        """Offset of an ast position: 1-based line and a UTF-8 *byte* column.
+
+        O(log n) per call after one pass over the line, so a file with one very long line
+        and many nodes stays linear."""
+        table = self._byte_tables.get(line)
+        if table is None:
+            table = self._byte_tables[line] = _byte_table(self.line_text(line))
+        if not table[0]:
             return self.offset(line, byte_col)
-        col = len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-        return self.offset(line, col)
+        starts, extra = table
+        k = bisect.bisect_left(starts, byte_col)
+        return self.offset(line, byte_col - extra[k])
 
     def span(self, node) -> tuple[int, int]:
         """Character offsets [start, end) of an ast node."""
@@ -174,8 +200,6 @@ class LineIndex:
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset."""
-        import bisect
-
         i = bisect.bisect_right(self.starts, offset) - 1
         return i + 1, offset - self.starts[i] + 1
 
@@ -191,7 +215,10 @@ class LineIndex:
         return end
 
     def line_text(self, line: int) -> str:
-        return self.text[self.starts[line - 1]:self.line_end(line)]
+        text = self._lines.get(line)
+        if text is None:
+            text = self._lines[line] = self.text[self.starts[line - 1]:self.line_end(line)]
+        return text
 
     def snippet(self, line: int, col: int) -> tuple[str, int]:
         """(a window of at most SNIPPET_MAX characters of ``line`` around 1-based ``col``,

@@ -77,7 +77,7 @@ def fingerprints(findings: Sequence[Finding], sources: SourceLines) -> list[str]
         key = (f.rule, f.path, text)
         index = seen.get(key, 0)
         seen[key] = index + 1
-        digest = hashlib.sha256("\0".join([*key, str(index)]).encode("utf-8")).hexdigest()
+        digest = hashlib.sha256("\0".join([*key, str(index)]).encode("utf-8", "surrogateescape")).hexdigest()
         out.append(digest[:32])
     return out
 

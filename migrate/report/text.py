@@ -105,7 +105,9 @@ def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter)
     scanned = plural(summary["files_scanned"], "file") + " scanned"
     if result.errors:
         scanned += ", " + plural(len(result.errors), "error")
-    if not result.findings:
+    if not result.findings and result.errors:
+        out = [paint(f"No findings, but not every file could be scanned ({scanned}).", "bold red")]
+    elif not result.findings:
         out = [paint(f"All checks passed! ({scanned})", "bold green")]
     else:
         out = [paint(f"Found {plural(len(result.findings), 'finding')} in "

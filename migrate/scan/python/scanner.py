@@ -37,6 +37,13 @@ def scan_python(text: str, rel: str, rules: list[Rule] | tuple[Rule, ...]) -> li
         fn = kinds.get(kind)
         if fn is not None:
             fn(f, group)
-    kept = [x for x in f.findings
-            if not is_suppressed(f.index.line_text(x.line), x.rule, x.name)]
+    lines: dict[int, str | None] = {}  # per line: its text if it holds a comment
+    kept = []
+    for x in f.findings:
+        if x.line not in lines:
+            text = f.index.line_text(x.line)
+            lines[x.line] = text if "#" in text else None
+        text = lines[x.line]
+        if text is None or not is_suppressed(text, x.rule, x.name):
+            kept.append(x)
     return sorted(kept, key=Finding.sort_key)
