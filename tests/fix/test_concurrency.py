@@ -57,3 +57,22 @@ def test_two_applies_at_once_and_an_edit_mid_run_equal_one_clean_run(tmp_path):
     again = _apply(tree)
     again.communicate(timeout=300)
     assert _contents(tree) == _contents(ref)
+
+
+def test_interleaved_applies_never_splice_stale_offsets(tmp_path):
+    """The interleaving that broke files: run B scans, run A rewrites, run B applies its
+    (now stale) scan. B must notice the bytes changed and re-scan."""
+    from migrate.core.rules import default_rules
+    from migrate.fix.rewrite import Options
+    from migrate.fix.run import apply_scan
+    from migrate.scan.engine import ScanOptions, scan_paths
+
+    tree = _tree(tmp_path / "tree", copies=1)
+    ref = _tree(tmp_path / "ref", copies=1)
+    rules, options = default_rules(), Options(unsafe=True)
+    scan_b = scan_paths([tree], ScanOptions(jobs=1))
+    apply_scan(scan_paths([tree], ScanOptions(jobs=1)), tree, rules, options)  # run A
+    run_b = apply_scan(scan_b, tree, rules, options)
+    assert not [e for e in run_b.errors if "not written" in e.message]
+    apply_scan(scan_paths([ref], ScanOptions(jobs=1)), ref, rules, options)
+    assert _contents(tree) == _contents(ref)

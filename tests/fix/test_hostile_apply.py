@@ -9,8 +9,6 @@ import stat
 import pytest
 
 from migrate.core import fileio
-from migrate.core.errors import FileProblem
-from migrate.core.fileio import content_hash
 from migrate.core.rules import default_rules
 from migrate.fix.rewrite import Options, fix_text, rewrite_file
 from migrate.fix.run import apply_scan, engine_scan
@@ -36,6 +34,8 @@ def _clean(tmp_path, text: str) -> str:
 
 
 def test_stale_findings_are_never_spliced_into_new_bytes(tmp_path):  # defect 1
+    from migrate.core.fileio import content_hash
+
     old = "import torch\nx = torch_accelerator_module.cuda()\n"
     new = "import torch\n\n\ny = torch_accelerator_module\nx = y.cuda()  # moved\n"
     p = tmp_path / "a.py"
@@ -177,6 +177,8 @@ def test_one_libcst_parse_per_file(tmp_path, monkeypatch):  # defect 8
 
 
 def test_a_scan_error_is_not_disguised_as_a_syntax_error(tmp_path):
+    from migrate.core.errors import FileProblem
+
     def broken(*a):
         raise FileProblem("syntax error at line 2: something")
 

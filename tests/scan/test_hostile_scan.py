@@ -10,9 +10,7 @@ import stat
 
 import pytest
 
-from migrate.core.findings import SNIPPET_MAX
 from migrate.scan.engine import ScanOptions, scan_paths
-from migrate.scan.worker import clamp_jobs
 from tests.hostile import CUDA, as_nobody, migrate, needs_nobody, shared_dir
 
 
@@ -91,6 +89,8 @@ def test_unreadable_folder_and_file_are_errors_not_tracebacks():  # defect 2
 
 
 def test_long_line_snippets_are_windows(tmp_path):  # defect 4
+    from migrate.core.findings import SNIPPET_MAX
+
     line = "x.cuda();" * 5000
     (tmp_path / "long.py").write_text("import torch\nx = torch.zeros(1)\n" + line + "\n")
     result = _scan(tmp_path)
@@ -243,6 +243,8 @@ def test_one_file_by_two_spellings_is_reported_once(tmp_path, monkeypatch):  # d
 
 
 def test_jobs_are_clamped_and_nonsense_is_refused(tmp_path):  # defect 11
+    from migrate.scan.worker import clamp_jobs
+
     (tmp_path / "a.py").write_text(CUDA)
     assert clamp_jobs(999, 3) <= min(os.cpu_count() or 1, 3)
     assert clamp_jobs(10**20, 1) == 1 and clamp_jobs(None, 0) == 1
