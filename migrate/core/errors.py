@@ -7,3 +7,7 @@ class UsageError(Exception):
 
 class FileProblem(Exception):
     """One file cannot be scanned (syntax error, not a notebook...): an ``errors`` entry."""
+
+
+class RuleError(ValueError):
+    """A rule row that cannot be used: a bad code, kind, params key or type, a duplicate."""

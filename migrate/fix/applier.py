@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from migrate.core.findings import Edit, Finding, LineIndex, splice
 from migrate.core.fileio import newline_of
 from migrate.fix.imports import import_edit
-from migrate.scan.suppress import is_suppressed
 
 
 @dataclass
@@ -75,20 +74,13 @@ class _Taken:
         self.members.add(e)
 
 
-def choose(findings: list[Finding], *, unsafe: bool,
-           text: str | None = None) -> list[Finding]:
-    """The fixes to apply in one pass: non-overlapping, in source order."""
-    lines = LineIndex(text) if text is not None else None
-    line_cache: dict[int, str] = {}
+def choose(findings: list[Finding], *, unsafe: bool) -> list[Finding]:
+    """The fixes to apply in one pass: non-overlapping, in source order. (Suppressed
+    findings never reach here: the scan drops them.)"""
     candidates = []
     for f in findings:
         if not fixable(f, unsafe) or not _self_consistent(f.fix.edits):
             continue
-        if lines is not None:
-            if f.line not in line_cache:
-                line_cache[f.line] = lines.line_text(f.line) if 0 < f.line <= len(lines.starts) else ""
-            if "#" in line_cache[f.line] and is_suppressed(line_cache[f.line], f.rule, f.name):
-                continue
         first = min((e.start for e in f.fix.edits), default=-1)
         candidates.append((first, f.line, f.column, f.rule, f))
     candidates.sort(key=lambda c: c[:4])
@@ -115,7 +107,7 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
 
     Raises SyntaxError if the edited text does not parse (it cannot take imports then).
     """
-    chosen = choose(findings, unsafe=unsafe, text=text)
+    chosen = choose(findings, unsafe=unsafe)
     if not chosen:
         return text, []
     nl = newline_of(text)

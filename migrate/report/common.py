@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from migrate.core.fileio import SourceError, read_bytes
-from migrate.core.findings import CATEGORIES, Finding
+from migrate.core.findings import Finding
 from migrate.core.rules import Rule
 
 # How loud each category is, wherever a format has levels (SARIF, GitHub annotations).
@@ -112,13 +112,6 @@ class SourceLines:
                 except SourceError:
                     pass
         return self._files[path]
-
-
-def category_counts(findings: Iterable[Finding]) -> dict[str, int]:
-    counts = {c: 0 for c in CATEGORIES}
-    for f in findings:
-        counts[f.category] = counts.get(f.category, 0) + 1
-    return counts
 
 
 def statistics_rows(findings: Sequence[Finding], rules: Sequence[Rule]) -> list[dict]:

@@ -125,13 +125,17 @@ def _toml_problem(text: str) -> str | None:
 
 
 def _scan_onnx(path: Path, rel: str, rules) -> list[Finding]:
-    try:
-        from migrate.ops.scan_hook import scan_onnx
-    except ImportError:
-        return []
-    findings, errors = scan_onnx(path, rel, rules)
-    if errors:
-        raise FileProblem(errors[0].message)
+    from migrate.core.kinds import kinds_of
+
+    findings: list[Finding] = []
+    for spec in kinds_of("onnx"):
+        group = [r for r in rules if r.kind == spec.name]
+        if not group:
+            continue
+        found, errors = spec.run(path, rel, group)
+        if errors:
+            raise FileProblem(errors[0].message)
+        findings += found
     return findings
 
 

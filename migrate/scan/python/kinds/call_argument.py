@@ -12,11 +12,17 @@ import ast
 import re
 
 from migrate.core.rules import Rule
-from migrate.scan.python.kinds import python_kind
+from migrate.core.kinds import param, prefilter_words, rule_kind
 from migrate.scan.python.pyfile import PyFile
 
 
-@python_kind("call-argument-pattern")
+PARAMS = {
+    "calls": param(dict, required=True, doc="qualified call name -> argument positions"),
+    "pattern": param(str, required=True, doc="regex an argument's string value must match"),
+}
+
+
+@rule_kind("call-argument-pattern", engine="python", params=PARAMS, tokens=prefilter_words)
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {}
     for rule in rules:
