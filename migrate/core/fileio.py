@@ -90,7 +90,7 @@ def read_bytes(path: Path | str, limit: int = MAX_FILE_BYTES) -> tuple[bytes, os
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise SourceError("not a regular file (a FIFO, device or socket); skipped")
+            raise SourceError("not a regular file (a folder, FIFO, device or socket); skipped")
         if st.st_size > limit:
             raise SourceError(f"file too large ({st.st_size} bytes, limit {limit}); skipped")
         os.set_blocking(fd, True)

@@ -240,3 +240,10 @@ def test_apply_errors_fail_the_run_and_names_are_escaped(tmp_path):  # defects 9
     assert r.returncode == 1
     assert "bad\\n::error::x.py: error:" in r.stderr
     assert not any(ln.startswith("::error") for ln in r.stderr.splitlines())
+
+
+def test_import_on_a_line_shared_with_the_code_that_needs_it(tmp_path):
+    p = tmp_path / "a.py"
+    p.write_text("import torch; torch.cuda.synchronize()\n")
+    assert _apply(tmp_path).errors == []
+    assert p.read_text() == "import torch; import torch_npu; torch.npu.synchronize()\n"
