@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
@@ -48,7 +49,17 @@ EXTRAS = {"torch": "torch", "safetensors": "torch", "numpy": "torch", "onnx": "o
           "onnxruntime": "onnx", "onnxscript": "onnx", "onnx_ir": "onnx"}
 
 
+def _safe_streams() -> None:
+    """Non-UTF-8 file names (lone surrogates) are printed escaped, never a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+
+
 def main() -> None:
+    _safe_streams()
     try:
         app()
     except UsageError as exc:
@@ -64,3 +75,32 @@ def main() -> None:
     except KeyboardInterrupt:
         print("migrate: interrupted", file=sys.stderr)
         sys.exit(130)
+    except BrokenPipeError:
+        from migrate.commands.output import quiet_stdout
+
+        quiet_stdout()
+        sys.exit(1)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EIO, errno.EPIPE, errno.EDQUOT):
+            raise
+        from migrate.commands.output import quiet_stdout
+
+        quiet_stdout()
+        print(f"migrate: error: cannot write output: {exc.strerror}", file=sys.stderr)
+        sys.exit(2)
+    except SystemExit:
+        _flush_stdout()
+        raise
+    _flush_stdout()
+
+
+def _flush_stdout() -> None:
+    """A full disk behind stdout is one clear line and exit 2, not a traceback at exit."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        from migrate.commands.output import quiet_stdout
+
+        quiet_stdout()
+        print(f"migrate: error: cannot write output: {exc.strerror}", file=sys.stderr)
+        sys.exit(2)
