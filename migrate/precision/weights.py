@@ -8,20 +8,26 @@ roundoffs of the less precise dtype - what a cast can do, and far less than a fa
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from migrate.precision import sketch
 from migrate.precision.align import Mapping, rename, strip
 
-UNIT_ROUNDOFF = {"bfloat16": 2.0 ** -8, "float16": 2.0 ** -11, "float32": 2.0 ** -24,
-                 "float64": 2.0 ** -53}
+# (unit roundoff, spacing of the subnormals): a cast moves an element by at most
+# u * |w| + spacing / 2 (values below the smallest normal lose relative precision).
+ROUNDING = {"bfloat16": (2.0 ** -8, 2.0 ** -133), "float16": (2.0 ** -11, 2.0 ** -24),
+            "float32": (2.0 ** -24, 2.0 ** -149), "float64": (2.0 ** -53, 0.0)}
 
 
-def _cast_limit(a: str, b: str) -> float | None:
-    ua, ub = UNIT_ROUNDOFF.get(a), UNIT_ROUNDOFF.get(b)
-    if ua is None or ub is None:
+def _cast_limit(a: str, b: str, numel: int) -> tuple[float, float] | None:
+    """``(relative, absolute)`` bound on the L2 error of casting between ``a`` and ``b``,
+    doubled for the sketch's spread."""
+    ra, rb = ROUNDING.get(a), ROUNDING.get(b)
+    if ra is None or rb is None:
         return None
-    return 2.0 * max(ua, ub)
+    u, spacing = max(ra[0], rb[0]), max(ra[1], rb[1])
+    return 2.0 * u, 2.0 * spacing * math.sqrt(max(numel, 1))
 
 
 def _differs(r: dict, t: dict) -> str | None:
@@ -29,14 +35,15 @@ def _differs(r: dict, t: dict) -> str | None:
         return f"shape {r.get('shape')} vs {t.get('shape')}"
     if r.get("dtype") == t.get("dtype"):
         return None if r.get("crc") == t.get("crc") else "bytes differ (checksum)"
-    limit = _cast_limit(r.get("dtype", ""), t.get("dtype", ""))
+    numel = math.prod(r.get("shape") or [1])
+    limit = _cast_limit(r.get("dtype", ""), t.get("dtype", ""), numel)
     a, b = sketch.decode(r.get("sketch")), sketch.decode(t.get("sketch"))
     if limit is None or a is None or b is None or not r.get("norm"):
         return None
-    rel = sketch.diff_norm(a, b) / float(r["norm"])
-    if rel > limit:
-        return (f"relative error {rel:.3g} ({r['dtype']} vs {t['dtype']}; a cast gives at "
-                f"most {limit:.2g})")
+    norm, diff = float(r["norm"]), sketch.diff_norm(a, b)
+    if diff > limit[0] * norm + limit[1]:
+        return (f"relative error {diff / norm:.3g} ({r['dtype']} vs {t['dtype']}; a cast "
+                f"gives at most {(limit[0] * norm + limit[1]) / norm:.2g})")
     return None
 
 

@@ -144,6 +144,30 @@ class _HF32Mode(torch.overrides.TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+class _WideMode(torch.overrides.TorchFunctionMode):
+    """Matmul/conv computed in float64 and rounded back: an honest fp32 run whose sums are
+    ordered and rounded differently, as on another device."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func not in _REDUCED:
+            return func(*args, **kwargs)
+
+        def wide(x):
+            return x.double() if isinstance(x, torch.Tensor) and x.dtype == torch.float32 \
+                else x
+
+        out = func(*map(wide, args), **{k: wide(v) for k, v in kwargs.items()})
+        return out.float() if isinstance(out, torch.Tensor) else out
+
+
+@contextmanager
+def other_device():
+    """Exact-then-rounded matmul/conv: an fp32 run as another device would make it."""
+    with _WideMode():
+        yield
+
+
 HF32_META = {"precision": {"matmul": "hf32", "conv": "hf32", "source": "emulated"}}
 
 
