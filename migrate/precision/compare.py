@@ -98,7 +98,7 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
         if other is None:
             entries.append(missing_entry(rec, "target"))
             continue
-        th = gate.for_entry(rec["name"], rec["dtype"], other["dtype"], run)
+        th = gate.for_entry(rec["name"], rec["dtype"], other["dtype"], run, kind=rec["kind"])
         ck = (rec.get("file"), rec.get("tensor"), other.get("file"), other.get("tensor"),
               tuple(sorted((k, str(v)) for k, v in th.items())))
         if None not in ck[:4] and ck in cache:

@@ -66,7 +66,7 @@ class BackgroundDigest:
         import threading
 
         self._model = model
-        self._versions = _versions(model)
+        self._versions = _versions(model)  # before the thread starts: what the run sees
         self._value: dict | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="weights-digest", daemon=True)
@@ -79,13 +79,24 @@ class BackgroundDigest:
             self._error = exc
 
     def result(self) -> tuple[dict, bool]:
-        """``(table, stable)``; stable is False when weights were modified in place."""
+        """``(table, stable)``; stable is False when weights were modified in place (a
+        BatchNorm's running stats in train mode, an optimizer step): those entries are
+        marked ``changed`` (read while they changed, so not compared)."""
         self._thread.join()
         if self._error is not None:
             raise self._error
-        return self._value or {}, _versions(self._model) == self._versions
+        table, now = self._value or {}, _versions(self._model)
+        changed = [n for n, v in now.items() if self._versions.get(n) != v]
+        # Kernels update BatchNorm's running stats without bumping their version: buffers
+        # (small) are checked by their bytes.
+        changed += [n for n, b in self._model.named_buffers()
+                    if n in table and f"{crc32(b):08x}" != table[n]["crc"]]
+        for name in changed:
+            if name in table:
+                table[name]["changed"] = True
+        return table, not changed
 
 
-def _versions(model: Any) -> int:
-    return sum(t._version for t in model.state_dict(keep_vars=True).values()
-               if hasattr(t, "_version"))
+def _versions(model: Any) -> dict[str, int]:
+    return {n: t._version for n, t in model.state_dict(keep_vars=True).items()
+            if hasattr(t, "_version")}

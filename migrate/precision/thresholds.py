@@ -25,9 +25,13 @@ DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32
                  "float": "float32", "fp64": "float64", "double": "float64", "tf32": "hf32"}
 
 
+# A key K may have variants: replay_K (used by replay) and grad_K (backward.* records).
+VARIANTS = ("replay_", "grad_")
+
+
 def threshold_keys() -> set[str]:
     base = set(BAND_KEYS) | metrics.gate_keys()
-    return base | {f"replay_{k}" for k in base}
+    return base | {f"{v}{k}" for v in VARIANTS for k in base}
 
 
 @dataclass
@@ -56,17 +60,20 @@ class Gate:
         return skip
 
     def for_entry(self, name: str, ref_dtype: str, tgt_dtype: str,
-                  run_class: str | None = None, replay: bool = False) -> dict[str, Any]:
+                  run_class: str | None = None, replay: bool = False,
+                  kind: str = "") -> dict[str, Any]:
         """Thresholds for one aligned pair; ``skip`` when an override says so, ``class``
-        the precision class they come from."""
+        the precision class they come from. Gradients (``kind`` backward.*) use the
+        grad_ variants, replay the replay_ ones."""
         cls = self.class_of(ref_dtype, tgt_dtype, run_class)
         out = dict(self.dtypes.get(cls) or self.dtypes["default"])
         for ov in self.overrides:
             if fnmatch.fnmatchcase(name, ov["match"]):
                 out.update({k: v for k, v in ov.items() if k not in ("match", "why")})
-        if replay:
-            out.update({k[len("replay_"):]: v for k, v in list(out.items())
-                        if k.startswith("replay_")})
+        for variant, on in (("grad_", kind.startswith("backward")), ("replay_", replay)):
+            if on:
+                out.update({k[len(variant):]: v for k, v in list(out.items())
+                            if k.startswith(variant)})
         out["class"], out["rel_floor"] = cls, self.rel_floor
         return out
 

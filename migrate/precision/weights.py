@@ -59,7 +59,8 @@ def compare_weights(ref_meta: dict, tgt_meta: dict, mapping: Mapping,
         mod, _, leaf = name.rpartition(".")
         mapped = f"{rename(mod, mapping)}.{leaf}" if mod else name
         t = tgt_by.get(mapped)
-        if not isinstance(r, dict) or not isinstance(t, dict):
+        if not isinstance(r, dict) or not isinstance(t, dict) or r.get("changed") or \
+                t.get("changed"):
             continue
         why = _differs(r, t)
         if why:

@@ -130,8 +130,10 @@ class _HF32Mode(torch.overrides.TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func in _REDUCED:
-            def rnd(x):
-                return round_mantissa(x) if isinstance(x, torch.Tensor) else x
+            def rnd(x):  # straight-through: the forward sees rounded inputs
+                if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:
+                    return x
+                return x + (round_mantissa(x.detach()) - x.detach())
 
             if func is torch.addmm or func is torch.baddbmm:
                 args = (args[0], *map(rnd, args[1:]))  # the added term is not a product

@@ -89,3 +89,37 @@ def test_replay_against_another_model_is_inconclusive(refs):
     model, args, kwargs = H.build("llama")
     result = replay_model(model, refs["gpt2"], args=args, kwargs=kwargs)
     assert result.culprit is None and not result and "compared" in result.inconclusive
+
+
+def _train_step(out, name, mode="fp32", grad_fault=False):
+    model, args, kwargs = H.build(name)
+    model.train()  # BatchNorm on batch statistics, running stats updated in place
+    if mode == "bf16":
+        model, args, kwargs = H.cast(model, args, kwargs, torch.bfloat16)
+    if grad_fault:  # 4% on every gradient flowing into one layer
+        model.get_submodule(H.FAULT_SITES[name]).register_full_backward_pre_hook(
+            lambda mod, go: tuple(None if g is None else g * 1.04 for g in go))
+    labels = {"labels": torch.tensor([1, 2])} if name == "resnet" else {
+        "labels": kwargs["decoder_input_ids"].clone()}
+    ctx = torch.autocast("cpu", dtype=torch.bfloat16) if mode == "autocast" else \
+        torch.enable_grad()
+    with dump(model, out, grads=True):
+        with ctx:
+            loss = model(*args, **kwargs, **labels).loss
+        loss.backward()
+
+
+@pytest.mark.parametrize("name", ["resnet", "t5"])
+def test_training_steps_judged_by_the_run_precision(tmp_path, name):
+    """bf16 weights or bf16 autocast: the fp32 loss and gradients are judged as bf16."""
+    _train_step(tmp_path / "r", name)
+    for mode in ("bf16", "autocast"):
+        _train_step(tmp_path / mode, name, mode)
+        result = compare_dumps(tmp_path / "r", tmp_path / mode)
+        assert result, [(e["name"], e["reason"]) for e in result.entries
+                        if e["status"] == "fail"][:3]
+        assert result.precision["target"] == "bfloat16" and not result.weights
+    _train_step(tmp_path / "g", name, grad_fault=True)
+    faulty = compare_dumps(tmp_path / "r", tmp_path / "g")
+    assert not faulty and faulty.first_divergence["name"] == H.FAULT_SITES[name]
+    assert faulty.first_divergence["kind"] == "backward.grad_output"
