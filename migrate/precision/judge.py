@@ -6,6 +6,7 @@ field, and every metric with a ``limit`` is gated by ``<key>_<limit>`` / ``<key>
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from migrate.precision import metrics
@@ -65,7 +66,9 @@ def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
 def judge_stats(ref_rec: dict, tgt_rec: dict, th: dict) -> tuple[str, str, dict]:
     """Stats-only comparison: NaN/Inf counts must agree; the stats metrics (sketch
     estimates of cosine and relative error, the norm) are judged like tensor metrics."""
-    rs, ts = ref_rec.get("stats") or {}, tgt_rec.get("stats") or {}
+    numel = math.prod(ref_rec["shape"])
+    rs = {**(ref_rec.get("stats") or {}), "numel": numel}
+    ts = {**(tgt_rec.get("stats") or {}), "numel": numel}
     m = metrics.compute("stats", rs, ts)
     extra = {"nan": ts.get("nan", 0), "inf": ts.get("inf", 0),
              **{k: v for k, v in m.items() if v is not None}}

@@ -39,3 +39,12 @@ def norm_rel(rs: dict[str, Any], ts: dict[str, Any]) -> float | None:
     if nr is None or nt is None:
         return None
     return abs(float(nt) - float(nr)) / max(abs(float(nr)), 1e-30)
+
+
+@METRICS.register("sketch_rmse", tier="stats", estimates="rmse")
+def sketch_rmse(rs: dict[str, Any], ts: dict[str, Any]) -> float | None:
+    both = _sketches(rs, ts)
+    numel = rs.get("numel")
+    if both is None or not numel:
+        return None
+    return sketch.diff_norm(*both) / float(numel) ** 0.5
