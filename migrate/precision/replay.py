@@ -162,13 +162,17 @@ def _culprit(rp: _Replayer, names: list[str]) -> tuple[dict | None, str | None]:
 
 def replay_model(model: Any, ref_dir: str | Path, gate: Gate | str | Path | None = None,
                  device: Any = None, dtype: Any = None, args: tuple | None = None,
-                 kwargs: dict | None = None, profile: str | None = None) -> ComparisonResult:
+                 kwargs: dict | None = None, profile: str | None = None,
+                 precision: dict | None = None) -> ComparisonResult:
+    """Replay ``model`` against the reference dump. ``precision`` overrides what is read
+    from the flags about the target's compute precision (``meta.precision`` keys, e.g.
+    ``{"conv": "hf32"}`` when HF32 is emulated or set where the flags cannot be read)."""
     gate = gate if isinstance(gate, Gate) else load_gate(gate, profile)
     ref = Dump(ref_dir)
     if not ref.has_tensors or not ref.meta.get("inputs"):
         raise UsageError(f"{ref_dir}: replay needs a full dump made with --inputs")
-    tgt_class = run_precision.run_class({"precision": run_precision.record(model)},
-                                        gate.profile)
+    tgt_prec = {**run_precision.record(model), **(precision or {})}
+    tgt_class = run_precision.run_class({"precision": tgt_prec}, gate.profile)
     ref_class = run_precision.run_class(ref.meta, gate.profile)
     rp = _Replayer(model, ref, gate, run_precision.loosest(ref_class, tgt_class))
     call_args, call_kwargs = _root_call(ref, args, kwargs, device, dtype)

@@ -123,3 +123,18 @@ def test_training_steps_judged_by_the_run_precision(tmp_path, name):
     faulty = compare_dumps(tmp_path / "r", tmp_path / "g")
     assert not faulty and faulty.first_divergence["name"] == H.FAULT_SITES[name]
     assert faulty.first_divergence["kind"] == "backward.grad_output"
+
+
+@pytest.mark.parametrize("name", ["gpt2", "t5", "convnext"])
+def test_honest_replays_in_every_precision_name_no_culprit(refs, name):
+    for mode in ("other", "hf32", "bf16", "fp16"):
+        model, args, kwargs = H.build(name)
+        if mode in ("bf16", "fp16"):
+            model, args, kwargs = H.cast(model, args, kwargs,
+                                         torch.bfloat16 if mode == "bf16" else torch.float16)
+        ctx = {"hf32": H.hf32, "other": H.other_device}.get(mode)
+        prec = H.HF32_META["precision"] if mode == "hf32" else None
+        with ctx() if ctx else torch.no_grad():
+            result = replay_model(model, refs[name], args=args, kwargs=kwargs, precision=prec)
+        assert result and result.culprit is None and result.inconclusive is None, (
+            mode, [(e["name"], e["reason"]) for e in result.entries if e["status"] == "fail"])

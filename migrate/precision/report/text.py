@@ -62,8 +62,11 @@ def locus_line(result) -> str:
         c = result.culprit
         if c:
             return f"culprit: {c['name']}#{c['call']}"
-        return f"culprit: unknown ({result.inconclusive})" if result.inconclusive else \
-            "culprit: none"
+        if result.inconclusive:
+            return f"culprit: unknown ({result.inconclusive})"
+        skipped = result.replay_stats.get("not_replayed") or []
+        return "culprit: none" + (f" among the replayed modules ({len(skipped)} calls not "
+                                  f"replayed: {', '.join(skipped[:5])})" if skipped else "")
     d = result.first_divergence
     rank = f"rank{d['rank']} " if d and "rank" in d else ""
     text = f"first divergence: {rank}{d['name']}#{d['call']} {d['kind']}" if d else \
