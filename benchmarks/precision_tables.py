@@ -59,8 +59,8 @@ def replay_table(work: Path) -> list[str]:
     import hf_models as H
     from migrate.precision.replay import replay_model
 
-    rows = [f"{'model':10}{'forward [s]':>13}{'replay [s]':>12}{'ratio':>8}  culprit (fault "
-            "0.05 on one weight)"]
+    rows = [f"{'model':10}{'forward [s]':>13}{'replay [s]':>12}{'ratio':>8}"
+            f"{'per module [ms]':>17}  culprit (fault 0.05 on one weight)"]
     for name in H.MODELS:
         ref = work / f"{name}_replay_ref"
         _run(name, ref, inputs=True)
@@ -71,7 +71,8 @@ def replay_table(work: Path) -> list[str]:
         result = replay_model(model, ref, args=args, kwargs=kwargs)
         total = time.perf_counter() - t0
         right = result.culprit and result.culprit["name"] == H.FAULT_SITES[name]
-        rows.append(f"{name:10}{fwd:13.3f}{total:12.3f}{total / fwd:8.1f}  "
+        per = 1000 * total / max(1, result.replay_stats["outputs"])
+        rows.append(f"{name:10}{fwd:13.3f}{total:12.3f}{total / fwd:8.1f}{per:17.1f}  "
                     f"{'right' if right else 'WRONG: ' + str(result.culprit)}")
     return rows
 
