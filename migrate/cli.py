@@ -12,7 +12,7 @@ from migrate.commands import ops as ops_cmd
 from migrate.commands import precision as precision_cmd
 from migrate.commands import rules as rules_cmd
 from migrate.commands import scan as scan_cmd
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 app = typer.Typer(
     name="migrate",

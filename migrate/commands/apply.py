@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 FORMATS = ("text", "json")
 
@@ -37,8 +37,8 @@ NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="No progress 
 
 def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignore: bool):
     """Files holding `# migrate[...]` annotations, for --strip-annotations."""
-    from migrate.source.annotate import COMMENT_KINDS
-    from migrate.source.discover import Walker
+    from migrate.fix.annotate import COMMENT_KINDS
+    from migrate.scan.discover import Walker
 
     walker = Walker(root, exclude, gitignore)
     out = []
@@ -56,15 +56,17 @@ def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignor
 def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude, annotate,
               strip, jobs, no_cache, cache_dir, config, show_progress):
     from migrate.commands.scan import scan_with_config
-    from migrate.source.apply_run import apply_scan
-    from migrate.source.rewrite import Options
+    from migrate.scan.session import ScanRequest
+    from migrate.fix.run import apply_scan
+    from migrate.fix.rewrite import Options
 
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt}: choose text or json")
     if strip and annotate:
         raise UsageError("--annotate and --strip-annotations exclude each other")
-    result, rules, root, cfg = scan_with_config(
-        paths, select, ignore, exclude, jobs, no_cache, cache_dir, config, show_progress)
+    session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
+                                           cache_dir, config), show_progress)
+    result, rules, root, cfg = session.result, session.rules, session.root, session.config
     options = Options(unsafe=unsafe_fixes or cfg.unsafe_fixes, annotate=annotate, strip=strip,
                       write=not (diff or check))
     files = _annotated_files(paths, root, [*cfg.exclude, *(exclude or [])],

@@ -6,8 +6,8 @@ import difflib
 import json
 
 from migrate import __version__
-from migrate.source.apply_run import ApplyRun
-from migrate.source.rewrite import Outcome
+from migrate.fix.run import ApplyRun
+from migrate.fix.rewrite import Outcome
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from migrate.commands.output import emit
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 
 def _emit(text: str, output: Path | None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 
 def emit(text: str, output: Path | None) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from migrate.commands.output import emit
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 FORMATS = ("text", "json", "html", "junit", "markdown")
 

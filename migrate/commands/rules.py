@@ -11,9 +11,10 @@ import typer
 import yaml
 
 from migrate.commands.output import emit
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.report import ruledoc
-from migrate.rules import Rule, RuleError, load_rules
+from migrate.core.errors import RuleError
+from migrate.core.rules import Rule, load_rules
 
 FORMATS = ("text", "json", "markdown")
 

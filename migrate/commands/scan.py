@@ -9,34 +9,11 @@ from pathlib import Path
 import typer
 
 from migrate.commands.output import emit
-from migrate.errors import UsageError
-from migrate.findings import CATEGORY_RANK, ScanResult
-from migrate.rules import default_rules, select_rules
+from migrate.core.errors import UsageError
+from migrate.core.findings import CATEGORY_RANK, ScanResult
+from migrate.scan.session import ScanRequest, Session, run_session
 
 FORMATS = ("text", "json", "sarif", "markdown", "github")
-
-
-def split_codes(values: list[str] | None) -> list[str] | None:
-    """--select A,B --select C -> [A, B, C]; None when not given."""
-    if not values:
-        return None
-    out = [v.strip() for value in values for v in value.split(",") if v.strip()]
-    return out or None
-
-
-def check_paths(paths: list[Path]) -> None:
-    for p in paths:
-        if not p.exists() and not p.is_symlink():
-            raise UsageError(f"{p}: no such file or folder")
-
-
-def check_codes(codes: list[str] | None, flag: str) -> None:
-    if not codes:
-        return
-    rules = default_rules()
-    for code in codes:
-        if not any(r.code.startswith(code) or r.name == code for r in rules):
-            raise UsageError(f"{flag} {code}: no rule has this code or name (see `migrate rules`)")
 
 
 @contextmanager
@@ -62,29 +39,10 @@ def progress_bar(enabled: bool):
         yield update
 
 
-def scan_with_config(paths: list[Path], select, ignore, exclude, jobs, no_cache, cache_dir,
-                     config, show_progress: bool):
-    """Run a scan honouring [tool.migrate]; returns (result, rules, root, project config)."""
-    from migrate.source.cache import default_cache_dir
-    from migrate.source.config import load_config
-    from migrate.source.discover import scan_root
-    from migrate.source.engine import ScanOptions, scan_paths
-
-    check_paths(paths)
-    cfg = load_config(paths[0], config)
-    select = split_codes(select) or cfg.select
-    ignore = (split_codes(ignore) or []) + cfg.ignore
-    check_codes(select, "--select")
-    options = ScanOptions(
-        select=select, ignore=ignore, exclude=[*cfg.exclude, *(exclude or [])], jobs=jobs,
-        cache_dir=None if no_cache else (cache_dir or default_cache_dir()),
-        respect_gitignore=cfg.respect_gitignore,
-    )
+def scan_with_config(request: ScanRequest, show_progress: bool) -> Session:
+    """The session both commands run, with a progress bar on a terminal."""
     with progress_bar(show_progress) as update:
-        options.progress = update
-        result = scan_paths(paths, options)
-    rules = select_rules(default_rules(), select, ignore)
-    return result, rules, scan_root(paths), cfg
+        return run_session(request, update)
 
 
 def failed(result: ScanResult, fail_on: str) -> bool:
@@ -115,8 +73,9 @@ def register(app: typer.Typer) -> None:
         if fmt not in FORMATS:
             raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
         show = not no_progress and sys.stderr.isatty()
-        result, rules, root, cfg = scan_with_config(
-            paths, select, ignore, exclude, jobs, no_cache, cache_dir, config, show)
+        session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
+                                               cache_dir, config), show)
+        result, rules, root, cfg = session.result, session.rules, session.root, session.config
         threshold = fail_on or cfg.fail_on or "auto"
         if threshold not in CATEGORY_RANK:
             raise UsageError(f"--fail-on {threshold}: choose auto, assisted or manual")

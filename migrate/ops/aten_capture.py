@@ -261,7 +261,7 @@ def capture(model, args, kwargs, target: str | None = None) -> tuple[Census, Jud
 def aten_census(spec: str, target: str | None = None, device: str = "cpu",
                 dtype: str | None = None) -> dict:
     """The op coverage report (docs/contracts.md §4) of the model that ``spec`` (MOD:FN) builds."""
-    from migrate.errors import UsageError
+    from migrate.core.errors import UsageError
     from migrate.ops.model_spec import load_spec, move
 
     load_aten(target)  # a bad --target is reported before any user code runs

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 _DTYPES = ("float32", "float16", "bfloat16", "float64")
 

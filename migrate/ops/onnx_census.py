@@ -21,7 +21,7 @@ from migrate.ops.registry import (
     load_onnx,
     load_yaml,
 )
-from migrate.resources import op_registry_dir
+from migrate.core.resources import op_registry_dir
 
 
 @cache

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 
 def load_graph(path: Path):

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import yaml
 
-from migrate.errors import UsageError
-from migrate.resources import op_registry_dir
+from migrate.core.errors import UsageError
+from migrate.core.resources import op_registry_dir
 
 SUPPORTED, UNSUPPORTED, CPU_FALLBACK, RESTRICTED = (
     "supported", "unsupported", "cpu-fallback", "restricted")

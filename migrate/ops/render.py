@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 FORMATS = ("text", "json", "markdown")
 _ORDER = {"unsupported": 0, "cpu-fallback": 1, "restricted": 2, "supported": 3}

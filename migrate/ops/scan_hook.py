@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pathlib
 
-from migrate.errors import UsageError
-from migrate.findings import FileError, Finding
+from migrate.core.errors import UsageError
+from migrate.core.findings import FileError, Finding
 
 KIND = "onnx-census"
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 WRAPPERS = ("module.", "_orig_mod.", "_fsdp_wrapped_module.")
 

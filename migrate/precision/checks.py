@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 
 class IncompatibleDumps(UsageError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.precision.align import Concat, align, load_mapping, unwrap
 from migrate.precision.checks import IncompatibleDumps, check_alignment, check_meta
 from migrate.precision.judge import compare_records

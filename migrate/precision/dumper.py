@@ -23,7 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.precision import run_precision
 from migrate.precision.api_hooks import ApiRecorder
 from migrate.precision.digest import BackgroundDigest, digest_of

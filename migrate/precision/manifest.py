@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 FORMAT = 1
 _FIELDS = {"name": str, "call": int, "kind": str, "index": int, "dtype": str, "shape": list}

@@ -21,7 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.precision import run_precision
 from migrate.precision.dumper import ROOT
 from migrate.precision.flatten import decode, iter_tensors, substitute

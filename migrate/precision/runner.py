@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
           "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",

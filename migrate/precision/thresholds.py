@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.precision import metrics
 from migrate.precision.run_precision import CLASSES, dtype_class, loosest
 

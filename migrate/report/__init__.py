@@ -11,8 +11,8 @@ from __future__ import annotations
 import pathlib
 from collections.abc import Sequence
 
-from migrate.findings import ScanResult
-from migrate.rules import Rule
+from migrate.core.findings import ScanResult
+from migrate.core.rules import Rule
 
 FORMATS = ("text", "json", "sarif", "markdown", "github")
 

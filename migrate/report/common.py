@@ -6,8 +6,8 @@ import pathlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from migrate.findings import CATEGORIES, Finding
-from migrate.rules import Rule
+from migrate.core.findings import Finding
+from migrate.core.rules import Rule
 
 # How loud each category is, wherever a format has levels (SARIF, GitHub annotations).
 # manual -> error: nothing will fix it but a person, so a CI gate should stop on it.
@@ -108,13 +108,6 @@ class SourceLines:
                 except OSError:
                     pass
         return self._files[path]
-
-
-def category_counts(findings: Iterable[Finding]) -> dict[str, int]:
-    counts = {c: 0 for c in CATEGORIES}
-    for f in findings:
-        counts[f.category] = counts.get(f.category, 0) + 1
-    return counts
 
 
 def statistics_rows(findings: Sequence[Finding], rules: Sequence[Rule]) -> list[dict]:

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from migrate.findings import CATEGORIES, Finding
-from migrate.rules import Rule
+from migrate.core.findings import CATEGORIES, Finding
+from migrate.core.rules import Rule
 
 CATEGORY_MINUTES: dict[str, float] = {"auto": 1.0, "assisted": 10.0, "manual": 60.0}
 

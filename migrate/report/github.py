@@ -9,7 +9,7 @@ warning, auto -> notice.
 
 from __future__ import annotations
 
-from migrate.findings import Finding, ScanResult
+from migrate.core.findings import Finding, ScanResult
 from migrate.report.common import LEVELS, sorted_findings
 
 COMMANDS = {"error": "error", "warning": "warning", "note": "notice"}

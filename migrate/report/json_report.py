@@ -6,9 +6,9 @@ import json
 from collections.abc import Sequence
 
 from migrate import __version__
-from migrate.findings import ScanResult
+from migrate.core.findings import ScanResult
 from migrate.report.common import sorted_findings, statistics_rows
-from migrate.rules import Rule
+from migrate.core.rules import Rule
 
 TOOL_NAME = "ascend-migrate"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from migrate.findings import CATEGORIES, Finding, ScanResult
+from migrate.core.findings import CATEGORIES, Finding, ScanResult
 from migrate.report import effort
 from migrate.report.common import (
     ACTIONS,
@@ -16,7 +16,7 @@ from migrate.report.common import (
     plural,
     rule_map,
 )
-from migrate.rules import Rule
+from migrate.core.rules import Rule
 
 LIMIT = 60_000  # GitHub caps comments at 65,536 characters; keep room for a footer.
 FIX_MARK = {"safe": "safe fix", "unsafe": "unsafe fix"}

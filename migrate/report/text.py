@@ -9,7 +9,7 @@ from rich.cells import cell_len
 from rich.color import ColorSystem
 from rich.style import Style
 
-from migrate.findings import CATEGORIES, Finding, ScanResult
+from migrate.core.findings import CATEGORIES, Finding, ScanResult
 from migrate.report import effort
 from migrate.report.common import (
     ACTIONS,
@@ -21,7 +21,7 @@ from migrate.report.common import (
     rule_map,
     statistics_rows,
 )
-from migrate.rules import Rule
+from migrate.core.rules import Rule
 
 STYLES = {"auto": "green", "assisted": "yellow", "manual": "red"}
 TOP_RULES = 10

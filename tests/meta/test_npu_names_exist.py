@@ -15,7 +15,7 @@ import sys
 import pytest
 from migrate.core.npu_wheel import REPO, npu_wheel, target_exists
 
-from migrate.rules import load_rules
+from migrate.core.rules import load_rules
 
 pytestmark = pytest.mark.slow  # downloads the 44 MB wheel on the first run
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from migrate.rules import default_rules
-from migrate.source.apply_run import engine_scan
-from migrate.source.rewrite import fix_text
-from migrate.source.textfiles import file_kind
+from migrate.core.rules import default_rules
+from migrate.fix.run import engine_scan
+from migrate.fix.rewrite import fix_text
+from migrate.scan.text.scanner import file_kind
 
 RULES = list(default_rules())
 CASES = [(rule, i, ex) for rule in RULES if rule.kind != "onnx-census"

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from migrate.rules import DOC_SECTIONS, load_rules
+from migrate.core.rules import DOC_SECTIONS, load_rules
 
 RULES = load_rules()
 QUALIFIED = [r for r in RULES if r.kind == "qualified-name"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 
 torch = pytest.importorskip("torch")
 from migrate.ops.aten_capture import aten_census  # noqa: E402

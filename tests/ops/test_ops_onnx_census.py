@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from ops_testlib import node_case
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.ops.onnx_census import census
 
 onnx = pytest.importorskip("onnx")

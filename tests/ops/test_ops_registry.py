@@ -7,7 +7,7 @@ import zipfile
 import pytest
 import yaml
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.ops import registry
 from migrate.ops.registry import query
 

@@ -6,7 +6,7 @@ import pytest
 from ops_testlib import node_case
 
 from migrate.ops.scan_hook import scan_onnx
-from migrate.rules import load_rules, select_rules
+from migrate.core.rules import load_rules, select_rules
 
 onnx = pytest.importorskip("onnx")
 

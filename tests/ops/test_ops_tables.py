@@ -6,8 +6,8 @@ import pytest
 
 from migrate.ops.decompose import registry as decomp
 from migrate.ops.registry import load_yaml
-from migrate.resources import op_registry_dir
-from migrate.rules import DOC_SECTIONS, load_rules
+from migrate.core.resources import op_registry_dir
+from migrate.core.rules import DOC_SECTIONS, load_rules
 
 WHEN = {"opset-above", "decomposable", "unsupported", "restricted", "custom-domain"}
 

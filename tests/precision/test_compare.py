@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.precision.compare import IncompatibleDumps, compare_dumps
 from migrate.precision.dumper import dump
 from migrate.precision import metrics

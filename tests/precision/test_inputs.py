@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.precision.compare import compare_dumps
 from migrate.precision.dumper import dump
 from migrate.precision.thresholds import load_gate

@@ -58,7 +58,7 @@ def test_without_the_module_the_key_is_unknown(tmp_path, make_dump):
     ref = make_dump("mlp_spec", tmp_path / "r", include=["layers.0"])
     gate = tmp_path / "gate.yaml"
     gate.write_text("dtypes:\n  float32: {p99_abs_max: 0.0}\n")
-    from migrate.errors import UsageError
+    from migrate.core.errors import UsageError
 
     with pytest.raises(UsageError, match="p99_abs_max"):
         compare_dumps(ref, ref, gate=gate)

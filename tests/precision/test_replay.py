@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrate.errors import UsageError
+from migrate.core.errors import UsageError
 from migrate.precision.compare import compare_dumps
 from migrate.precision.replay import replay_model
 

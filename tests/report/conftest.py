@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from report_samples import RULES_YAML, TRAIN_PY, UTIL_PY, findings_for
 
-from migrate.findings import FileError, ScanResult
-from migrate.rules import load_rules
+from migrate.core.findings import FileError, ScanResult
+from migrate.core.rules import load_rules
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from migrate.findings import Finding, Fix, LineIndex
+from migrate.core.findings import Finding, Fix, LineIndex
 
 RULES_YAML = """\
 rules:
@@ -43,10 +43,14 @@ rules:
           torch.npu.synchronize()
   - code: MIG120
     name: nccl-backend-string
-    kind: backend-string
+    kind: context-string
     category: assisted
     message: "process group backend `nccl` is not available on Ascend; use `hccl`"
     fix_title: "Replace `nccl` with `hccl`"
+    params:
+      match: '^nccl$'
+      keywords: [backend]
+      prefilter: [nccl]
     doc:
       what: Flags the string "nccl" passed as a distributed backend.
       why: HCCL is Ascend's collective library; NCCL does not exist there.
@@ -62,6 +66,7 @@ rules:
     category: manual
     message: "custom CUDA extension `{name}` must be ported to Ascend C by hand"
     params:
+      names: {torch.utils.cpp_extension.CUDAExtension: null}
       effort_minutes: 240
     doc:
       what: Flags builds of custom CUDA kernels (CUDAExtension, load_inline with CUDA).

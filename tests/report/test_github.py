@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrate.findings import FileError, Finding, ScanResult
+from migrate.core.findings import FileError, Finding, ScanResult
 from migrate.report import render
 from migrate.report.github import escape_data, escape_property
 

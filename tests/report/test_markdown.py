@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrate.findings import Finding, ScanResult
+from migrate.core.findings import Finding, ScanResult
 from migrate.report import render
 from migrate.report.markdown import LIMIT
 

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from report_samples import TRAIN_PY, UTIL_PY, findings_for
 
-from migrate.findings import Finding, ScanResult
+from migrate.core.findings import Finding, ScanResult
 from migrate.report import render
 from migrate.report.sarif import FINGERPRINT_KEY
 

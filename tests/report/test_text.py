@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrate.findings import Finding, ScanResult
+from migrate.core.findings import Finding, ScanResult
 from migrate.report import effort, render
 from migrate.report.common import rule_map
 from migrate.report.text import underline

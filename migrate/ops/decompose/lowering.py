@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 from migrate.ops.registry import load_yaml
-from migrate.resources import op_registry_dir
+from migrate.core.resources import op_registry_dir
 
 
 @cache

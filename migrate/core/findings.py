@@ -1,0 +1,163 @@
+"""Findings: what a scan reports, and the fixes that `apply` makes.
+
+A Finding has a rule code, a location (1-based line and column, end exclusive), a
+category and optionally a Fix. A Fix is a list of text Edits on the file's text
+(character offsets, not bytes) plus the imports the edited code needs. Categories:
+
+* ``auto``     — a safe fix exists; ``migrate apply`` makes it by default.
+* ``assisted`` — a fix exists but may change behaviour; applied with ``--unsafe-fixes``.
+* ``manual``   — a person must act.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Category = Literal["auto", "assisted", "manual"]
+CATEGORIES: tuple[Category, ...] = ("auto", "assisted", "manual")
+# Order used by --fail-on: a finding at or above the threshold fails the run.
+CATEGORY_RANK = {"auto": 0, "assisted": 1, "manual": 2}
+
+
+@dataclass(frozen=True, order=True)
+class Edit:
+    """Replace text[start:end] (character offsets into the file's text) by ``content``."""
+
+    start: int
+    end: int
+    content: str
+
+
+@dataclass
+class Fix:
+    applicability: Literal["safe", "unsafe"]
+    description: str
+    edits: list[Edit] = field(default_factory=list)
+    # Top-level imports the fixed code needs, as statements ("import torch_npu").
+    imports: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"applicability": self.applicability, "description": self.description}
+
+
+def fix_for(rule, edits: list[Edit], values: dict, imports: list[str] | None = None) -> Fix:
+    """The fix of a ``rule`` (a migrate.core.rules.Rule): safe for an auto rule, unsafe for
+    an assisted one. The one place a fix's applicability is derived."""
+    return Fix(
+        applicability="safe" if rule.category == "auto" else "unsafe",
+        description=rule.format_fix_title(**values),
+        edits=edits,
+        imports=list(dict.fromkeys([*rule.imports, *(imports or [])])),
+    )
+
+
+def finding_category(rule, fix: Fix | None) -> Category:
+    """A finding's category: the rule's, but ``manual`` where this occurrence has no fix
+    (the report must not send it to `migrate apply`). Every engine derives it here."""
+    return rule.category if fix is not None else "manual"
+
+
+@dataclass
+class Finding:
+    rule: str  # stable code, e.g. MIG101
+    name: str  # kebab-case rule name
+    path: str  # as given/relative to the scan root, with forward slashes
+    line: int  # 1-based
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+    message: str
+    category: Category
+    fix: Fix | None = None
+    # Short text of the source line(s), for text reports; not part of the JSON contract.
+    snippet: str = ""
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.rule)
+
+    def to_json(self) -> dict:
+        return {
+            "rule": self.rule,
+            "name": self.name,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "message": self.message,
+            "category": self.category,
+            "fix": self.fix.to_json() if self.fix else None,
+        }
+
+
+@dataclass
+class FileError:
+    path: str
+    message: str
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "message": self.message}
+
+
+@dataclass
+class ScanResult:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    files_scanned: int = 0
+
+    def summary(self) -> dict:
+        by_category: dict[str, int] = {c: 0 for c in CATEGORIES}
+        by_rule: dict[str, int] = {}
+        for f in self.findings:
+            by_category[f.category] = by_category.get(f.category, 0) + 1
+            by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
+        return {
+            "files_scanned": self.files_scanned,
+            "findings": len(self.findings),
+            "errors": len(self.errors),
+            "by_category": by_category,
+            "by_rule": dict(sorted(by_rule.items())),
+        }
+
+
+class LineIndex:
+    """Convert between character offsets and 1-based (line, column) in one text."""
+
+    def __init__(self, text: str):
+        self.text = text
+        starts = [0]
+        pos = text.find("\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = text.find("\n", pos + 1)
+        self.starts = starts
+
+    def offset(self, line: int, col0: int) -> int:
+        """Offset of 1-based line and 0-based character column."""
+        return self.starts[line - 1] + col0
+
+    def offset_of_node(self, line: int, byte_col: int) -> int:
+        """Offset of an ast position: 1-based line and a UTF-8 *byte* column."""
+        line_text = self.line_text(line)
+        if line_text.isascii():
+            return self.offset(line, byte_col)
+        col = len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+        return self.offset(line, col)
+
+    def span(self, node) -> tuple[int, int]:
+        """Character offsets [start, end) of an ast node."""
+        return (self.offset_of_node(node.lineno, node.col_offset),
+                self.offset_of_node(node.end_lineno, node.end_col_offset))
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a character offset."""
+        import bisect
+
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return i + 1, offset - self.starts[i] + 1
+
+    def line_text(self, line: int) -> str:
+        start = self.starts[line - 1]
+        end = self.starts[line] - 1 if line < len(self.starts) else len(self.text)
+        return self.text[start:end].rstrip("\r")

@@ -1,5 +1,0 @@
-"""Errors that the CLI turns into one clear line and exit code 2."""
-
-
-class UsageError(Exception):
-    """Bad input from the user: a missing path, an unreadable model, a bad option value."""

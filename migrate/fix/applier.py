@@ -1,0 +1,139 @@
+"""Apply fixes to one file's text: choose, merge, add imports, verify.
+
+Fixes are chosen ruff style: in source order, skipping a fix whose edits overlap an edit
+already chosen (the caller re-scans and applies again, up to a fixpoint). Edits that are
+exactly equal are shared, so two fixes may insert the same helper at the same place.
+Edit contents are written with "\\n"; in a CRLF file they become "\\r\\n".
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from migrate.core.findings import Edit, Finding, LineIndex
+from migrate.core.fileio import newline_of
+from migrate.fix.imports import import_edit
+
+
+@dataclass
+class AppliedEdit:
+    rule: str
+    name: str
+    path: str
+    line: int  # 1-based, in the text the edit was made on
+    before: str
+    after: str
+    description: str = ""
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "name": self.name, "path": self.path, "line": self.line,
+                "before": self.before, "after": self.after, "description": self.description}
+
+
+def fixable(finding: Finding, unsafe: bool) -> bool:
+    fix = finding.fix
+    if fix is None or not (fix.edits or fix.imports):
+        return False
+    return fix.applicability == "safe" or unsafe
+
+
+def _conflict(a: Edit, b: Edit) -> bool:
+    if a == b:
+        return False
+    if a.start == a.end and b.start == b.end:
+        return a.start == b.start  # two different insertions at one point: order unclear
+    return a.start < b.end and b.start < a.end
+
+
+def _self_consistent(edits: list[Edit]) -> bool:
+    ordered = sorted(set(edits))
+    return all(not _conflict(x, y) for x, y in zip(ordered, ordered[1:], strict=False))
+
+
+def choose(findings: list[Finding], *, unsafe: bool) -> list[Finding]:
+    """The fixes to apply in one pass: non-overlapping, in source order. (Suppressed
+    findings never reach here: the scan drops them.)"""
+    candidates = []
+    for f in findings:
+        if not fixable(f, unsafe) or not _self_consistent(f.fix.edits):
+            continue
+        first = min((e.start for e in f.fix.edits), default=-1)
+        candidates.append((first, f.line, f.column, f.rule, f))
+    candidates.sort(key=lambda c: c[:4])
+    chosen: list[Finding] = []
+    taken: list[Edit] = []
+    for *_, f in candidates:
+        if any(_conflict(e, t) for e in f.fix.edits for t in taken):
+            continue
+        chosen.append(f)
+        taken.extend(e for e in f.fix.edits if e not in taken)
+    return chosen
+
+
+def splice(text: str, edits: list[Edit]) -> str:
+    """Apply non-overlapping edits (insertions before replacements at one offset)."""
+    out: list[str] = []
+    pos = 0
+    for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, e.end)):
+        out.append(text[pos:e.start])
+        out.append(e.content)
+        pos = max(pos, e.end)
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _newlines(content: str, nl: str) -> str:
+    if nl == "\n" or "\n" not in content:
+        return content
+    return content.replace("\r\n", "\n").replace("\n", nl)
+
+
+def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
+                path: str = "") -> tuple[str, list[AppliedEdit]]:
+    """One pass: the new text and the edits made. Imports go in after the edits.
+
+    Raises SyntaxError if the edited text does not parse (it cannot take imports then).
+    """
+    chosen = choose(findings, unsafe=unsafe)
+    if not chosen:
+        return text, []
+    nl = newline_of(text)
+    lines = LineIndex(text)
+    applied: list[AppliedEdit] = []
+    edits: list[Edit] = []
+    for f in chosen:
+        for e in f.fix.edits:
+            e = Edit(e.start, e.end, _newlines(e.content, nl))
+            if e in edits:
+                continue
+            edits.append(e)
+            applied.append(AppliedEdit(f.rule, f.name, path or f.path, lines.position(e.start)[0],
+                                       text[e.start:e.end], e.content, f.fix.description))
+    new_text = splice(text, edits)
+    wanted: list[tuple[str, Finding]] = []
+    for f in chosen:
+        wanted.extend((s, f) for s in f.fix.imports if s not in [w for w, _ in wanted])
+    if wanted:
+        new_text, more = add_imports(new_text, wanted, edits, path)
+        applied.extend(more)
+    return new_text, applied
+
+
+def add_imports(text: str, wanted: list[tuple[str, Finding]], edits: list[Edit],
+                path: str) -> tuple[str, list[AppliedEdit]]:
+    tree = ast.parse(text)
+    new_code = "".join(e.content for e in edits)
+    edit = import_edit(text, tree, [s for s, _ in wanted], new_code)
+    if edit is None:
+        return text, []
+    line = LineIndex(text).position(edit.start)[0]
+    by_stmt = dict(wanted)
+    applied = []
+    for stmt in edit.content.replace("\r", "").split("\n"):
+        if stmt.strip() in by_stmt:
+            f = by_stmt[stmt.strip()]
+            applied.append(AppliedEdit(f.rule, f.name, path or f.path, line, "", stmt.strip(),
+                                       f"add `{stmt.strip()}`"))
+            line += 1
+    return splice(text, [edit]), applied

@@ -1,0 +1,121 @@
+"""Rewrite one file: fix passes to a fixpoint, optional annotations, verification, write.
+
+A rewritten Python file must compile and parse with libcst, or it is not written and the
+file becomes an error entry. Files without edits are never written (byte-identical).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrate.core.findings import Finding
+from migrate.core.rules import Rule
+from migrate.fix.annotate import annotate, strip_annotations
+from migrate.fix.applier import AppliedEdit, apply_fixes
+from migrate.fix.verify import verify_python
+from migrate.core.fileio import (
+    SourceError,
+    SourceFile,
+    encode_text,
+    read_source,
+    write_source,
+)
+
+MAX_PASSES = 5
+ScanFn = Callable[[str, str, str, list[Rule]], list[Finding]]
+
+
+@dataclass
+class Options:
+    unsafe: bool = False
+    annotate: bool = False
+    strip: bool = False  # only remove annotations
+    write: bool = True
+
+
+@dataclass
+class Outcome:
+    path: Path
+    rel: str
+    old_text: str = ""
+    new_text: str = ""
+    edits: list[AppliedEdit] = field(default_factory=list)
+    annotated: list[Finding] = field(default_factory=list)
+    remaining: list[Finding] = field(default_factory=list)  # findings on the new text
+    stripped: int = 0
+    error: str | None = None
+    written: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.error is None and self.new_text != self.old_text
+
+
+def fix_text(text: str, rel: str, kind: str, rules: list[Rule], scan: ScanFn, *,
+             unsafe: bool, first: list[Finding] | None = None
+             ) -> tuple[str, list[AppliedEdit], list[Finding], str | None]:
+    """Fix passes until nothing changes: (text, edits, findings on the text, error)."""
+    findings = first if first is not None else scan(text, rel, kind, rules)
+    edits: list[AppliedEdit] = []
+    for _ in range(MAX_PASSES):
+        try:
+            new_text, applied = apply_fixes(text, findings, unsafe=unsafe, path=rel)
+        except SyntaxError as exc:
+            return text, [], findings, _refusal(applied_rules(findings, unsafe), exc.msg)
+        if not applied or new_text == text:
+            break
+        try:  # the re-scan parses the new text: a fix that breaks it stops here
+            new_findings = scan(new_text, rel, kind, rules)
+        except SyntaxError as exc:
+            rules_used = sorted({a.rule for a in applied})
+            return text, [], findings, _refusal(rules_used, getattr(exc, "msg", str(exc)))
+        text, edits, findings = new_text, edits + applied, new_findings
+    return text, edits, findings, None
+
+
+def applied_rules(findings: list[Finding], unsafe: bool) -> list[str]:
+    return sorted({f.rule for f in findings if f.fix and (unsafe or f.fix.applicability == "safe")})
+
+
+def _refusal(rules: list[str], why: str) -> str:
+    by = ", ".join(rules) or "?"
+    return f"not written: fixes by {by} produce code that does not parse ({why})"
+
+
+def rewrite_file(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanFn,
+                 options: Options, first: list[Finding] | None = None) -> Outcome:
+    out = Outcome(path, rel)
+    try:
+        source: SourceFile = read_source(path, python=kind == "python")
+    except SourceError as exc:
+        out.error = str(exc)
+        return out
+    out.old_text = text = source.text
+    if options.strip:
+        text, out.stripped = strip_annotations(text, kind)
+    else:
+        text, out.edits, findings, out.error = fix_text(
+            text, rel, kind, rules, scan, unsafe=options.unsafe, first=first)
+        if out.error:
+            return out
+        out.remaining = findings
+        if options.annotate:
+            text, out.annotated = annotate(text, findings, kind)
+    out.new_text = text
+    if text == out.old_text:
+        return out
+    if kind == "python":
+        problem = verify_python(text, rel, out.old_text)
+        if problem:
+            out.error = f"not written: {problem}"
+            return out
+    try:
+        if options.write:
+            out.written = write_source(source, text)
+        else:
+            encode_text(source, text)
+    except (SourceError, OSError) as exc:
+        out.error = f"not written: {exc}"
+    return out

@@ -1,0 +1,1 @@
+"""Python sources (and notebook cells): parse, resolve imports, run the rule kinds."""

@@ -1,0 +1,245 @@
+"""Kind ``context-string``: string literals that denote a device or backend ("cuda:0", "nccl").
+
+A literal is only considered where a device/backend is meant (never in log messages):
+
+    params:
+      match: '^cuda(:\\d+)?$'            # fullmatch on the literal's value
+      fstring_prefix: '^cuda(:|$)'       # f-strings: their leading literal text
+      replace: [['^cuda', 'npu']]        # substitutions applied to the literal's body
+      calls: {torch.device: [0], '*.to': [0], torch.load: [map_location]}   # positions
+      keywords: [device, map_location]   # keyword arguments of any call
+      names: '(^|_)device$'              # variables, attributes, parameters, dict keys,
+                                         # argparse options whose name says "device"
+      compare: true                      # x.device.type == "cuda", backend in ("nccl",)
+      ifexp_test: 'is_available'         # "cuda" if torch.cuda.is_available() else "cpu"
+      anywhere: true                     # any string literal but docstrings (for values that
+                                         # cannot mean anything else: "torch.cuda.FloatTensor")
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+from migrate.core.findings import Edit
+from migrate.core.rules import Rule
+from migrate.core.kinds import param, prefilter_words, rule_kind
+from migrate.core.findings import fix_for
+from migrate.scan.python.pyfile import PyFile
+
+_STRING_PREFIX = re.compile(r"[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
+
+
+class Spec:
+    def __init__(self, rule: Rule):
+        p = rule.params
+        self.rule = rule
+        self.match = re.compile(p["match"])
+        self.fprefix = re.compile(p["fstring_prefix"]) if p.get("fstring_prefix") else None
+        self.replace = [(re.compile(a), b) for a, b in p.get("replace", [])]
+        self.calls: dict[str, list] = p.get("calls") or {}
+        self.keywords = set(p.get("keywords") or ())
+        self.names = re.compile(p["names"], re.IGNORECASE) if p.get("names") else None
+        self.compare = bool(p.get("compare"))
+        self.ifexp = re.compile(p["ifexp_test"]) if p.get("ifexp_test") else None
+        self.anywhere = bool(p.get("anywhere"))
+        self.track = bool(p.get("track_variables"))
+
+    def use_pattern(self) -> str:
+        """A regex (NAME stands for the variable) for a use of a variable in a position."""
+        keywords = "|".join(re.escape(k) for k in sorted(self.keywords))
+        calls = [q.rsplit(".", 1)[-1] for q, pos in self.calls.items() if 0 in pos]
+        call_re = "|".join(re.escape(c) for c in sorted(set(calls)))
+        return rf"(?:\b(?:{keywords})\s*=\s*|\b(?:{call_re})\(\s*)NAME\b(?!\s*[.(\[])"
+
+    def name_hit(self, name: str | None) -> bool:
+        return bool(name and self.names and self.names.search(name.lstrip("-").replace("-", "_")))
+
+
+@lru_cache(maxsize=8)
+def _specs(rules: tuple[Rule, ...]) -> list[Spec]:
+    return [Spec(r) for r in rules]
+
+
+PARAMS = {
+    "match": param(str, required=True, doc="fullmatch on the literal's value"),
+    "fstring_prefix": param(str, doc="f-strings: regex on their leading literal text"),
+    "replace": param(list, doc="[pattern, replacement] pairs applied to the literal"),
+    "calls": param(dict, doc="qualified call -> argument positions / keyword names"),
+    "keywords": param(list, doc="keyword arguments of any call"),
+    "names": param(str, doc="regex on variable / attribute / parameter / option names"),
+    "compare": param(bool, doc="comparisons and membership tests"),
+    "ifexp_test": param(str, doc="regex on the test of a conditional expression"),
+    "anywhere": param(bool, doc="any string literal but docstrings"),
+    "track_variables": param(bool, doc="variables later passed where a device is meant"),
+}
+
+
+@rule_kind("context-string", engine="python", params=PARAMS, tokens=prefilter_words)
+def run(f: PyFile, rules: list[Rule]) -> None:
+    specs = _specs(tuple(rules))
+    anywhere = [s for s in specs if s.anywhere]
+    if anywhere:
+        for node in f.nodes(ast.Constant):
+            if isinstance(node.value, str) and not isinstance(f.parent(node), ast.Expr):
+                for spec in anywhere:
+                    _check_value(f, spec, node)
+    specs = [s for s in specs if not s.anywhere]
+    for spec in specs:
+        if spec.track:
+            for value in _tracked_assignments(f, spec):
+                _check_value(f, spec, value)
+    for node in f.nodes(ast.Call, ast.Assign, ast.AnnAssign, ast.arguments, ast.Dict, ast.Compare,
+                        ast.IfExp):
+        for spec in specs:
+            for value in _positions(f, spec, node):
+                _check_value(f, spec, value)
+
+
+def _positions(f: PyFile, spec: Spec, node: ast.AST) -> Iterator[ast.AST]:
+    if isinstance(node, ast.Call):
+        yield from _call_positions(f, spec, node)
+    elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(spec.name_hit(_target_name(t)) for t in targets):
+            yield node.value
+    elif isinstance(node, ast.arguments):
+        yield from _default_positions(spec, node)
+    elif isinstance(node, ast.Dict):
+        for key, value in zip(node.keys, node.values):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and spec.name_hit(key.value):
+                yield value
+    elif isinstance(node, ast.Compare) and spec.compare:
+        for operand in [node.left, *node.comparators]:
+            if isinstance(operand, (ast.Constant, ast.Tuple, ast.List, ast.Set)):
+                yield operand
+    elif isinstance(node, ast.IfExp) and spec.ifexp and spec.ifexp.search(f.source(node.test)):
+        yield node.body
+        yield node.orelse
+
+
+def _call_positions(f: PyFile, spec: Spec, call: ast.Call) -> Iterator[ast.AST]:
+    qual = f.qualname(call.func)
+    wanted: list = spec.calls.get(qual, []) if qual else []
+    if not wanted and isinstance(call.func, ast.Attribute):
+        wanted = spec.calls.get("*." + call.func.attr, [])
+    for pos in wanted:
+        if isinstance(pos, int) and pos < len(call.args):
+            yield call.args[pos]
+    for kw in call.keywords:
+        if kw.arg and (kw.arg in spec.keywords or kw.arg in wanted):
+            yield kw.value
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
+        options = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        options += [kw.value.value for kw in call.keywords if kw.arg == "dest"
+                    and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)]
+        if any(spec.name_hit(o) for o in options):
+            for kw in call.keywords:
+                if kw.arg in ("default", "choices", "const"):
+                    yield kw.value
+
+
+def _default_positions(spec: Spec, args: ast.arguments) -> Iterator[ast.AST]:
+    positional = args.posonlyargs + args.args
+    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if spec.name_hit(arg.arg):
+            yield default
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        if default is not None and spec.name_hit(arg.arg):
+            yield default
+
+
+def _target_name(target: ast.AST) -> str | None:
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+        return target.slice.value if isinstance(target.slice.value, str) else None
+    return None
+
+
+def _check_value(f: PyFile, spec: Spec, value: ast.AST) -> None:
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        if spec.match.fullmatch(value.value):
+            _report_literal(f, spec, value, value.value)
+    elif isinstance(value, ast.JoinedStr) and spec.fprefix:
+        head = value.values[0] if value.values else None
+        if isinstance(head, ast.Constant) and isinstance(head.value, str) and spec.fprefix.search(head.value):
+            _report_literal(f, spec, value, head.value, fstring=True)
+    elif _formatted(value) is not None and spec.fprefix:  # "cuda:{}".format(i), "cuda:%d" % i
+        template = _formatted(value)
+        if spec.fprefix.search(template.value):
+            _report_literal(f, spec, template, template.value, fstring=True)
+    elif isinstance(value, ast.IfExp):
+        _check_value(f, spec, value.body)
+        _check_value(f, spec, value.orelse)
+    elif isinstance(value, ast.BoolOp):
+        for v in value.values:
+            _check_value(f, spec, v)
+    elif isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        for v in value.elts:
+            _check_value(f, spec, v)
+    elif isinstance(value, ast.Dict):
+        for v in [*value.keys, *value.values]:
+            if v is not None:
+                _check_value(f, spec, v)
+
+
+def _formatted(value: ast.AST) -> ast.Constant | None:
+    """The template string of "...".format(...) or "..." % x, if that is what value is."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+            value.func.attr == "format":
+        value = value.func.value
+    elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod):
+        value = value.left
+    else:
+        return None
+    return value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+
+
+def _tracked_assignments(f: PyFile, spec: Spec) -> Iterator[ast.AST]:
+    """`loc = "cuda:{}".format(gpu)` ... `torch.load(p, map_location=loc)`: a variable with
+    any name, assigned on a flagged line and used in a device position elsewhere."""
+    uses = spec.use_pattern()
+    for node in f.nodes(ast.Assign):
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            continue
+        name = node.targets[0].id
+        if spec.name_hit(name) or not _holds_candidate(spec, node.value):
+            continue  # already a position by its name, or no string that could match
+        if re.search(uses.replace("NAME", re.escape(name)), f.text):
+            yield node.value
+
+
+def _holds_candidate(spec: Spec, value: ast.AST) -> bool:
+    """Cheap test before searching the file for uses: does value hold a matching string?"""
+    for sub in ast.walk(value):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and (
+                spec.match.fullmatch(sub.value) or (spec.fprefix and spec.fprefix.search(sub.value))):
+            return True
+    return False
+
+
+def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: bool = False) -> None:
+    start, end = f.span(node)
+    src = f.text[start:end]
+    m = _STRING_PREFIX.match(src)
+    new_value = value
+    for pattern, repl in spec.replace:
+        new_value = pattern.sub(repl, new_value)
+    values = {"value": value, "new": new_value}
+    fix = None
+    if m and src.endswith(m.group(1)) and len(src) >= m.end() + len(m.group(1)):
+        body = src[m.end():len(src) - len(m.group(1))]
+        ok = body.startswith(value) if fstring else body == value
+        if ok:
+            new_body = new_value + body[len(value):]
+            if fstring:  # the message shows the whole f-string body: "cuda:{rank}"
+                values = {"value": body, "new": new_body}
+            if new_value != value:
+                fix = fix_for(spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)],
+                               values)
+    f.report(spec.rule, start, end, values, fix)

@@ -1,0 +1,273 @@
+"""Kind ``qualified-name``: uses of named APIs (torch.cuda.X, apex.*, flash_attn.*, ...).
+
+Rows give ``params.names`` (qualified name -> target or null; keys ending in ``.*`` match
+everything below), optional ``notes`` and ``fixers``, and ``ignore`` (keys carved out of a
+wider one: ``deepspeed.ops.op_builder.cpu.*`` under ``deepspeed.ops.*``). Lookup is longest-first across all
+rules. Imports are rewritten in import form (``torch.npu`` is spelled ``torch_npu.npu`` in
+import statements, so they work whatever the import order); uses through ``import torch``
+style bindings are rewritten in place.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+
+from migrate.core.findings import Edit
+from migrate.core.rules import Rule
+from migrate.scan.python.bindings import chain_parts, import_statements
+from migrate.fix.fixers import get_fixer
+from migrate.core.kinds import Token, param, prefilter_words, rule_kind
+from migrate.scan.python.prefilter import key_token, segment_counts
+from migrate.core.findings import fix_for
+from migrate.scan.python.pyfile import PyFile
+
+
+@dataclass(frozen=True)
+class Entry:
+    rule: Rule
+    key: str
+    target: str | None  # for prefix keys, without the trailing ".*"
+    note: str
+    fixer: str | None
+    prefix: bool
+    ignore: bool = False
+
+
+@dataclass(frozen=True)
+class Match:
+    entry: Entry
+    qualname: str
+    new_qualname: str | None
+
+
+class Table:
+    def __init__(self, rules: tuple[Rule, ...]):
+        self.exact: dict[str, Entry] = {}
+        self.prefix: dict[str, Entry] = {}
+        # Targets that are attributes of a class (torch.npu.mstx.mark): usable in code, not
+        # importable with `from ... import` / `import ... as`.
+        self.not_modules: set[str] = set()
+        for rule in rules:
+            self.not_modules |= {import_form(m) for m in rule.params.get("not_modules") or ()}
+            notes = rule.params.get("notes") or {}
+            fixers = rule.params.get("fixers") or {}
+            for key, target in (rule.params.get("names") or {}).items():
+                is_prefix = key.endswith(".*")
+                base = key[:-2] if is_prefix else key
+                if target and is_prefix:
+                    target = target[:-2] if target.endswith(".*") else target
+                entry = Entry(rule, base, target, str(notes.get(key, notes.get(base, ""))),
+                              fixers.get(key) or fixers.get(base), is_prefix)
+                (self.prefix if is_prefix else self.exact)[base] = entry
+            for key in rule.params.get("ignore") or ():  # carve-outs: not CUDA after all
+                is_prefix = key.endswith(".*")
+                base = key[:-2] if is_prefix else key
+                (self.prefix if is_prefix else self.exact)[base] = Entry(
+                    rule, base, None, "", None, is_prefix, ignore=True)
+
+    def lookup(self, qualname: str) -> Match | None:
+        segs = qualname.split(".")
+        n = len(segs)
+        for i in range(n, 0, -1):
+            key = ".".join(segs[:i])
+            first, second = (self.exact, self.prefix) if i == n else (self.prefix, self.exact)
+            entry = first.get(key) or second.get(key)
+            if entry is None:
+                continue
+            if entry.ignore:
+                return None
+            new = None
+            if entry.target is not None:
+                new = ".".join([entry.target, *segs[i:]])
+            return Match(entry, qualname, new)
+        return None
+
+
+    def importable(self, qualname: str) -> bool:
+        """Can an import statement name ``qualname`` (import form)?"""
+        return not any(qualname == m or qualname.startswith(m + ".") for m in self.not_modules)
+
+
+@lru_cache(maxsize=8)
+def _table(rules: tuple[Rule, ...]) -> Table:
+    return Table(rules)
+
+
+def import_form(qualname: str) -> str:
+    """torch.npu[.x] is registered at run time; import statements use torch_npu.npu."""
+    if qualname == "torch.npu" or qualname.startswith("torch.npu."):
+        return "torch_npu" + qualname[len("torch"):]
+    return qualname
+
+
+def chain_form(f: PyFile, qualname: str) -> str:
+    """In code (not imports) torch_npu.npu[.x] reads torch.npu[.x] where `torch` is bound:
+    torch_npu registers torch.npu as that very module, so attribute access is the same."""
+    if (qualname == "torch_npu.npu" or qualname.startswith("torch_npu.npu.")) and \
+            f.bindings.local_for("torch") is not None:
+        return "torch" + qualname[len("torch_npu"):]
+    return qualname
+
+
+def _values(m: Match) -> dict:
+    return {"name": m.qualname, "target": m.new_qualname or "", "note": m.entry.note}
+
+
+PARAMS = {
+    "names": param(dict, required=True, doc="qualified name (or prefix.*) -> replacement"),
+    "fixers": param(dict, doc="qualified name -> fixer (migrate/fix/fixers) for its calls"),
+    "notes": param(dict, doc="qualified name -> note shown in the message"),
+    "ignore": param(list, doc="qualified names a prefix row must not catch"),
+    "not_modules": param(list, doc="names that are attributes, not importable modules"),
+}
+
+
+def _tokens(rule: Rule, rules) -> set[Token]:
+    """``params.prefilter`` words if given, else one segment of every key."""
+    explicit = prefilter_words(rule)
+    if explicit:
+        return explicit
+    counts = segment_counts(tuple(rules))
+    return {key_token(k, counts) for k in rule.params.get("names") or {}}
+
+
+@rule_kind("qualified-name", engine="python", params=PARAMS, tokens=_tokens)
+def run(f: PyFile, rules: list[Rule]) -> None:
+    table = _table(tuple(rules))
+    rewritten = _imports(f, table)
+    for node in f.nodes(ast.Attribute, ast.Name):
+        if isinstance(node.ctx, (ast.Load, ast.Store)):
+            parent = f.parent(node)
+            if isinstance(parent, ast.Attribute) and parent.value is node:
+                continue  # not the outermost link of its chain
+            _use(f, table, node, parent, rewritten)
+
+
+def _use(f: PyFile, table: Table, node: ast.AST, parent, rewritten: set[str]) -> None:
+    parts = chain_parts(node)
+    if not parts:
+        return
+    binding = f.bindings.names.get(parts[0])
+    if binding is None:
+        return
+    m = table.lookup(".".join([binding.qualname, *parts[1:]]))
+    if m is None:
+        return
+    is_call = isinstance(parent, ast.Call) and parent.func is node
+    if m.entry.fixer:
+        if not is_call:
+            if isinstance(node, ast.Name):
+                return  # a bare reference to an imported name: the import is reported
+            f.report_node(m.entry.rule, node, _values(m), None)
+            return
+        f.report_node(m.entry.rule, node, _values(m), _fixer_fix(f, m, parent))
+        return
+    if binding.local in rewritten or (isinstance(node, ast.Name) and not binding.dotted_module
+                                      and binding.local != binding.qualname):
+        return  # the import statement carries the finding (and the fix)
+    fix = None
+    if m.new_qualname is not None:
+        fix = _rename_use(f, m, node, parts)
+    f.report_node(m.entry.rule, node, _values(m), fix)
+
+
+def _fixer_fix(f: PyFile, m: Match, call: ast.Call):
+    try:
+        fn = get_fixer(m.entry.fixer)
+    except KeyError:
+        return None
+    fix = fn(f.fix_context(m.qualname, m.new_qualname), call)
+    if fix is not None:
+        fix.applicability = "safe" if m.entry.rule.category == "auto" else "unsafe"
+        fix.imports = list(dict.fromkeys([*m.entry.rule.imports, *fix.imports]))
+    return fix
+
+
+def _rename_use(f: PyFile, m: Match, node: ast.AST, parts: list[str]):
+    start, end = f.span(node)
+    if f.text[start:end] != ".".join(parts):
+        return None  # comments or line breaks inside the chain: leave it to a person
+    new = chain_form(f, m.new_qualname)
+    local = f.bindings.local_for(new)
+    imports: list[str] = []
+    if local is None:
+        local = new
+        imports.append(f"import {new.split('.')[0]}")
+    return fix_for(m.entry.rule, [Edit(start, end, local)], _values(m), imports)
+
+
+def _imports(f: PyFile, table: Table) -> set[str]:
+    """Report and fix import statements; return local names whose import gets rewritten."""
+    rewritten: set[str] = set()
+    for node in import_statements(f.tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            rewritten |= _import_from(f, table, node)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if _import_alias(f, table, node, alias):
+                    rewritten.add(alias.asname)
+    return rewritten
+
+
+def _import_alias(f: PyFile, table: Table, node: ast.Import, alias: ast.alias) -> bool:
+    m = table.lookup(alias.name)
+    if m is None:
+        return False
+    if alias.asname is None and "." in alias.name and m.new_qualname is not None:
+        return False  # `import torch.cuda.amp` binds `torch`: harmless, uses are fixed
+    fix = None
+    if alias.asname and m.new_qualname and not m.entry.fixer and table.importable(
+            import_form(m.new_qualname)):
+        start, end = f.span(alias)
+        fix = fix_for(m.entry.rule, [Edit(start, end, f"{import_form(m.new_qualname)} as {alias.asname}")],
+                       _values(m))
+    f.report_node(m.entry.rule, alias, _values(m), fix)
+    return fix is not None
+
+
+def _import_from(f: PyFile, table: Table, node: ast.ImportFrom) -> set[str]:
+    groups: list[tuple[str, list[str]]] = []
+    matched: list[tuple[ast.alias, Match]] = []
+    for alias in node.names:
+        qual = f"{node.module}.{alias.name}"
+        m = table.lookup(qual) if alias.name != "*" else None
+        module, name = node.module, alias.name
+        if m is not None:
+            matched.append((alias, m))
+            if m.new_qualname is not None and not m.entry.fixer:
+                module, _, name = import_form(m.new_qualname).rpartition(".")
+        local = alias.asname or alias.name
+        text = name if (alias.asname is None and name == alias.name) else f"{name} as {local}"
+        if groups and groups[-1][0] == module:
+            groups[-1][1].append(text)
+        else:
+            groups.append((module, [text]))
+    if not matched:
+        return set()
+    edits = _regenerate(f, node, groups) if all(
+        m.new_qualname is not None and not m.entry.fixer
+        and table.importable(import_form(m.new_qualname).rpartition(".")[0]) for _, m in matched) else None
+    rewritten = set()
+    for alias, m in matched:
+        fix = None
+        if edits is not None:  # every alias of the statement carries the same edit
+            fix = fix_for(m.entry.rule, list(edits), _values(m))
+            rewritten.add(alias.asname or alias.name)
+        f.report_node(m.entry.rule, alias, _values(m), fix)
+    return rewritten
+
+
+def _regenerate(f: PyFile, node: ast.ImportFrom, groups) -> list[Edit] | None:
+    start, end = f.span(node)
+    src = f.text[start:end]
+    if "#" in src or "\\" in src:
+        return None
+    line_start = f.index.offset(node.lineno, 0)
+    indent = f.text[line_start:start]
+    if indent.strip():
+        return None  # `x = 1; from a import b`: keep it simple, leave it to a person
+    newline = "\r\n" if f.text[end:end + 2] == "\r\n" else "\n"
+    stmts = [f"from {mod} import {', '.join(names)}" for mod, names in groups]
+    return [Edit(start, end, (newline + indent).join(stmts))]

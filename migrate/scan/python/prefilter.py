@@ -1,0 +1,129 @@
+"""What every file with a possible finding must contain: a cheap test before parsing.
+
+Built from the rule table itself. A use of ``torch.cuda.synchronize`` spells every segment
+of the name somewhere in the file (in the import or the attribute chain), so one segment
+of each key is a sound token; we pick one that names CUDA, else the one most keys share.
+A token is a literal (found with bytes.find, i.e. memmem) plus, where it helps, a regex
+that confirms it: a whole identifier (``flash_attn`` but not ``_supports_flash_attn``),
+or, for a top-level module, an import statement naming it. Each kind derives its rows'
+tokens (its ``tokens`` function in migrate.core.kinds); kinds that match literals take
+``params.prefilter`` words as plain literals.
+
+The same tokens, as one text regex, mark the lines the matchers walk (see pyfile.py).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from migrate.core.kinds import Token, kind
+from migrate.core.rules import Rule
+
+# Segments too common to be useful as tokens.
+_COMMON = {
+    "torch", "nn", "utils", "functional", "distributed", "optim", "ops", "backends", "amp",
+    "matmul", "modules", "data", "models", "module", "parallel", "__init__", "version",
+    "Backend", "_C", "C", "common", "core", "layers", "init", "config", "types", "base",
+}
+_MARKERS = ("cuda", "nccl", "cudnn", "nvtx", "nvml")
+
+
+def _segments(key: str) -> list[str]:
+    return [s for s in key.removesuffix(".*").split(".") if s]
+
+
+@lru_cache(maxsize=8)
+def segment_counts(rules: tuple[Rule, ...]) -> dict[str, int]:
+    """How many qualified-name keys share each segment: the shared ones make few tokens."""
+    counts: dict[str, int] = {}
+    for rule in rules:
+        if rule.kind == "qualified-name":
+            for key in rule.params.get("names") or {}:
+                for seg in set(_segments(key)):
+                    counts[seg] = counts.get(seg, 0) + 1
+    return counts
+
+
+def key_token(key: str, counts: dict[str, int] | None = None) -> Token:
+    """The segment of ``key`` to look for: one naming CUDA if any, else the most shared."""
+    segs = _segments(key)
+    candidates = [s for s in segs if s not in _COMMON and len(s) > 2] or segs[-1:]
+    marked = [s for s in candidates if any(m in s.lower() for m in _MARKERS)]
+    counts = counts or {}
+    seg = max(marked or candidates, key=lambda s: (counts.get(s, 0), len(s)))
+    word = rf"(?<![\w]){re.escape(seg)}(?![\w])"
+    if seg == segs[0]:  # a top-level module: every use goes through an import naming it
+        return Token(seg, rf"(?:import|from)[ \t][^\n]*{word}")
+    return Token(seg, word)
+
+
+def minimal_tokens(tokens: set[Token]) -> list[Token]:
+    """Drop plain tokens that contain another plain token: a file holding them holds it."""
+    plain = {t.literal for t in tokens if t.pattern is None}
+    kept = [t for t in tokens
+            if not (t.pattern is None and any(o != t.literal and o in t.literal for o in plain))]
+    return sorted(kept, key=lambda t: (-len(t.literal), t.literal, t.pattern or ""))
+
+
+class Prefilter:
+    """``search(data)``: does the file hold any token?
+
+    Stage 1 looks for a few lower-case literals in the lower-cased file (``cuda`` stands
+    for CUDA_HOME, is_cuda and CUDAGraph alike), so most files cost one lower() and a
+    handful of memmem calls. Files that pass are checked exactly: each literal, then its
+    confirming regex.
+    """
+
+    def __init__(self, tokens: list[Token]):
+        self.tokens = tokens
+        by_literal: dict[bytes, list[re.Pattern[bytes] | None]] = {}
+        for t in tokens:
+            rx = re.compile(t.pattern.encode()) if t.pattern else None
+            by_literal.setdefault(t.literal.encode(), []).append(rx)
+        # A literal with any unconfirmed (plain) token needs no regex.
+        self._checks = [(lit, None if None in rxs else re.compile(b"|".join(r.pattern for r in rxs)))
+                        for lit, rxs in by_literal.items()]
+        lowered = {lit.lower() for lit in by_literal}
+        self._stage1 = sorted((x for x in lowered if not any(o != x and o in x for o in lowered)),
+                              key=len)
+
+    def search(self, data: bytes) -> bool:
+        low = data.lower()
+        if not any(lit in low for lit in self._stage1):
+            return False
+        for literal, rx in self._checks:
+            if literal in data and (rx is None or rx.search(data)):
+                return True
+        return False
+
+    def hit_offsets(self, text: str) -> list[int]:
+        """Offsets of every literal in ``text`` (a superset of the exact matches)."""
+        out = []
+        for literal, _ in self._checks:
+            lit = literal.decode()
+            pos = text.find(lit)
+            while pos != -1:
+                out.append(pos)
+                pos = text.find(lit, pos + 1)
+        return out
+
+
+@lru_cache(maxsize=8)
+def python_prefilter(rules: tuple[Rule, ...]) -> Prefilter | None:
+    """None means: no sound prefilter (some python rule declares no tokens); read every file."""
+    tokens: set[Token] = set()
+    for rule in rules:
+        spec = kind("python", rule.kind) if "python" in rule.files else None
+        if spec is None:
+            continue
+        t = {x for x in spec.tokens(rule, rules) if x.literal}
+        if not t:
+            return None  # the rule table's load check makes this unreachable for shipped rules
+        tokens |= t
+    return Prefilter(minimal_tokens(tokens))
+
+
+def python_hit_pattern(rules: tuple[Rule, ...]) -> Prefilter | None:
+    """Lines without a token are not walked (see PyFile.parse); None: walk everything."""
+    return python_prefilter(rules)

@@ -1,0 +1,122 @@
+"""One parsed Python file, as the matchers see it: text, ast, bindings, spans, findings."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from dataclasses import dataclass, field
+
+from migrate.core.findings import Finding, Fix, LineIndex, finding_category
+from migrate.core.rules import Rule
+from migrate.scan.python.bindings import Bindings, chain_parts, collect_bindings
+from migrate.fix.fixers import FixContext
+
+
+@dataclass
+class PyFile:
+    text: str
+    rel: str
+    tree: ast.Module
+    index: LineIndex
+    bindings: Bindings
+    parents: dict[int, ast.AST] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    # Spans already reported per rule, so overlapping matchers report a place once.
+    _seen: set[tuple[str, int, int]] = field(default_factory=set)
+
+    by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str, rel: str, hit=None) -> PyFile:
+        """Parse; with ``hit`` (a Prefilter), index only the nodes whose lines hold one of its
+        tokens (or a name imported on such a line): the rest cannot yield a finding."""
+        tree = ast.parse(text, filename=rel, type_comments=False)
+        index = LineIndex(text)
+        bindings = collect_bindings(tree)
+        f = cls(text, rel, tree, index, bindings)
+        lines = None if hit is None else _hit_lines(text, index, hit, bindings)
+        f.by_type, f.parents = _index_nodes(tree, lines)
+        return f
+
+    def nodes(self, *types: type) -> list[ast.AST]:
+        out: list[ast.AST] = []
+        for t in types:
+            out.extend(self.by_type.get(t, ()))
+        return out
+
+    def qualname(self, node: ast.AST) -> str | None:
+        """The imported name an attribute chain stands for (th.cuda.x -> torch.cuda.x)."""
+        parts = chain_parts(node)
+        if not parts or parts[0] not in self.bindings.names:
+            return None
+        return ".".join([self.bindings.names[parts[0]].qualname, *parts[1:]])
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self.parents.get(id(node))
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return self.index.span(node)
+
+    def source(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.text[start:end]
+
+    def fix_context(self, qualname: str = "", target: str | None = None) -> FixContext:
+        return FixContext(self.text, self.index, self.bindings.as_map(), qualname, target)
+
+    def report(self, rule: Rule, start: int, end: int, values: dict, fix: Fix | None) -> None:
+        key = (rule.code, start, end)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        line, col = self.index.position(start)
+        end_line, end_col = self.index.position(end)
+        category = finding_category(rule, fix)
+        self.findings.append(Finding(
+            rule=rule.code, name=rule.name, path=self.rel, line=line, column=col,
+            end_line=end_line, end_column=end_col, message=rule.format_message(**values),
+            category=category, fix=fix, snippet=self.index.line_text(line),
+        ))
+
+    def report_node(self, rule: Rule, node: ast.AST, values: dict, fix: Fix | None) -> None:
+        start, end = self.span(node)
+        self.report(rule, start, end, values, fix)
+
+
+
+def _hit_lines(text: str, index: LineIndex, hit, bindings: Bindings) -> list[int]:
+    lines = {index.position(pos)[0] for pos in hit.hit_offsets(text)}
+    names = set()
+    for b in bindings.names.values():
+        node = b.node
+        if any(node.lineno <= ln <= node.end_lineno for ln in lines):
+            names.add(b.local)
+    if names:
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+        lines |= {index.position(m.start())[0] for m in pattern.finditer(text)}
+    return sorted(lines)
+
+
+def _index_nodes(tree: ast.AST, lines: list[int] | None):
+    """One pass over the tree: nodes by type and parent links, pruned to ``lines``."""
+    by_type: dict[type, list[ast.AST]] = {}
+    parents: dict[int, ast.AST] = {}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        by_type.setdefault(type(node), []).append(node)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            children = value if isinstance(value, list) else (value,)
+            for child in children:
+                if not isinstance(child, ast.AST) or isinstance(child, (ast.expr_context, ast.operator,
+                                                                         ast.cmpop, ast.unaryop, ast.boolop)):
+                    continue
+                if lines is not None and hasattr(child, "lineno"):
+                    i = bisect.bisect_left(lines, child.lineno)
+                    if i == len(lines) or lines[i] > (child.end_lineno or child.lineno):
+                        continue
+                parents[id(child)] = node
+                stack.append(child)
+    return by_type, parents

@@ -1,0 +1,2 @@
+"""Non-Python files (shell, Docker, YAML/CI, Make, CMake, requirements, pyproject, .cu):
+mask comments, then run the text rule kinds."""

@@ -1,0 +1,1 @@
+"""Rule kinds for non-Python files."""
