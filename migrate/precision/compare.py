@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from migrate.core.errors import UsageError
-from migrate.precision.align import Concat, align, load_mapping, unwrap
+from migrate.precision.align import Concat, align, load_mapping, strip, unwrap
 from migrate.precision.checks import IncompatibleDumps, check_alignment, check_meta
 from migrate.precision.judge import compare_records
 from migrate.precision.localize import first_divergence
@@ -85,8 +85,12 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
     ref_recs = [r for r in ref.records if r["kind"] in kinds]
     tgt_recs = [r for r in tgt.records if r["kind"] in kinds]
     prefix = unwrap([r["name"] for r in tgt_recs], [r["name"] for r in ref_recs])
+    ref_prefix = unwrap([r["name"] for r in ref_recs], [r["name"] for r in tgt_recs])
     if prefix:  # the wrapper's own outputs are the wrapped model's
         tgt_recs = [r for r in tgt_recs if r["name"] != "<root>"]
+    if ref_prefix:  # a wrapped reference: compare under the unwrapped names
+        ref_recs = [{**r, "name": strip(r["name"], ref_prefix)} for r in ref_recs
+                    if r["name"] != "<root>"]
     pairs, extra = align(ref_recs, tgt_recs, mapping, prefix)
     check_alignment(pairs, ref_dir, tgt_dir)
     classes = {"reference": run_class(ref.meta, gate.profile),
@@ -110,7 +114,7 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
     entries.extend(missing_entry(r, "reference") for r in extra)
     ref.close()
     tgt.close()
-    weights = [w for w in compare_weights(ref.meta, tgt.meta, mapping, prefix)
+    weights = [w for w in compare_weights(ref.meta, tgt.meta, mapping, prefix, ref_prefix)
                if not gate.skips(w["name"].rpartition(".")[0] or "<root>")]
     passed, violations = evaluate_gate(entries, gate, weights)
     first = first_divergence(entries)

@@ -48,7 +48,7 @@ def _differs(r: dict, t: dict) -> str | None:
 
 
 def compare_weights(ref_meta: dict, tgt_meta: dict, mapping: Mapping,
-                    tgt_prefix: str = "") -> list[dict[str, Any]]:
+                    tgt_prefix: str = "", ref_prefix: str = "") -> list[dict[str, Any]]:
     """``[{name, reason}]`` for every weight present in both dumps that differs."""
     ref_w, tgt_w = ref_meta.get("weights"), tgt_meta.get("weights")
     if not isinstance(ref_w, dict) or not isinstance(tgt_w, dict):
@@ -56,6 +56,7 @@ def compare_weights(ref_meta: dict, tgt_meta: dict, mapping: Mapping,
     tgt_by = {strip(k, tgt_prefix): v for k, v in tgt_w.items()}
     out = []
     for name, r in ref_w.items():
+        name = strip(name, ref_prefix)
         mod, _, leaf = name.rpartition(".")
         mapped = f"{rename(mod, mapping)}.{leaf}" if mod else name
         t = tgt_by.get(mapped)

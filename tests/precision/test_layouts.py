@@ -44,6 +44,8 @@ def test_ddp_wrapped_target_maps_to_unwrapped_reference(tmp_path, make_dump, bui
         wrapped(*args)
     result = compare_dumps(ref, tmp_path / "t")
     assert result and result.counts()["missing"] == 0 and not result.weights
+    back = compare_dumps(tmp_path / "t", ref)  # a wrapped reference, too
+    assert back and back.counts()["missing"] == 0 and not back.weights
 
 
 class Fused(nn.Module):
