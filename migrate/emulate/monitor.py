@@ -5,7 +5,7 @@ dtypes NPU kernels lack, host syncs; each with the module path and the user's fi
 A TorchDispatchMode sees ops on NPU tensors before the emulation runs them; a
 TorchFunctionMode sees CompositeImplicitAutograd ops (torch.matmul, SDPA) first, so that one
 torch_npu has a kernel for is judged as itself and not by what it decomposes into on the CPU
-(the judgement is migrate.ops.aten_capture.Judge, shared with ``migrate ops --torch``).
+(the judgement is migrate.ops.aten.judge.Judge, shared with ``migrate ops --torch``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class Record:
     """All findings of one process."""
 
     def __init__(self, target: str | None = None):
-        from migrate.ops.aten_capture import Judge
+        from migrate.ops.aten.judge import Judge
 
         self.judge = Judge(target)
         self.ops: dict[str, int] = {}
@@ -112,8 +112,15 @@ class DispatchMonitor(TorchDispatchMode):
 
 
 def _composite_verdict(judge, name):
-    from migrate.ops.registry import Verdict
+    """A composite serving the NPU key. A structured op's NonFunctional kernel calls its
+    ``.out`` overload, which the emulated backend never shows us: judge that overload. Any
+    other composite runs through the ops it calls, each judged when it runs."""
+    from migrate.ops.aten.judge import structured_delegates
+    from migrate.ops.registry import Verdict, aten_name
 
+    out = structured_delegates().get(aten_name(name))
+    if judge.descend.get(name) == "CompositeExplicitAutogradNonFunctional" and out:
+        return judge.reg.lookup(f"aten::{out}" if not out.startswith("aten::") else out)
     return Verdict(SUPPORTED, "backend-agnostic composite: runs through the ops it calls, "
                               "each judged when it runs")
 
