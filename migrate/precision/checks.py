@@ -23,11 +23,10 @@ def check_meta(ref: Any, tgt: Any, mapped: bool) -> None:
         if sorted(rm.get(key) or []) != sorted(tm.get(key) or []) and not mapped:
             raise IncompatibleDumps(f"{where}: dumped with different --{key} filters "
                                     f"({rm.get(key) or []} vs {tm.get(key) or []})")
-    for key in ("incomplete",):
-        for d in (ref, tgt):
-            if d.meta.get(key):
-                raise IncompatibleDumps(f"{d.path}: the dump is incomplete (the run "
-                                        "raised an error while dumping)")
+    for d in (ref, tgt):
+        if d.meta.get("incomplete"):
+            raise IncompatibleDumps(f"{d.path}: the dump is incomplete (the run raised an "
+                                    "error while dumping)")
 
 
 def check_alignment(pairs: list, ref_dir: Any, tgt_dir: Any) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from migrate.core.errors import UsageError
 from migrate.precision.align import Concat, align, load_mapping, strip, unwrap
 from migrate.precision.checks import IncompatibleDumps, check_alignment, check_meta
+from migrate.precision.discrete import soften_flips
 from migrate.precision.judge import compare_records
 from migrate.precision.localize import first_divergence
 from migrate.precision.manifest import Dump, rank_dirs
@@ -112,6 +113,7 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
             cache[ck] = entry
         entries.append(entry)
     entries.extend(missing_entry(r, "reference") for r in extra)
+    soften_flips(entries)
     ref.close()
     tgt.close()
     weights = [w for w in compare_weights(ref.meta, tgt.meta, mapping, prefix, ref_prefix)

@@ -25,6 +25,7 @@ from migrate.core.errors import UsageError
 from migrate.precision import run_precision
 from migrate.precision.dumper import ROOT
 from migrate.precision.flatten import decode, iter_tensors, substitute
+from migrate.precision.discrete import soften_flips
 from migrate.precision.judge import compare_records
 from migrate.precision.manifest import Dump
 from migrate.precision.result import ComparisonResult, evaluate_gate, missing_entry
@@ -186,6 +187,7 @@ def replay_model(model: Any, ref_dir: str | Path, gate: Gate | str | Path | None
             {**missing_entry(r, "replay"), "reason": "module not run in replay"}
             for r in rp.outputs[key]])
     ref.close()
+    soften_flips(entries)
     culprit, why = _culprit(rp, [n for n, _ in rp.order])
     compared = sum(1 for e in entries if e["status"] != "missing" and e.get("replayed"))
     total = sum(len(v) for v in rp.outputs.values())

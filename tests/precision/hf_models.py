@@ -22,7 +22,8 @@ MODELS = ("gpt2", "bert", "llama", "t5", "vit", "resnet", "convnext")
 # A module each model surely has, for faults: (module path, kind of layer).
 FAULT_SITES = {
     "gpt2": "transformer.h.1.mlp.c_fc", "bert": "bert.encoder.layer.1.intermediate.dense",
-    "llama": "model.layers.1.mlp.up_proj", "t5": "encoder.block.1.layer.1.DenseReluDense.wi",
+    "llama": "model.layers.1.mlp.up_proj", "mixtral": "model.layers.1.self_attn.v_proj",
+    "t5": "encoder.block.1.layer.1.DenseReluDense.wi",
     "vit": "vit.layers.1.mlp.fc1",
     "resnet": "resnet.encoder.stages.1.layers.0.layer.1.convolution",
     "convnext": "convnext.encoder.stages.1.layers.0.pwconv1",
@@ -63,6 +64,11 @@ def build(name: str):
         ids = _ids(256)
         model, args, kw = tf.T5ForConditionalGeneration(cfg), (ids,), {
             "decoder_input_ids": ids[:, :6], "use_cache": True}
+    elif name == "mixtral":  # MoE: bf16/fp16 may route a near-tie token elsewhere
+        cfg = tf.MixtralConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                               num_key_value_heads=2, intermediate_size=128, vocab_size=256,
+                               num_local_experts=4, num_experts_per_tok=2)
+        model, args, kw = tf.MixtralForCausalLM(cfg), (_ids(256, seq=32),), {"use_cache": True}
     elif name == "vit":
         cfg = tf.ViTConfig(image_size=32, patch_size=8, num_hidden_layers=3, hidden_size=64,
                            num_attention_heads=4, intermediate_size=128, num_labels=10)

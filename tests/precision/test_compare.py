@@ -162,6 +162,11 @@ def test_metrics_on_known_tensors():
     assert m["one_thousandth_ratio"] == 0.75 and m["five_thousandth_ratio"] == 1.0
     expected_cos = torch.nn.functional.cosine_similarity(ref.double(), tgt.double(), dim=0)
     assert m["cosine"] == pytest.approx(float(expected_cos), abs=1e-9)
+    g = torch.Generator().manual_seed(3)
+    for _ in range(20):  # nearly equal tensors: the norm formula must not read above 1
+        r = torch.randn(1000, generator=g)
+        t = r * (1 + 1e-7 * torch.randn(1000, generator=g))
+        assert -1.0 <= compute_all(Pair(r, t, {}))["cosine"] <= 1.0
     ortho = compute_all(Pair(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]), {}))
     assert ortho["cosine"] == pytest.approx(0.0, abs=1e-6)  # float32 norms: ~1e-7 absolute
 

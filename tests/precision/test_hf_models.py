@@ -138,3 +138,22 @@ def test_honest_replays_in_every_precision_name_no_culprit(refs, name):
             result = replay_model(model, refs[name], args=args, kwargs=kwargs, precision=prec)
         assert result and result.culprit is None and result.inconclusive is None, (
             mode, [(e["name"], e["reason"]) for e in result.entries if e["status"] == "fail"])
+
+
+def test_moe_routing_flips_in_low_precision_are_warnings_not_failures(tmp_path):
+    """Mixtral in bf16/fp16 routes some near-tie tokens to another expert: the router's
+    integer output differs and that MoE block's internals with it, honestly."""
+    _dump(tmp_path / "r", "mixtral", inputs=True)
+    flipped = 0
+    for mode in ("bf16", "fp16"):
+        _dump(tmp_path / mode, "mixtral", mode)
+        result = compare_dumps(tmp_path / "r", tmp_path / mode)
+        assert result, [(e["name"], e["reason"]) for e in result.entries
+                        if e["status"] == "fail"][:3]
+        flipped += sum("decision flipped" in e["reason"] for e in result.entries)
+    assert flipped  # the case exists in these runs
+    model, args, kwargs = _dump(tmp_path / "bad", "mixtral", fault=0.5)
+    bad = compare_dumps(tmp_path / "r", tmp_path / "bad")
+    assert not bad and bad.first_divergence["name"] == H.FAULT_SITES["mixtral"]
+    replayed = replay_model(model, tmp_path / "r", args=args, kwargs=kwargs)
+    assert replayed.culprit == {"name": H.FAULT_SITES["mixtral"], "call": 0}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate.precision import metrics
 from migrate.precision.report.plot import error_plot
-from migrate.precision.report.text import failures_first, locus_line, rank_lines, summary_line
+from migrate.precision.report.text import (failures_first, locus_line, rank_lines,
+                                           summary_line, used_columns)
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -27,5 +27,5 @@ def render_html(result) -> str:
     return env.get_template("report.html.j2").render(
         r=result, verdict="PASS" if result.passed else "FAIL", summary=summary_line(result),
         locus=locus_line(result), plot=Markup(error_plot(result.entries, marker)),
-        entries=failures_first(result.entries), columns=metrics.columns(), panel=panel,
+        entries=failures_first(result.entries), columns=used_columns(result.entries), panel=panel,
         ranks=rank_lines(result))

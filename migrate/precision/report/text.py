@@ -28,6 +28,11 @@ def dtypes(e: dict) -> str:
     return e["dtype"] if e["dtype"] == e["ref_dtype"] else f"{e['ref_dtype']}->{e['dtype']}"
 
 
+def used_columns(entries: list[dict]) -> list:
+    """The registered metric columns that hold a value in at least one entry."""
+    return [c for c in metrics.columns() if any(e.get(c.field) is not None for e in entries)]
+
+
 def failures_first(entries: list[dict]) -> list[dict]:
     return sorted(entries, key=lambda e: _ORDER.get(e["status"], 9))
 
@@ -132,7 +137,7 @@ def render_junit(result) -> str:
 def _md_row(e: dict, cols: list) -> str:
     values = " | ".join(fmt(e.get(c.field), c.fmt) for c in cols)
     return (f"| {VERDICT[e['status']]} | `{e['name']}#{e['call']}` | {e['kind']}[{e['index']}] "
-            f"| {e['ref_dtype']}→{e['dtype']} | {values} | {e['reason']} |")
+            f"| {dtypes(e)} | {values} | {e['reason']} |")
 
 
 def render_markdown(result, limit: int = 20) -> str:
@@ -146,7 +151,7 @@ def render_markdown(result, limit: int = 20) -> str:
     if not shown:
         shown = sorted((e for e in result.entries if e.get("cosine") is not None),
                        key=lambda e: e["cosine"])[:5]
-    cols = metrics.columns()
+    cols = used_columns(shown)
     out += ["", "| verdict | module | tensor | dtype | " + " | ".join(c.label for c in cols)
             + " | reason |", "|---" * (len(cols) + 5) + "|"]
     out += [_md_row(e, cols) for e in shown[:limit]]
