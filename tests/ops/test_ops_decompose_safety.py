@@ -1,6 +1,6 @@
 """decompose writes only valid, verified files: unique node names, local function bodies
 rewritten and lowered, nothing left on disk when the check or verification fails; and the
-GroupNormalization / ReduceL2 rules on real torch exports."""
+GroupNormalization rule on a real transformers export (ReduceL2: test_ops_decompose_spectral)."""
 
 from __future__ import annotations
 
@@ -74,40 +74,6 @@ def _export(module, args, path, opset):
         torch.onnx.export(module, args, str(path), opset_version=opset, dynamo=True,
                           verbose=False)
     return path
-
-
-@pytest.fixture(scope="module")
-def norm_export(tmp_path_factory):
-    """Conv -> GroupNorm -> F.normalize, exported at opset 21 (GroupNormalization, ReduceL2)."""
-    torch = pytest.importorskip("torch")
-
-    class Block(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv, self.norm = torch.nn.Conv1d(4, 8, 3), torch.nn.GroupNorm(2, 8)
-
-        def forward(self, x):
-            return torch.nn.functional.normalize(self.norm(self.conv(x)), dim=-1)
-
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("norm") / "block.onnx"
-    return _export(Block().eval(), (torch.randn(2, 4, 10),), path, 21)
-
-
-def test_group_norm_and_reduce_l2_exports_decompose_to_atc_clean_opset_18(tmp_path,
-                                                                          norm_export):
-    from migrate.ops.onnx_census import census
-
-    before = {r["op"]: r["status"] for r in census(norm_export)["ops"]}
-    assert before["GroupNormalization"] == before["ReduceL2"] == "unsupported"
-    out = tmp_path / "out.onnx"
-    report, code = run_decompose(norm_export, out)
-    assert code == 0, report
-    assert sorted(r["rule"] for r in report["rewrites"]) == ["group-norm", "reduce-l2-sumsq"]
-    assert report["opset"]["to"] == 18
-    after = census(out)
-    assert after["summary"]["unsupported"] == after["summary"]["restricted"] == 0
-    assert max(o["max_abs_error"] for o in report["verification"]["outputs"]) <= 1e-5
 
 
 def test_wav2vec2_group_norm_export_at_opset_21_decomposes_and_verifies(tmp_path):

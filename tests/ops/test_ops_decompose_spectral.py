@@ -16,28 +16,35 @@ onnx = pytest.importorskip("onnx")
 torch = pytest.importorskip("torch")
 
 
-class Spectrogram(torch.nn.Module):
-    """|STFT| with a Hann window, as audio front ends compute it."""
+class Spectra(torch.nn.Module):
+    """|STFT| with a Hann window (audio front ends), a real FFT (onesided) and a complex FFT,
+    as torch.onnx exports them: STFT-17, DFT-20 and ReduceL2 (the magnitudes)."""
 
     def forward(self, x):
-        return torch.stft(x, n_fft=16, hop_length=4, window=torch.hann_window(16),
+        spec = torch.stft(x, n_fft=16, hop_length=4, window=torch.hann_window(16),
                           return_complex=True, center=True).abs()
+        fft = torch.fft.rfft(x[:, :16], dim=-1).abs() + torch.fft.fft(
+            x[:, :16].to(torch.complex64)).abs()[..., :9]
+        return spec.sum(-1) + fft
 
 
-def test_torch_stft_export_decomposes_and_verifies(tmp_path):
+def test_torch_stft_and_fft_export_decomposes_and_verifies(tmp_path):
     src = tmp_path / "spec.onnx"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(Spectrogram().eval(), (torch.randn(2, 64),), str(src),
-                          opset_version=18, dynamo=True, verbose=False)
-    assert {r["op"]: r["status"] for r in census(src)["ops"]}["STFT"] == "unsupported"
+        torch.onnx.export(Spectra().eval(), (torch.randn(2, 64),), str(src),
+                          opset_version=20, dynamo=True, verbose=False)
+    before = {r["op"]: r["status"] for r in census(src)["ops"]}
+    assert before["STFT"] == before["DFT"] == before["ReduceL2"] == "unsupported"
     report, code = run_decompose(src, tmp_path / "out.onnx")
     assert code == 0, report
-    assert "stft-dft-matmul" in {r["rule"] for r in report["rewrites"]}
-    assert report["remaining"] == []
+    rules = [r["rule"] for r in report["rewrites"]]
+    assert {"stft-dft-matmul", "dft-matmul", "reduce-l2-sumsq"} <= set(rules)
+    assert rules.count("dft-matmul") == 2
+    assert report["opset"]["to"] == 18 and report["remaining"] == []
     assert max(o["max_abs_error"] for o in report["verification"]["outputs"]) <= 1e-5
     ops = {n.op_type for n in onnx.load(str(tmp_path / "out.onnx")).graph.node}
-    assert "STFT" not in ops and "MatMul" in ops
+    assert not ops & {"STFT", "DFT", "ReduceL2"} and "MatMul" in ops
 
 
 def test_stft_with_a_computed_frame_step_is_declined(tmp_path):
@@ -53,26 +60,6 @@ def test_stft_with_a_computed_frame_step_is_declined(tmp_path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(src))
     report, code = run_decompose(src, tmp_path / "out.onnx", verify=False)
     assert code == 1 and "constant frame_step" in report["declined"][0]["why"]
-
-
-class Spectra(torch.nn.Module):
-    """A real FFT (onesided) and a complex FFT, as torch.onnx exports them (DFT-20)."""
-
-    def forward(self, x):
-        return torch.fft.rfft(x, dim=-1).abs() + torch.fft.fft(x.to(torch.complex64)).abs()[..., :9]
-
-
-def test_torch_fft_export_decomposes_and_verifies(tmp_path):
-    src = tmp_path / "fft.onnx"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(Spectra().eval(), (torch.randn(2, 16),), str(src), opset_version=20,
-                          dynamo=True, verbose=False)
-    report, code = run_decompose(src, tmp_path / "out.onnx")
-    assert code == 0, report
-    assert [r["rule"] for r in report["rewrites"]].count("dft-matmul") == 2
-    assert report["opset"]["to"] == 18 and report["remaining"] == []
-    assert max(o["max_abs_error"] for o in report["verification"]["outputs"]) <= 1e-5
 
 
 def test_dft_node_case_matches_onnx_expected_output(tmp_path):
