@@ -168,6 +168,20 @@ def fused_call(name: str, args):
         rec.suppress -= 1
 
 
+@contextlib.contextmanager
+def unmonitored():
+    """Code that stands for torch_npu's own (its GradScaler's internals): not reported."""
+    rec = RECORD["current"]
+    if rec is None:
+        yield
+        return
+    rec.suppress += 1
+    try:
+        yield
+    finally:
+        rec.suppress -= 1
+
+
 def record_sync(what: str, depth: int = 2) -> None:
     rec = RECORD["current"]
     if rec is not None:
