@@ -53,13 +53,13 @@ def install():
     _setup_privateuseone_for_python_backend("npu", module, _Hooks(), _Guard())
     lib = torch.library.Library("_", "IMPL")
     lib.fallback(_fallback, "PrivateUse1")
-    # torch_npu registers its own autocast op lists in C++; here autocast("npu") is
-    # accepted and computes in the dtypes it is given (docs/emulate.md).
-    lib.fallback(torch.library.fallthrough_kernel, "AutocastPrivateUse1")
+    from migrate.emulate import autocast
+
+    amp_lib = autocast.install(lib)
     _patch_pinning()
     _patch_load()
     _patch_from_data()
-    _STATE.update(module=module, lib=lib)
+    _STATE.update(module=module, lib=lib, amp_lib=amp_lib)
     return module
 
 

@@ -39,6 +39,14 @@ def settings() -> Settings:
         raise ValueError(f"{HERE / 'emulate.yaml'}: bad or missing key: {exc}") from exc
 
 
+def load_yaml_section(name: str) -> dict:
+    """A section of emulate.yaml that one module reads (``autocast``)."""
+    raw = load_yaml(HERE / "emulate.yaml")
+    if not isinstance(raw.get(name), dict):
+        raise ValueError(f"{HERE / 'emulate.yaml'}: missing section {name!r}")
+    return raw[name]
+
+
 def check_torch() -> str:
     """The installed torch version, or a UsageError naming the supported ones."""
     try:

@@ -56,6 +56,14 @@ def surface() -> None:
         results["not_emulated"] = str(exc)
     from torch_npu.contrib import transfer_to_npu  # noqa: F401 - importable
     results["amp"] = str(torch_npu.npu.amp.GradScaler(enabled=True).scale(x.sum()).device)
+    lin = torch.nn.Linear(3, 3).npu()
+    with torch_npu.npu.amp.autocast():
+        h = lin(x)
+        dtypes = [h.dtype, torch.softmax(h, -1).dtype, (h + 1).dtype]
+    with torch.autocast("npu", dtype=torch.bfloat16):
+        dtypes.append(lin(x).dtype)
+    dtypes.append(lin(x).dtype)
+    results["autocast"] = [str(d).removeprefix("torch.") for d in dtypes]
     with torch_npu.profiler.profile() as prof:
         prof.step()
     results["profiler_steps"] = prof.steps
