@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import signal
 import sys
 
 import typer
@@ -57,8 +58,14 @@ def _safe_streams() -> None:
             pass
 
 
+def _on_sigterm(signum, frame) -> None:
+    """SIGTERM unwinds like Ctrl-C, so a rewrite in progress removes its temporary file."""
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     _safe_streams()
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         app()
     except UsageError as exc:
