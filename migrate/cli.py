@@ -94,7 +94,9 @@ def main() -> None:
         quiet_stdout()
         print(f"migrate: error: cannot write output: {exc.strerror}", file=sys.stderr)
         sys.exit(2)
-    except SystemExit:
+    except SystemExit as exc:
+        if exc.code in (130, 143):  # typer turns Ctrl-C into a silent Exit(130)
+            print("migrate: interrupted", file=sys.stderr)
         _flush_stdout()
         raise
     _flush_stdout()
