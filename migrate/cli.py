@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import signal
 import sys
 
 import typer
@@ -58,8 +59,14 @@ def _safe_streams() -> None:
             pass
 
 
+def _on_sigterm(signum, frame) -> None:
+    """SIGTERM unwinds like Ctrl-C, so a rewrite in progress removes its temporary file."""
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     _safe_streams()
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         app()
     except UsageError as exc:
@@ -88,7 +95,9 @@ def main() -> None:
         quiet_stdout()
         print(f"migrate: error: cannot write output: {exc.strerror}", file=sys.stderr)
         sys.exit(2)
-    except SystemExit:
+    except SystemExit as exc:
+        if exc.code in (130, 143):  # typer turns Ctrl-C into a silent Exit(130)
+            print("migrate: interrupted", file=sys.stderr)
         _flush_stdout()
         raise
     _flush_stdout()

@@ -14,25 +14,27 @@ One reading and decoding path for scan and apply:
   atomic ``os.replace``; it keeps mode, owner, group and extended attributes where the OS
   allows, and re-reads the file just before the replace: if its bytes changed since they
   were read, nothing is written. An interrupted run leaves the old file or the new one.
-* ``locked`` holds an advisory lock (``flock``) on a file while it is rewritten, so two
-  runs on one tree cannot interleave their read and write of one file.
+* ``locked`` (core/filelock.py) holds an advisory lock on a file while it is rewritten,
+  so two runs on one tree cannot interleave their read and write of one file.
 """
 
 from __future__ import annotations
 
 import codecs
-import errno
-import fcntl
 import hashlib
 import io
 import os
 import stat
 import tempfile
 import tokenize
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from migrate.core.filelock import locked
+
+__all__ = ["MAX_FILE_BYTES", "SourceError", "SourceFile", "atomic_write", "content_hash",
+           "decode", "encode_text", "locked", "read_bytes", "read_head", "read_source",
+           "write_source"]
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -271,43 +273,3 @@ def _copy_metadata(target: Path, fd: int, st: os.stat_result) -> None:
             os.setxattr(fd, name, os.getxattr(target, name))
         except OSError:
             pass  # e.g. security.* without privilege, or a file system without xattrs
-
-
-@contextmanager
-def locked(path: Path | str) -> Iterator[None]:
-    """Hold an exclusive advisory lock on the file at ``path`` (its current inode).
-
-    A rewrite replaces the inode, so after waiting the lock is taken again if ``path`` now
-    names another file. Files that cannot be opened or locked are not locked."""
-    for _ in range(100):
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-        except OSError:
-            yield
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            if _same_file(fd, path):
-                break
-        except OSError as exc:
-            if exc.errno not in (errno.ENOLCK, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF):
-                raise
-            os.close(fd)
-            yield
-            return
-        os.close(fd)
-    else:  # pragma: no cover - replaced 100 times while we waited
-        yield
-        return
-    try:
-        yield
-    finally:
-        os.close(fd)
-
-
-def _same_file(fd: int, path: Path | str) -> bool:
-    try:
-        a, b = os.fstat(fd), os.stat(path)
-    except OSError:
-        return False
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)

@@ -145,6 +145,7 @@ _worker: Worker | None = None  # this worker process's Worker, set by the pool i
 def _init_worker(rules: tuple[Rule, ...], scan_text: Callable) -> None:
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a scan worker writes nothing: just stop
     _worker = Worker(rules, scan_text)
 
 
