@@ -135,7 +135,7 @@ def _gpt(dim: int, layers: int):
 def bench_aten(repeats: int) -> None:
     import torch
 
-    from migrate.ops.aten_capture import capture
+    from migrate.ops.aten.census import capture
 
     for dim, layers, batch, seq in ((64, 4, 1, 16), (256, 4, 8, 128)):
         model, x = _gpt(dim, layers), torch.randn(batch, seq, dim)

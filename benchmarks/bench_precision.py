@@ -11,6 +11,10 @@ msprobe lives in its own venv so it cannot disturb ours:
     /work/venv_msprobe/bin/pip install torch==2.13.0 mindstudio-probe==26.2.0
 Point MSPROBE_PYTHON (or --msprobe-python) at that interpreter.
 
+Then it times `migrate replay` of the faulty target and prints the quality tables of
+precision_tables.py (replay time and culprit on real transformers models; what stats-only
+dumps detect and falsely flag). `--tables-only` prints just those (no msprobe needed).
+
 Run from the repository root:  /work/venv/bin/python benchmarks/bench_precision.py
 """
 
@@ -27,6 +31,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from precision_tables import tables  # noqa: E402
 DEFAULT_MSPROBE = os.environ.get("MSPROBE_PYTHON", "/work/venv_msprobe/bin/python")
 
 
@@ -90,6 +96,28 @@ def _forward_s(model, ids) -> float:
         t0 = time.perf_counter()
         model(ids)
         return time.perf_counter() - t0
+
+
+def replay_worker(ref: Path, layers: int, batch: int, seq: int, reps: int) -> None:
+    """Time `replay` of the faulty target against the reference dump (made with inputs)."""
+    import torch
+
+    torch.set_num_threads(2)
+    sys.path.insert(0, str(REPO))
+    from migrate.precision.replay import replay_model
+
+    model, ids = build("tgt", layers, batch, seq)
+    _forward_s(model, ids)
+    fwd = min(_forward_s(model, ids) for _ in range(reps))
+    times, culprit = [], None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        result = replay_model(model, ref, args=(ids,))
+        times.append(time.perf_counter() - t0)
+        culprit = result.culprit
+    modules = len(list(model.modules()))
+    print(json.dumps({"forward_s": fwd, "replay_s": min(times), "modules": modules,
+                      "culprit": culprit}))
 
 
 def worker(tool: str, variant: str, out: Path, layers: int, batch: int, seq: int,
@@ -226,12 +254,20 @@ def bench_tool(tool: str, py: str, work: Path, shape: list[str], reps: int) -> d
         times.append(wall)
         peaks.append(rss)
     res["compare_s"], res["compare_rss"] = min(times), max(peaks)
+    if tool == "ours":
+        _, _, stdout = measured([py, me, "--worker", "replay", "--out", str(dirs["ref"]),
+                                 "--reps", str(reps), *shape])
+        info = json.loads(stdout.strip().splitlines()[-1])
+        res["replay_s"], res["replay_fwd_s"] = info["replay_s"], info["forward_s"]
+        res["replay_modules"] = info["modules"]
     return res
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--worker", choices=["ours", "msprobe"])
+    ap.add_argument("--worker", choices=["ours", "msprobe", "replay"])
+    ap.add_argument("--tables-only", action="store_true",
+                    help="Only the replay and stats-only quality tables (no msprobe).")
     ap.add_argument("--variant", default="ref")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--layers", type=int, default=6)
@@ -245,8 +281,14 @@ def main() -> None:
                     help="Dumps / compares per round; the minimum is kept (noisy machines).")
     a = ap.parse_args()
     shape = ["--layers", str(a.layers), "--batch", str(a.batch), "--seq", str(a.seq)]
+    if a.worker == "replay":
+        replay_worker(a.out, a.layers, a.batch, a.seq, a.reps)
+        return
     if a.worker:
         worker(a.worker, a.variant, a.out, a.layers, a.batch, a.seq, a.reps)
+        return
+    if a.tables_only:
+        print(tables())
         return
     if not Path(a.msprobe_python).exists():
         raise SystemExit(f"msprobe interpreter not found at {a.msprobe_python}; create the venv "
@@ -282,6 +324,11 @@ def report(ours: dict, ms: dict, a) -> None:
         print(f"{label:24}{fmt.format(ms[key]):>16}{fmt.format(ours[key]):>12}{speed:>10}")
     for name, r in (("msprobe", ms), ("migrate", ours)):
         print(f"{name}: dump = {r['dump_s'] / r['forward_s']:.1f} x plain forward")
+    print(f"migrate replay (every module on reference inputs, one pass): "
+          f"{ours['replay_s']:.2f} s = {ours['replay_s'] / ours['replay_fwd_s']:.1f} x plain "
+          f"forward ({ours['replay_modules']:.0f} modules); msprobe has no replay")
+    print()
+    print(tables())
 
 
 if __name__ == "__main__":

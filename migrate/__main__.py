@@ -1,3 +1,28 @@
-from migrate.cli import main
+"""`python -m migrate` and the `migrate` console script.
 
-main()
+Ctrl-C or SIGTERM while the command line is still being imported ends quietly (one line,
+exit 130/143) instead of printing an import traceback; migrate.cli.main then installs its
+own handling."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+
+def _early_exit(signum, frame) -> None:
+    sys.stderr.write("migrate: interrupted\n")
+    raise SystemExit(128 + signum)
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, _early_exit)
+    signal.signal(signal.SIGTERM, _early_exit)
+    from migrate.cli import main as cli_main
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    cli_main()
+
+
+if __name__ == "__main__":
+    main()

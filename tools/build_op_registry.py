@@ -59,9 +59,13 @@ def read_wheel(wheel: Path) -> dict:
         native = {n: yaml.safe_load(zf.read(n)) for n in names if NATIVE_GLOB.match(n)}
         npu_init = zf.read("torch_npu/npu/__init__.py").decode()
         top_init = zf.read("torch_npu/__init__.py").decode()
+        meta = next((zf.read(n).decode() for n in names
+                     if n.endswith(".dist-info/METADATA")), "")
     version = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", version_py).group(1)
     git = re.search(r"git_version\s*=\s*['\"]([^'\"]+)", version_py)
+    torch_req = re.search(r"^Requires-Dist:\s*(torch\b[^;\n]*)", meta, re.M)
     return {"version": version, "git": git.group(1) if git else None, "native": native,
+            "requires_torch": torch_req.group(1).replace(" ", "") if torch_req else None,
             "npu_all": _dunder_all(npu_init), "top_all": _dunder_all(top_init)}
 
 
@@ -77,7 +81,7 @@ def build_aten(wheel: Path) -> None:
     info = read_wheel(wheel)
     version = info["version"]
     header = {"source": {"package": f"torch_npu=={version}", "wheel": wheel.name,
-                         "git_version": info["git"]}}
+                         "git_version": info["git"], "requires_torch": info["requires_torch"]}}
     overloads: dict[str, dict] = {}
     custom: dict[str, dict] = {}
     for fname, data in sorted(info["native"].items()):

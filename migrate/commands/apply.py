@@ -36,28 +36,34 @@ NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="No progress 
 TargetOpt = Annotated[str, typer.Option(
     "--target", help="portable (keeps CUDA working; default) | npu (NPU only) | transfer "
                      "(torch_npu's transfer_to_npu at entry points).")]
+FollowOpt = Annotated[bool, typer.Option(
+    "--follow-symlinks", help="Follow symlinks that lead out of the given paths.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Rewrite read-only files too.")]
 
 
-def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignore: bool):
+def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignore: bool,
+                     follow_symlinks: bool = False):
     """Files holding `# migrate[...]` annotations, for --strip-annotations."""
+    from migrate.core.fileio import SourceError, read_bytes
     from migrate.fix.annotate import COMMENT_KINDS
     from migrate.scan.discover import Walker
 
-    walker = Walker(root, exclude, gitignore)
+    walker = Walker(root, exclude, gitignore, follow_symlinks)
     out = []
     for sf in walker.walk(paths):
         if sf.kind not in COMMENT_KINDS:
             continue
         try:
-            if b" migrate[MIG" in Path(sf.path).read_bytes():
+            if b" migrate[MIG" in read_bytes(sf.path)[0]:
                 out.append((Path(sf.path), sf.rel, sf.kind))
-        except OSError:
+        except SourceError:
             continue
     return out
 
 
 def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude, annotate,
-              strip, jobs, no_cache, cache_dir, config, show_progress, target=None):
+              strip, jobs, no_cache, cache_dir, config, show_progress, follow_symlinks=False,
+              force=False, target=None):
     from migrate.commands.scan import scan_with_config
     from migrate.scan.session import ScanRequest
     from migrate.fix.run import apply_scan
@@ -68,12 +74,14 @@ def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude,
     if strip and annotate:
         raise UsageError("--annotate and --strip-annotations exclude each other")
     session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
-                                           cache_dir, config, target), show_progress)
+                                           cache_dir, config, target=target,
+                                           follow_symlinks=follow_symlinks,
+                                           verify_content=True), show_progress)
     result, rules, root, cfg = session.result, session.rules, session.root, session.config
     options = Options(unsafe=unsafe_fixes or cfg.unsafe_fixes, annotate=annotate, strip=strip,
-                      write=not (diff or check), targets=session.targets)
+                      write=not (diff or check), force=force, targets=session.targets)
     files = _annotated_files(paths, root, [*cfg.exclude, *(exclude or [])],
-                             cfg.respect_gitignore) if strip else []
+                             cfg.respect_gitignore, follow_symlinks) if strip else []
     return apply_scan(result, root, rules, options, files, jobs), options
 
 
@@ -96,21 +104,24 @@ def register(app: typer.Typer) -> None:
         cache_dir: CacheDirOpt = None,
         config: ConfigOpt = None,
         no_progress: NoProgressOpt = False,
+        follow_symlinks: FollowOpt = False,
+        force: ForceOpt = False,
         target: TargetOpt = None,
     ) -> None:
         """Make the mechanical part of the port: safe fixes by default, in place.
 
         Exit codes: 0 done; 1 with --check/--diff when something would change, or when a
-        rewrite was refused because its result would not parse; 2 usage error.
+        file could not be read, scanned or rewritten (errors); 2 usage error.
         """
         from migrate.commands.apply_output import errors_text, summary_text, to_json, unified_diff
+        from migrate.core.display import escape
 
         show = not no_progress and sys.stderr.isatty()
         run, options = run_apply(
             paths, diff=diff, check=check, unsafe_fixes=unsafe_fixes, fmt=fmt, select=select,
             ignore=ignore, exclude=exclude, annotate=annotate, strip=strip_annotations,
             jobs=jobs, no_cache=no_cache, cache_dir=cache_dir, config=config,
-            show_progress=show, target=target)
+            show_progress=show, follow_symlinks=follow_symlinks, force=force, target=target)
         written = options.write
         if fmt == "json":  # with --diff the diffs go inside the JSON document
             sys.stdout.write(to_json(run, written=written, diffs=diff))
@@ -119,12 +130,11 @@ def register(app: typer.Typer) -> None:
                 sys.stdout.write("".join(unified_diff(o) for o in run.changed))
             report = sys.stderr if diff else sys.stdout
             if check and not diff:
-                report.write("".join(f"would change: {o.rel}\n" for o in run.changed))
+                report.write("".join(f"would change: {escape(o.rel)}\n" for o in run.changed))
             sys.stderr.write(errors_text(run))
             report.write(summary_text(run, written=written, unsafe=options.unsafe,
                                       color=report.isatty()))
-        refused = any(o.error for o in run.outcomes)
         if exit_zero:
             return
-        if ((diff or check) and run.changed) or refused:
+        if ((diff or check) and run.changed) or run.errors:
             raise typer.Exit(1)

@@ -6,6 +6,7 @@ import difflib
 import json
 
 from migrate import __version__
+from migrate.core.display import escape
 from migrate.fix.run import ApplyRun
 from migrate.fix.rewrite import Outcome
 
@@ -17,7 +18,8 @@ def unified_diff(outcome: Outcome) -> str:
     old = outcome.old_text.splitlines(keepends=True)
     new = outcome.new_text.splitlines(keepends=True)
     out = []
-    for line in difflib.unified_diff(old, new, f"a/{outcome.rel}", f"b/{outcome.rel}"):
+    name = escape(outcome.rel)
+    for line in difflib.unified_diff(old, new, f"a/{name}", f"b/{name}"):
         if line.endswith("\n"):
             out.append(line)
         else:
@@ -37,6 +39,7 @@ def to_json(run: ApplyRun, *, written: bool, diffs: bool = False) -> str:
         "edits": edits,
         "annotations": annotations,
         "errors": [e.to_json() for e in run.errors],
+        "warnings": [{"path": o.rel, "message": w} for o in run.outcomes for w in o.warnings],
         "summary": run.summary(),
     }
     if diffs:
@@ -83,4 +86,7 @@ def summary_text(run: ApplyRun, *, written: bool, unsafe: bool, color: bool) -> 
 
 
 def errors_text(run: ApplyRun) -> str:
-    return "".join(f"{e.path}: error: {e.message}\n" for e in run.errors)
+    """Errors and warnings (hard links split), one line each, names escaped."""
+    lines = [f"{escape(e.path)}: error: {escape(e.message)}\n" for e in run.errors]
+    lines += [f"{escape(o.rel)}: warning: {escape(w)}\n" for o in run.outcomes for w in o.warnings]
+    return "".join(lines)

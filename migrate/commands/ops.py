@@ -42,6 +42,11 @@ def ops(
         "--dtype", help="Cast model and inputs (--torch).")] = None,
     exit_zero: Annotated[bool, typer.Option(
         "--exit-zero", help="Exit 0 even if ops fail.")] = False,
+    train: Annotated[bool, typer.Option(
+        "--train", help="Capture a training step: forward, backward, optimizer step "
+                        "(--torch).")] = False,
+    soc: Annotated[str | None, typer.Option(
+        "--soc", help="Ascend chip whose kernel dtypes to check, e.g. ascend910b (ONNX).")] = None,
 ) -> None:
     """Op coverage: which operators of a model Ascend cannot run, and why."""
     from migrate.ops.render import render_census
@@ -50,13 +55,18 @@ def ops(
         if (model is None) == (torch_spec is None):
             raise UsageError("give either MODEL.onnx or --torch MOD:FN")
         if torch_spec:
-            from migrate.ops.aten_capture import aten_census
+            from migrate.ops.aten.census import aten_census
 
-            report = aten_census(torch_spec, target=target, device=device, dtype=dtype)
+            if soc:
+                raise UsageError("--soc applies to ONNX models (ATC), not to --torch")
+            report = aten_census(torch_spec, target=target, device=device, dtype=dtype,
+                                 train=train)
         else:
+            if train:
+                raise UsageError("--train applies to --torch MOD:FN, not to an ONNX model")
             from migrate.ops.onnx_census import census
 
-            report = census(model, backend=backend, target=target)
+            report = census(model, backend=backend, target=target, soc=soc)
         _emit(render_census(report, fmt), output)
     except UsageError as exc:
         raise _usage(exc) from None

@@ -33,6 +33,8 @@ Spec = Annotated[str, typer.Option("--model", "-m",
 Device = Annotated[str, typer.Option("--device", help="cpu, cuda or npu.")]
 DType = Annotated[str | None, typer.Option("--dtype", help="Cast model and floating inputs.")]
 GateOpt = Annotated[Path | None, typer.Option("--gate", help="Thresholds YAML.")]
+ProfileOpt = Annotated[str | None, typer.Option(
+    "--profile", help="ascend (default: TF32/HF32 runs judged as such) or strict.")]
 Fmt = Annotated[str, typer.Option("--format", "-f", help="text|json|html|junit|markdown")]
 Out = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to FILE.")]
 
@@ -46,18 +48,22 @@ def dump_cmd(
     inputs: Annotated[bool, typer.Option("--inputs", help="Record forward inputs.")] = False,
     grads: Annotated[bool, typer.Option("--grads", help="Record gradients.")] = False,
     params: Annotated[bool, typer.Option("--params", help="Record module parameters.")] = False,
+    apis: Annotated[bool, typer.Option(
+        "--apis", help="Also record every torch function called inside each module.")] = False,
     include: Annotated[list[str] | None, typer.Option("--include", help="Module glob.")] = None,
     exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Module glob.")] = None,
     shard_mb: Annotated[int, typer.Option("--shard-mb", help="Shard size in MiB.")] = 64,
 ) -> None:
     """Run the model once with hooks on every module and write a dump directory."""
-    from migrate.precision.dumper import dump
+    from migrate.precision.dumper import check_out_dir, dump
     from migrate.precision.runner import backward_from, prepare
 
+    check_out_dir(output)
     net, args, kwargs = prepare(model, device, dtype)
     import torch
 
     with dump(net, output, inputs=inputs, grads=grads, params=params, stats_only=stats_only,
+              apis=apis,
               include=include, exclude=exclude, shard_bytes=shard_mb << 20,
               meta={"spec": model}) as d:
         with torch.set_grad_enabled(grads):
@@ -72,13 +78,14 @@ def compare_cmd(
     tgt: Annotated[Path, typer.Argument(metavar="TGT_DIR", help="Target dump directory.")],
     gate: GateOpt = None,
     mapping: Annotated[Path | None, typer.Option("--mapping", help="Module renames.")] = None,
+    profile: ProfileOpt = None,
     fmt: Fmt = "text",
     output: Out = None,
 ) -> None:
     """Align two dumps, compute metrics, name the first divergence, apply the gate."""
     from migrate.precision.compare import compare_dumps
 
-    result = compare_dumps(ref, tgt, gate=gate, mapping=mapping)
+    result = compare_dumps(ref, tgt, gate=gate, mapping=mapping, profile=profile)
     _emit(result, fmt, output)
     raise typer.Exit(0 if result else 1)
 
@@ -89,17 +96,24 @@ def replay_cmd(
     device: Device = "cpu",
     dtype: DType = None,
     gate: GateOpt = None,
+    profile: ProfileOpt = None,
     fmt: Fmt = "text",
     output: Out = None,
 ) -> None:
-    """Feed each module its reference inputs; name the module that introduces error."""
+    """Feed each module its reference inputs; name the module that introduces error.
+
+    Exit codes: 0 no culprit, 1 culprit named, 2 inconclusive (reason on stderr)."""
     from migrate.precision.replay import replay_model
     from migrate.precision.runner import prepare, resolve_device, resolve_dtype
 
-    net, _, _ = prepare(model, device, dtype)
+    net, args, kwargs = prepare(model, device, dtype)
     result = replay_model(net, ref, gate=gate, device=resolve_device(device),
-                          dtype=resolve_dtype(dtype))
+                          dtype=resolve_dtype(dtype), args=args, kwargs=kwargs,
+                          profile=profile)
     _emit(result, fmt, output)
+    if result.inconclusive:
+        typer.echo(f"migrate replay: inconclusive: {result.inconclusive}", err=True)
+        raise typer.Exit(2)
     raise typer.Exit(1 if result.culprit else 0)
 
 

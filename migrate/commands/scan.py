@@ -46,9 +46,12 @@ def scan_with_config(request: ScanRequest, show_progress: bool) -> Session:
 
 
 def failed(result: ScanResult, fail_on: str) -> bool:
+    """Exit 1: a finding at or above ``fail_on``, or any file error (a file that could not
+    be read or parsed may hide findings; see docs/contracts.md §2)."""
     threshold = CATEGORY_RANK[fail_on]
-    return any(CATEGORY_RANK[f.category] >= threshold for f in result.findings
-               if not f.npu_aware)  # code that already handles NPU needs no work
+    return bool(result.errors) or any(CATEGORY_RANK[f.category] >= threshold
+                                      for f in result.findings
+                                      if not f.npu_aware)  # code that handles NPU needs no work
 
 
 def register(app: typer.Typer) -> None:
@@ -71,13 +74,18 @@ def register(app: typer.Typer) -> None:
         no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
         target: str = typer.Option(None, "--target",
                                    help="portable (default) | npu | transfer: what the fixes aim at."),
+        follow_symlinks: bool = typer.Option(
+            False, "--follow-symlinks", help="Follow symlinks that lead out of the given paths."),
     ) -> None:
         """Report every CUDA-only use in PATH with a rule ID, category and suggestion."""
         if fmt not in FORMATS:
             raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
+        if fail_on is not None and fail_on not in CATEGORY_RANK:
+            raise UsageError(f"--fail-on {fail_on}: choose auto, assisted or manual")
         show = not no_progress and sys.stderr.isatty()
         session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
-                                               cache_dir, config, target), show)
+                                               cache_dir, config, target=target,
+                                               follow_symlinks=follow_symlinks), show)
         result, rules, root, cfg = session.result, session.rules, session.root, session.config
         threshold = fail_on or cfg.fail_on or "auto"
         if threshold not in CATEGORY_RANK:

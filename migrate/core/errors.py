@@ -5,5 +5,9 @@ class UsageError(Exception):
     """Bad input from the user: a missing path, an unreadable model, a bad option value."""
 
 
+class FileProblem(Exception):
+    """One file cannot be scanned (syntax error, not a notebook...): an ``errors`` entry."""
+
+
 class RuleError(ValueError):
     """A rule row that cannot be used: a bad code, kind, params key or type, a duplicate."""

@@ -11,6 +11,8 @@ category and optionally a Fix. A Fix is a list of text Edits on the file's text
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -70,12 +72,14 @@ class Finding:
     message: str
     category: Category
     fix: Fix | None = None
-    # Short text of the source line(s), for text reports; not part of the JSON contract.
+    # A window of the source line (at most SNIPPET_MAX characters around the finding), for
+    # text reports; not part of the JSON contract. ``snippet_start``: its 0-based column.
     snippet: str = ""
     # The code already handles NPU (an NPU arm beside this CUDA one, "npu" in the same
     # collection, a guard, transfer_to_npu): left as it is, no effort.
     npu_aware: bool = False
     target: str = ""  # the port target the fix was made for (portable | npu | transfer)
+    snippet_start: int = 0
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.rule)
@@ -106,12 +110,23 @@ class FileError:
         return {"path": self.path, "message": self.message}
 
 
+@dataclass(frozen=True)
+class FileRecord:
+    """What a scan read for one reported path: the path it opened, the file kind and the
+    content hash of the bytes the findings' offsets point into."""
+
+    path: str
+    kind: str
+    digest: str
+
+
 @dataclass
 class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     files_scanned: int = 0
     target: str = ""  # the port target (with per-path overrides), as the user chose it
+    files: dict[str, FileRecord] = field(default_factory=dict)  # by reported path
 
     def summary(self) -> dict:
         by_category: dict[str, int] = {c: 0 for c in CATEGORIES}
@@ -132,11 +147,55 @@ class ScanResult:
         }
 
 
+SNIPPET_MAX = 400  # longer lines are cut to a window around the finding
+_BREAK = re.compile(r"\r\n?|\n")
+
+
+def splice(text: str, edits: list[Edit]) -> str:
+    """Apply edits to ``text``: in offset order, insertions before replacements at one
+    offset; an edit overlapping one already made is skipped, exact duplicates made once."""
+    out: list[str] = []
+    pos = 0
+    for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, e.end, e.content)):
+        if e.start < pos:
+            continue
+        out.append(text[pos:e.start])
+        out.append(e.content)
+        pos = e.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _byte_table(line: str) -> tuple[list[int], list[int]]:
+    """For a line with non-ASCII characters: the UTF-8 byte offsets of those characters and,
+    per count of them passed, the extra bytes they take (empty lists for an ASCII line)."""
+    if line.isascii():
+        return [], []
+    starts: list[int] = []
+    extra = [0]
+    byte = 0
+    for ch in line:
+        width = len(ch.encode("utf-8", "surrogatepass"))
+        if width > 1:
+            starts.append(byte)
+            extra.append(extra[-1] + width - 1)
+        byte += width
+    return starts, extra
+
+
 class LineIndex:
-    """Convert between character offsets and 1-based (line, column) in one text."""
+    """Convert between character offsets and 1-based (line, column) in one text.
+
+    Lines end at "\r\n", "\r" or "\n", as Python's tokenizer and ``ast`` count them (a
+    form feed or U+2028 is not a line break)."""
 
     def __init__(self, text: str):
         self.text = text
+        self._lines: dict[int, str] = {}
+        self._byte_tables: dict[int, tuple[list[int], list[int]]] = {}
+        if "\r" in text:
+            self.starts = [0, *(m.end() for m in _BREAK.finditer(text))]
+            return
         starts = [0]
         pos = text.find("\n")
         while pos != -1:
@@ -149,12 +208,18 @@ class LineIndex:
         return self.starts[line - 1] + col0
 
     def offset_of_node(self, line: int, byte_col: int) -> int:
-        """Offset of an ast position: 1-based line and a UTF-8 *byte* column."""
-        line_text = self.line_text(line)
-        if line_text.isascii():
+        """Offset of an ast position: 1-based line and a UTF-8 *byte* column.
+
+        O(log n) per call after one pass over the line, so a file with one very long line
+        and many nodes stays linear."""
+        table = self._byte_tables.get(line)
+        if table is None:
+            table = self._byte_tables[line] = _byte_table(self.line_text(line))
+        if not table[0]:
             return self.offset(line, byte_col)
-        col = len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-        return self.offset(line, col)
+        starts, extra = table
+        k = bisect.bisect_left(starts, byte_col)
+        return self.offset(line, byte_col - extra[k])
 
     def span(self, node) -> tuple[int, int]:
         """Character offsets [start, end) of an ast node."""
@@ -163,12 +228,31 @@ class LineIndex:
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset."""
-        import bisect
-
         i = bisect.bisect_right(self.starts, offset) - 1
         return i + 1, offset - self.starts[i] + 1
 
+    def line_end(self, line: int) -> int:
+        """Offset of the end of ``line``, before its line break."""
+        if line >= len(self.starts):
+            return len(self.text)
+        end = self.starts[line]
+        if self.text[end - 1] == "\n":
+            end -= 1
+        if end > self.starts[line - 1] and self.text[end - 1] == "\r":
+            end -= 1
+        return end
+
     def line_text(self, line: int) -> str:
-        start = self.starts[line - 1]
-        end = self.starts[line] - 1 if line < len(self.starts) else len(self.text)
-        return self.text[start:end].rstrip("\r")
+        text = self._lines.get(line)
+        if text is None:
+            text = self._lines[line] = self.text[self.starts[line - 1]:self.line_end(line)]
+        return text
+
+    def snippet(self, line: int, col: int) -> tuple[str, int]:
+        """(a window of at most SNIPPET_MAX characters of ``line`` around 1-based ``col``,
+        the window's 0-based start column): memory stays bounded on very long lines."""
+        start, end = self.starts[line - 1], self.line_end(line)
+        if end - start <= SNIPPET_MAX:
+            return self.text[start:end], 0
+        first = min(max(0, col - 1 - SNIPPET_MAX // 4), end - start - SNIPPET_MAX)
+        return self.text[start + first:start + first + SNIPPET_MAX], first

@@ -15,7 +15,7 @@ import re
 import tokenize
 
 from migrate.core.findings import Edit, Finding, LineIndex
-from migrate.fix.applier import splice
+from migrate.core.findings import splice
 from migrate.core.fileio import newline_of
 
 ANNOTATION = re.compile(r"^[ \t]*(?:#|//) migrate\[(MIG\d{3})\]: .*$")

@@ -9,10 +9,11 @@ Edit contents are written with "\\n"; in a CRLF file they become "\\r\\n".
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass
 
-from migrate.core.findings import Edit, Finding, LineIndex
+from migrate.core.findings import Edit, Finding, LineIndex, splice
 from migrate.core.fileio import newline_of
 from migrate.fix.imports import import_edit
 
@@ -52,6 +53,28 @@ def _self_consistent(edits: list[Edit]) -> bool:
     return all(not _conflict(x, y) for x, y in zip(ordered, ordered[1:], strict=False))
 
 
+class _Taken:
+    """The edits chosen so far, sorted by offset, so an overlap check costs O(log n)."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[int, int]] = []
+        self.edits: list[Edit] = []
+        self.members: set[Edit] = set()
+
+    def conflicts(self, e: Edit) -> bool:
+        lo = bisect.bisect_left(self.keys, (e.start, -1)) - 1
+        hi = bisect.bisect_right(self.keys, (e.end, e.end + 1)) + 1
+        return any(_conflict(e, t) for t in self.edits[max(lo, 0):hi])
+
+    def add(self, e: Edit) -> None:
+        if e in self.members:
+            return
+        i = bisect.bisect_right(self.keys, (e.start, e.end))
+        self.keys.insert(i, (e.start, e.end))
+        self.edits.insert(i, e)
+        self.members.add(e)
+
+
 def choose(findings: list[Finding], *, unsafe: bool) -> list[Finding]:
     """The fixes to apply in one pass: non-overlapping, in source order. (Suppressed
     findings never reach here: the scan drops them.)"""
@@ -63,25 +86,14 @@ def choose(findings: list[Finding], *, unsafe: bool) -> list[Finding]:
         candidates.append((first, f.line, f.column, f.rule, f))
     candidates.sort(key=lambda c: c[:4])
     chosen: list[Finding] = []
-    taken: list[Edit] = []
+    taken = _Taken()
     for *_, f in candidates:
-        if any(_conflict(e, t) for e in f.fix.edits for t in taken):
+        if any(taken.conflicts(e) for e in f.fix.edits):
             continue
         chosen.append(f)
-        taken.extend(e for e in f.fix.edits if e not in taken)
+        for e in f.fix.edits:
+            taken.add(e)
     return chosen
-
-
-def splice(text: str, edits: list[Edit]) -> str:
-    """Apply non-overlapping edits (insertions before replacements at one offset)."""
-    out: list[str] = []
-    pos = 0
-    for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, e.end)):
-        out.append(text[pos:e.start])
-        out.append(e.content)
-        pos = max(pos, e.end)
-    out.append(text[pos:])
-    return "".join(out)
 
 
 def _newlines(content: str, nl: str) -> str:
@@ -103,11 +115,13 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
     lines = LineIndex(text)
     applied: list[AppliedEdit] = []
     edits: list[Edit] = []
+    made: set[Edit] = set()
     for f in chosen:
         for e in f.fix.edits:
             e = Edit(e.start, e.end, _newlines(e.content, nl))
-            if e in edits:
+            if e in made:
                 continue
+            made.add(e)
             edits.append(e)
             applied.append(AppliedEdit(f.rule, f.name, path or f.path, lines.position(e.start)[0],
                                        text[e.start:e.end], e.content, f.fix.description))

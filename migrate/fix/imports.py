@@ -143,6 +143,20 @@ def anchor_offset(text: str, tree: ast.Module) -> int:
     if before is not None:
         return index.starts[before - 1]
     return len(text)
+def _shared_line_end(tree: ast.Module, line: int, index: LineIndex) -> int | None:
+    """If the anchor statement ending on ``line`` is followed by another statement on that
+    same line, the offset where the anchor stops (inserting after the line would put the
+    import after code that needs it); else None."""
+    body = tree.body
+    for i in range(len(body) - 1, -1, -1):
+        node = body[i]
+        if node.end_lineno != line or not (_is_torch_import(node) or _is_docstring(node) or (
+                isinstance(node, ast.ImportFrom) and node.module == "__future__")):
+            continue
+        if i + 1 < len(body) and body[i + 1].lineno == line:
+            return index.offset_of_node(node.end_lineno, node.end_col_offset)
+        return None
+    return None
 
 
 def import_edit(text: str, tree: ast.Module, statements: list[str],
@@ -162,6 +176,9 @@ def import_edit(text: str, tree: ast.Module, statements: list[str],
     guarded = guarded_torch_import(tree)
     indent = " " * guarded.col_offset if guarded is not None else ""
     if after is not None:
+        inline = _shared_line_end(tree, after, index)
+        if inline is not None:  # `import torch; torch.npu.x()`: the import goes right here
+            return Edit(inline, inline, "".join("; " + s for s in wanted))
         if after < len(index.starts):
             pos = index.starts[after]
             return Edit(pos, pos, "".join(indent + s + nl for s in wanted))

@@ -2,6 +2,11 @@
 
 A rewritten Python file must compile and parse with libcst, or it is not written and the
 file becomes an error entry. Files without edits are never written (byte-identical).
+
+The file is read and written under an advisory lock (two runs cannot interleave on it).
+The scan's findings are used only if the bytes read now hash to the digest the scan
+recorded; otherwise the file is scanned again first. Just before the atomic replace the
+file is read once more: if it changed, nothing is written (see core/fileio.py).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrate.core.errors import FileProblem
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
 from migrate.core.targets import TargetChoice
@@ -20,6 +26,7 @@ from migrate.core.fileio import (
     SourceError,
     SourceFile,
     encode_text,
+    locked,
     read_source,
     write_source,
 )
@@ -35,6 +42,7 @@ class Options:
     strip: bool = False  # only remove annotations
     write: bool = True
     targets: TargetChoice = field(default_factory=TargetChoice)
+    force: bool = False  # rewrite read-only files too
 
 
 @dataclass
@@ -49,6 +57,7 @@ class Outcome:
     stripped: int = 0
     error: str | None = None
     written: bool = False
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -59,7 +68,10 @@ def fix_text(text: str, rel: str, kind: str, rules: list[Rule], scan: ScanFn, *,
              unsafe: bool, first: list[Finding] | None = None
              ) -> tuple[str, list[AppliedEdit], list[Finding], str | None]:
     """Fix passes until nothing changes: (text, edits, findings on the text, error)."""
-    findings = first if first is not None else scan(text, rel, kind, rules)
+    try:
+        findings = first if first is not None else scan(text, rel, kind, rules)
+    except FileProblem as exc:
+        return text, [], [], str(exc)
     edits: list[AppliedEdit] = []
     for _ in range(MAX_PASSES):
         try:
@@ -70,9 +82,9 @@ def fix_text(text: str, rel: str, kind: str, rules: list[Rule], scan: ScanFn, *,
             break
         try:  # the re-scan parses the new text: a fix that breaks it stops here
             new_findings = scan(new_text, rel, kind, rules)
-        except SyntaxError as exc:
+        except FileProblem as exc:
             rules_used = sorted({a.rule for a in applied})
-            return text, [], findings, _refusal(rules_used, getattr(exc, "msg", str(exc)))
+            return text, [], findings, _refusal(rules_used, str(exc))
         text, edits, findings = new_text, edits + applied, new_findings
     return text, edits, findings, None
 
@@ -87,13 +99,24 @@ def _refusal(rules: list[str], why: str) -> str:
 
 
 def rewrite_file(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanFn,
-                 options: Options, first: list[Finding] | None = None) -> Outcome:
+                 options: Options, first: list[Finding] | None = None,
+                 digest: str | None = None) -> Outcome:
+    """Rewrite ``path`` (the path the scan opened). ``first``: the scan's findings, valid
+    for the bytes with content hash ``digest`` (None: trust them as they are)."""
+    with locked(path):
+        return _rewrite(path, rel, kind, rules, scan, options, first, digest)
+
+
+def _rewrite(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanFn,
+             options: Options, first: list[Finding] | None, digest: str | None) -> Outcome:
     out = Outcome(path, rel)
     try:
         source: SourceFile = read_source(path, python=kind == "python")
     except SourceError as exc:
         out.error = str(exc)
         return out
+    if digest is not None and source.digest != digest:
+        first = None  # the file changed since the scan: its offsets no longer hold
     out.old_text = text = source.text
     if options.strip:
         text, out.stripped = strip_annotations(text, kind)
@@ -115,9 +138,14 @@ def rewrite_file(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanF
             return out
     try:
         if options.write:
-            out.written = write_source(source, text)
+            out.written = write_source(source, text, force=options.force)
         else:
             encode_text(source, text)
     except (SourceError, OSError) as exc:
-        out.error = f"not written: {exc}"
+        out.error = f"not written: {getattr(exc, 'strerror', None) or exc}"
+        return out
+    if source.st is not None and source.st.st_nlink > 1:
+        verb = "was" if out.written else "would be"
+        out.warnings.append(f"has {source.st.st_nlink} hard links; only this name {verb} "
+                            "rewritten (the other links keep the old content)")
     return out

@@ -7,7 +7,7 @@ to do are read again and rewritten, each to a fixpoint (see rewrite.py).
 from __future__ import annotations
 
 import multiprocessing
-import os
+import signal
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
@@ -25,12 +25,21 @@ PARALLEL_THRESHOLD = 6  # files to rewrite before worker processes pay off
 
 def engine_scan(text: str, rel: str, kind: str, rules: list[Rule],
                 target: str = DEFAULT_TARGET) -> list[Finding]:
-    from migrate.scan.engine import FileProblem, scan_text
+    """The scan engine on one text (raises FileProblem when the text cannot be scanned)."""
+    from migrate.scan.engine import scan_text
 
-    try:
-        return scan_text(text, rel, kind, rules, target)
-    except FileProblem as exc:
-        raise SyntaxError(str(exc)) from None
+    return scan_text(text, rel, kind, rules, target)
+
+
+@dataclass(frozen=True)
+class ApplyItem:
+    """One file to rewrite: the path the scan opened and what it found in which bytes."""
+
+    path: Path
+    rel: str
+    kind: str
+    findings: list[Finding] | None  # None: scan the file first (--strip-annotations)
+    digest: str | None = None  # content hash of the bytes the findings point into
 
 
 @dataclass
@@ -71,12 +80,6 @@ class ApplyRun:
         }
 
 
-def _kind(path: Path) -> str | None:
-    from migrate.scan.discover import file_kind
-
-    return file_kind(path)
-
-
 def _wanted(findings: list[Finding], options: Options) -> bool:
     if any(fixable(f, options.unsafe) for f in findings):
         return True
@@ -92,48 +95,75 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
     for f in result.findings:
         by_file.setdefault(f.path, []).append(f)
     if options.strip:
-        todo = [(path, rel, kind, None) for path, rel, kind in annotated_files]
+        todo = [ApplyItem(path, rel, kind, None) for path, rel, kind in annotated_files]
     else:
         todo = []
         for rel, findings in by_file.items():
-            path = root / rel
-            kind = _kind(path)
+            record = result.files.get(rel)
+            path = Path(record.path) if record else root / rel
+            kind = record.kind if record else _kind(path)
             if kind and kind not in NOT_REWRITTEN and _wanted(findings, options):
-                todo.append((path, rel, kind, findings))
+                todo.append(ApplyItem(path, rel, kind, findings, record.digest if record else None))
             else:
                 run.remaining.extend(findings)
-    for (_, _, _, findings), out in zip(todo, _rewrite_all(todo, rules, options, jobs),
-                                        strict=True):
+    for item, out in zip(todo, _rewrite_all(todo, rules, options, jobs), strict=True):
         run.outcomes.append(out)
         if out.error:
             run.errors.append(FileError(out.rel, out.error))
-            run.remaining.extend(findings or [])
+            run.remaining.extend(item.findings or [])
         else:
             run.remaining.extend(out.remaining)
     return run
 
 
-_WORK: tuple | None = None  # (rules, options) inherited by forked workers
+def _kind(path: Path) -> str | None:
+    from migrate.scan.discover import file_kind
+
+    return file_kind(path)
 
 
-def _rewrite_one(item) -> Outcome:
-    path, rel, kind, findings = item
-    rules, options = _WORK
-    target = options.targets.for_path(rel)
-    try:
-        return rewrite_file(path, rel, kind, rules, partial(engine_scan, target=target), options,
-                            first=findings)
-    except Exception as exc:  # a bug in a fixer must not end the run
-        return Outcome(path, rel, error=f"internal error: {type(exc).__name__}: {exc}")
+class Rewriter:
+    """Rewrites apply items with one rule selection and one set of options."""
+
+    def __init__(self, rules: list[Rule], options: Options):
+        self.rules, self.options = rules, options
+
+    def __call__(self, item: ApplyItem) -> Outcome:
+        scan = partial(engine_scan, target=self.options.targets.for_path(item.rel))
+        try:
+            return rewrite_file(item.path, item.rel, item.kind, self.rules, scan,
+                                self.options, first=item.findings, digest=item.digest)
+        except RecursionError:
+            return Outcome(item.path, item.rel, error="not written: nesting too deep")
+        except Exception as exc:  # a bug in a fixer must not end the run
+            return Outcome(item.path, item.rel,
+                           error=f"internal error: {type(exc).__name__}: {exc}")
 
 
-def _rewrite_all(todo: list, rules: list[Rule], options: Options, jobs: int | None):
+_rewriter: Rewriter | None = None  # this worker process's Rewriter, set by the initializer
+
+
+def _init_worker(rules: list[Rule], options: Options) -> None:
+    global _rewriter
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    _rewriter = Rewriter(rules, options)
+
+
+def _rewrite_in_worker(item: ApplyItem) -> Outcome:
+    assert _rewriter is not None
+    return _rewriter(item)
+
+
+def _rewrite_all(todo: list[ApplyItem], rules: list[Rule], options: Options,
+                 jobs: int | None) -> list[Outcome]:
     """Rewrite files, in worker processes when there are enough to pay for them."""
-    global _WORK
-    _WORK = (rules, options)
-    jobs = jobs or os.cpu_count() or 1
+    from migrate.scan.worker import clamp_jobs
+
+    jobs = clamp_jobs(jobs, len(todo))
     methods = multiprocessing.get_all_start_methods()
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD or "fork" not in methods:
-        return [_rewrite_one(item) for item in todo]
-    with multiprocessing.get_context("fork").Pool(min(jobs, len(todo))) as pool:
-        return pool.map(_rewrite_one, todo, chunksize=1)
+        rewriter = Rewriter(rules, options)
+        return [rewriter(item) for item in todo]
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(rules, options)) as pool:
+        return pool.map(_rewrite_in_worker, todo, chunksize=1)

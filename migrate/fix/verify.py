@@ -10,6 +10,7 @@ proportional to the edit (a full libcst parse costs about 0.25 s per 100 kB).
 from __future__ import annotations
 
 import ast
+import re
 
 
 def compile_error(text: str, rel: str) -> str | None:
@@ -25,22 +26,65 @@ def _first_line(stmt: ast.stmt) -> int:
     return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
 
 
-def _source(lines: list[str], stmt: ast.stmt) -> str:
-    return "".join(lines[_first_line(stmt) - 1:stmt.end_lineno])
+def split_lines(text: str) -> list[str]:
+    """Lines as ``ast`` counts them: broken at \\r\\n, \\r or \\n only (not at a form feed
+    or U+2028, where str.splitlines would break), each with its line break."""
+    return _LINES.findall(text)
+
+
+_LINES = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+
+
+def _groups(stmts: list[ast.stmt]) -> list[tuple[int, int, list[ast.stmt]]]:
+    """Statements merged into (first line, last line, statements) where they share lines
+    (``a(); b()`` on one line is one group, parsed once)."""
+    out: list[tuple[int, int, list[ast.stmt]]] = []
+    for stmt in stmts:
+        first, last = _first_line(stmt), stmt.end_lineno or stmt.lineno
+        if out and first <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], last), [*out[-1][2], stmt])
+        else:
+            out.append((first, last, [stmt]))
+    return out
+
+
+def _text(lines: list[str], first: int, last: int) -> str:
+    return "".join(lines[first - 1:last])
+
+
+def _known(text: str) -> set[str]:
+    """Texts of the top-level statement groups and class-member groups of ``text``."""
+    lines = split_lines(text)
+    known: set[str] = set()
+    for first, last, stmts in _groups(ast.parse(text).body):
+        known.add(_text(lines, first, last))
+        for stmt in stmts:
+            if isinstance(stmt, ast.ClassDef):
+                known.update(_text(lines, a, b) for a, b, _ in _groups(stmt.body))
+    return known
 
 
 def touched_chunks(old: str, new: str) -> list[str]:
-    """Parseable pieces of ``new`` covering every statement not found verbatim in ``old``."""
-    lines = new.splitlines(keepends=True)
+    """Parseable pieces of ``new`` covering every statement group not found in ``old``.
+
+    Linear in the size of both texts: old groups go into a set, each new group is looked
+    up once."""
+    lines = split_lines(new)
+    try:
+        known = _known(old)
+    except (SyntaxError, ValueError, RecursionError):
+        return [new]
     chunks = []
-    for stmt in ast.parse(new).body:
-        src = _source(lines, stmt)
-        if src in old:
+    for first, last, stmts in _groups(ast.parse(new).body):
+        src = _text(lines, first, last)
+        if src in known:
             continue
-        if isinstance(stmt, ast.ClassDef) and stmt.body:
-            header = "".join(lines[_first_line(stmt) - 1:_first_line(stmt.body[0]) - 1])
-            members = [_source(lines, m) for m in stmt.body]
-            changed = [m for m in members if m not in old]
+        if len(stmts) == 1 and isinstance(stmts[0], ast.ClassDef) and stmts[0].body:
+            cls = stmts[0]
+            body_first = _first_line(cls.body[0])
+            header = _text(lines, first, body_first - 1)
+            members = [_text(lines, a, b) for a, b, _ in _groups(cls.body)]
+            changed = [m for m in members if m not in known]
             if header and header.rstrip().endswith(":") and len(changed) < len(members):
                 chunks.append(header + "".join(changed))
                 continue
@@ -49,7 +93,8 @@ def touched_chunks(old: str, new: str) -> list[str]:
 
 
 def verify_python(new: str, rel: str, old: str | None = None, compiled: bool = False) -> str | None:
-    """None if ``new`` is fit to write, else why not."""
+    """None if ``new`` is fit to write, else why not. One libcst parse: the touched chunks
+    are joined into one module (each is a complete top-level statement)."""
     if not compiled:
         problem = compile_error(new, rel)
         if problem:
@@ -58,11 +103,16 @@ def verify_python(new: str, rel: str, old: str | None = None, compiled: bool = F
 
     try:
         chunks = [new] if old is None else touched_chunks(old, new)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError):
         chunks = [new]
-    for chunk in chunks:
-        try:
-            libcst.parse_module(chunk)
-        except libcst.ParserSyntaxError as exc:
-            return f"libcst cannot parse the rewritten code ({exc.message})"
+    if not chunks:
+        return None
+    nl = "\r\n" if "\r\n" in new else "\n"
+    module = "".join(c if c.endswith(("\n", "\r")) else c + nl for c in chunks)
+    try:
+        libcst.parse_module(module)
+    except libcst.ParserSyntaxError as exc:
+        return f"libcst cannot parse the rewritten code ({exc.message})"
+    except RecursionError:
+        return "libcst cannot parse the rewritten code (nesting too deep)"
     return None

@@ -8,25 +8,20 @@ documented attribute limits; groups the verdicts per op. Weights are never loade
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 
+from migrate.core.errors import UsageError
 from migrate.ops.onnx_load import default_opset, load_graph
 from migrate.ops.registry import (
     DEFAULT_DOMAINS,
-    RESTRICTED,
     SUPPORTED,
     UNSUPPORTED,
     Verdict,
+    load_aten,
     load_onnx,
-    load_yaml,
 )
-from migrate.core.resources import op_registry_dir
-
-
-@cache
-def attribute_limits() -> dict:
-    return load_yaml(op_registry_dir() / "onnx" / "atc" / "attribute_limits.yaml")
+from migrate.ops.onnx_limits import NodeView
+from migrate.ops.onnx_limits import check as check_limits
 
 
 def walk(graph, prefix: str = "") -> Iterator[tuple[str, object]]:
@@ -42,80 +37,104 @@ def walk(graph, prefix: str = "") -> Iterator[tuple[str, object]]:
                 yield from walk(sub, f"{path}/{attr.name}[{j}]/")
 
 
-def type_map(graph, out: dict | None = None) -> dict[str, int]:
-    """Value name -> ONNX elem type, from inputs, initializers and value_info (all graphs)."""
+def infer(model) -> tuple[object, str | None]:
+    """``model`` with inferred value types and shapes (onnx shape inference, data propagation;
+    weights are not loaded: initializers carry their dims), or the model as it is and why."""
+    import onnx
+
+    try:
+        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
+                                                 data_prop=True), None
+    except Exception as exc:  # noqa: BLE001 - inference is best effort; say why it stopped
+        text = str(exc).strip().splitlines()
+        return model, f"shape inference failed ({text[0][:160] if text else type(exc).__name__})"
+
+
+def value_info(graph, out: dict | None = None) -> dict[str, tuple[int, int | None, bool]]:
+    """Value name -> (ONNX elem type, rank or None, constant?) over all graphs."""
     out = {} if out is None else out
     for t in graph.initializer:
-        out[t.name] = t.data_type
+        out[t.name] = (t.data_type, len(t.dims), True)
     for vi in [*graph.input, *graph.value_info, *graph.output]:
-        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
-            out[vi.name] = vi.type.tensor_type.elem_type
+        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+        if tt is not None and tt.elem_type and vi.name not in out:
+            rank = len(tt.shape.dim) if tt.HasField("shape") else None
+            out[vi.name] = (tt.elem_type, rank, False)
     for node in graph.node:
+        if node.op_type == "Constant" and node.domain in DEFAULT_DOMAINS:
+            for name in node.output:
+                elem, rank, _ = out.get(name, (0, None, True))
+                out[name] = (elem, rank, True)
         for attr in node.attribute:
             if attr.HasField("g"):
-                type_map(attr.g, out)
+                value_info(attr.g, out)
             for sub in attr.graphs:
-                type_map(sub, out)
+                value_info(sub, out)
     return out
 
 
-def attr_value(node, name: str):
+def attr_values(node) -> dict:
+    import onnx.helper
+
+    out = {}
     for attr in node.attribute:
-        if attr.name == name:
-            if attr.type == attr.STRING:
-                return attr.s.decode("utf-8", "replace")
-            if attr.type == attr.INT:
-                return attr.i
-            if attr.type == attr.FLOAT:
-                return attr.f
-    return None
+        if attr.type in (attr.GRAPH, attr.GRAPHS):
+            continue
+        out[attr.name] = onnx.helper.get_attribute_value(attr)
+    return out
 
 
-def check_limits(node) -> Verdict | None:
-    """A `restricted` verdict when the node breaks a documented attribute limit."""
-    limit = attribute_limits().get(node.op_type)
-    if not limit or node.domain not in DEFAULT_DOMAINS:
-        return None
-    value = attr_value(node, limit["attribute"])
-    value = limit.get("default") if value is None else value
-    if isinstance(value, str):
-        value = value.replace(" ", "")
-    if value in limit["allowed"]:
-        return None
-    return Verdict(RESTRICTED, f"{limit['attribute']}={value!r}: {limit['why']}")
+def node_view(node, info: dict) -> NodeView:
+    from onnx import TensorProto
+
+    inputs = []
+    for name in node.input:
+        got = info.get(name) if name else None
+        if got is None:
+            inputs.append(None if not name else (None, None, False))
+            continue
+        elem, rank, const = got
+        inputs.append((TensorProto.DataType.Name(elem) if elem else None, rank, const))
+    return NodeView(node.op_type, node.domain or "ai.onnx", attr_values(node), inputs,
+                    list(node.output))
 
 
-def judge(node, opset: int, dtype: str | None, backend: str, target: str | None,
-          local_functions: set[tuple[str, str]]) -> Verdict:
+def judge(view: NodeView, opset: int, backend: str, target: str | None,
+          local_functions: set[tuple[str, str]], soc: str | None = None) -> Verdict:
     reg = load_onnx(backend, target)
-    if (node.domain, node.op_type) in local_functions:
-        return Verdict(UNSUPPORTED, f"model-local function {node.domain}::{node.op_type}: "
+    if (view.domain, view.op_type) in local_functions:
+        return Verdict(UNSUPPORTED, f"model-local function {view.domain}::{view.op_type}: "
                                     "inline it first (onnx.inliner.inline_local_functions)")
-    verdict = reg.lookup(node.op_type, node.domain, opset, dtype)
+    dtype = view.inputs[0][0] if view.inputs and view.inputs[0] else None
+    verdict = reg.lookup(view.op_type, view.domain, opset, dtype, soc=soc)
     if verdict.status == SUPPORTED and backend == "atc":
-        limited = check_limits(node)
+        limited = check_limits(view)
         return verdict if limited is None else limited
     return verdict
 
 
 def census(path: Path, backend: str = "atc", target: str | None = None,
-           model=None, judge_opset: int | None = None) -> dict:
+           model=None, judge_opset: int | None = None, soc: str | None = None) -> dict:
     """The op coverage report (docs/contracts.md §4) of the ONNX file at ``path``; ``judge_opset``
     judges the nodes as if the model declared that opset (what lowering would give)."""
-    from onnx import TensorProto
-
     model = model if model is not None else load_graph(path)
     opset = default_opset(model)
-    types = type_map(model.graph)
+    reg = load_onnx(backend, target)
+    if soc is not None:
+        if backend != "atc":
+            raise UsageError("--soc applies to --backend atc (the CANN EP data has no chips)")
+        reg.check_soc(soc)
+    model, inference_note = infer(model)
+    info = value_info(model.graph)
     funcs = {(f.domain, f.name) for f in model.functions}
     rows: dict[tuple, dict] = {}
     order: list[tuple] = []
     total = 0
     for node_path, node in walk(model.graph):
         total += 1
-        elem = types.get(node.input[0]) if len(node.input) and node.input[0] else None
-        dtype = TensorProto.DataType.Name(elem) if elem else None
-        verdict = judge(node, judge_opset or opset, dtype, backend, target, funcs)
+        view = node_view(node, info)
+        dtype = view.inputs[0][0] if view.inputs and view.inputs[0] else None
+        verdict = judge(view, judge_opset or opset, backend, target, funcs, soc)
         domain = node.domain or "ai.onnx"
         key = (domain, node.op_type, verdict.status, verdict.reason)
         row = rows.get(key)
@@ -130,7 +149,12 @@ def census(path: Path, backend: str = "atc", target: str | None = None,
             row["dtypes"].append(dtype)
     ops = [rows[k] for k in order]
     _attach_decompositions(ops)
-    return _report(path, model, opset, backend, target, ops, total)
+    report = _report(path, model, opset, backend, target, ops, total)
+    report["soc"] = soc
+    if inference_note:
+        report["advice"].append(inference_note + "; dtypes are judged only where the file "
+                                "records them")
+    return report
 
 
 def _attach_decompositions(ops: list[dict]) -> None:
@@ -157,6 +181,9 @@ def _report(path, model, opset, backend, target, ops, total) -> dict:
     custom = sorted({r["domain"] for r in ops if r["domain"] not in ("ai.onnx",)})
     if custom:
         advice.append(f"custom domains: {', '.join(custom)}")
+    from migrate.ops.versions import torch_versions
+
     return {"model": str(path), "opset": opset, "backend": backend, "target": reg.version,
+            "torch": torch_versions(load_aten(None)),
             "nodes": total, "ops": ops, "summary": {**summary, "ops": len(ops), "nodes": nodes},
             "custom_domains": custom, "advice": advice}

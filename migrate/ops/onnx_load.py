@@ -38,10 +38,14 @@ def _external_tensors(model):
 
 def check_external_data(model, base: Path, path: Path) -> None:
     """Every external tensor's file exists and is long enough (stat only, nothing read)."""
+    folder = base.resolve()
     for tensor in _external_tensors(model):
         info = {e.key: e.value for e in tensor.external_data}
         location = info.get("location", "")
         target = (base / location).resolve()
+        if location and (Path(location).is_absolute() or not target.is_relative_to(folder)):
+            raise UsageError(f"{path}: external data {location!r} of tensor {tensor.name!r} "
+                             "leaves the model's folder; refusing to read it")
         if not location or not target.is_file():
             raise UsageError(f"{path}: external data {location!r} of tensor {tensor.name!r} "
                              f"is missing (looked in {base})")
@@ -49,17 +53,6 @@ def check_external_data(model, base: Path, path: Path) -> None:
         if end > target.stat().st_size:
             raise UsageError(f"{path}: external data file {location!r} is truncated "
                              f"(tensor {tensor.name!r} needs {end} bytes)")
-
-
-def load_full(path: Path):
-    """The whole model, weights included (for decomposition and verification)."""
-    import onnx
-
-    load_graph(path)  # clear errors first
-    try:
-        return onnx.load(str(path), load_external_data=True)
-    except Exception as exc:  # noqa: BLE001 - report any reader failure as bad input
-        raise UsageError(f"{path}: cannot read external data ({_short(exc)})") from None
 
 
 def default_opset(model) -> int:

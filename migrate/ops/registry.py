@@ -85,6 +85,11 @@ class AtenRegistry:
         self.on_host: dict[str, str] = notes.get("npu_kernel_on_host") or {}
         self.weak_dtypes: dict[str, str] = notes.get("weak_dtypes") or {}
         self.python_forwards: dict[str, str] = notes.get("python_forwards") or {}
+        self.host_sync: dict[str, str] = notes.get("host_sync") or {}
+        self.bool_mask_index: dict = notes.get("bool_mask_index") or {}
+        rewrites = base / "rewrites.yaml"
+        self.rewrites: dict[str, dict] = load_yaml(rewrites) if rewrites.is_file() else {}
+        self.requires_torch: str | None = (data.get("source") or {}).get("requires_torch")
 
     def has_kernel(self, overload: str) -> bool:
         name = aten_name(overload)
@@ -93,7 +98,7 @@ class AtenRegistry:
         return name in self.overloads
 
     def lookup(self, overload: str, dtype: str | None = None) -> Verdict:
-        """Direct lookup only: composite resolution is the capture's job (aten_capture.py)."""
+        """Direct lookup only: composite resolution is the capture's job (ops/aten/)."""
         name = aten_name(overload)
         pkg = f"torch_npu {self.version.split('-', 1)[-1]}"
         if not self.has_kernel(overload):
@@ -137,12 +142,28 @@ class OnnxRegistry:
             self.max_opset = int(self.graph.get("opsets", [8, 15])[1])
             self.constraints = {}
 
-    def lookup(self, op: str, domain: str, opset: int, dtype: str | None = None) -> Verdict:
+    def lookup(self, op: str, domain: str, opset: int, dtype: str | None = None,
+               soc: str | None = None) -> Verdict:
         if self.backend == "atc":
-            return self._atc(op, domain or "ai.onnx", opset, dtype)
+            return self._atc(op, domain or "ai.onnx", opset, dtype, soc)
         return self._ort(op, domain or "ai.onnx", opset)
 
-    def _atc(self, op: str, domain: str, opset: int, dtype: str | None) -> Verdict:
+    def socs(self) -> list[str]:
+        """Chips named by the per-kernel dtype data (``--soc`` choices)."""
+        found = set()
+        for row in self.ops.values() if self.backend == "atc" else ():
+            for info in (row.get("ge_op_dtypes") or {}).values():
+                found.update(info.get("socs") or [])
+        return sorted(found)
+
+    def check_soc(self, soc: str) -> None:
+        known = self.socs()
+        if soc not in known:
+            raise UsageError(f"unknown --soc {soc!r}; the data has per-chip dtypes for "
+                             f"{', '.join(known)}")
+
+    def _atc(self, op: str, domain: str, opset: int, dtype: str | None,
+             soc: str | None = None) -> Verdict:
         key = op if domain == "ai.onnx" else f"{domain}::{op}"
         if domain == "ai.onnx" and op in self.builtin:
             return Verdict(SUPPORTED, self.builtin[op].get("why", ""))
@@ -156,11 +177,13 @@ class OnnxRegistry:
             if opset > self.max_opset:
                 reason += f"; re-export with opset_version={self.max_opset}"
             return Verdict(UNSUPPORTED, reason)
-        allowed = _input_dtypes(row)
+        allowed = _input_dtypes(row, soc)
         if dtype and allowed and _DTYPE_ALIASES.get(dtype, dtype) not in allowed:
+            chip = f" on {soc}" if soc else ""
             return Verdict(RESTRICTED, f"Ascend op {'/'.join(row.get('ge_op') or [op])} takes "
-                                       f"{','.join(sorted(allowed))}, not {dtype} (AI Core "
-                                       "kernel definition; may fail or run on AI CPU)")
+                                       f"{','.join(sorted(allowed))}{chip}, not {dtype} (AI "
+                                       "Core kernel definition; may fail or run on AI CPU; "
+                                       f"source: {(row.get('source') or ['ops.yaml'])[0]})")
         return Verdict(SUPPORTED, f"ATC plugin -> {'/'.join(row.get('ge_op') or [op])}")
 
     def _ort(self, op: str, domain: str, opset: int) -> Verdict:
@@ -188,9 +211,12 @@ def _ranges(opsets: list[int]) -> str:
     return ",".join(out)
 
 
-def _input_dtypes(row: dict) -> set[str]:
+def _input_dtypes(row: dict, soc: str | None = None) -> set[str]:
+    """Input-0 dtypes of the row's Ascend kernels (those defined for ``soc`` when given)."""
     found: set[str] = set()
     for info in (row.get("ge_op_dtypes") or {}).values():
+        if soc and soc not in (info.get("socs") or []):
+            continue
         for line in info.get("io") or []:
             if line.startswith("input "):
                 found.update(line.split(":", 1)[1].strip().split(","))

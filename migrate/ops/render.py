@@ -14,11 +14,30 @@ def _rows(report: dict) -> list[dict]:
     return sorted(report["ops"], key=lambda r: (_ORDER.get(r["status"], 9), -r["count"], r["op"]))
 
 
+def _torch(report: dict) -> str:
+    t = report.get("torch") or {}
+    used = t.get("used") or "not used"
+    want = t.get("registry_requires") or "unknown"
+    return f"torch {used}; registry targets {want}"
+
+
 def _title(report: dict) -> str:
     if "opset" in report and "backend" in report:
+        soc = f", soc {report['soc']}" if report.get("soc") else ""
         return (f"{report['model']}: opset {report['opset']}, backend {report['backend']} "
-                f"({report['target']})")
-    return f"{report['model']}: {report['target']} (captured on {report['device']})"
+                f"({report['target']}{soc}; {_torch(report)})")
+    return (f"{report['model']}: {report['target']} ({report.get('mode', 'eval')} step "
+            f"captured on {report['device']}; {_torch(report)})")
+
+
+def _warning_lines(report: dict, prefix: str) -> list[str]:
+    lines = []
+    for w in report.get("warnings", []):
+        at = f" at {', '.join(w['locations'][:2])}" if w.get("locations") else ""
+        lines.append(f"{prefix}{w['kind']}: {w['op']} x{w['count']} in {', '.join(w['nodes'][:3])}"
+                     f"{at}: {w['why']}")
+    lines += [f"{prefix}capture error: {e}" for e in report.get("errors", [])]
+    return lines
 
 
 def _summary(report: dict) -> str:
@@ -39,6 +58,7 @@ def render_census(report: dict, fmt: str) -> str:
             lines.append(f"| {r['status']} | `{r['op']}` | {r['count']} | {r['reason']} | "
                          f"{r.get('decomposition') or ''} | {nodes} |")
         lines += ["", f"**Summary:** {_summary(report)}"]
+        lines += _warning_lines(report, "- warning ")
         lines += [f"- {a}" for a in report.get("advice", [])]
         return "\n".join(lines)
     if fmt != "text":
@@ -51,6 +71,12 @@ def render_census(report: dict, fmt: str) -> str:
         notes = f" (note: {'; '.join(r['notes'])})" if r.get("notes") else ""
         lines.append(f"{r['status'].upper():<12} {r['op']} x{r['count']}{where}: "
                      f"{r['reason']}{notes}{extra}")
+        if r.get("locations"):
+            lines.append(f"{'':<13}dispatched from {', '.join(r['locations'])}")
+        if r.get("rewrite"):
+            lines.append(f"{'':<13}rewrite: {r['rewrite']['from']} -> {r['rewrite']['to']} "
+                         f"({r['rewrite']['why']})")
+    lines += _warning_lines(report, "warning: ")
     lines.append(f"summary: {_summary(report)}")
     lines += [f"advice: {a}" for a in report.get("advice", [])]
     return "\n".join(lines)
@@ -64,7 +90,7 @@ def render_decompose(report: dict, fmt: str) -> str:
     bullet = "- " if fmt == "markdown" else ""
     verdict = "PASS" if report["passed"] else "FAIL"
     lines = [f"{verdict} {report['model']} -> {report['output']} (opset "
-             f"{report['opset']['from']} -> {report['opset']['to']})"]
+             f"{report['opset']['from']} -> {report['opset']['to']}; {_torch(report)})"]
     lines += [f"{bullet}rewrote {r['op']} {r['node']} with {r['rule']}" for r in
               report["rewrites"]]
     lines += [f"{bullet}kept {d['op']} {d['node']}: {d['why']}" for d in report["declined"]]
@@ -72,6 +98,10 @@ def render_decompose(report: dict, fmt: str) -> str:
               for b in report["lowering_blockers"]]
     lines += [f"{bullet}still {r['status']}: {r['op']} x{r['count']}: {r['reason']}"
               for r in report["remaining"]]
+    if report.get("check"):
+        lines.append(f"{bullet}invalid output: {report['check']}")
+    if not report.get("written", True):
+        lines.append(f"{bullet}output not written: it failed the check or the verification")
     check = report.get("verification")
     if check:
         if check.get("error"):

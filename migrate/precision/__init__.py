@@ -13,7 +13,9 @@ Nothing here imports torch or safetensors until a function runs.
 
 from __future__ import annotations
 
-from migrate.precision.compare import ComparisonResult, IncompatibleDumps, compare_dumps
+from migrate.precision.checks import IncompatibleDumps
+from migrate.precision.compare import compare_dumps
+from migrate.precision.result import ComparisonResult
 from migrate.precision.dumper import dump
 from migrate.precision.manifest import Dump
 from migrate.precision.replay import replay_model

@@ -1,107 +1,147 @@
-"""Compare two dumps: align, stream tensor pairs, judge each, localize, apply the gate."""
+"""Compare two dumps: check they are comparable, align, stream tensor pairs, judge each
+(by the runs' precision class), compare the weights, localize, apply the gate.
+
+Parent folders of distributed dumps (``rank0/``, ``rank1/`` ...) are compared rank by rank.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from migrate.core.errors import UsageError
-from migrate.precision.align import align, load_mapping
-from migrate.precision.judge import base_entry, compare_records
+from migrate.precision.align import Concat, align, load_mapping, strip, unwrap
+from migrate.precision.checks import IncompatibleDumps, check_alignment, check_meta
+from migrate.precision.discrete import soften_flips
+from migrate.precision.judge import compare_records
 from migrate.precision.localize import first_divergence
-from migrate.precision.manifest import Dump
+from migrate.precision.manifest import Dump, rank_dirs
+from migrate.precision.result import ComparisonResult, evaluate_gate, missing_entry
+from migrate.precision.run_precision import loosest, run_class
 from migrate.precision.threads import one_intra_op_thread
 from migrate.precision.thresholds import Gate, load_gate
+from migrate.precision.weights import compare_weights
 
-
-class IncompatibleDumps(UsageError):
-    """The two dumps share no comparable record (exit 2)."""
-
-
-@dataclass
-class ComparisonResult:
-    """Truthy when the gate passes; carries every entry as evidence."""
-
-    entries: list[dict[str, Any]]
-    first_divergence: dict[str, Any] | None = None
-    passed: bool = True
-    violations: list[dict[str, Any]] = field(default_factory=list)
-    allowed_violations: int = 0
-    reference: str = ""
-    target: str = ""
-    culprit: dict[str, Any] | None = None
-    replay: bool = False
-
-    def __bool__(self) -> bool:
-        return self.passed
-
-    def counts(self) -> dict[str, int]:
-        out = {"pass": 0, "warn": 0, "fail": 0, "missing": 0}
-        for e in self.entries:
-            out[e["status"]] = out.get(e["status"], 0) + 1
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        doc = {"reference": self.reference, "target": self.target, "entries": self.entries,
-               "first_divergence": self.first_divergence,
-               "gate": {"passed": self.passed, "violations": self.violations,
-                        "allowed_violations": self.allowed_violations},
-               "summary": self.counts()}
-        if self.replay:
-            doc["culprit"] = self.culprit
-        return doc
-
-
-def evaluate_gate(entries: list[dict], gate: Gate) -> tuple[bool, list[dict]]:
-    bad = {"fail", "missing"} if gate.fail_on_missing else {"fail"}
-    violations = [{k: e[k] for k in ("name", "call", "kind", "index", "status", "reason")}
-                  for e in entries if e["status"] in bad]
-    return len(violations) <= gate.allowed_violations, violations
-
-
-def missing_entry(rec: dict, side: str) -> dict[str, Any]:
-    entry = base_entry(rec, None)
-    entry.update(status="missing", missing_in=side, reason=f"absent from the {side} dump")
-    return entry
+__all__ = ["ComparisonResult", "IncompatibleDumps", "compare_dumps", "evaluate_gate",
+           "missing_entry"]
 
 
 def compare_dumps(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate | str | Path | None = None,
-                  mapping: str | Path | None = None) -> ComparisonResult:
-    gate = gate if isinstance(gate, Gate) else load_gate(gate)
+                  mapping: str | Path | None = None, profile: str | None = None
+                  ) -> ComparisonResult:
+    gate = gate if isinstance(gate, Gate) else load_gate(gate, profile)
+    ref_ranks, tgt_ranks = rank_dirs(Path(ref_dir)), rank_dirs(Path(tgt_dir))
     with one_intra_op_thread():
+        if ref_ranks or tgt_ranks:
+            return _compare_ranks(ref_dir, tgt_dir, ref_ranks, tgt_ranks, gate, mapping)
         return _compare(ref_dir, tgt_dir, gate, mapping)
 
 
+def _compare_ranks(ref_dir, tgt_dir, ref_ranks: dict, tgt_ranks: dict, gate: Gate,
+                   mapping) -> ComparisonResult:
+    if set(ref_ranks) != set(tgt_ranks):
+        raise IncompatibleDumps(f"{ref_dir} holds ranks {sorted(ref_ranks)}, {tgt_dir} ranks "
+                                f"{sorted(tgt_ranks)}")
+    results = {rank: _compare(ref_ranks[rank], tgt_ranks[rank], gate, mapping)
+               for rank in ref_ranks}
+    entries, violations, weights, ranks = [], [], [], []
+    for rank, res in results.items():
+        entries += [{**e, "rank": rank} for e in res.entries]
+        violations += [{**v, "rank": rank} for v in res.violations]
+        weights += [{**w, "rank": rank} for w in res.weights]
+        ranks.append({"rank": rank, "passed": res.passed, "summary": res.counts(),
+                      "first_divergence": res.first_divergence,
+                      "violations": len(res.violations)})
+    first = next(({**r["first_divergence"], "rank": r["rank"]} for r in ranks
+                  if r["first_divergence"]), None)
+    return ComparisonResult(entries=entries, first_divergence=first,
+                            passed=len(violations) <= gate.allowed_violations,
+                            violations=violations, allowed_violations=gate.allowed_violations,
+                            fail_on_missing=gate.fail_on_missing,
+                            reference=str(ref_dir), target=str(tgt_dir), weights=weights,
+                            precision=next(iter(results.values())).precision, ranks=ranks)
+
+
+def _load(d: Dump, side: Any) -> Any:
+    if isinstance(side, Concat):
+        import torch
+
+        parts = [d.tensor(r) for r in side.records]
+        if any(p is None for p in parts):
+            return None
+        try:
+            return torch.cat(parts, dim=side.dim)
+        except RuntimeError as exc:
+            raise UsageError(f"fused mapping: cannot concatenate {side['name']}...: {exc}") \
+                from None
+    return d.tensor(side)
+
+
 def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
-             mapping: str | Path | None) -> ComparisonResult:
+             mapping_path: str | Path | None) -> ComparisonResult:
     ref, tgt = Dump(ref_dir), Dump(tgt_dir)
+    mapping = load_mapping(mapping_path)
+    check_meta(ref, tgt, mapping.given)
     kinds = {r["kind"] for r in ref.records} & {r["kind"] for r in tgt.records}
-    pairs, extra = align([r for r in ref.records if r["kind"] in kinds],
-                         [r for r in tgt.records if r["kind"] in kinds], load_mapping(mapping))
-    if not any(other is not None for _, other in pairs):
-        raise IncompatibleDumps(f"{ref_dir} and {tgt_dir} share no record "
-                                "(different models? pass --mapping for renamed modules)")
-    entries, cache = [], {}
+    ref_recs = [r for r in ref.records if r["kind"] in kinds]
+    tgt_recs = [r for r in tgt.records if r["kind"] in kinds]
+    prefix = unwrap([r["name"] for r in tgt_recs], [r["name"] for r in ref_recs])
+    ref_prefix = unwrap([r["name"] for r in ref_recs], [r["name"] for r in tgt_recs])
+    if prefix:  # the wrapper's own outputs are the wrapped model's
+        tgt_recs = [r for r in tgt_recs if r["name"] != "<root>"]
+    if ref_prefix:  # a wrapped reference: compare under the unwrapped names
+        ref_recs = [{**r, "name": strip(r["name"], ref_prefix)} for r in ref_recs
+                    if r["name"] != "<root>"]
+    pairs, extra = align(ref_recs, tgt_recs, mapping, prefix)
+    check_alignment(pairs, ref_dir, tgt_dir)
+    classes = {"reference": run_class(ref.meta, gate.profile),
+               "target": run_class(tgt.meta, gate.profile), "profile": gate.profile_name}
+    run = loosest(classes["reference"], classes["target"])
+    entries, cache, by_call = [], {}, {}
     for rec, other in pairs:
+        by_call.setdefault((rec["name"], rec["call"]), []).append((rec, other))
         if other is None:
             entries.append(missing_entry(rec, "target"))
             continue
-        th = gate.for_entry(rec["name"], rec["dtype"], other["dtype"])
+        th = gate.for_entry(rec["name"], rec["dtype"], other["dtype"], run, kind=rec["kind"])
         ck = (rec.get("file"), rec.get("tensor"), other.get("file"), other.get("tensor"),
               tuple(sorted((k, str(v)) for k, v in th.items())))
-        if ck[1] is not None and ck[3] is not None and ck in cache:
+        if None not in ck[:4] and ck in cache:
             entry = {**cache[ck], **{k: rec[k] for k in ("name", "call", "kind", "index")}}
         else:
-            entry = compare_records(rec, other, ref.tensor(rec), tgt.tensor(other), th,
-                                    gate.rel_floor)
+            entry = compare_records(rec, other, _load(ref, rec), _load(tgt, other), th)
             cache[ck] = entry
         entries.append(entry)
     entries.extend(missing_entry(r, "reference") for r in extra)
+    soften_flips(entries)
     ref.close()
     tgt.close()
-    passed, violations = evaluate_gate(entries, gate)
-    return ComparisonResult(entries=entries,
-                            first_divergence=first_divergence(entries), passed=passed,
+    weights = [w for w in compare_weights(ref.meta, tgt.meta, mapping, prefix, ref_prefix)
+               if not gate.skips(w["name"].rpartition(".")[0] or "<root>")]
+    passed, violations = evaluate_gate(entries, gate, weights)
+    first = first_divergence(entries)
+    if first is not None:
+        first["detail"] = _detail(by_call.get((first["name"], first["call"]), []))
+    if weights:
+        classes["root_cause"] = weights[0]["reason"]
+    return ComparisonResult(entries=entries, first_divergence=first, passed=passed,
                             violations=violations, allowed_violations=gate.allowed_violations,
-                            reference=str(ref_dir), target=str(tgt_dir))
+                            fail_on_missing=gate.fail_on_missing,
+                            reference=str(ref_dir), target=str(tgt_dir), weights=weights,
+                            precision=classes)
+
+
+
+_STATS = ("min", "max", "mean", "norm", "nan", "inf")
+
+
+def _detail(pairs: list) -> list[dict[str, Any]]:
+    """The stats of every tensor of the diverging call, both sides: its inputs and outputs."""
+    out = []
+    for rec, other in pairs:
+        rs = rec.get("stats") or {}
+        ts = (other.get("stats") if other is not None else None) or {}
+        out.append({"kind": rec["kind"], "index": rec["index"], "shape": rec["shape"],
+                    "reference": {k: rs.get(k) for k in _STATS},
+                    "target": {k: ts.get(k) for k in _STATS} if ts else None})
+    return out

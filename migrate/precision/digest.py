@@ -1,4 +1,6 @@
-"""Digest of a model's weights (parameters and buffers), recorded in a dump's meta."""
+"""The model's weights (parameters and buffers), recorded in a dump's meta: one digest for
+the whole model and, per tensor, dtype, shape, CRC32, norm and projection sketch, so that
+compare can name the weight that differs ("weights differ: h.2.mlp.c_fc.weight")."""
 
 from __future__ import annotations
 
@@ -7,53 +9,94 @@ import zlib
 from typing import Any
 
 
-def weights_digest(model: Any) -> str:
-    """blake2b over (name, dtype, shape, crc32 of the bytes) of every parameter and buffer.
-
-    CRC32 runs at ~4 GB/s here against ~0.9 GB/s for blake2b over the raw bytes; the digest
-    detects accidental differences between two machines' weights, not tampering."""
+def crc32(t: Any) -> int:
+    """CRC32 of a tensor's bytes (~4 GB/s; detects accidental differences, not tampering)."""
     import torch
 
-    h = hashlib.blake2b(digest_size=16)
+    t = t.detach()
+    if not t.numel():
+        return 0
+    flat = t.to("cpu").contiguous().reshape(-1)
+    if flat.dtype == torch.bool:
+        flat = flat.view(torch.uint8)
+    if flat.is_complex():
+        flat = torch.view_as_real(flat).reshape(-1)
+    return zlib.crc32(memoryview(flat.view(torch.uint8).numpy()))
+
+
+def weight_table(model: Any) -> dict[str, dict[str, Any]]:
+    """``{name: {dtype, shape, crc, norm, sketch}}`` for every entry of the state dict."""
+    import torch
+
+    from migrate.precision.sketch import encode, sketch
+
+    table = {}
     for name, t in model.state_dict(keep_vars=False).items():
+        if not isinstance(t, torch.Tensor):
+            continue
         t = t.detach()
-        crc = 0
-        if t.numel():
-            flat = t.to("cpu").contiguous().reshape(-1)
-            if flat.dtype == torch.bool:
-                flat = flat.view(torch.uint8)
-            crc = zlib.crc32(memoryview(flat.view(torch.uint8).numpy()))
-        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|{crc:08x}|".encode())
+        entry = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+                 "crc": f"{crc32(t):08x}"}
+        if (t.is_floating_point() or t.is_complex()) and t.numel():
+            wide = torch.float64 if t.dtype in (torch.float64, torch.complex128) else \
+                torch.float32
+            v = torch.view_as_real(t) if t.is_complex() else t
+            entry["norm"] = float(torch.linalg.vector_norm(v.to(wide)))
+            entry["sketch"] = encode(sketch(t))
+        table[name] = entry
+    return table
+
+
+def digest_of(table: dict[str, dict[str, Any]]) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for name, e in table.items():
+        h.update(f"{name}|torch.{e['dtype']}|{tuple(e['shape'])}|{e['crc']}|".encode())
     return "blake2b-crc32:" + h.hexdigest()
 
 
+def weights_digest(model: Any) -> str:
+    return digest_of(weight_table(model))
+
+
 class BackgroundDigest:
-    """Compute :func:`weights_digest` on a thread while the model runs (CRC32 releases the
-    GIL). ``result()`` joins it and says whether any weight changed in the meantime."""
+    """Compute :func:`weight_table` on a thread while the model runs (CRC32 and torch ops
+    release the GIL). ``result()`` joins it and says whether any weight changed meanwhile."""
 
     def __init__(self, model: Any) -> None:
         import threading
 
         self._model = model
-        self._versions = _versions(model)
-        self._value: str | None = None
+        self._versions = _versions(model)  # before the thread starts: what the run sees
+        self._value: dict | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="weights-digest", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            self._value = weights_digest(self._model)
+            self._value = weight_table(self._model)
         except BaseException as exc:  # noqa: BLE001 - re-raised in result()
             self._error = exc
 
-    def result(self) -> tuple[str, bool]:
-        """``(digest, stable)``; stable is False when weights were modified in place."""
+    def result(self) -> tuple[dict, bool]:
+        """``(table, stable)``; stable is False when weights were modified in place (a
+        BatchNorm's running stats in train mode, an optimizer step): those entries are
+        marked ``changed`` (read while they changed, so not compared)."""
         self._thread.join()
         if self._error is not None:
             raise self._error
-        return self._value or "", _versions(self._model) == self._versions
+        table, now = self._value or {}, _versions(self._model)
+        changed = [n for n, v in now.items() if self._versions.get(n) != v]
+        # Kernels update BatchNorm's running stats without bumping their version: buffers
+        # (small) are checked by their bytes.
+        changed += [n for n, b in self._model.named_buffers()
+                    if n in table and f"{crc32(b):08x}" != table[n]["crc"]]
+        for name in changed:
+            if name in table:
+                table[name]["changed"] = True
+        return table, not changed
 
 
-def _versions(model: Any) -> int:
-    return sum(t._version for t in model.state_dict(keep_vars=True).values())
+def _versions(model: Any) -> dict[str, int]:
+    return {n: t._version for n, t in model.state_dict(keep_vars=True).items()
+            if hasattr(t, "_version")}

@@ -4,11 +4,13 @@
         model(x)
 
 Forward outputs always; forward inputs (``inputs=True``), the module's own parameters
-(``params=True``, kind ``forward.parameter``) and backward gradients (``grads=True``) on
-request. A tensor recorded twice unchanged (a child's output that is its parent's output
-or the next module's input) is stored once and referenced by both records. Each tensor's
-bytes are written to its shard inside the hook, so later in-place ops cannot change what
-was recorded, and nothing is buffered in memory.
+(``params=True``, kind ``forward.parameter``), backward gradients (``grads=True``) and the
+outputs of torch functions called inside each module (``apis=True``, kind ``api.output``,
+named ``module/function``) on request. A tensor recorded twice unchanged is stored once and
+referenced by both records. Each tensor's bytes are written to its shard inside the hook
+(with its CRC32), so later in-place ops cannot change what was recorded, and nothing is
+buffered in memory. Gradients come from tensor hooks on each module's inputs and outputs,
+which keep working when a later op modifies the tensor in place (``ReLU(inplace=True)``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from migrate.precision.digest import BackgroundDigest
+from migrate.core.errors import UsageError
+from migrate.precision import run_precision
+from migrate.precision.api_hooks import ApiRecorder
+from migrate.precision.digest import BackgroundDigest, digest_of
 from migrate.precision.flatten import encode, iter_tensors
 from migrate.precision.shards import DEFAULT_SHARD_BYTES, ShardWriter
 from migrate.precision.stats import tensor_stats
@@ -37,12 +42,14 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
 
     def __init__(self, model: Any, out_dir: str | Path, *, inputs: bool = False,
                  grads: bool = False, params: bool = False, stats_only: bool = False,
-                 include: list[str] | None = None, exclude: list[str] | None = None,
-                 shard_bytes: int = DEFAULT_SHARD_BYTES, meta: dict | None = None) -> None:
+                 apis: bool = False, include: list[str] | None = None,
+                 exclude: list[str] | None = None, shard_bytes: int = DEFAULT_SHARD_BYTES,
+                 meta: dict | None = None) -> None:
         self.model = model
-        self.out_dir = _rank_dir(Path(out_dir))
+        self._base_dir = Path(out_dir)
+        self.out_dir = _rank_dir(self._base_dir)
         self.inputs, self.grads, self.stats_only = inputs, grads, stats_only
-        self.params = params
+        self.params, self.apis = params, apis
         self.include, self.exclude = list(include or []), list(exclude or [])
         self.shard_bytes = shard_bytes
         self.extra_meta = dict(meta or {})
@@ -50,38 +57,52 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         self.input_specs: dict[str, Any] = {}
         self._handles: list[Any] = []
         self._calls: dict[str, int] = defaultdict(int)
-        self._bwd_calls: dict[str, int] = defaultdict(int)
+        self._bwd_calls: dict[tuple[str, str], int] = defaultdict(int)
         self._stack: dict[str, list[int]] = defaultdict(list)
         self._seen: dict[int, tuple] = {}
         self._writer: ShardWriter | None = None
+        self._api: ApiRecorder | None = None
+        self.busy = False  # True while recording (API hooks ignore our own torch calls)
 
     # -- lifecycle ---------------------------------------------------------------------
     def __enter__(self) -> dump:
+        check_out_dir(self._base_dir)
+        check_out_dir(self.out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         for old in self.out_dir.glob("tensors-*.safetensors"):
             old.unlink()
         if not self.stats_only:
             self._writer = ShardWriter(self.out_dir, self.shard_bytes)
         self._meta = _model_meta(self.model)
+        self._precision = run_precision.record(self.model)
         self._digest = BackgroundDigest(self.model)
         import torch
 
         self._strided = torch.strided
+        self._names: list[str] = []
         for name, module in self.model.named_modules():
             name = name or ROOT
+            self._names.append(name)
             if self._selected(name):
                 self._attach(name, module)
+        if self.apis:
+            self._api = ApiRecorder(self)
+            self._api.__enter__()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        if self._api is not None:
+            self._api.__exit__(exc_type, exc, tb)
+            self._api = None
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
         self._seen.clear()
         if self._writer is not None:
             self._writer.close()
-        digest, stable = self._digest.result()
-        self._meta["weights_digest"] = digest
+        table, stable = self._digest.result()
+        self._meta["weights_digest"] = digest_of(table)
+        self._meta["weights"] = table
         if not stable:
             self._meta["weights_changed_during_dump"] = True
         self._write_manifest(incomplete=exc_type is not None)
@@ -96,30 +117,50 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             call = self._calls[name]
             self._calls[name] += 1
             self._stack[name].append(call)
+            if self._api is not None:
+                self._api.enter(name)
+            self._note_autocast()
+            call_args = {"args": args, "kwargs": kwargs}
             if self.inputs:
-                counter = [0]
-                self.input_specs[f"{name}#{call}"] = encode({"args": args, "kwargs": kwargs},
-                                                            counter)
-                self._record_all(name, call, "forward.input", {"args": args, "kwargs": kwargs})
+                self.input_specs[f"{name}#{call}"] = encode(call_args, [0])
+                self._record_all(name, call, "forward.input", call_args)
+            if self.grads:
+                self._grad_hooks(name, "backward.grad_input", call_args)
 
         def post(mod, args, kwargs, output):
             stack = self._stack[name]
             call = stack.pop() if stack else self._calls[name] - 1
+            if self._api is not None:
+                self._api.leave(name)
             self._record_all(name, call, "forward.output", output)
             if self.params:
                 named = dict(mod.named_parameters(recurse=False))
                 self._record_all(name, call, "forward.parameter", named)
-
-        def back(mod, grad_input, grad_output):
-            call = self._bwd_calls[name]
-            self._bwd_calls[name] += 1
-            self._record_all(name, call, "backward.grad_output", grad_output)
-            self._record_all(name, call, "backward.grad_input", grad_input)
+            if self.grads:
+                self._grad_hooks(name, "backward.grad_output", output)
 
         self._handles.append(module.register_forward_pre_hook(pre, with_kwargs=True))
         self._handles.append(module.register_forward_hook(post, with_kwargs=True))
-        if self.grads:
-            self._handles.append(module.register_full_backward_hook(back))
+
+    def _grad_hooks(self, name: str, kind: str, obj: Any) -> None:
+        """Record the gradient of every tensor in ``obj`` that requires grad: the grads
+        of one backward call of the module are numbered like the forward calls."""
+        tensors = [t for _, t in iter_tensors(obj) if t.requires_grad]
+        if not tensors:
+            return
+        call = self._bwd_calls[(name, kind)]
+        self._bwd_calls[(name, kind)] += 1
+        for index, t in enumerate(tensors):
+            t.register_hook(lambda g, i=index: self._record_grad(name, call, kind, i, g))
+
+    def _record_grad(self, name: str, call: int, kind: str, index: int, grad: Any) -> None:
+        with one_intra_op_thread():
+            self._record(name, call, kind, index, str(index), grad)
+
+    def _note_autocast(self) -> None:
+        dtype = run_precision.autocast_dtype(self._precision["device"])
+        if dtype is not None and dtype not in self._precision["autocast"]:
+            self._precision["autocast"].append(dtype)
 
     # -- recording ---------------------------------------------------------------------
     def _record_all(self, name: str, call: int, kind: str, obj: Any) -> None:
@@ -128,19 +169,28 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
                 self._record(name, call, kind, index, path, tensor)
 
     def _record(self, name: str, call: int, kind: str, index: int, path: str, t: Any) -> None:
+        self.busy = True
+        try:
+            self.records.append(self._make_record(name, call, kind, index, path, t))
+        finally:
+            self.busy = False
+
+    def _make_record(self, name: str, call: int, kind: str, index: int, path: str,
+                     t: Any) -> dict:
         rec = {"name": name, "call": call, "kind": kind, "index": index, "path": path,
                "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)}
         cached = self._cached(t)
-        if cached is not None:
-            rec["stats"], rec["file"], rec["tensor"] = cached
-        else:
-            stats = tensor_stats(t.detach())
-            file = key = None
+        if cached is None:
+            stats = tensor_stats(t.detach(), with_sketch=self.stats_only)
+            stored = None
             if self._writer is not None and t.layout == self._strided:
-                file, key = self._writer.add(t)
-            self._remember(t, (stats, file, key))
-            rec["stats"], rec["file"], rec["tensor"] = stats, file, key
-        self.records.append(rec)
+                stored = self._writer.add(t)
+            cached = (stats, *(stored or (None, None, None)))
+            self._remember(t, cached)
+        rec["stats"], rec["file"], rec["tensor"], crc = cached
+        if crc is not None:
+            rec["crc32"] = crc
+        return rec
 
     def _cached(self, t: Any) -> tuple | None:
         """Same tensor object, not modified since it was recorded: reuse the stored copy."""
@@ -162,9 +212,10 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         self._seen[id(t)] = (ref, t._version, payload)
 
     def _write_manifest(self, incomplete: bool) -> None:
-        meta = {**self._meta, **self.extra_meta, "stats_only": self.stats_only,
-                "inputs": self.inputs, "grads": self.grads, "params": self.params,
-                "include": self.include, "exclude": self.exclude,
+        meta = {**self._meta, "precision": self._precision, **self.extra_meta,
+                "stats_only": self.stats_only, "inputs": self.inputs, "grads": self.grads,
+                "params": self.params, "apis": self.apis, "include": self.include,
+                "exclude": self.exclude, "modules": self._names,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         if self._writer is not None:
             meta["files"], meta["bytes"] = self._writer.files, self._writer.bytes_written
@@ -176,6 +227,15 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         tmp = self.out_dir / "manifest.json.tmp"
         tmp.write_text(json.dumps(doc), encoding="utf-8")
         tmp.replace(self.out_dir / "manifest.json")
+
+
+def check_out_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out}: exists and is not a folder; choose another dump folder")
+    if out.is_dir() and not (out / "manifest.json").is_file() and any(
+            not p.name.startswith("rank") for p in out.iterdir()):
+        raise UsageError(f"{out}: folder is not empty and holds no dump; refusing to write "
+                         "into it")
 
 
 def _rank_dir(out_dir: Path) -> Path:

@@ -40,9 +40,29 @@ def iter_tensors(obj: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
         yield from iter_tensors(value, f"{prefix}.{key}" if prefix else key)
 
 
-def flatten(obj: Any) -> list[tuple[int, str, Any]]:
-    """``[(index, path, tensor), ...]``; index counts tensors only, so it stays stable."""
-    return [(i, path, t) for i, (path, t) in enumerate(iter_tensors(obj))]
+def substitute(obj: Any, new: Iterator[Any]) -> Any:
+    """``obj`` with its tensors replaced, in :func:`iter_tensors` order, by ``next(new)``;
+    every other object (caches, configs) is kept as the same live object."""
+    if _is_tensor(obj):
+        return next(new)
+    if isinstance(obj, Mapping):
+        items = {k: substitute(v, new) for k, v in obj.items()}
+        if type(obj) is dict:
+            return items
+        try:
+            return type(obj)(**items)
+        except TypeError:
+            return items
+    if isinstance(obj, (tuple, list)):
+        items = [substitute(v, new) for v in obj]
+        if type(obj) in (tuple, list):
+            return type(obj)(items)
+        return type(obj)(*items) if isinstance(obj, tuple) else type(obj)(items)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {f.name: substitute(getattr(obj, f.name), new)
+                   for f in dataclasses.fields(obj) if f.init}
+        return dataclasses.replace(obj, **changes)
+    return obj
 
 
 _SCALARS = (type(None), bool, int, float, str)

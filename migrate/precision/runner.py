@@ -1,41 +1,16 @@
-"""Load a ``MOD:FN`` model spec, move model and inputs to a device/dtype, run it."""
+"""Move a ``MOD:FN`` model (loaded by migrate.core.model_spec) and its inputs to a
+device/dtype, run it."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
 from typing import Any
 
 from migrate.core.errors import UsageError
+from migrate.core.model_spec import load_spec
 
 DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
           "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float64": "float64", "fp64": "float64"}
-
-
-def load_spec(spec: str) -> tuple[Any, tuple, dict]:
-    """Call ``MOD:FN`` and return ``(model, args, kwargs)``."""
-    mod_name, sep, fn_name = spec.partition(":")
-    if not sep or not mod_name or not fn_name:
-        raise UsageError(f"--model must be MODULE:FUNCTION, got {spec!r}")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        module = importlib.import_module(mod_name)
-    except ImportError as exc:
-        raise UsageError(f"cannot import {mod_name!r}: {exc}") from None
-    fn = getattr(module, fn_name, None)
-    if not callable(fn):
-        raise UsageError(f"{mod_name!r} has no callable {fn_name!r}")
-    got = fn()
-    if not isinstance(got, tuple) or len(got) not in (2, 3):
-        raise UsageError(f"{spec} must return (model, args) or (model, args, kwargs)")
-    model, args = got[0], got[1]
-    kwargs = got[2] if len(got) == 3 else {}
-    if not isinstance(args, (tuple, list)):
-        args = (args,)
-    return model, tuple(args), dict(kwargs or {})
 
 
 def resolve_device(device: str) -> Any:

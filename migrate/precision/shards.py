@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import struct
+import zlib
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -35,11 +36,14 @@ class ShardWriter:
         self._header_len = 2
         self._offset = 0
 
-    def add(self, tensor: Any) -> tuple[str, str]:
-        """Write a tensor's bytes now; returns ``(file, key)``."""
+    def add(self, tensor: Any) -> tuple[str, str, str] | None:
+        """Write a tensor's bytes now; ``(file, key, crc32 hex)``, or None for a dtype
+        safetensors cannot hold (the record then keeps its stats only). complex128 is
+        stored as its float64 real view (``storable`` says how)."""
+        tensor = storable(tensor)
         dtype = _DTYPES.get(str(tensor.dtype).removeprefix("torch."))
         if dtype is None:
-            raise TypeError(f"cannot store dtype {tensor.dtype} in safetensors")
+            return None
         data = _bytes_view(tensor)
         key = f"t{self._count:07d}"
         entry = {"dtype": dtype, "shape": list(tensor.shape),
@@ -55,7 +59,7 @@ class ShardWriter:
         self._offset += data.nbytes
         self._count += 1
         self.bytes_written += data.nbytes
-        return self.files[-1], key
+        return self.files[-1], key, f"{zlib.crc32(memoryview(data)):08x}"
 
     def _rotate(self) -> None:
         self._finish()
@@ -78,6 +82,13 @@ class ShardWriter:
 
     def close(self) -> None:
         self._finish()
+
+
+def storable(t: Any) -> Any:
+    """complex128 (which safetensors lacks) as its float64 real view; others unchanged."""
+    import torch
+
+    return torch.view_as_real(t.detach()) if t.dtype == torch.complex128 else t
 
 
 def _bytes_view(t: Any) -> Any:

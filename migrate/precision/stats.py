@@ -13,8 +13,20 @@ def _num(value: float) -> float | None:
     return value
 
 
-def tensor_stats(t: Any) -> dict[str, Any]:
-    """Stats of ``t`` computed on its own device; NaN/Inf are counted and left out of the rest."""
+def tensor_stats(t: Any, with_sketch: bool = False) -> dict[str, Any]:
+    """Stats of ``t`` computed on its own device; NaN/Inf are counted and left out of the
+    rest. ``with_sketch`` adds the 64-bucket projection sketch (stats-only dumps)."""
+    out = _moments(t)
+    if with_sketch:
+        from migrate.precision.sketch import encode, sketch
+
+        value = encode(sketch(t))
+        if value is not None:
+            out["sketch"] = value
+    return out
+
+
+def _moments(t: Any) -> dict[str, Any]:
     import torch
 
     if t.numel() == 0:
@@ -28,9 +40,10 @@ def tensor_stats(t: Any) -> dict[str, Any]:
         f = t.to(torch.float64)
         return {"min": int(lo), "max": int(hi), "mean": float(f.mean()),
                 "norm": float(torch.linalg.vector_norm(f)), "nan": 0, "inf": 0}
+    acc = torch.float64 if t.dtype == torch.float64 else torch.float32
     lo, hi = torch.aminmax(t)  # NaN propagates into min/max: one pass tells finiteness
-    packed = torch.stack([lo.float(), hi.float(), t.mean(dtype=torch.float32),
-                          torch.linalg.vector_norm(t, dtype=torch.float32)]).tolist()
+    packed = torch.stack([lo.to(acc), hi.to(acc), t.mean(dtype=acc),
+                          torch.linalg.vector_norm(t, dtype=acc)]).tolist()
     if math.isfinite(packed[0]) and math.isfinite(packed[1]):
         nan = inf = 0
     else:
@@ -39,7 +52,7 @@ def tensor_stats(t: Any) -> dict[str, Any]:
         if vals.numel() == 0:
             return {"min": None, "max": None, "mean": None, "norm": None, "nan": nan, "inf": inf}
         lo, hi = torch.aminmax(vals)
-        packed = torch.stack([lo.float(), hi.float(), vals.mean(dtype=torch.float32),
-                              torch.linalg.vector_norm(vals, dtype=torch.float32)]).tolist()
+        packed = torch.stack([lo.to(acc), hi.to(acc), vals.mean(dtype=acc),
+                              torch.linalg.vector_norm(vals, dtype=acc)]).tolist()
     return {"min": _num(packed[0]), "max": _num(packed[1]), "mean": _num(packed[2]),
             "norm": _num(packed[3]), "nan": nan, "inf": inf}

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pathlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from migrate.core.fileio import SourceError, read_bytes
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
 
@@ -92,7 +95,7 @@ class SourceLines:
 
     def line(self, finding: Finding) -> str | None:
         if finding.snippet:
-            return finding.snippet.splitlines()[0] if finding.snippet.strip("\r\n") else ""
+            return re.split(r"\r\n?|\n", finding.snippet, maxsplit=1)[0]
         lines = self._read(finding.path)
         if lines is None or not 1 <= finding.line <= len(lines):
             return None
@@ -103,9 +106,10 @@ class SourceLines:
             self._files[path] = None
             if self.root is not None:
                 try:
-                    text = (self.root / path).read_text(encoding="utf-8", errors="replace")
-                    self._files[path] = text.splitlines()
-                except OSError:
+                    data, _ = read_bytes(self.root / path)
+                    text = data.decode("utf-8", errors="replace")
+                    self._files[path] = re.split(r"\r\n?|\n", text)
+                except SourceError:
                     pass
         return self._files[path]
 

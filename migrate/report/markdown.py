@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from migrate.core.display import escape
 from migrate.core.findings import CATEGORIES, Finding, ScanResult
 from migrate.report import effort
 from migrate.report.common import (
@@ -25,7 +26,7 @@ FIX_MARK = {"safe": "safe fix", "unsafe": "unsafe fix"}
 def cell(text: str) -> str:
     """Text safe inside a table cell: no pipes, no raw HTML, one line."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    return escape(text.replace("|", "\\|").replace("\r", " ").replace("\n", " "))
 
 
 def _summary(result: ScanResult, rules: Mapping[str, Rule]) -> list[str]:

@@ -77,13 +77,13 @@ def fingerprints(findings: Sequence[Finding], sources: SourceLines) -> list[str]
         key = (f.rule, f.path, text)
         index = seen.get(key, 0)
         seen[key] = index + 1
-        digest = hashlib.sha256("\0".join([*key, str(index)]).encode("utf-8")).hexdigest()
+        digest = hashlib.sha256("\0".join([*key, str(index)]).encode("utf-8", "surrogateescape")).hexdigest()
         out.append(digest[:32])
     return out
 
 
 def uri(path: str) -> str:
-    return quote(path.replace("\\", "/"), safe="/")
+    return quote(path.replace("\\", "/"), safe="/", errors="surrogateescape")
 
 
 def _region(f: Finding) -> dict:

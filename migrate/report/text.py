@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pathlib
+import re
 from collections.abc import Mapping, Sequence
 
 from rich.cells import cell_len
 from rich.color import ColorSystem
 from rich.style import Style
 
+from migrate.core.display import escape
 from migrate.core.findings import CATEGORIES, Finding, ScanResult
 from migrate.report import effort
 from migrate.report.common import (
@@ -62,24 +64,36 @@ def render_text(result: ScanResult, rules: Sequence[Rule], *, root: pathlib.Path
 
 def finding_block(f: Finding, line: str | None, gutter: int, paint: Painter) -> list[str]:
     label = "npu-aware" if f.npu_aware else f.category
-    out = [f"{paint(f.path, 'bold')}:{f.line}:{f.column}: {paint(f.rule, 'bold red')} "
-           f"{paint(f'[{label}]', STYLES.get(f.category, ''))} {f.message}"]
+    out = [f"{paint(escape(f.path), 'bold')}:{f.line}:{f.column}: {paint(f.rule, 'bold red')} "
+           f"{paint(f'[{label}]', STYLES.get(f.category, ''))} {escape(f.message)}"]
     bar = paint(" " * gutter + " |", "blue")
     if line is not None:
         pad, width = underline(line, f)
         out.append(bar)
-        out.append(paint(f"{f.line:>{gutter}} | ", "blue") + line.expandtabs(TAB))
+        out.append(paint(f"{f.line:>{gutter}} | ", "blue") + _shown(line).expandtabs(TAB))
         out.append(bar + " " * (pad + 1) + paint("^" * width, "bold red"))
     if f.fix is not None:
         out.append(paint(" " * gutter + " = ", "blue")
-                   + f"fix ({f.fix.applicability}): {f.fix.description}")
+                   + f"fix ({f.fix.applicability}): {escape(f.fix.description)}")
     return out + [""]
 
 
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e"
+                      "\u2066-\u2069\ud800-\udfff]")
+
+
+def _shown(line: str) -> str:
+    """The source line with control characters shown as U+FFFD (one cell each, so the
+    underline stays in place)."""
+    return _CONTROL.sub("\ufffd", line)
+
+
 def underline(line: str, f: Finding) -> tuple[int, int]:
-    """Display offset and width (terminal cells) of the finding's span within its line."""
-    start = min(max(f.column - 1, 0), len(line))
-    end = f.end_column - 1 if f.end_line == f.line else len(line)
+    """Display offset and width (terminal cells) of the finding's span within its line
+    (the line may be a window of a long line that starts at ``f.snippet_start``)."""
+    shift = f.snippet_start if f.snippet else 0
+    start = min(max(f.column - 1 - shift, 0), len(line))
+    end = f.end_column - 1 - shift if f.end_line == f.line else len(line)
     end = min(max(end, start), len(line))
     pad = cell_len(line[:start].expandtabs(TAB))
     width = cell_len(line[:end].expandtabs(TAB)) - pad
@@ -96,7 +110,9 @@ def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter)
         scanned += f"; target: {result.target}"
     if summary.get("npu_aware"):
         scanned += f"; {summary['npu_aware']} already handle NPU"
-    if not result.findings:
+    if not result.findings and result.errors:
+        out = [paint(f"No findings, but not every file could be scanned ({scanned}).", "bold red")]
+    elif not result.findings:
         out = [paint(f"All checks passed! ({scanned})", "bold green")]
     else:
         out = [paint(f"Found {plural(len(result.findings), 'finding')} in "
@@ -104,7 +120,8 @@ def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter)
         out += breakdown_lines(result, rules, paint)
     if result.errors:
         out += ["", paint(f"Errors ({len(result.errors)})", "bold red")]
-        out += [f"  {e.path}: {e.message}" for e in sorted(result.errors, key=lambda e: e.path)]
+        out += [f"  {escape(e.path)}: {escape(e.message)}"
+                for e in sorted(result.errors, key=lambda e: e.path)]
     return out
 
 

@@ -1,21 +1,30 @@
-"""Scan cache: results per file, keyed by (size, mtime) and a content hash.
+"""Scan cache: results per file, keyed by content hash; (size, mtime) only as a shortcut.
 
-One pickle per (scan root, tool version, rule pack, selected rules). A warm run of an
-unchanged tree only stats files. Location: --cache-dir, $MIGRATE_CACHE_DIR, or the user
-cache folder ($XDG_CACHE_HOME/ascend-migrate).
+One JSON document per (scan root, tool version, rule pack, selected rules): a data format,
+so a shared cache folder cannot run code (a pickle could). An entry is reused when the
+file's bytes hash to its digest; a warm run may skip reading a file whose size and mtime
+both match an entry that has a digest. Anything of the wrong shape starts the cache afresh.
+Location: --cache-dir, $MIGRATE_CACHE_DIR, or the user cache folder
+($XDG_CACHE_HOME/ascend-migrate). A cache that cannot be written is not an error and
+leaves no temporary file behind.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate import __version__
+from migrate.core.fileio import MAX_FILE_BYTES, SourceError, content_hash, read_bytes
+from migrate.core.findings import Edit, Finding, Fix
 from migrate.core.rules import rule_pack_digest
+
+__all__ = ["Entry", "ScanCache", "content_hash", "default_cache_dir"]
+FORMAT = 2
 
 
 def default_cache_dir() -> Path:
@@ -26,17 +35,53 @@ def default_cache_dir() -> Path:
     return Path(base) / "ascend-migrate"
 
 
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
 @dataclass
 class Entry:
     size: int
     mtime_ns: int
     digest: str
-    findings: list  # list[Finding]
+    findings: list[Finding]
     error: str | None
+
+    def to_data(self) -> dict:
+        return {"size": self.size, "mtime_ns": self.mtime_ns, "digest": self.digest,
+                "error": self.error, "findings": [_finding_data(f) for f in self.findings]}
+
+    @classmethod
+    def from_data(cls, d: dict) -> Entry:
+        size, mtime, digest, error = d["size"], d["mtime_ns"], d["digest"], d["error"]
+        if not (isinstance(size, int) and isinstance(mtime, int) and isinstance(digest, str)
+                and (error is None or isinstance(error, str))):
+            raise TypeError("bad entry")
+        return cls(size, mtime, digest, [_finding(x) for x in d["findings"]], error)
+
+
+def _finding_data(f: Finding) -> dict:
+    d = {k: getattr(f, k) for k in _FIELDS}
+    if f.fix is not None:
+        d["fix"] = {"applicability": f.fix.applicability, "description": f.fix.description,
+                    "imports": list(f.fix.imports),
+                    "edits": [[e.start, e.end, e.content] for e in f.fix.edits]}
+    return d
+
+
+_FIELDS = ("rule", "name", "path", "line", "column", "end_line", "end_column", "message",
+           "category", "snippet", "snippet_start")
+
+
+def _finding(d: dict) -> Finding:
+    values = {k: d[k] for k in _FIELDS}
+    fix = d.get("fix")
+    if fix is not None:
+        edits = [Edit(int(s), int(e), str(c)) for s, e, c in fix["edits"]]
+        fix = Fix(str(fix["applicability"]), str(fix["description"]), edits,  # type: ignore[arg-type]
+                  [str(i) for i in fix["imports"]])
+    f = Finding(**values, fix=fix)
+    ints = (f.line, f.column, f.end_line, f.end_column, f.snippet_start)
+    if not all(isinstance(v, int) for v in ints) or not all(
+            isinstance(getattr(f, k), str) for k in _FIELDS[:8] + ("snippet",)):
+        raise TypeError("bad finding")
+    return f
 
 
 @dataclass
@@ -50,28 +95,18 @@ class ScanCache:
         if cache_dir is None:
             return cls(None)
         key = hashlib.blake2b(digest_size=12)
-        for part in (__version__, rule_pack_digest(), str(root.resolve()), ",".join(codes)):
-            key.update(part.encode())
+        for part in (__version__, rule_pack_digest(), os.path.realpath(root), ",".join(codes)):
+            key.update(part.encode("utf-8", "surrogateescape"))
             key.update(b"\0")
-        path = cache_dir / f"scan-{key.hexdigest()}.pickle"
-        try:
-            with open(path, "rb") as fh:
-                entries = pickle.load(fh)
-            if not isinstance(entries, dict):
-                entries = {}
-        except Exception:  # missing, corrupt or from another version: start afresh
-            entries = {}
-        return cls(path, entries)
+        path = Path(cache_dir) / f"scan-{key.hexdigest()}.json"
+        return cls(path, _load(path))
 
-    def lookup(self, rel: str, st: os.stat_result) -> Entry | None:
+    def lookup(self, rel: str, st: os.stat_result | None) -> Entry | None:
+        """The entry for ``rel`` if size and mtime match and it has a content hash."""
         e = self.entries.get(rel)
-        if e and e.size == st.st_size and e.mtime_ns == st.st_mtime_ns:
+        if st and e and e.digest and e.size == st.st_size and e.mtime_ns == st.st_mtime_ns:
             return e
         return None
-
-    def lookup_digest(self, rel: str, digest: str) -> Entry | None:
-        e = self.entries.get(rel)
-        return e if e and e.digest == digest else None
 
     def store(self, rel: str, entry: Entry) -> None:
         self.entries[rel] = entry
@@ -85,11 +120,32 @@ class ScanCache:
             return
         for rel in stale:
             del self.entries[rel]
+        doc = {"format": FORMAT, "entries": {k: e.to_data() for k, e in self.entries.items()}}
+        data = json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode()
+        tmp = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".scan-")
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".scan-", suffix=".tmp")
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump(self.entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                fh.write(data)
             os.replace(tmp, self.path)
+            tmp = None
         except OSError:
             pass  # a cache that cannot be written is not an error
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+
+def _load(path: Path) -> dict[str, Entry]:
+    try:
+        data, _ = read_bytes(path, MAX_FILE_BYTES * 8)
+        doc = json.loads(data)
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            return {}
+        return {str(k): Entry.from_data(v) for k, v in doc["entries"].items()}
+    except (SourceError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return {}  # missing, corrupt or from another version: start afresh

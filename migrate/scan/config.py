@@ -7,6 +7,7 @@ target (portable | npu | transfer) and per-path-target (a table: path glob -> ta
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +17,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from migrate.core.errors import UsageError
+from migrate.core.fileio import SourceError, read_bytes
 
 _KEYS = {"select", "ignore", "exclude", "extend-exclude", "fail-on", "unsafe-fixes",
          "respect-gitignore", "target", "per-path-target"}
@@ -35,29 +37,42 @@ class ProjectConfig:
 
 
 def find_pyproject(start: Path) -> Path | None:
-    folder = start.resolve()
-    if folder.is_file():
+    folder = Path(os.path.realpath(start))
+    if not _quiet(folder.is_dir):
         folder = folder.parent
     for candidate in [folder, *folder.parents]:
         p = candidate / "pyproject.toml"
-        if p.is_file():
+        if _quiet(p.is_file):
             return p
-        if (candidate / ".git").exists():
+        if _quiet((candidate / ".git").exists):
             return None
     return None
 
 
+def _quiet(test) -> bool:
+    try:
+        return test()
+    except OSError:  # an unreadable folder on the way up
+        return False
+
+
 def load_config(start: Path, explicit: Path | None = None) -> ProjectConfig:
+    """[tool.migrate] of ``explicit`` or the nearest pyproject.toml; every key typed
+    (UsageError naming the file and the key otherwise). An auto-discovered pyproject that
+    cannot be read or parsed is ignored here: the scan reports it under ``errors``."""
     path = explicit or find_pyproject(start)
     if path is None:
         return ProjectConfig()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(read_bytes(path, 8 * 1024 * 1024)[0].decode("utf-8"))
+    except (SourceError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
         if explicit:
             raise UsageError(f"cannot read config {path}: {exc}") from None
-        return ProjectConfig()  # a broken pyproject is reported by the dependency rules
-    section = data.get("tool", {}).get("migrate", {})
+        return ProjectConfig()
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise UsageError(f"{path}: `tool` must be a table")
+    section = tool.get("migrate", {})
     if not isinstance(section, dict):
         raise UsageError(f"{path}: [tool.migrate] must be a table")
     unknown = set(section) - _KEYS
@@ -68,9 +83,9 @@ def load_config(start: Path, explicit: Path | None = None) -> ProjectConfig:
     cfg.ignore = _strings(section, "ignore", path) or []
     cfg.exclude = [*(_strings(section, "exclude", path) or []),
                    *(_strings(section, "extend-exclude", path) or [])]
-    cfg.fail_on = section.get("fail-on")
-    cfg.unsafe_fixes = bool(section.get("unsafe-fixes", False))
-    cfg.respect_gitignore = bool(section.get("respect-gitignore", True))
+    cfg.fail_on = _choice(section, "fail-on", FAIL_ON, path)
+    cfg.unsafe_fixes = _bool(section, "unsafe-fixes", False, path)
+    cfg.respect_gitignore = _bool(section, "respect-gitignore", True, path)
     cfg.target, cfg.per_path_target = _targets(section, path)
     return cfg
 
@@ -90,6 +105,27 @@ def _targets(section: dict, path: Path) -> tuple[str | None, dict[str, str]]:
     for glob, value in per_path.items():
         check_target(value, f"{path}: [tool.migrate] per-path-target {glob!r}")
     return target, dict(per_path)
+
+
+FAIL_ON = ("auto", "assisted", "manual")
+
+
+def _bool(section: dict, key: str, default: bool, path: Path) -> bool:
+    value = section.get(key, default)
+    if not isinstance(value, bool):  # "false" is a string, and a true one
+        raise UsageError(f"{path}: [tool.migrate] {key} must be true or false "
+                         f"(a TOML boolean, not {value!r})")
+    return value
+
+
+def _choice(section: dict, key: str, choices: tuple[str, ...], path: Path) -> str | None:
+    value = section.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in choices:
+        raise UsageError(f"{path}: [tool.migrate] {key} must be one of "
+                         f"{', '.join(choices)} (got {value!r})")
+    return value
 
 
 def _strings(section: dict, key: str, path: Path) -> list[str] | None:

@@ -1,7 +1,10 @@
 """Find the files a scan reads: walk folders, skip VCS/venv/build folders, honour .gitignore.
 
-Yields SourceFile entries and collects problems (symlink loops, unreadable folders) as
-FileErrors instead of raising. Files named explicitly on the command line are always read.
+Yields SourceFile entries and collects problems (unreadable folders, broken links, bad
+.gitignore lines) as FileErrors instead of raising. Files named explicitly on the command
+line are always read. Every file is yielded once, by its real path (``scan t/a.py t``, an
+in-tree symlink alias, a folder reached twice). Symlinks whose target lies outside the
+given paths are not followed unless ``follow_symlinks``; a symlink loop is skipped.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 import pathspec
 
+from migrate.core.fileio import SourceError, read_bytes, read_head
 from migrate.core.findings import FileError
 
 SKIP_DIRS = {
@@ -25,7 +29,7 @@ SKIP_DIRS = {
 
 @dataclass(frozen=True)
 class SourceFile:
-    path: Path  # as found (may be relative to cwd)
+    path: Path  # as found (may be relative to cwd): the path that is opened
     rel: str  # relative to the scan root, forward slashes
     kind: str  # python | onnx | notebook | a text kind from textfiles.file_kind
 
@@ -46,112 +50,158 @@ def file_kind(path: Path) -> str | None:
 
 
 def _shebang_kind(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            first = fh.readline(200)
-    except OSError:
-        return "python" if path.suffix == "" else None  # let the reader report the error
+    first = read_head(path, 200).split(b"\n", 1)[0]
+    if not first and path.suffix == "":
+        return "python" if _unreadable(path) else None  # let the reader report the error
     return "python" if first.startswith(b"#!") and b"python" in first else None
+
+
+def _unreadable(path: Path) -> bool:
+    try:
+        with open(path, "rb", buffering=0, opener=_nonblocking):
+            return False
+    except OSError:
+        return True
+
+
+def _nonblocking(path, flags):
+    return os.open(path, flags | os.O_NONBLOCK | os.O_NOCTTY)
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def scan_root(paths: list[Path]) -> Path:
     """Paths in reports are relative to this folder."""
     if len(paths) == 1:
         p = paths[0]
-        return p if p.is_dir() else (p.parent if str(p.parent) else Path("."))
+        return p if _is_dir(p) else (p.parent if str(p.parent) else Path("."))
     return Path(".")
 
 
 def _rel(path: Path, root: Path) -> str:
+    """``path`` relative to ``root``; a file's own symlink is not resolved (a link is
+    reported under its own name)."""
+    if _is_dir(path) or path.name in ("", ".", ".."):
+        full = os.path.realpath(path)
+    else:
+        full = os.path.join(os.path.realpath(os.path.dirname(path) or "."), path.name)
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return Path(full).relative_to(os.path.realpath(root)).as_posix()
     except ValueError:
         return path.as_posix()
 
 
+def _inside(real: str, roots: list[str]) -> bool:
+    return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
 class Walker:
-    def __init__(self, root: Path, exclude: list[str], respect_gitignore: bool = True):
+    def __init__(self, root: Path, exclude: list[str], respect_gitignore: bool = True,
+                 follow_symlinks: bool = False):
         self.root = root
         self.exclude = exclude
         self.gitignore = respect_gitignore
+        self.follow = follow_symlinks
         self.errors: list[FileError] = []
+        self.roots: list[str] = []
 
     def excluded(self, rel: str, name: str) -> bool:
         return any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(name, pat) for pat in self.exclude)
 
     def walk(self, paths: list[Path]) -> Iterator[SourceFile]:
-        seen_files: set[str] = set()
+        seen: set[str] = set()
+        self.roots = [os.path.realpath(p) for p in paths]
         for p in paths:
-            if p.is_dir():
-                yield from self._walk_dir(p, seen_files)
-            else:
-                kind = file_kind(p) or _shebang_kind(p)
-                key = os.path.realpath(p)
-                if kind and key not in seen_files:
-                    seen_files.add(key)
-                    yield SourceFile(p, _rel(p, self.root), kind)
+            if _is_dir(p):
+                yield from self._walk_dir(p, seen)
+                continue
+            kind = file_kind(p) or _shebang_kind(p)
+            key = os.path.realpath(p)
+            if kind and key not in seen:
+                seen.add(key)
+                yield SourceFile(p, _rel(p, self.root), kind)
 
-    def _walk_dir(self, top: Path, seen_files: set[str]) -> Iterator[SourceFile]:
-        visited: set[str] = set()
+    def _walk_dir(self, top: Path, seen: set[str]) -> Iterator[SourceFile]:
         top_rel = _rel(top, self.root)
         stack = [(top, "" if top_rel == "." else top_rel, [])]
         while stack:
             folder, folder_rel, specs = stack.pop()
             real = os.path.realpath(folder)
-            if real in visited:
-                self.errors.append(FileError(folder_rel or ".", "symlink loop; skipped"))
-                continue
-            visited.add(real)
-            if (folder / "pyvenv.cfg").exists():
-                continue  # a virtual environment
-            specs = self._with_gitignore(folder, specs)
+            if real in seen:
+                continue  # reached before (an alias, a loop or a path given twice)
+            seen.add(real)
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
             except OSError as exc:
                 self.errors.append(FileError(folder_rel or ".", f"cannot read folder: {exc.strerror}"))
                 continue
+            if any(e.name == "pyvenv.cfg" for e in entries):
+                continue  # a virtual environment
+            specs = self._with_gitignore(folder, folder_rel, entries, specs)
             subdirs = []
             for entry in entries:
-                rel = f"{folder_rel}/{entry.name}" if folder_rel else entry.name
-                try:
-                    is_dir = entry.is_dir()
-                except OSError:
-                    is_dir = False
-                if is_dir and (entry.name in SKIP_DIRS or entry.name.endswith(".egg-info")):
-                    continue
-                path = Path(entry.path)
-                if self._ignored(path, is_dir, specs) or (self.exclude and self.excluded(rel, entry.name)):
-                    continue
-                if is_dir:
-                    subdirs.append((path, rel))
-                    continue
-                kind = file_kind(path)
-                if kind is None:
-                    continue
-                if entry.is_symlink():
-                    if not path.exists():
-                        self.errors.append(FileError(rel, "broken symbolic link; skipped"))
-                        continue
-                    key = os.path.realpath(path)
-                else:
-                    key = entry.path
-                if key in seen_files:
-                    continue
-                seen_files.add(key)
-                yield SourceFile(path, rel, kind)
+                found = self._entry(entry, real, folder_rel, specs, seen)
+                if isinstance(found, SourceFile):
+                    yield found
+                elif found is not None:
+                    subdirs.append(found)
             stack.extend((d, r, specs) for d, r in reversed(subdirs))
 
-    def _with_gitignore(self, folder: Path, specs):
-        if not self.gitignore:
+    def _entry(self, entry: os.DirEntry, real_folder: str, folder_rel: str, specs,
+               seen: set[str]):
+        """A SourceFile, a (folder, rel) to descend into, or None."""
+        rel = f"{folder_rel}/{entry.name}" if folder_rel else entry.name
+        try:
+            is_dir = entry.is_dir()
+            link = entry.is_symlink()
+        except OSError:
+            is_dir, link = False, False
+        if is_dir and (entry.name in SKIP_DIRS or entry.name.endswith(".egg-info")):
+            return None
+        path = Path(entry.path)
+        if self._ignored(path, is_dir, specs) or (self.exclude and self.excluded(rel, entry.name)):
+            return None
+        kind = None if is_dir else file_kind(path)
+        if not is_dir and kind is None:
+            return None
+        key = os.path.realpath(path) if link else os.path.join(real_folder, entry.name)
+        if link:
+            if not os.path.exists(path):
+                self.errors.append(FileError(rel, "broken symbolic link; skipped"))
+                return None
+            if not self.follow and not _inside(key, self.roots):
+                return None  # leaves the given paths (--follow-symlinks to follow it)
+        if is_dir:
+            if link and _inside(real_folder, [key]):
+                self.errors.append(FileError(rel, "symlink loop; skipped"))
+                return None
+            return None if key in seen else (path, rel)
+        if key in seen:
+            return None
+        seen.add(key)
+        return SourceFile(path, rel, kind)
+
+    def _with_gitignore(self, folder: Path, folder_rel: str, entries, specs):
+        if not self.gitignore or not any(e.name == ".gitignore" for e in entries):
             return specs
-        gi = folder / ".gitignore"
-        if gi.is_file():
-            try:
-                lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()
-                return [*specs, (folder, pathspec.GitIgnoreSpec.from_lines(lines))]
-            except OSError:
-                return specs
-        return specs
+        try:
+            data, _ = read_bytes(folder / ".gitignore", 4 * 1024 * 1024)
+        except SourceError:
+            return specs
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        try:
+            return [*specs, (folder, pathspec.GitIgnoreSpec.from_lines(lines))]
+        except Exception:  # pathspec rejects a line ("!", "foo\\"): keep the good ones
+            good = [line for line in lines if _valid_pattern(line)]
+            bad = len(lines) - len(good)
+            where = f"{folder_rel}/.gitignore" if folder_rel else ".gitignore"
+            self.errors.append(FileError(where, f"{bad} invalid pattern(s) ignored"))
+            return [*specs, (folder, pathspec.GitIgnoreSpec.from_lines(good))]
 
     @staticmethod
     def _ignored(path: Path, is_dir: bool, specs) -> bool:
@@ -162,4 +212,12 @@ class Walker:
                 continue
             if spec.match_file(rel + ("/" if is_dir else "")):
                 return True
+        return False
+
+
+def _valid_pattern(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+        return True
+    except Exception:
         return False

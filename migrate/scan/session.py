@@ -4,10 +4,12 @@ selected once, the files scanned. `migrate scan` renders the result; `migrate ap
 from __future__ import annotations
 
 from collections.abc import Callable
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from migrate.core.errors import UsageError
+from migrate.core.display import escape
 from migrate.core.findings import ScanResult
 from migrate.core.rules import Rule, default_rules, select_rules
 from migrate.core.targets import DEFAULT_TARGET, TargetChoice, check_target
@@ -27,6 +29,8 @@ class ScanRequest:
     cache_dir: Path | None = None
     config: Path | None = None
     target: str | None = None  # --target
+    follow_symlinks: bool = False
+    verify_content: bool = False  # hash every file, even when size and mtime match the cache
 
 
 @dataclass
@@ -55,9 +59,16 @@ def split_codes(values: list[str] | None) -> list[str] | None:
 
 
 def check_paths(paths: list[Path]) -> None:
+    if not paths:
+        raise UsageError("no path given")
     for p in paths:
-        if not p.exists() and not p.is_symlink():
-            raise UsageError(f"{p}: no such file or folder")
+        if not os.path.lexists(p):
+            raise UsageError(f"{escape(str(p))}: no such file or folder")
+
+
+def check_jobs(jobs: int | None) -> None:
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs {jobs}: must be at least 1 (it is capped at the CPU count)")
 
 
 def check_codes(codes: list[str] | None, flag: str) -> None:
@@ -77,6 +88,7 @@ def run_session(request: ScanRequest,
     from migrate.scan.engine import ScanOptions, scan_paths
 
     check_paths(request.paths)
+    check_jobs(request.jobs)
     cfg = load_config(request.paths[0], request.config)
     select = split_codes(request.select) or cfg.select
     ignore = (split_codes(request.ignore) or []) + cfg.ignore
@@ -87,6 +99,7 @@ def run_session(request: ScanRequest,
         jobs=request.jobs,
         cache_dir=None if request.no_cache else (request.cache_dir or default_cache_dir()),
         respect_gitignore=cfg.respect_gitignore, progress=progress, targets=targets,
+        follow_symlinks=request.follow_symlinks, trust_mtime=not request.verify_content,
     )
     result = scan_paths(request.paths, options)
     rules = select_rules(default_rules(), select, ignore)

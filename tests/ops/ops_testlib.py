@@ -36,4 +36,6 @@ def node_case(name: str):
         return model, read("input"), read("output")
     case = _generated_cases()[name]
     inputs, outputs = case.data_sets[0]
-    return case.model, list(inputs), list(outputs)
+    model = onnx.ModelProto()
+    model.CopyFrom(case.model)  # callers may edit it; the cached case stays intact
+    return model, list(inputs), list(outputs)

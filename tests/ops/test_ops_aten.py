@@ -9,7 +9,7 @@ import pytest
 from migrate.core.errors import UsageError
 
 torch = pytest.importorskip("torch")
-from migrate.ops.aten_capture import aten_census  # noqa: E402
+from migrate.ops.aten.census import aten_census  # noqa: E402
 
 SPECS = Path(__file__).with_name("specs.py")
 

@@ -59,6 +59,10 @@ def test_ops_torch(tmp_path):
     ["ops", "--torch", f"{SPECS}:supported", "--dtype", "int3"],
     ["ops", "--bogus-flag"],
     ["decompose", "missing.onnx", "-o", "x.onnx"],
+    ["ops", "--torch", f"{SPECS}:exits"],
+    ["ops", "--torch", f"{SPECS}:generates"],
+    ["ops", "--torch", f"{SPECS}:scripted"],
+    ["ops", "--torch", f"{SPECS}:supported", "--soc", "ascend910b"],
 ])
 def test_usage_errors_exit_2(args):
     result = invoke(*args)
@@ -90,3 +94,40 @@ def test_decompose_cli(tmp_path, exported):
     left = invoke("decompose", src, "-o", tmp_path / "t2.onnx")
     assert left.exit_code == 1
     assert left.output.startswith("FAIL")
+
+
+def test_system_exit_in_forward_exits_2_with_one_line():
+    # A real process: SystemExit must not escape as the tool's own exit status.
+    proc = subprocess.run([sys.executable, "-m", "migrate", "ops", "--torch", f"{SPECS}:exits"],
+                          capture_output=True, text=True, cwd=Path(__file__).parents[2])
+    assert proc.returncode == 2, proc.stderr
+    assert "SystemExit" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize("fn, says", [("generates", "generator"), ("scripted", "TorchScript")])
+def test_models_that_cannot_be_captured_say_why(fn, says):
+    result = invoke("ops", "--torch", f"{SPECS}:{fn}")
+    assert result.exit_code == 2 and says in result.output
+
+
+def test_ops_torch_train_text_and_json(tmp_path):
+    text = invoke("ops", "--torch", f"{SPECS}:fallbacks")
+    assert text.exit_code == 1
+    assert "dispatched from " in text.output and "rewrite: torch.linalg.inv(A)" in text.output
+    assert "eval step captured on cpu; torch " in text.output.splitlines()[0]
+    out = invoke("ops", "--torch", f"{SPECS}:with_loss", "--train", "--format", "json")
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    assert report["mode"] == "train" and report["torch"]["registry_requires"]
+    assert {"warnings", "errors"} <= set(report)
+    assert "train step captured" in invoke("ops", "--torch", f"{SPECS}:with_loss",
+                                           "--train").output
+
+
+def test_onnx_report_names_torch_and_soc(exported):
+    result = invoke("ops", exported["opset18"], "--soc", "ascend910b", "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["soc"] == "ascend910b" and "registry_requires" in report["torch"]
+    assert invoke("ops", exported["opset18"], "--train").exit_code == 2

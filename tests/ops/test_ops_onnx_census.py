@@ -71,7 +71,13 @@ def test_subgraphs_are_walked(tmp_path, name, inner):
                                           ("test_gridsample_bicubic", "restricted"),
                                           ("test_gridsample_nearest", "supported")])
 def test_documented_attribute_limits(tmp_path, name, status):
-    model, _, _ = node_case(name)
+    model, inputs, _ = node_case(name)
+    if name.startswith("test_resize"):  # ATC needs scales as constants: make them initializers
+        from onnx import numpy_helper
+
+        for vi, value in list(zip(model.graph.input, inputs, strict=False))[1:]:
+            model.graph.initializer.append(numpy_helper.from_array(value, vi.name))
+            model.graph.input.remove(vi)
     for imp in model.opset_import:
         if imp.domain in ("", "ai.onnx") and imp.version > 18:
             imp.version = 18  # judge the attribute, not the opset
@@ -80,6 +86,16 @@ def test_documented_attribute_limits(tmp_path, name, status):
     op = name.split("_")[1].capitalize().replace("Gridsample", "GridSample")
     rows = _by_op(census(path))[op]
     assert rows[0]["status"] == status, rows[0]["reason"]
+
+
+def test_resize_with_computed_scales_is_restricted(tmp_path):
+    model, _, _ = node_case("test_resize_upsample_scales_linear")
+    for imp in model.opset_import:
+        imp.version = min(imp.version, 18)
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    (row,) = _by_op(census(path))["Resize"]
+    assert row["status"] == "restricted" and "constants" in row["reason"]
 
 
 def test_custom_domain_is_flagged(tmp_path):
@@ -141,3 +157,39 @@ def test_onnx_shipped_real_models(name):
     assert atc["summary"]["unsupported"] == atc["summary"]["restricted"] == 0
     ort_cann = census(path, backend="ort-cann")
     assert all(r["reason"] == "CANN EP graph mode" for r in ort_cann["ops"])
+
+
+def test_legacy_and_dynamo_exports_get_the_same_verdicts(tmp_path):
+    """The legacy exporter records no value_info; shape inference gives its nodes dtypes, so
+    INT64 shape arithmetic (Div) is flagged and shared ops get the dynamo export's verdicts."""
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    class Heads(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            h = self.fc(x).view(b, t, 2, c // 2).transpose(1, 2)
+            return (h @ h.transpose(-1, -2)).softmax(-1)
+
+    x = torch.randn(2, 5, 8)
+    verdicts = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for dynamo in (False, True):
+            path = tmp_path / f"heads_{dynamo}.onnx"
+            kw = ({"dynamic_shapes": ({0: torch.export.Dim("b"), 1: torch.export.Dim("t")},)}
+                  if dynamo else {"dynamic_axes": {"x": {0: "b", 1: "t"}}})
+            torch.onnx.export(Heads().eval(), (x,), str(path), opset_version=18, dynamo=dynamo,
+                              input_names=["x"], verbose=False, **kw)
+            verdicts[dynamo] = {(r["op"], tuple(r["dtypes"])): r["status"]
+                                for r in census(path)["ops"]}
+    legacy, dynamo = verdicts[False], verdicts[True]
+    assert legacy[("Div", ("INT64",))] == "restricted"
+    assert all(op[1] for op in legacy if op[0] != "Constant")  # every node has a dtype
+    shared = set(legacy) & set(dynamo)
+    assert {"MatMul", "Softmax", "Reshape"} <= {op for op, _ in shared}
+    assert {k: legacy[k] for k in shared} == {k: dynamo[k] for k in shared}

@@ -12,6 +12,9 @@ sys.path.insert(0, str(HERE))
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
+# The suite runs as 2 workers on 2 shared cores: intra-op threads only add barrier waits to
+# the many small ops of a dump (a t5 dump took 1.0-1.5 s on two threads, 0.1 s on one).
+torch.set_num_threads(1)
 
 
 def _build(spec: str, dtype: str | None, env: dict | None, monkeypatch):

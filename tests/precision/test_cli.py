@@ -121,15 +121,21 @@ def test_reports_render(dumps):
     parser = _Collect()
     parser.feed(html)
     tags = [t for t, _ in parser.tags]
-    assert tags.count("svg") == 1 and "script" not in tags and "link" not in tags
+    assert tags.count("svg") == 1 and "link" not in tags  # self-contained
+    assert all("src" not in a for t, a in parser.tags if t in ("script", "img"))
     assert tags.count("circle") == sum(1 for e in result.entries
                                        if e["kind"] == "forward.output")
     assert any(a.get("class") == "divergence" for t, a in parser.tags if t == "line")
     assert {a.get("data-series") for t, a in parser.tags if t == "polyline"} == {
         "one_minus_cosine", "mismatch_ratio"}
-    assert html.count("<tr class=\"fail\">") == result.counts()["fail"]
+    assert html.count('data-status="fail"') == result.counts()["fail"]
     suite = ET.fromstring(RENDERERS["junit"](result))
-    assert suite.tag == "testsuite" and int(suite.get("failures")) == result.counts()["fail"]
+    cases = suite.findall("testcase")
+    assert int(suite.get("tests")) == len(cases) == len(result.entries) + len(result.weights) + 1
+    failed = [c for c in cases if c.find("failure") is not None]
+    # every failing entry, the perturbed weight (a root cause) and the gate itself
+    assert int(suite.get("failures")) == len(failed) == result.counts()["fail"] + 2
+    assert [c.get("classname") for c in failed][-2:] == ["layers.2.weight", "gate"]
     assert suite.find("testcase[@name='gate']/failure") is not None
     md = RENDERERS["markdown"](result)
     assert md.startswith("### FAIL") and "`layers.2#0`" in md and "| verdict |" in md

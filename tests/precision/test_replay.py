@@ -59,3 +59,15 @@ def test_replay_needs_inputs(tmp_path, make_dump, build):
     model, _, _ = build("mlp_spec")
     with pytest.raises(UsageError, match="--inputs"):
         replay_model(model, ref)
+
+
+def test_no_culprit_above_a_submodule_that_was_not_replayed(tmp_path, make_dump, build):
+    """The reference lacks blocks.1.mlp (excluded): its fault shows in blocks.1's output
+    (x + mlp(ln2(x))), but the block cannot be blamed for a child nobody replayed."""
+    ref = make_dump("transformer_spec", tmp_path / "r", inputs=True,
+                    exclude=["blocks.1.mlp", "blocks.1.mlp.*"])
+    model, _, _ = build("transformer_spec", env={"PREC_PERTURB": "blocks.1.mlp.0:0.5"})
+    result = replay_model(model, ref)
+    assert result.culprit is None and not result
+    assert "blocks.1#0 fails" in result.inconclusive
+    assert "blocks.1.mlp.0" in result.inconclusive.split("submodules")[1]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-FLOAT_TYPES = {"FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE"}
-
 
 class Builder:
     def __init__(self, node, opset: int):

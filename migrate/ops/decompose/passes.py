@@ -21,13 +21,6 @@ class DecomposeLog:
     lowering_blockers: list[dict] = field(default_factory=list)
 
 
-def _attr_getter(node):
-    def get(name):
-        a = node.attributes.get(name)
-        return None if a is None else a.value
-    return get
-
-
 def needs_rewrite(node, reg, opset: int, force: set[str], current: int = 0) -> bool:
     """Rewrite when forced, when the backend rejects the node at the goal opset, or when the
     node would block lowering from ``current`` to the goal opset."""
@@ -45,17 +38,29 @@ def needs_rewrite(node, reg, opset: int, force: set[str], current: int = 0) -> b
     return _breaks_limit(node)
 
 
-def _breaks_limit(node) -> bool:
-    from migrate.ops.onnx_census import attribute_limits
+def ir_node_view(node):
+    """The onnx_limits view of an onnx_ir node (the census builds the same from protos)."""
+    from migrate.ops.onnx_limits import NodeView
 
-    limit = attribute_limits().get(node.op_type)
-    if not limit:
-        return False
-    value = _attr_getter(node)(limit["attribute"])
-    value = limit.get("default") if value is None else value
-    if isinstance(value, str):
-        value = value.replace(" ", "")
-    return value not in limit["allowed"]
+    inputs = []
+    for value in node.inputs:
+        if value is None:
+            inputs.append(None)
+            continue
+        producer = value.producer()
+        const = value.const_value is not None or (
+            producer is not None and producer.op_type == "Constant")
+        rank = len(value.shape) if value.shape is not None else None
+        inputs.append((value.dtype.name if value.dtype is not None else None, rank, const))
+    attrs = {k: a.value for k, a in node.attributes.items()}
+    return NodeView(node.op_type, node.domain or "ai.onnx", attrs, inputs,
+                    [o.name or "" for o in node.outputs])
+
+
+def _breaks_limit(node) -> bool:
+    from migrate.ops.onnx_limits import check
+
+    return check(ir_node_view(node)) is not None
 
 
 def _label(node) -> str:
@@ -108,6 +113,11 @@ def _all_nodes(graph):
     return list(RecursiveGraphIterator(graph))
 
 
+def _bodies(model) -> list:
+    """The main graph and every model-local function body: all are rewritten and lowered."""
+    return [model.graph, *model.functions.values()]
+
+
 class DecomposePass(ir.passes.InPlacePass):
     """Rewrite every node the backend rejects at the goal opset (or that blocks lowering)."""
 
@@ -117,7 +127,7 @@ class DecomposePass(ir.passes.InPlacePass):
 
     def call(self, model):
         before = len(self.log.rewrites)
-        for node in _all_nodes(model.graph):
+        for node in [n for body in _bodies(model) for n in _all_nodes(body)]:
             if needs_rewrite(node, self.reg, self.goal, self.force, self.opset):
                 _rewrite(node, self.opset, self.log, self.reg, self.goal)
         return ir.passes.PassResult(model, modified=len(self.log.rewrites) > before)
@@ -146,11 +156,30 @@ def decompose_model(model, backend: str = "atc", target: str | None = None,
     log = DecomposeLog(opset_from=opset, opset_to=opset)
     DecomposePass(reg, opset, goal, force or set(), log)(model)
     LowerOpsetPass(opset, goal, log)(model)
+    UniqueNamesPass()(model)
     return log
 
 
+class UniqueNamesPass(ir.passes.InPlacePass):
+    """Every node and value named, and uniquely in the whole model (subgraphs included):
+    unnamed nodes in the input and the nodes rules emit would otherwise collide."""
+
+    def call(self, model):
+        from onnx_ir.passes.common import NameFixPass
+
+        result = NameFixPass()(model)
+        for func in model.functions.values():
+            seen: set[str] = set()
+            for i, node in enumerate(_all_nodes(func)):
+                if not node.name or node.name in seen:
+                    node.name = f"{func.name}/{node.op_type}_{i}"
+                seen.add(node.name)
+        return ir.passes.PassResult(model, modified=result.modified)
+
+
 def _lower(model, opset: int, goal: int, log: DecomposeLog) -> None:
-    nodes = [n for n in _all_nodes(model.graph) if n.domain in DEFAULT_DOMAINS]
+    nodes = [n for body in _bodies(model) for n in _all_nodes(body)
+             if n.domain in DEFAULT_DOMAINS]
     for node in nodes:
         why = lowering.blocker(node, opset, goal)
         if why:
@@ -160,6 +189,8 @@ def _lower(model, opset: int, goal: int, log: DecomposeLog) -> None:
     for node in nodes:
         lowering.rename_values(node)
         node.version = None
-    model.opset_imports[""] = goal
-    model.opset_imports.pop("ai.onnx", None)
+    for owner in (model, *model.functions.values()):
+        if owner.opset_imports.get("", owner.opset_imports.get("ai.onnx")) is not None:
+            owner.opset_imports[""] = goal
+            owner.opset_imports.pop("ai.onnx", None)
     log.opset_to = goal

@@ -1,4 +1,6 @@
-"""The decomposition table, filled by a decorator (as torch._decomp): op -> rewrite rules.
+"""The decomposition table (as torch._decomp): rewrite rules registered by decorator and
+discovered by walking ``migrate.ops.decompose.rules`` with :class:`migrate.core.registry.Registry`.
+Adding a rule is adding a module to that package; no list to edit.
 
 A rule is ``fn(node, b) -> list of new output values | None``: ``node`` is an onnx_ir Node,
 ``b`` a :class:`migrate.ops.decompose.build.Builder` that creates nodes before ``node``.
@@ -7,11 +9,12 @@ Returning None declines; the rule sets ``b.declined`` to say why.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-FAMILIES = ("gelu", "norm", "einsum", "mod")
+from migrate.core.registry import Registry
+
+RULES_PACKAGE = "migrate.ops.decompose.rules"
 
 
 @dataclass(frozen=True)
@@ -24,29 +27,35 @@ class Decomposition:
     doc: str = ""
 
 
-_TABLE: dict[tuple[str, str], list[Decomposition]] = {}
-_NAMES: set[str] = set()
+def _check(name: str, member: Decomposition, _meta: dict) -> None:
+    if not member.emits:
+        raise ValueError("declares no emitted ops (emits=[...])")
+    if not member.doc:
+        raise ValueError("has no docstring (its first line is the rule's description)")
+    if not callable(member.fn):
+        raise TypeError("is not callable")
+
+
+DECOMPOSITIONS: Registry[Decomposition] = Registry("decomposition", RULES_PACKAGE, _check)
 
 
 def decomposition(name: str, op: str, emits: list[str], domain: str = "ai.onnx"):
-    """Register ``fn`` as the rewrite ``name`` of ``domain::op``; duplicate names fail."""
+    """Register ``fn`` as the rewrite ``name`` of ``domain::op``; a duplicate name fails."""
 
     def wrap(fn: Callable) -> Callable:
-        if name in _NAMES:
-            raise ValueError(f"duplicate decomposition {name!r}")
-        _NAMES.add(name)
-        entry = Decomposition(name, op, domain, tuple(sorted(set(emits))), fn,
-                              (fn.__doc__ or "").strip().split("\n")[0])
-        _TABLE.setdefault((domain, op), []).append(entry)
+        DECOMPOSITIONS.add(name, Decomposition(name, op, domain, tuple(sorted(set(emits))), fn,
+                                               (fn.__doc__ or "").strip().split("\n")[0]))
         return fn
 
     return wrap
 
 
 def load_all() -> dict[tuple[str, str], list[Decomposition]]:
-    for family in FAMILIES:
-        importlib.import_module(f"migrate.ops.decompose.{family}")
-    return _TABLE
+    """(domain, op) -> rules, in registration order."""
+    table: dict[tuple[str, str], list[Decomposition]] = {}
+    for _name, rule in DECOMPOSITIONS.items():
+        table.setdefault((rule.domain, rule.op), []).append(rule)
+    return table
 
 
 def rules_for(op: str, domain: str = "ai.onnx") -> list[Decomposition]:

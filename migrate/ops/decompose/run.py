@@ -6,7 +6,8 @@ from pathlib import Path
 
 from migrate.core.errors import UsageError
 from migrate.ops.onnx_load import load_graph
-from migrate.ops.registry import SUPPORTED
+from migrate.ops.registry import SUPPORTED, load_aten
+from migrate.ops.versions import torch_versions
 
 
 def _load_ir(path: Path):
@@ -31,6 +32,26 @@ def _save(model, out: Path, external: bool) -> None:
         ir.save(model, str(out))
 
 
+def _check(path: Path) -> str | None:
+    """onnx.checker's full check (with shape inference) of the written file, or why it fails."""
+    import onnx
+
+    try:
+        onnx.checker.check_model(str(path), full_check=True)
+    except Exception as exc:  # noqa: BLE001 - any checker failure means: do not keep the file
+        text = str(exc).strip().splitlines()
+        return f"onnx.checker: {text[0][:300] if text else type(exc).__name__}"
+    return None
+
+
+def _publish(tmp: Path, out: Path) -> None:
+    """Move the checked files from the temp folder to their final names."""
+    import os
+
+    for item in sorted(tmp.iterdir()):
+        os.replace(item, out.parent / item.name)
+
+
 def run_decompose(src: Path, out: Path, backend: str = "atc", target: str | None = None,
                   atol: float = 1e-5, inputs: Path | None = None,
                   force: set[str] | None = None, verify: bool = True) -> tuple[dict, int]:
@@ -41,10 +62,27 @@ def run_decompose(src: Path, out: Path, backend: str = "atc", target: str | None
     if src.resolve() == out.resolve():
         raise UsageError("output path must differ from the input model")
     feeds = load_inputs(inputs) if inputs else None
+    import shutil
+    import tempfile
+
     model, external = _load_ir(src)
     log = decompose_model(model, backend, target, force)
-    _save(model, out, external)
-    after = census(out, backend, target)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        return _verify_and_publish(src, out, tmp, model, external, log, backend, target,
+                                   atol, feeds, verify, census, compare)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _verify_and_publish(src, out, tmp, model, external, log, backend, target, atol, feeds,
+                        verify, census, compare) -> tuple[dict, int]:
+    """Write to ``tmp``, check and verify there; move to ``out`` only when verified."""
+    staged = tmp / out.name
+    _save(model, staged, external)
+    problem = _check(staged)
+    after = census(staged, backend, target)
     remaining = [r for r in after["ops"] if r["status"] != SUPPORTED]
     report = {
         "model": str(src), "output": str(out), "backend": backend,
@@ -54,11 +92,17 @@ def run_decompose(src: Path, out: Path, backend: str = "atc", target: str | None
         "remaining": [{k: r[k] for k in ("op", "domain", "count", "status", "reason")}
                       for r in remaining],
         "verification": None,
+        "torch": torch_versions(load_aten(None)),
     }
-    ok = not remaining
-    if verify:
-        check = compare(src, out, atol, feeds)
+    verified = problem is None
+    if verify and verified:
+        check = compare(src, staged, atol, feeds)
         report["verification"] = check.to_json()
-        ok = ok and check.passed
+        verified = check.passed
+    report["check"] = problem
+    report["written"] = verified
+    if verified:
+        _publish(tmp, out)
+    ok = verified and not remaining
     report["passed"] = ok
     return report, 0 if ok else 1

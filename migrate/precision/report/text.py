@@ -1,27 +1,46 @@
-"""Text, JSON, JUnit XML and Markdown renderings of a ComparisonResult."""
+"""Text, JSON, JUnit XML and Markdown renderings of a ComparisonResult.
+
+The metric columns come from the metric registry (``metrics.columns()``): a registered
+metric shows up in every format with no edit here.
+"""
 
 from __future__ import annotations
 
 import json
 from xml.etree import ElementTree as ET
 
+from migrate.precision import metrics
+
 VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "missing": "MISSING"}
+_ORDER = {"fail": 0, "missing": 1, "warn": 2, "pass": 3}
 
 
-def _fmt(value, spec: str = ".3g") -> str:
+def fmt(value, spec: str = ".3g") -> str:
     return "-" if value is None else format(value, spec)
 
 
 def label(e: dict) -> str:
-    return f"{e['name']}#{e['call']} {e['kind']}[{e['index']}]"
+    rank = f"rank{e['rank']} " if "rank" in e else ""
+    return f"{rank}{e['name']}#{e['call']} {e['kind']}[{e['index']}]"
+
+
+def dtypes(e: dict) -> str:
+    return e["dtype"] if e["dtype"] == e["ref_dtype"] else f"{e['ref_dtype']}->{e['dtype']}"
+
+
+def used_columns(entries: list[dict]) -> list:
+    """The registered metric columns that hold a value in at least one entry."""
+    return [c for c in metrics.columns() if any(e.get(c.field) is not None for e in entries)]
+
+
+def failures_first(entries: list[dict]) -> list[dict]:
+    return sorted(entries, key=lambda e: _ORDER.get(e["status"], 9))
 
 
 def entry_line(e: dict) -> str:
-    dtypes = e["dtype"] if e["dtype"] == e["ref_dtype"] else f"{e['ref_dtype']}->{e['dtype']}"
-    line = (f"{VERDICT[e['status']]:<7} {label(e)} {dtypes} {e['shape']} "
-            f"cos={_fmt(e['cosine'], '.8f')} max_abs={_fmt(e['max_abs'])} "
-            f"max_rel={_fmt(e['max_rel'])} rmse={_fmt(e['rmse'])} "
-            f"mismatch={_fmt(e['mismatch_ratio'])}")
+    cols = " ".join(f"{c.field}={fmt(e.get(c.field), c.fmt)}" for c in metrics.columns()
+                    if e.get(c.field) is not None)
+    line = f"{VERDICT[e['status']]:<7} {label(e)} {dtypes(e)} {e['shape']} {cols}".rstrip()
     if e.get("nan") or e.get("inf"):
         line += f" nan={e['nan']} inf={e['inf']}"
     return line + (f"  ({e['reason']})" if e["reason"] else "")
@@ -31,22 +50,51 @@ def summary_line(result) -> str:
     c = result.counts()
     verdict = "PASS" if result.passed else "FAIL"
     what = "replay" if result.replay else "gate"
-    return (f"{verdict} {what}: {len(result.violations)} violation(s), allowed "
+    if result.replay and result.inconclusive:
+        verdict = "INCONCLUSIVE"
+    text = (f"{verdict} {what}: {len(result.violations)} violation(s), allowed "
             f"{result.allowed_violations}; {c['pass']} pass, {c['warn']} warn, "
             f"{c['fail']} fail, {c['missing']} missing")
+    prec = result.precision or {}
+    if prec.get("reference") or prec.get("target"):
+        text += (f"; judged as {prec.get('reference')} vs {prec.get('target')} "
+                 f"(profile {prec.get('profile')})")
+    return text
 
 
 def locus_line(result) -> str:
     if result.replay:
         c = result.culprit
-        return f"culprit: {c['name']}#{c['call']}" if c else "culprit: none"
+        if c:
+            return f"culprit: {c['name']}#{c['call']}"
+        if result.inconclusive:
+            return f"culprit: unknown ({result.inconclusive})"
+        skipped = result.replay_stats.get("not_replayed") or []
+        return "culprit: none" + (f" among the replayed modules ({len(skipped)} calls not "
+                                  f"replayed: {', '.join(skipped[:5])})" if skipped else "")
     d = result.first_divergence
-    return f"first divergence: {d['name']}#{d['call']} {d['kind']}" if d else \
+    rank = f"rank{d['rank']} " if d and "rank" in d else ""
+    text = f"first divergence: {rank}{d['name']}#{d['call']} {d['kind']}" if d else \
         "first divergence: none"
+    if result.weights:
+        text = f"root cause: {result.weights[0]['reason']}; " + text
+    return text
+
+
+def rank_lines(result) -> list[str]:
+    out = []
+    for r in result.ranks:
+        c, d = r["summary"], r["first_divergence"]
+        out.append(f"{'PASS' if r['passed'] else 'FAIL'} rank{r['rank']}: {c['pass']} pass, "
+                   f"{c['fail']} fail, {c['missing']} missing; first divergence "
+                   f"{d['name'] + '#' + str(d['call']) if d else 'none'}")
+    return out
 
 
 def render_text(result) -> str:
-    lines = [entry_line(e) for e in result.entries]
+    lines = [entry_line(e) for e in failures_first(result.entries)]
+    lines += [w["reason"] for w in result.weights]
+    lines += rank_lines(result)
     lines += [locus_line(result), summary_line(result)]
     return "\n".join(lines) + "\n"
 
@@ -56,30 +104,40 @@ def render_json(result) -> str:
 
 
 def render_junit(result) -> str:
-    c = result.counts()
-    suite = ET.Element("testsuite", name="migrate.replay" if result.replay else "migrate.compare",
-                       tests=str(len(result.entries)), failures=str(c["fail"]),
-                       skipped=str(c["missing"]), errors="0")
+    suite = ET.Element("testsuite", name="migrate.replay" if result.replay else "migrate.compare")
+    failing = {"fail", "missing"} if result.fail_on_missing else {"fail"}
+    failures = skipped = 0
     for e in result.entries:
         case = ET.SubElement(suite, "testcase", classname=e["name"],
                              name=f"{e['kind']}[{e['index']}]#{e['call']}")
-        if e["status"] == "fail":
+        if e["status"] in failing:
             ET.SubElement(case, "failure", message=e["reason"]).text = entry_line(e)
+            failures += 1
         elif e["status"] == "missing":
             ET.SubElement(case, "skipped", message=e["reason"])
+            skipped += 1
         else:
             ET.SubElement(case, "system-out").text = entry_line(e)
+    for w in result.weights:
+        case = ET.SubElement(suite, "testcase", classname=w["name"], name="weights")
+        ET.SubElement(case, "failure", message=w["reason"])
+        failures += 1
     gate = ET.SubElement(suite, "testcase", classname="gate", name="gate")
     if not result.passed:
         ET.SubElement(gate, "failure", message=summary_line(result)).text = locus_line(result)
+        failures += 1
+    suite.set("tests", str(len(suite.findall("testcase"))))
+    suite.set("failures", str(failures))
+    suite.set("skipped", str(skipped))
+    suite.set("errors", "0")
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") \
         + "\n"
 
 
-def _md_row(e: dict) -> str:
+def _md_row(e: dict, cols: list) -> str:
+    values = " | ".join(fmt(e.get(c.field), c.fmt) for c in cols)
     return (f"| {VERDICT[e['status']]} | `{e['name']}#{e['call']}` | {e['kind']}[{e['index']}] "
-            f"| {e['ref_dtype']}→{e['dtype']} | {_fmt(e['cosine'], '.6f')} | "
-            f"{_fmt(e['max_abs'])} | {_fmt(e['mismatch_ratio'])} | {e['reason']} |")
+            f"| {dtypes(e)} | {values} | {e['reason']} |")
 
 
 def render_markdown(result, limit: int = 20) -> str:
@@ -87,10 +145,16 @@ def render_markdown(result, limit: int = 20) -> str:
     out = [f"### {verdict}: precision {'replay' if result.replay else 'comparison'}", "",
            f"`{result.reference}` vs `{result.target}`", "", summary_line(result), "",
            f"**{locus_line(result)}**", ""]
-    shown = [e for e in result.entries if e["status"] in ("fail", "missing")][:limit]
+    out += [f"- {w['reason']}" for w in result.weights[:limit]]
+    out += [f"- {line}" for line in rank_lines(result)]
+    shown = [e for e in failures_first(result.entries) if e["status"] in ("fail", "missing")]
     if not shown:
-        shown = sorted((e for e in result.entries if e["cosine"] is not None),
+        shown = sorted((e for e in result.entries if e.get("cosine") is not None),
                        key=lambda e: e["cosine"])[:5]
-    out += ["| verdict | module | tensor | dtype | cosine | max abs | mismatch | reason |",
-            "|---|---|---|---|---|---|---|---|"] + [_md_row(e) for e in shown]
+    cols = used_columns(shown)
+    out += ["", "| verdict | module | tensor | dtype | " + " | ".join(c.label for c in cols)
+            + " | reason |", "|---" * (len(cols) + 5) + "|"]
+    out += [_md_row(e, cols) for e in shown[:limit]]
+    if len(shown) > limit:
+        out.append(f"\n{len(shown) - limit} more not shown; see the HTML or JSON report.")
     return "\n".join(out) + "\n"

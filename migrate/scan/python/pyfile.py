@@ -74,10 +74,11 @@ class PyFile:
         line, col = self.index.position(start)
         end_line, end_col = self.index.position(end)
         category = finding_category(rule, fix)
+        snippet, snippet_start = self.index.snippet(line, col)
         self.findings.append(Finding(
             rule=rule.code, name=rule.name, path=self.rel, line=line, column=col,
             end_line=end_line, end_column=end_col, message=rule.format_message(**values),
-            category=category, fix=fix, snippet=self.index.line_text(line),
+            category=category, fix=fix, snippet=snippet, snippet_start=snippet_start,
         ))
 
     def report_node(self, rule: Rule, node: ast.AST, values: dict, fix: Fix | None) -> None:

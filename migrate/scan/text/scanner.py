@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePath
 
+from migrate.core.fileio import read_head
 from migrate.core.findings import Finding, LineIndex
 from migrate.core.rules import Rule
 from migrate.core.kinds import kinds_of
@@ -65,12 +66,7 @@ def file_kind(path: PurePath) -> str | None:
 
 
 def _shebang_kind(path: PurePath) -> str | None:
-    try:
-        with open(path, "rb") as fh:  # type: ignore[arg-type]
-            head = fh.read(128)
-    except (OSError, TypeError, ValueError):
-        return None
-    return "shell" if _SHEBANG.match(head) else None
+    return "shell" if _SHEBANG.match(read_head(str(path), 128)) else None
 
 
 def scan_text_file(text: str, rel: str, kind: str, rules: Sequence[Rule]) -> list[Finding]:

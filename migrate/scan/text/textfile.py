@@ -8,8 +8,6 @@ from typing import Any
 from migrate.core.findings import Edit, Finding, LineIndex, finding_category, fix_for
 from migrate.core.rules import Rule
 
-SNIPPET_MAX = 400  # longer lines are cut to a window around the finding
-
 
 @dataclass
 class TextFile:
@@ -21,15 +19,6 @@ class TextFile:
     kind: str  # file kind from textfiles.file_kind
     index: LineIndex
 
-    def snippet(self, line: int, col: int) -> str:
-        start = self.index.starts[line - 1]
-        end = self.text.find("\n", start)
-        end = len(self.text) if end < 0 else end
-        if end - start > SNIPPET_MAX:
-            start = max(start, start + col - 1 - SNIPPET_MAX // 4)
-            end = min(end, start + SNIPPET_MAX)
-        return self.text[start:end].rstrip("\r")
-
     def finding(self, rule: Rule, start: int, end: int, values: dict[str, Any],
                 replacement: str | None = None) -> Finding | None:
         """A finding of ``rule`` on text[start:end]; a fix replaces that span by
@@ -39,6 +28,7 @@ class TextFile:
         fix = None
         if replacement is not None and rule.category != "manual":
             fix = fix_for(rule, [Edit(start, end, replacement)], values)
+        snippet, snippet_start = self.index.snippet(line, col)
         return Finding(
             rule=rule.code,
             name=rule.name,
@@ -50,23 +40,10 @@ class TextFile:
             message=rule.format_message(**values),
             category=finding_category(rule, fix),
             fix=fix,
-            snippet=self.snippet(line, col),
+            snippet=snippet,
+            snippet_start=snippet_start,
         )
 
 
 def applies(rule: Rule, kind: str) -> bool:
     return kind in rule.files
-
-
-def apply_edits(text: str, edits: list[Edit]) -> str:
-    """Apply non-overlapping edits (any order) to text; overlapping later edits are skipped."""
-    out = []
-    pos = 0
-    for edit in sorted(edits):
-        if edit.start < pos:
-            continue
-        out.append(text[pos:edit.start])
-        out.append(edit.content)
-        pos = edit.end
-    out.append(text[pos:])
-    return "".join(out)

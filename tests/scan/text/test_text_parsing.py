@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from migrate.core.rules import load_rules
-from migrate.scan.text.textfile import apply_edits
+from migrate.core.findings import splice
 from migrate.scan.text.mask import mask_comments
 from migrate.scan.tables.requirements import parse_requirement
 from migrate.scan.text.scanner import TEXT_KINDS, scan_text_file
@@ -94,4 +94,4 @@ def test_odd_text_never_raises_and_edits_stay_in_bounds(text, kind):
         assert 1 <= f.line <= f.end_line
         for e in (f.fix.edits if f.fix else []):
             assert 0 <= e.start <= e.end <= len(text)
-    apply_edits(text, [e for f in findings if f.fix for e in f.fix.edits])
+    splice(text, [e for f in findings if f.fix for e in f.fix.edits])

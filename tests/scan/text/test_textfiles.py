@@ -7,7 +7,7 @@ from pathlib import Path, PurePath
 import pytest
 
 from migrate.core.rules import load_rules
-from migrate.scan.text.textfile import apply_edits
+from migrate.core.findings import splice
 from migrate.scan.text.scanner import TEXT_KINDS, file_kind, scan_text_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "textfiles"
@@ -25,7 +25,7 @@ def scan(rel: str, text: str | None = None, rules=RULES, kind: str | None = None
 def fixed(text: str, findings, unsafe: bool = False) -> str:
     edits = [e for f in findings if f.fix and (unsafe or f.fix.applicability == "safe")
              for e in f.fix.edits]
-    return apply_edits(text, edits)
+    return splice(text, edits)
 
 
 @pytest.mark.parametrize("path, kind", [

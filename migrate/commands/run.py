@@ -1,0 +1,56 @@
+"""CLI: `migrate run --emulate npu -- COMMAND...` (run a program on an emulated NPU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from migrate.core.errors import UsageError
+
+EMULATED = ("npu",)
+
+
+def run_cmd(
+    ctx: typer.Context,
+    emulate: Annotated[str, typer.Option("--emulate", help="Device to emulate on the CPU: npu.")
+                       ] = "npu",
+    report: Annotated[Path | None, typer.Option("--report", help="Write the JSON report to FILE.")
+                      ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Report on stderr: text|json|none.")
+                   ] = "text",
+    target: Annotated[str | None, typer.Option("--target", help="torch_npu==X.Y.Z registry.")
+                      ] = None,
+) -> None:
+    """Run COMMAND (python train.py ..., python -m pkg, torchrun, pytest, a console script) as
+    if on an Ascend NPU, on the CPU; report ops without NPU kernels, weak dtypes, host syncs.
+
+    Exit code: the program's own (2 for a usage error of migrate run itself).
+    """
+    from migrate.emulate.report import render_text
+    from migrate.emulate.runner import run, write
+
+    if emulate not in EMULATED:
+        raise UsageError(f"--emulate must be one of {', '.join(EMULATED)}, got {emulate!r}")
+    if fmt not in ("text", "json", "none"):
+        raise UsageError(f"--format must be text, json or none, got {fmt!r}")
+    if target:
+        from migrate.ops.registry import load_aten
+
+        load_aten(target)
+    result = run(list(ctx.args), target)
+    if report is not None:
+        write(result, report)
+    if fmt == "text":
+        typer.echo(render_text(result), err=True)
+    elif fmt == "json":
+        import json
+
+        typer.echo(json.dumps(result, indent=2), err=True)
+    raise typer.Exit(result["exit_code"])
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run", context_settings={"allow_extra_args": True,
+                                         "ignore_unknown_options": True})(run_cmd)

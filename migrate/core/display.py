@@ -1,0 +1,30 @@
+"""Text that is safe to print: file names and messages from a scanned repository.
+
+A name may hold control characters (``x\\n::warning file=evil.py::injected\\n.py`` would
+print a bare GitHub workflow command), ANSI escapes, bidi overrides or bytes that are not
+UTF-8 (decoded by Python as lone surrogates, which no UTF-8 stream can write). ``escape``
+shows each of them as a Python-style escape (``\\n``, ``\\x1b``, ``\\udcff``) and leaves
+everything else as it is; tabs are kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e"
+                     "\u2066-\u2069\ud800-\udfff]")
+
+
+def _one(m: re.Match) -> str:
+    ch = m.group()
+    if ch == "\n":
+        return "\\n"
+    if ch == "\r":
+        return "\\r"
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape(text: str) -> str:
+    """``text`` with control, line-separator, bidi and surrogate characters escaped."""
+    return _UNSAFE.sub(_one, text) if _UNSAFE.search(text) else text

@@ -1,0 +1,151 @@
+"""Registers the emulated NPU with PyTorch: PrivateUse1 renamed to ``npu`` through
+``torch.utils.backend_registration._setup_privateuseone_for_python_backend`` (backend module
+``torch.npu``, accelerator hooks, device guard), and one PrivateUse1 fallback kernel for
+every ATen op, which runs it on the CPU (tensor.py).
+
+``install()`` is idempotent; PyTorch allows one rename per process, so once installed the
+emulation stays for the life of the process.
+"""
+
+from __future__ import annotations
+
+import torch
+
+_STATE: dict = {}
+
+
+class _Hooks(torch._C._acc.PrivateUse1Hooks):
+    def is_available(self) -> bool:
+        return True
+
+    def has_primary_context(self, dev_id) -> bool:
+        return True
+
+    def is_built(self) -> bool:
+        return True
+
+
+class _Guard(torch._C._acc.DeviceGuard):
+    def type_(self):
+        return torch._C._autograd.DeviceType.PrivateUse1
+
+
+def _fallback(op, *args, **kwargs):
+    from migrate.emulate.tensor import run
+
+    return run(op, args, kwargs)
+
+
+def install():
+    """Make ``npu`` a device of this process; returns the ``torch.npu`` module."""
+    if "module" in _STATE:
+        return _STATE["module"]
+    from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
+
+    from migrate.emulate.data import check_torch
+    from migrate.emulate.device import build_device_module
+
+    check_torch()
+    current = torch._C._get_privateuse1_backend_name()
+    if current not in ("privateuseone", "npu"):
+        raise RuntimeError(f"cannot emulate npu: PrivateUse1 is already {current!r}")
+    module = build_device_module()
+    _setup_privateuseone_for_python_backend("npu", module, _Hooks(), _Guard())
+    lib = torch.library.Library("_", "IMPL")
+    lib.fallback(_fallback, "PrivateUse1")
+    from migrate.emulate import autocast
+
+    amp_lib = autocast.install(lib)
+    _patch_pinning()
+    _patch_load()
+    _patch_from_data()
+    _STATE.update(module=module, lib=lib, amp_lib=amp_lib)
+    return module
+
+
+def _patch_pinning() -> None:
+    """Pinned host memory needs a C++ allocator hook a Python backend cannot give; NPU
+    tensors are CPU memory already, so pinning for the emulated device keeps the tensor."""
+    pin, is_pinned = torch.Tensor.pin_memory, torch.Tensor.is_pinned
+
+    def pin_memory(self, device=None):
+        if device is None or torch.device(device).type == "npu":
+            return self
+        return pin(self, device)
+
+    def pinned(self, device=None):
+        if device is None or torch.device(device).type == "npu":
+            return False
+        return is_pinned(self, device)
+
+    torch.Tensor.pin_memory, torch.Tensor.is_pinned = pin_memory, pinned
+
+
+def installed() -> bool:
+    return "module" in _STATE
+
+
+def _npu_location(location) -> bool:
+    if isinstance(location, dict):
+        return any(_npu_location(v) for v in location.values())
+    return isinstance(location, str | torch.device) and str(location).split(":")[0] == "npu"
+
+
+def _patch_load() -> None:
+    """torch.load(map_location="npu...") would make NPU *storages*, which a Python backend
+    cannot hold: load onto the CPU, then move every tensor to the NPU device asked for."""
+    from torch.utils._pytree import tree_map
+
+    load = torch.load
+
+    def npu_load(f, map_location=None, *args, **kwargs):
+        if not _npu_location(map_location):
+            return load(f, map_location, *args, **kwargs)
+        dev = map_location if not isinstance(map_location, dict) else "npu"
+        obj = load(f, "cpu", *args, **kwargs)
+        return tree_map(lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t, obj)
+
+    npu_load.__doc__ = load.__doc__
+    torch.load = npu_load
+
+
+def _patch_from_data() -> None:
+    """torch.tensor(data, device="npu") builds the tensor in C++ through a path a Python
+    backend cannot serve (an internal assert in torch 2.13): build it on the CPU, then move."""
+    from migrate.emulate.tensor import is_npu_device
+
+    def wrap(make):
+        def from_data(data, *args, device=None, requires_grad=False, **kwargs):
+            if not is_npu_device(device):
+                return make(data, *args, device=device, requires_grad=requires_grad, **kwargs)
+            kwargs.pop("pin_memory", None)
+            out = make(data, *args, **kwargs).to(device)
+            return out.requires_grad_() if requires_grad else out
+
+        from_data.__doc__, from_data.__name__ = make.__doc__, make.__name__
+        return from_data
+
+    def wrap_as(make):
+        def as_tensor(data, dtype=None, device=None):
+            if not is_npu_device(device):
+                return make(data, dtype=dtype, device=device)
+            return make(data, dtype=dtype).to(device)
+
+        as_tensor.__doc__, as_tensor.__name__ = make.__doc__, make.__name__
+        return as_tensor
+
+    torch.tensor = wrap(torch.tensor)
+    torch.as_tensor = wrap_as(torch.as_tensor)
+    torch.asarray = wrap(torch.asarray)
+    new_tensor = torch.Tensor.new_tensor
+
+    def npu_new_tensor(self, data, dtype=None, device=None, requires_grad=False, **kwargs):
+        if device is None and self.device.type == "npu":
+            device = self.device
+        if not is_npu_device(device):
+            return new_tensor(self, data, dtype=dtype, device=device,
+                              requires_grad=requires_grad, **kwargs)
+        out = torch.tensor(data, dtype=dtype or self.dtype).to(device)
+        return out.requires_grad_() if requires_grad else out
+
+    torch.Tensor.new_tensor = npu_new_tensor

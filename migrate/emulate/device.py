@@ -1,0 +1,127 @@
+"""The ``torch.npu`` module of the emulation (also ``torch_npu.npu``): devices, sync, RNG,
+memory figures, streams and events, AMP entry points. Names of torch_npu.npu this module
+does not implement are filled in by surface.py and raise "not emulated"."""
+
+from __future__ import annotations
+
+import types
+
+import torch
+
+from migrate.emulate import amp, memory, streams
+from migrate.emulate.data import settings
+
+_CURRENT = {"device": 0}
+DEVICE_NAME = "Ascend (emulated on CPU)"
+
+
+def _index(device) -> int:
+    if device is None:
+        return _CURRENT["device"]
+    if isinstance(device, int):
+        return device
+    dev = torch.device(device)
+    if dev.type != "npu":
+        raise ValueError(f"Expected a npu device, but got: {dev}")
+    return _CURRENT["device"] if dev.index is None else dev.index
+
+
+def current_device() -> int:
+    return _CURRENT["device"]
+
+
+def device_count() -> int:
+    return settings().device_count
+
+
+def set_device(device) -> None:
+    idx = _index(device)
+    if not 0 <= idx < device_count():
+        raise RuntimeError(f"npu:{idx}: invalid device ordinal (the emulation has "
+                           f"{device_count()} devices)")
+    _CURRENT["device"] = idx
+
+
+class device:  # noqa: N801 - torch_npu's name
+    """Context manager that changes the current device (``torch.npu.device(1)``)."""
+
+    def __init__(self, device):
+        self.idx = _index(device)
+        self.prev = None
+
+    def __enter__(self):
+        self.prev = _CURRENT["device"]
+        set_device(self.idx)
+        return self
+
+    def __exit__(self, *exc):
+        _CURRENT["device"] = self.prev
+        return False
+
+
+class device_of(device):  # noqa: N801
+    def __init__(self, obj):
+        super().__init__(obj.device if obj.device.type == "npu" else _CURRENT["device"])
+
+
+def synchronize(device=None) -> None:
+    from migrate.emulate.monitor import record_sync
+
+    record_sync("torch.npu.synchronize()", depth=3)
+
+
+def get_device_name(device=None) -> str:
+    return DEVICE_NAME
+
+
+def get_device_properties(device=None):
+    return types.SimpleNamespace(name=DEVICE_NAME, total_memory=memory.total_bytes(),
+                                 multi_processor_count=1, major=0, minor=0)
+
+
+def get_device_capability(device=None):
+    return None  # torch_npu answers None: NPUs have no CUDA compute capability
+
+
+def get_amp_supported_dtype():
+    return [torch.float16, torch.bfloat16, torch.float32]
+
+
+def _settings(name: str, **defaults) -> types.SimpleNamespace:
+    ns = types.SimpleNamespace(**defaults)
+    ns.__doc__ = f"torch.npu.{name}: settings accepted and recorded; no effect on a CPU"
+    return ns
+
+
+def build_device_module() -> types.ModuleType:
+    from migrate.emulate import rng
+
+    mod = types.ModuleType("torch_npu.npu", __doc__)
+    simple = {
+        "is_available": lambda: True, "is_initialized": lambda: True, "init": lambda: None,
+        "_is_in_bad_fork": lambda: False, "_lazy_init": lambda: None,
+        "is_bf16_supported": lambda *a, **k: True, "current_device": current_device,
+        "device_count": device_count, "set_device": set_device, "device": device,
+        "device_of": device_of, "synchronize": synchronize, "get_device_name": get_device_name,
+        "get_device_properties": get_device_properties, "get_amp_supported_dtype":
+        get_amp_supported_dtype, "get_device_capability": get_device_capability,
+        "set_compile_mode": lambda *a, **k: None, "is_jit_compile_false": lambda: True,
+        "set_option": lambda *a, **k: None, "set_op_timeout_ms": lambda *a, **k: None,
+        "matmul": _settings("matmul", allow_hf32=False), "conv": _settings(
+            "conv", allow_hf32=True), "config": _settings("config", allow_internal_format=False),
+        "amp": amp.module(), "random": rng.module(), "memory": memory.module(),
+        "streams": streams.module(),
+    }
+    for name, value in simple.items():
+        setattr(mod, name, value)
+    for sub in (rng, memory, streams):
+        for name in sub.EXPORTS:
+            setattr(mod, name, getattr(sub, name))
+    for name in amp.TOP_LEVEL:
+        setattr(mod, name, getattr(amp, name))
+    mod.utils = types.ModuleType("torch_npu.npu.utils")
+    mod.utils.get_cann_version = lambda module="CANN": "emulated"
+    for name in ("is_available", "device_count", "current_device", "set_device",
+                 "synchronize", "get_device_name", "get_device_properties"):
+        setattr(mod.utils, name, getattr(mod, name))
+    return mod

@@ -1,0 +1,213 @@
+"""What the real device would do differently, seen while the program runs: every ATen op on
+an NPU tensor with no NPU kernel in the op registry (torch_npu's CPU-fallback warning),
+dtypes NPU kernels lack, host syncs; each with the module path and the user's file:line.
+
+A TorchDispatchMode sees ops on NPU tensors before the emulation runs them; a
+TorchFunctionMode sees CompositeImplicitAutograd ops (torch.matmul, SDPA) first, so that one
+torch_npu has a kernel for is judged as itself and not by what it decomposes into on the CPU
+(the judgement is migrate.ops.aten.judge.Judge, shared with ``migrate ops --torch``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import types
+import warnings
+
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from migrate.emulate import modules
+from migrate.emulate.callsite import call_site, where
+from migrate.emulate.data import settings
+from migrate.emulate.tensor import NpuTensor, _leaves, is_npu_device
+
+SUPPORTED = "supported"
+_METADATA = settings().metadata_ops
+
+
+class Record:
+    """All findings of one process."""
+
+    def __init__(self, target: str | None = None):
+        from migrate.ops.aten.judge import Judge
+
+        self.judge = Judge(target)
+        self.ops: dict[str, int] = {}
+        self.findings: dict[tuple, dict] = {}
+        self.notes: list[str] = []
+        self.suppress = 0
+
+    def add(self, kind: str, what: str, reason: str, site: str | None = None,
+            module: str | None = None, dtype: str | None = None) -> None:
+        module = module or modules.current()
+        site = site or ("<backward>" if module == "<backward>" else where(3))
+        key = (kind, what, dtype, module, site)
+        row = self.findings.get(key)
+        if row is None:
+            row = self.findings[key] = {"kind": kind, "op": what, "dtype": dtype,
+                                        "module": module, "site": site, "count": 0,
+                                        "reason": reason}
+        row["count"] += 1
+
+
+RECORD: dict[str, Record | None] = {"current": None}
+
+
+def _dtype_of(flat) -> list[str]:
+    return sorted({str(t.dtype).removeprefix("torch.") for t in flat
+                   if isinstance(t, NpuTensor)})
+
+
+def _on_npu(flat, kwargs) -> bool:
+    return any(isinstance(t, NpuTensor) for t in flat) or is_npu_device(kwargs.get("device"))
+
+
+class DispatchMonitor(TorchDispatchMode):
+    def __init__(self, rec: Record):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        rec = self.rec
+        if rec.suppress or func._opname in _METADATA:
+            return out
+        flat = _leaves(out, _leaves(kwargs, _leaves(args, [])))
+        if not _on_npu(flat, kwargs):
+            return out
+        name = func.name()
+        rec.ops[name] = rec.ops.get(name, 0) + 1
+        if name.startswith("aten::"):  # c10d collectives run on HCCL, not ATen kernels
+            self._judge(rec, func, name, args, kwargs)
+        short = name.split("::", 1)[-1].removesuffix(".default")
+        base = short.split(".", 1)[0]
+        sync = settings().host_sync_ops.get(base)
+        if sync and _is_sync(base, args, kwargs, out):
+            rec.add("host_sync", name, sync)
+        weak = rec.judge.reg.weak_dtypes
+        for dt in _dtype_of(flat):
+            if dt in weak:
+                rec.add("dtype", name, weak[dt], dtype=dt)
+        return out
+
+    def _judge(self, rec, func, name, args, kwargs) -> None:
+        judge = rec.judge
+        verdict = judge.cache.get(name)
+        if verdict is None:
+            verdict = judge.direct(name)
+            if verdict is None:  # CompositeExplicitAutograd: judged by what it calls
+                verdict = _composite_verdict(judge, name)
+            judge.cache[name] = verdict
+        if verdict.status != SUPPORTED:
+            op = judge.alias(name)
+            if not any(k[0] == "cpu_fallback" and k[1] == op for k in rec.findings):
+                path, line = call_site(3)
+                warnings.warn_explicit(
+                    f"CAUTION: The operator '{op}' is not currently supported on the NPU "
+                    "backend and will fall back to run on the CPU (torch_npu's warning on the "
+                    "device; emulated)", UserWarning, path, line)
+            rec.add("cpu_fallback", op, verdict.reason)
+
+
+def _composite_verdict(judge, name):
+    """A composite serving the NPU key. A structured op's NonFunctional kernel calls its
+    ``.out`` overload, which the emulated backend never shows us: judge that overload. Any
+    other composite runs through the ops it calls, each judged when it runs."""
+    from migrate.ops.aten.judge import structured_delegates
+    from migrate.ops.registry import Verdict, aten_name
+
+    out = structured_delegates().get(aten_name(name))
+    if judge.descend.get(name) == "CompositeExplicitAutogradNonFunctional" and out:
+        return judge.reg.lookup(f"aten::{out}" if not out.startswith("aten::") else out)
+    return Verdict(SUPPORTED, "composite op: on the NPU it runs through the ops it calls "
+                              "(not seen here: the emulation runs it whole)")
+
+
+def _is_sync(base: str, args, kwargs, out) -> bool:
+    if base == "_to_copy":
+        dev = kwargs.get("device")
+        return dev is not None and not is_npu_device(dev) and isinstance(args[0], NpuTensor)
+    if base == "copy_":
+        return not isinstance(args[0], NpuTensor) and isinstance(args[1], NpuTensor)
+    return True
+
+
+class FunctionMonitor(TorchFunctionMode):
+    """Records CompositeImplicitAutograd ops that torch_npu runs as one kernel."""
+
+    def __init__(self, rec: Record):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_function__(self, func, types_, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        rec = self.rec
+        name = getattr(func, "__name__", "") or ""
+        if isinstance(func, types.FunctionType):
+            name = rec.judge.reg.python_forwards.get(name, "")
+        op = rec.judge.composite(name) if name and not rec.suppress else None
+        if op is None or not _on_npu(_leaves(kwargs, _leaves(args, [])), kwargs):
+            return func(*args, **kwargs)
+        rec.ops[op] = rec.ops.get(op, 0) + 1
+        rec.suppress += 1
+        try:
+            return func(*args, **kwargs)
+        finally:
+            rec.suppress -= 1
+
+
+@contextlib.contextmanager
+def fused_call(name: str, args):
+    """A torch_npu fused op's reference implementation: recorded as ``npu::<name>``."""
+    rec = RECORD["current"]
+    if rec is None:
+        yield
+        return
+    if not rec.suppress:
+        op = f"npu::{name}"
+        rec.ops[op] = rec.ops.get(op, 0) + 1
+    rec.suppress += 1
+    try:
+        yield
+    finally:
+        rec.suppress -= 1
+
+
+@contextlib.contextmanager
+def unmonitored():
+    """Code that stands for torch_npu's own (its GradScaler's internals): not reported."""
+    rec = RECORD["current"]
+    if rec is None:
+        yield
+        return
+    rec.suppress += 1
+    try:
+        yield
+    finally:
+        rec.suppress -= 1
+
+
+def record_sync(what: str, depth: int = 2) -> None:
+    rec = RECORD["current"]
+    if rec is not None:
+        rec.add("host_sync", what, "waits for the device to finish", site=where(depth))
+
+
+def record_note(note: str) -> None:
+    rec = RECORD["current"]
+    if rec is not None and note not in rec.notes:
+        rec.notes.append(note)
+
+
+def start(target: str | None = None) -> Record:
+    """Monitor the rest of this process (modes stay pushed until it exits)."""
+    if RECORD["current"] is not None:
+        return RECORD["current"]
+    rec = Record(target)
+    RECORD["current"] = rec
+    modules.install()
+    FunctionMonitor(rec).__enter__()
+    DispatchMonitor(rec).__enter__()
+    return rec

@@ -1,0 +1,61 @@
+"""The emulated run's report (docs/contracts.md §7): one JSON document per run, merged from
+the per-process parts, and its text rendering."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+KINDS = {"cpu_fallback": "no NPU kernel (runs on the CPU through torch_npu's fallback)",
+         "dtype": "dtype NPU kernels lack", "host_sync": "host sync"}
+
+
+def part(rec, rank: str, command: list[str], torch_version: str, target: str) -> dict:
+    """One process's findings."""
+    return {"rank": rank, "command": command, "torch": torch_version, "target": target,
+            "ops": dict(sorted(rec.ops.items())), "findings": list(rec.findings.values()),
+            "notes": list(rec.notes)}
+
+
+def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
+    findings: dict[tuple, dict] = {}
+    ops: dict[str, int] = {}
+    notes: list[str] = []
+    for p in parts:
+        for op, n in p["ops"].items():
+            ops[op] = ops.get(op, 0) + n
+        for row in p["findings"]:
+            key = (row["kind"], row["op"], row["dtype"], row["module"], row["site"])
+            if key in findings:
+                findings[key]["count"] += row["count"]
+                findings[key]["ranks"].append(p["rank"])
+            else:
+                findings[key] = {**row, "ranks": [p["rank"]]}
+        notes += [n for n in p["notes"] if n not in notes]
+    rows = sorted(findings.values(), key=lambda r: (list(KINDS).index(r["kind"]), r["op"],
+                                                    r["site"]))
+    summary = {k: sum(1 for r in rows if r["kind"] == k) for k in KINDS}
+    first = parts[0] if parts else {}
+    return {"tool": "ascend-migrate", "emulate": "npu", "command": command,
+            "exit_code": exit_code, "torch": first.get("torch"), "target": first.get("target"),
+            "processes": len(parts), "ops": dict(sorted(ops.items())), "findings": rows,
+            "notes": notes, "summary": {**summary, "npu_ops": sum(ops.values())}}
+
+
+def read_parts(folder: Path) -> list[dict]:
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("part-*.json"))]
+
+
+def render_text(report: dict) -> str:
+    lines = []
+    s = report["summary"]
+    for row in report["findings"]:
+        what = row["op"] + (f" [{row['dtype']}]" if row["dtype"] else "")
+        lines.append(f"{row['site']}: {row['kind']}: {what} in {row['module']} "
+                     f"(x{row['count']}): {row['reason']}")
+    lines += [f"note: {n}" for n in report["notes"]]
+    lines.append(f"emulated NPU run: {s['npu_ops']} ops on npu in {report['processes']} "
+                 f"process(es); {s['cpu_fallback']} without an NPU kernel, {s['dtype']} "
+                 f"unsupported-dtype uses, {s['host_sync']} host syncs; exit code "
+                 f"{report['exit_code']}")
+    return "\n".join(lines)

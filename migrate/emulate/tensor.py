@@ -1,0 +1,174 @@
+"""NPU tensors on the CPU: a wrapper subclass whose device is ``npu:N`` and which holds a CPU
+tensor, plus the one dispatch rule every op goes through.
+
+Ops that see an NPU tensor reach ``NpuTensor.__torch_dispatch__`` (below autograd, so
+autograd, views and in-place tracking stay PyTorch's own); factories asked for
+``device="npu"`` reach the PrivateUse1 fallback registered in backend.py. Both call
+:func:`run`: check devices as an accelerator would, run the op on the CPU tensors, wrap the
+results back onto the NPU device. Outputs that alias an input (in-place ops, ``out=``) are
+returned as that input, so identity is kept.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from migrate.emulate.data import settings
+
+CPU = torch.device("cpu")
+
+
+class NpuTensor(torch.Tensor):
+    """A tensor on an emulated NPU; ``_data`` is the CPU tensor holding its values."""
+
+    _data: torch.Tensor
+
+    @staticmethod
+    def __new__(cls, data: torch.Tensor, device: torch.device):
+        out = torch.Tensor._make_wrapper_subclass(
+            cls, data.size(), strides=data.stride(), storage_offset=data.storage_offset(),
+            dtype=data.dtype, layout=data.layout, device=device, requires_grad=False,
+            dispatch_sizes_strides_policy="sizes")  # sizes asked of _data: out= may resize it
+        out._data = data
+        return out
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        return run(func, args, kwargs or {})
+
+    def __repr__(self, *, tensor_contents=None):
+        text = repr(self._data.detach())
+        extra = f", device='{self.device}'"
+        if self.grad_fn is not None:
+            extra += f", grad_fn=<{type(self.grad_fn).__name__}>"
+        elif self.requires_grad:
+            extra += ", requires_grad=True"
+        return text[:-1] + extra + ")" if text.endswith(")") else text
+
+    def __reduce_ex__(self, protocol):
+        # Saved as the CPU tensor it holds, so torch.load (weights_only) reads it anywhere;
+        # map_location="npu" moves it back. torch_npu records the npu location instead.
+        return self._data.detach().clone().__reduce_ex__(protocol)
+
+    def data_ptr(self) -> int:
+        return self._data.data_ptr()
+
+    def untyped_storage(self):
+        return self._data.untyped_storage()
+
+    def numpy(self, *, force: bool = False):
+        raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                        "Tensor.cpu() to copy the tensor to host memory first.")
+
+    def tolist(self):
+        return self._data.tolist()
+
+
+def is_npu_device(dev) -> bool:
+    return isinstance(dev, torch.device) and dev.type == "npu" or (
+        isinstance(dev, str) and dev.split(":", 1)[0] == "npu")
+
+
+def _npu_device(dev) -> torch.device:
+    """The device an NPU tensor carries: always npu:0. PyTorch's autograd engine keeps one
+    queue per device of a Python backend, so tensors on npu:1.. could not run backward;
+    torch.npu.current_device() still answers the index the program set (docs/emulate.md)."""
+    dev = torch.device(dev)
+    if dev.index is not None and dev.index >= settings().device_count:
+        raise RuntimeError(f"npu:{dev.index}: invalid device ordinal (the emulation has "
+                           f"{settings().device_count} devices)")
+    return torch.device("npu", 0)
+
+
+def _unwrap(x):
+    if isinstance(x, NpuTensor):
+        return x._data
+    if isinstance(x, torch.device) and x.type == "npu":
+        return CPU
+    return x
+
+
+class DeviceMismatch(RuntimeError):
+    pass
+
+
+def target_device(func, flat: list, kwargs: dict) -> torch.device | None:
+    """The NPU device the op runs on (None: it runs on the CPU), after the same device
+    checks an accelerator makes."""
+    npu = {t.device for t in flat if isinstance(t, NpuTensor)}
+    if "device" in kwargs and kwargs["device"] is not None:
+        asked = kwargs["device"]
+        if not is_npu_device(asked):
+            return None
+        npu = npu or {_npu_device(asked)}
+    if len(npu) > 1:
+        a, b = sorted(str(d) for d in npu)[:2]
+        raise DeviceMismatch(f"Expected all tensors to be on the same device, but found at "
+                             f"least two devices, {a} and {b}!")
+    if not npu:
+        return None
+    dev = next(iter(npu))
+    name = func.name().split("::", 1)[-1]
+    if name not in settings().cross_device_ops and name.removesuffix(".default") not in (
+            settings().cross_device_ops):
+        for t in flat:
+            if (isinstance(t, torch.Tensor) and not isinstance(t, NpuTensor)
+                    and t.device.type == "cpu" and t.dim() > 0):
+                raise DeviceMismatch(f"Expected all tensors to be on the same device, but "
+                                     f"found at least two devices, {dev} and cpu! "
+                                     f"(in {func.name()})")
+    return dev
+
+
+def _map(fn, obj):
+    """tree_map for what op arguments hold (tuples, lists, dicts): much cheaper than pytree,
+    which costs more than the op itself for small tensors."""
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_map(fn, o) for o in obj) if not hasattr(obj, "_fields") else (
+            type(obj)(*(_map(fn, o) for o in obj)))
+    if isinstance(obj, dict):
+        return {k: _map(fn, v) for k, v in obj.items()}
+    return fn(obj)
+
+
+def _leaves(obj, out: list) -> list:
+    if isinstance(obj, (tuple, list)):
+        for o in obj:
+            _leaves(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _leaves(o, out)
+    else:
+        out.append(obj)
+    return out
+
+
+def run(func, args: tuple, kwargs: dict):
+    name = func._opname
+    if name in settings().metadata_ops:  # sizes/strides of the CPU tensor: the hot path
+        return func(args[0]._data if isinstance(args[0], NpuTensor) else args[0], *args[1:])
+    if name in settings().noop_ops:
+        return None
+    flat = _leaves(kwargs, _leaves(args, []))
+    dev = target_device(func, flat, kwargs)
+    inputs = {id(_unwrap(t)): t for t in flat if isinstance(t, torch.Tensor)}
+    out = func(*_map(_unwrap, args), **_map(_unwrap, kwargs))
+
+    def wrap(o):
+        if not isinstance(o, torch.Tensor):
+            return o
+        same = inputs.get(id(o))
+        if same is not None:
+            return same
+        if dev is None or o.device.type != "cpu":
+            return o
+        return NpuTensor(o, dev)
+
+    return _map(wrap, out)
+
+
+def to_npu(t: torch.Tensor, device=None) -> NpuTensor:
+    """A CPU tensor's values as a new tensor on the emulated NPU (no autograd link)."""
+    return NpuTensor(t.detach().clone(), _npu_device(device or "npu"))

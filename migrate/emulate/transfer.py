@@ -1,0 +1,32 @@
+"""torch_npu.contrib.transfer_to_npu: importing it makes CUDA spellings run on the NPU. The
+emulation applies the part scripts rely on most: ``Tensor.cuda``/``Module.cuda`` move to
+the NPU, and the ``torch.cuda`` device functions answer for the NPU. Device strings
+("cuda:0") are not rewritten; the run's report says so."""
+
+from __future__ import annotations
+
+import types
+
+_PATCHED = ("is_available", "device_count", "current_device", "set_device", "synchronize",
+            "get_device_name", "manual_seed", "manual_seed_all", "empty_cache",
+            "memory_allocated", "max_memory_allocated")
+
+
+def _apply() -> None:
+    import torch
+
+    from migrate.emulate.monitor import record_note
+
+    torch.Tensor.cuda = torch.Tensor.npu
+    torch.nn.Module.cuda = torch.nn.Module.npu
+    for name in _PATCHED:
+        setattr(torch.cuda, name, getattr(torch.npu, name))
+    record_note("torch_npu.contrib.transfer_to_npu imported: Tensor.cuda/Module.cuda and "
+                "torch.cuda device functions map to the emulated NPU; 'cuda' device strings "
+                "are not rewritten")
+
+
+def module() -> types.ModuleType:
+    mod = types.ModuleType("torch_npu.contrib.transfer_to_npu", __doc__)
+    mod.__on_import__ = _apply
+    return mod

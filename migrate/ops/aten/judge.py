@@ -1,0 +1,124 @@
+"""Per-overload verdicts for ATen ops against one torch_npu registry version.
+
+How the dispatcher serves an op on the NPU's key (PrivateUse1) decides the verdict:
+
+1. torch_npu registers a kernel for the overload (the registry data): ``supported``.
+2. Else the first composite kernel of stock torch that serves a backend key, in the
+   dispatcher's order -- CompositeExplicitAutogradNonFunctional, CompositeExplicitAutograd,
+   CompositeImplicitAutograd -- runs on the NPU and calls other ops: the capture re-runs the
+   op at that key under a nested capture and judges what it calls (``descend``). A structured
+   functional op (``gelu``) is judged by its ``.out`` overload without re-running.
+3. Else torch_npu's boxed fallback runs it on the CPU: ``cpu-fallback``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from migrate.ops.registry import SUPPORTED, AtenRegistry, Verdict, aten_name, load_aten
+
+# The dispatcher's order for a backend key without its own kernel (computeDispatchTableEntry).
+COMPOSITE_KEYS = ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd",
+                  "CompositeImplicitAutograd")
+COMPOSITE_REASON = ("torch_npu has a kernel for this CompositeImplicitAutograd op; the ops it "
+                    "decomposes into on the CPU are not used on the NPU")
+
+
+@cache
+def structured_delegates() -> dict[str, str]:
+    """functional overload -> its structured ``.out`` overload, from torchgen's packaged yaml."""
+    from pathlib import Path
+
+    import torchgen
+
+    from migrate.ops.registry import load_yaml
+
+    path = Path(torchgen.__file__).parent / "packaged/ATen/native/native_functions.yaml"
+    if not path.is_file():
+        return {}
+    out = {}
+    for entry in load_yaml(path) or []:
+        if "structured_delegate" in entry:
+            out[entry["func"].split("(", 1)[0]] = entry["structured_delegate"]
+    return out
+
+
+def has_key(name: str, key: str) -> bool:
+    import torch
+
+    try:
+        return torch._C._dispatch_has_kernel_for_dispatch_key(name, key)
+    except RuntimeError:
+        return False
+
+
+def serving_composite(name: str) -> str | None:
+    """The composite dispatch key whose kernel serves PrivateUse1 for ``name`` when torch_npu
+    has none, or None (then torch_npu's CPU fallback runs it)."""
+    return next((k for k in COMPOSITE_KEYS if has_key(name, k)), None)
+
+
+class Judge:
+    """Verdicts for ATen overloads against one registry version (cached per overload)."""
+
+    def __init__(self, target: str | None):
+        self.reg: AtenRegistry = load_aten(target)
+        self.cache: dict[str, Verdict] = {}
+        self.composites: dict[str, str | None] = {}
+        self.descend: dict[str, str] = {}  # overload -> composite key to re-run it at
+        self.aliases: dict[str, str] = {}
+
+    def alias(self, name: str) -> str:
+        """The name to report: a CPU backend kernel is reported as its composite parent."""
+        return self.aliases.get(name, name)
+
+    def direct(self, name: str) -> Verdict | None:
+        """A verdict that needs no descent, or None when ``self.descend[name]`` says at which
+        composite key to re-run the op to judge what it calls."""
+        if self.reg.has_kernel(name):
+            return self.reg.lookup(name)
+        key = aten_name(name)
+        parent = self.reg.cpu_backend.get(key.split(".", 1)[0])
+        if parent and self.reg.has_kernel(parent["parent"]):
+            self.aliases[name] = f"aten::{parent['parent']}"
+            return Verdict(SUPPORTED, f"{COMPOSITE_REASON} (CPU used {name}: {parent['why']})")
+        out = structured_delegates().get(key)
+        if out and self.reg.has_kernel(out):
+            return Verdict(SUPPORTED, f"structured op: NPU kernel for aten::{out}")
+        composite = serving_composite(name)
+        if composite is not None:
+            self.descend[name] = composite
+            return None
+        return self.reg.lookup(name)
+
+    def composite(self, fname: str) -> str | None:
+        """aten overload of a CompositeImplicitAutograd op named ``fname`` with an NPU kernel."""
+        if fname in self.composites:
+            return self.composites[fname]
+        import torch
+
+        found = None
+        packet = getattr(torch.ops.aten, fname, None) if fname.isidentifier() else None
+        if packet is not None and hasattr(packet, "overloads"):
+            for ov in packet.overloads():
+                full = f"aten::{fname}" if ov == "default" else f"aten::{fname}.{ov}"
+                if has_key(full, "CompositeImplicitAutograd") and self.reg.has_kernel(full):
+                    found = full
+                    break
+        self.composites[fname] = found
+        return found
+
+
+def from_children(name: str, key: str, children: list[tuple[str, Verdict]]) -> Verdict:
+    """The verdict of a composite op from the verdicts of what its kernel called."""
+    bad = [(op, v) for op, v in children if v.status != SUPPORTED]
+    short = key.replace("CompositeExplicitAutograd", "CEA").replace("CompositeImplicitAutograd",
+                                                                      "CIA")
+    if bad:
+        op, v = bad[0]
+        return Verdict(v.status, f"runs torch's {short} kernel on the NPU, which calls {op}: "
+                                 f"{v.reason}")
+    called = sorted({op for op, _ in children})
+    shown = ", ".join(called[:4]) + (" ..." if len(called) > 4 else "")
+    return Verdict(SUPPORTED, f"backend-agnostic composite: torch's {short} kernel serves the "
+                              f"NPU and calls only supported ops ({shown or 'no ops: a view'})")

@@ -1,0 +1,104 @@
+"""Where an op came from: the module path (forward hooks, autograd node tags for backward)
+and the ``file:line`` of the user code that dispatched it (first frame outside torch, this
+tool and the standard library)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from functools import cache
+
+TAG = "migrate_origin"  # key in an autograd Node's metadata: (module path, file:line | None)
+
+
+@cache
+def _skipped_prefixes() -> tuple[str, ...]:
+    import torch
+
+    import migrate
+
+    dirs = {os.path.dirname(torch.__file__), os.path.dirname(migrate.__file__),
+            sysconfig.get_paths()["stdlib"]}
+    try:
+        import torchgen
+
+        dirs.add(os.path.dirname(torchgen.__file__))
+    except ImportError:
+        pass
+    return tuple(os.path.realpath(d) + os.sep for d in dirs)
+
+
+@cache
+def _is_user_file(filename: str) -> bool:
+    if filename.startswith("<"):
+        return False
+    return not os.path.realpath(filename).startswith(_skipped_prefixes())
+
+
+@cache
+def _shown(filename: str) -> str:
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:
+        return filename
+    return filename if rel.startswith("..") else rel
+
+
+def user_location(skip: int = 1) -> str | None:
+    """``file:line`` of the innermost frame of user code on the current stack."""
+    frame = sys._getframe(skip)
+    while frame is not None:
+        code = frame.f_code
+        if _is_user_file(code.co_filename):
+            return f"{_shown(code.co_filename)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def current_backward_origin() -> tuple[str, str | None] | None:
+    """(module path, file:line) of the forward op whose backward is running, if tagged."""
+    import torch
+
+    node = torch._C._current_autograd_node()
+    if node is None:
+        return None
+    return node.metadata.get(TAG, ("<backward>", None))
+
+
+def _grad_fns(outputs):
+    import torch
+
+    for t in outputs:
+        if isinstance(t, torch.Tensor):
+            if t.grad_fn is not None:
+                yield t.grad_fn
+        elif isinstance(t, (list, tuple)):
+            yield from _grad_fns(t)
+
+
+def tag_outputs(outputs, origin: tuple[str, str | None]) -> None:
+    """Tag the autograd nodes of ``outputs`` (already wrapped by autograd) with ``origin``,
+    and every untagged node behind them: the nodes a composite op created while its ops were
+    not recorded one by one. Tagged nodes (made by earlier ops) stop the walk."""
+    todo = [n for n in _grad_fns(outputs) if TAG not in n.metadata]
+    while todo:
+        node = todo.pop()
+        if TAG in node.metadata:
+            continue
+        node.metadata[TAG] = origin
+        todo.extend(n for n, _ in node.next_functions if n is not None and TAG not in n.metadata)
+
+
+def tag_parameters(model) -> list:
+    """Tag each parameter's gradient accumulator with the module that owns it; returns the
+    accumulators (keep them alive: autograd holds them weakly)."""
+    keep = []
+    for name, param in model.named_parameters():
+        if not param.requires_grad:
+            continue
+        acc = param.view_as(param).grad_fn.next_functions[0][0]
+        if acc is not None:
+            acc.metadata[TAG] = (name.rpartition(".")[0] or "<root>", None)
+            keep.append(acc)
+    return keep

@@ -1,0 +1,75 @@
+"""Full-tensor metrics (tier "tensor"): one small function each, on a Pair."""
+
+from __future__ import annotations
+
+import math
+
+from migrate.precision.metrics import METRICS
+from migrate.precision.metrics.pair import Pair, count
+
+
+def cosine_from_norms(na: float, nb: float, nd: float) -> float:
+    """1 - cos = (|d|^2 - (|r| - |t|)^2) / (2 |r| |t|): accurate near cos = 1 (where the
+    thresholds live) without float64 copies; clamped to [-1, 1]."""
+    if na == 0.0 and nb == 0.0:
+        return 1.0
+    if na == 0.0 or nb == 0.0:
+        return 0.0
+    cos = 1.0 - (nd ** 2 - (na - nb) ** 2) / (2.0 * na * nb)
+    return max(-1.0, min(1.0, cos))
+
+
+@METRICS.register("cosine", limit="min", fmt=".8f")
+def cosine(p: Pair) -> float:
+    return cosine_from_norms(p.norm_ref, p.norm_tgt, p.norm_diff)
+
+
+@METRICS.register("rel_err", limit="max", label="rel err")
+def rel_err(p: Pair) -> float:
+    """|t - r| / |r|: the error relative to the tensor's scale (L2)."""
+    if p.norm_ref == 0.0:
+        return 0.0 if p.norm_diff == 0.0 else math.inf
+    return p.norm_diff / p.norm_ref
+
+
+@METRICS.register("max_abs", limit="max", label="max abs")
+def max_abs(p: Pair) -> float:
+    return float(p.absdiff.max()) if p.absdiff.numel() else 0.0
+
+
+@METRICS.register("max_rel", label="max rel")
+def max_rel(p: Pair) -> float:
+    return float(p.relerr.max()) if p.relerr.numel() else 0.0
+
+
+@METRICS.register("rmse")
+def rmse(p: Pair) -> float:
+    return p.norm_diff / math.sqrt(p.diff.numel()) if p.diff.numel() else 0.0
+
+
+@METRICS.register("mismatch_ratio", limit="max", key="mismatch", label="mismatch")
+def mismatch_ratio(p: Pair) -> float:
+    """Share of elements failing ``|t - r| <= atol + rtol * |r|`` (torch.isclose), with
+    atol = max(atol, atol_rms * rms(ref)) so the band follows the tensor's scale."""
+    if p.numel == 0:
+        return 0.0
+    tol = p.absref * p.rtol + p.atol
+    return (count(p.absdiff > tol) + p.nonfinite_mismatch) / p.numel
+
+
+def _within(p: Pair, threshold: float) -> float:
+    if p.numel == 0:
+        return 1.0
+    return count(p.relerr < threshold) / p.numel
+
+
+@METRICS.register("one_thousandth_ratio", label="1/1000", show=False)
+def one_thousandth_ratio(p: Pair) -> float:
+    """msprobe's "one thousandth" ratio: share of elements with relative error < 0.001."""
+    return _within(p, 0.001)
+
+
+@METRICS.register("five_thousandth_ratio", label="5/1000", show=False)
+def five_thousandth_ratio(p: Pair) -> float:
+    """msprobe's "five thousandths" ratio: share of elements with relative error < 0.005."""
+    return _within(p, 0.005)

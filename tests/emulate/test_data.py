@@ -1,0 +1,56 @@
+"""The emulation's data: supported torch versions, and the torch_npu surface from the wheel."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from migrate.core.errors import UsageError  # noqa: E402
+from migrate.emulate.data import check_torch, settings, surface  # noqa: E402
+
+
+def test_installed_torch_is_supported():
+    assert ".".join(torch.__version__.split(".")[:2]) in settings().torch_versions
+    assert check_torch() == torch.__version__.split("+")[0]
+
+
+def test_unsupported_torch_fails_with_a_clear_message(monkeypatch):
+    monkeypatch.setattr(torch, "__version__", "2.9.1+cpu")
+    monkeypatch.delenv("MIGRATE_EMULATE_ANY_TORCH", raising=False)
+    with pytest.raises(UsageError, match=r"NPU emulation supports torch 2\.13 \(installed: "
+                                         r"2\.9\.1\); set MIGRATE_EMULATE_ANY_TORCH=1"):
+        check_torch()
+    monkeypatch.setenv("MIGRATE_EMULATE_ANY_TORCH", "1")
+    assert check_torch() == "2.9.1"
+
+
+def test_surface_holds_the_wheel_names():
+    surf = surface()
+    assert {"NpuFusedAdamW", "NpuFusedLamb", "NpuFusedSGD"} <= surf.names("torch_npu.optim")
+    assert {"autocast", "GradScaler"} <= surf.names("torch_npu.npu.amp")
+    assert {"synchronize", "set_device", "Stream", "Event"} <= surf.names("torch_npu.npu")
+    assert "npu_fusion_attention" in surf.custom_ops and "npu_fusion_attention" in surf.names(
+        "torch_npu")
+    assert "torch_npu.contrib.transfer_to_npu" in surf.modules
+
+
+def test_surface_data_is_what_the_tool_builds_from_the_wheel():
+    """modules.yaml is generated from the wheel (tools/build_emulate_surface.py): rebuilt in
+    memory, it gives the same names."""
+    import importlib.util
+    from pathlib import Path
+
+    from migrate.core import npu_wheel
+
+    try:
+        wheel = npu_wheel.npu_wheel()
+    except Exception as exc:  # noqa: BLE001 - no wheel and no index
+        pytest.skip(f"torch_npu wheel unavailable: {exc}")
+    path = Path(__file__).resolve().parents[2] / "tools" / "build_emulate_surface.py"
+    spec = importlib.util.spec_from_file_location("build_emulate_surface", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    for mod in ("torch_npu.optim", "torch_npu.npu.amp", "torch_npu.profiler"):
+        assert set(tool.module_names(wheel, mod)) == set(surface().names(mod)) - set(
+            surface().custom_ops if mod == "torch_npu" else ())

@@ -1,0 +1,200 @@
+"""`migrate run --emulate npu`: the samples' ports against their originals, the attention
+fixers against SDPA (and a wrong port caught by `migrate compare`), hccl under torchrun.
+Subprocess runs are slow, so each is started once and shared by the tests that read it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+def migrate(*args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "migrate", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def checks(tmp_path_factory):
+    out = tmp_path_factory.mktemp("checks")
+    proc = migrate("run", "--emulate", "npu", "--report", str(out / "report.json"), "--",
+                   "python", str(HERE / "emulated_checks.py"), str(out), cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, json.loads((out / "results.json").read_text()), json.loads(
+        (out / "report.json").read_text()), proc.stderr
+
+
+def test_device_surface(checks):
+    _, res, _, _ = checks
+    assert res["device"] == ["npu:0", True, True, "npu", 8, True]
+    assert res["device_ctx"] == [1, "npu:0"]  # tensors carry npu:0 (docs/emulate.md)
+    assert res["stream"] == [True, 12.0] and res["memory"] is True
+    assert "npu:0 and cpu" in res["mismatch"]
+    assert res["not_emulated"].startswith("not emulated: torch_npu.npu_batch_nms (called at "
+                                          "tests/emulate/emulated_checks.py:")
+    assert res["autocast"] == ["float16", "float32", "float16", "bfloat16", "float32"]
+    assert res["amp"] == "npu:0" and res["profiler_steps"] == 1 and res["load"] == "npu:0"
+
+
+def test_every_wheel_name_and_every_written_name_resolves(checks):
+    names = checks[1]["names"]
+    assert names["surface"] > 1000 and names["written"] > 30
+    assert names["missing"] == []
+    # private names (torch_npu.npu.memory._snapshot, ...) are outside the public surface
+    assert all("._" in n for n in names["unresolved"]), names["unresolved"]
+
+
+def test_hf_sample_port_gives_the_original_loss(checks):
+    hf = checks[1]["hf_sample"]
+    assert hf["port_flash"] and not hf["original_flash"]  # npu_fusion_attention vs SDPA
+    assert hf["port"] == pytest.approx(hf["original"], rel=1e-5)
+
+
+def test_cuda_extension_sample_port_gives_the_original_loss(checks):
+    ext = checks[1]["cuda_extension"]
+    assert ext["port"] == pytest.approx(ext["original"], rel=1e-6)
+
+
+def test_attention_fixers_match_sdpa(checks):
+    errs = checks[1]["fixers"]
+    assert len(errs) == 7 and max(errs.values()) < 1e-5, errs
+
+
+def test_compare_catches_a_wrong_port(checks):
+    dumps = checks[0] / "dumps"
+    assert migrate("compare", str(dumps / "ref"), str(dumps / "good")).returncode == 0
+    bad = migrate("compare", str(dumps / "ref"), str(dumps / "bad"))
+    assert bad.returncode == 1 and "first divergence: <root>#0 forward.output" in bad.stdout
+
+
+def test_report_json_and_text(checks):
+    _, _, report, stderr = checks
+    assert report["exit_code"] == 0 and report["processes"] == 1
+    assert report["ops"]["npu::npu_fusion_attention"] >= 1
+    assert not any(op.startswith("aten::sym_") for op in report["ops"])
+    syncs = [f for f in report["findings"] if f["kind"] == "host_sync"]
+    assert any(f["op"] == "aten::_local_scalar_dense" and
+               f["site"].startswith("tests/emulate/emulated_checks.py:") for f in syncs)
+    assert "emulated NPU run:" in stderr.splitlines()[-1]
+
+
+def test_float64_and_fallback_are_reported(checks):
+    report = checks[2]
+    kinds = {(f["kind"], f["op"], f["site"].rsplit(":", 1)[0]) for f in report["findings"]}
+    here = "tests/emulate/emulated_checks.py"
+    assert ("dtype", "aten::ones", here) in kinds
+    assert ("cpu_fallback", "aten::special_zeta", here) in kinds
+    zeta = next(f for f in report["findings"] if f["op"] == "aten::special_zeta")
+    assert zeta["dtype"] is None and "no NPU kernel in torch_npu 2.14.0" in zeta["reason"]
+    assert report["summary"]["cpu_fallback"] >= 1 and report["summary"]["dtype"] >= 1
+
+
+def test_train_amp_sample_one_step(tmp_path):
+    for name, folder in (("port", "samples/_expected/train_amp"), ("orig", "samples/train_amp")):
+        shutil.copytree(ROOT / folder, tmp_path / name)
+    args = ["--epochs", "1", "--batch-size", "2048"]
+    port = migrate("run", "--emulate", "npu", "--", "python", str(HERE / "drive.py"),
+                   str(tmp_path / "port.json"), "train.py", "--no-amp", *args,
+                   cwd=tmp_path / "port")
+    assert port.returncode == 0, port.stderr[-3000:]
+    orig = subprocess.run([sys.executable, str(HERE / "drive.py"), str(tmp_path / "orig.json"),
+                           "--cuda-on-cpu", "train.py", "--device", "cpu", *args],
+                          cwd=tmp_path / "orig", capture_output=True, text=True, timeout=300)
+    assert orig.returncode == 0, orig.stderr[-3000:]
+    got, want = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("port", "orig"))
+    assert len(got) == len(want) == 1 and got == pytest.approx(want, rel=1e-5)
+
+
+def _ddp_reference(steps_per_rank: int) -> list[list[float]]:
+    """The original sample's training, by its own functions, on one CPU process: per step,
+    each rank's batch from DistributedSampler, gradients averaged over the two ranks (what
+    DDP does), SGD with momentum; per-rank losses."""
+    import importlib.util
+
+    import torch
+    from torch.utils.data import DataLoader
+    from torch.utils.data.distributed import DistributedSampler
+
+    spec = importlib.util.spec_from_file_location(
+        "ddp_orig", ROOT / "samples/ddp_launcher/train_ddp.py")
+    orig = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(orig)
+    torch.manual_seed(0)
+    model = orig.build_model(32)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    data = orig.synthetic_data()
+    loaders = []
+    for rank in (0, 1):
+        sampler = DistributedSampler(data, num_replicas=2, rank=rank, shuffle=True)
+        sampler.set_epoch(0)
+        loaders.append(iter(DataLoader(data, batch_size=1024, sampler=sampler)))
+    losses: list[list[float]] = [[], []]
+    for _ in range(steps_per_rank):
+        opt.zero_grad()
+        total = 0
+        for rank, loader in enumerate(loaders):
+            x, y = next(loader)
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            losses[rank].append(float(loss.detach()))
+            total = total + loss / 2
+        total.backward()
+        opt.step()
+    return losses
+
+
+def test_ddp_hccl_under_torchrun(tmp_path):
+    """The port's hccl path (dist.get_backend() == "hccl", DDP, all_reduce) on 2 processes
+    gives the original's per-rank losses."""
+    shutil.copytree(ROOT / "samples/_expected/ddp_launcher", tmp_path / "ddp")
+    proc = migrate("run", "--report", str(tmp_path / "r.json"), "--", "torchrun",
+                   "--standalone", "--nproc_per_node=2", str(HERE / "drive.py"),
+                   str(tmp_path / "loss"), "train_ddp.py", "--backend", "hccl",
+                   "--epochs", "1", "--width", "32", "--batch-size", "1024", cwd=tmp_path / "ddp")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("epoch 0: loss"))
+    assert "2 x Ascend (emulated on CPU)" in line
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["processes"] == 3  # torchrun and its two workers
+    assert {"c10d::allreduce_", "c10d::broadcast_"} <= set(report["ops"])
+    got = [json.loads((tmp_path / f"loss.{rank}").read_text()) for rank in (0, 1)]
+    want = _ddp_reference(4)
+    for g, w in zip(got, want):
+        assert g == pytest.approx(w, rel=1e-5)
+
+
+def test_usage_errors():
+    bad = migrate("run", "--emulate", "gpu", "--", "python", "-c", "pass")
+    assert bad.returncode == 2 and "--emulate must be one of npu" in bad.stderr
+    missing = migrate("run", "--", "no-such-command-xyz")
+    assert missing.returncode == 2 and "command not found" in missing.stderr
+
+
+def test_pytest_plugin_and_module_forms(tmp_path):
+    (tmp_path / "test_inner.py").write_text(
+        "import torch, torch_npu\n\n"
+        "def test_on_npu(npu_emulation):\n"
+        "    x = torch.ones(2, device='npu')\n"
+        "    assert x.is_npu and torch_npu.npu_swiglu(x.repeat(2)).device.type == 'npu'\n"
+        "    assert npu_emulation.ops['npu::npu_swiglu'] == 1\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    plugin = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p",
+                             "migrate.emulate.pytest_plugin", "-p", "no:cacheprovider",
+                             "test_inner.py"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert plugin.returncode == 0, plugin.stdout[-2000:]
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__main__.py").write_text(
+        "import torch\nprint(torch.zeros(1, device='npu').device)\n", encoding="utf-8")
+    mod = migrate("run", "-f", "none", "--", "python", "-m", "pkg", cwd=tmp_path)
+    assert mod.returncode == 0 and mod.stdout.strip() == "npu:0", mod.stderr[-2000:]

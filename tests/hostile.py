@@ -1,0 +1,99 @@
+"""Helpers for the hostile-input tests: run the CLI in a subprocess (with a timeout, so a
+hang fails the test instead of stalling the suite), optionally as `nobody`."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import migrate as _package
+
+REPO = Path(_package.__file__).resolve().parents[1]  # the checkout under test
+CUDA = "import torch\ntorch.cuda.synchronize()\n"
+
+
+def env(**extra: str) -> dict[str, str]:
+    out = {**os.environ, "PYTHONPATH": str(REPO), "MIGRATE_CACHE_DIR": os.devnull + "-none"}
+    out.update(extra)
+    return out
+
+
+def migrate(*args, timeout: float = 60, cwd=None, stdout=None,
+            **extra_env) -> subprocess.CompletedProcess:
+    """``migrate ARGS`` in a subprocess; fails the test on a hang or a traceback."""
+    args = tuple(map(str, args))
+    if args and args[0] in ("scan", "apply"):  # these tests check the NPU forms
+        args = (args[0], "--target", "npu", *args[1:])
+    r = subprocess.run([sys.executable, "-m", "migrate", *args], cwd=cwd,
+                       env=env(**extra_env), timeout=timeout,
+                       stdout=stdout if stdout is not None else subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, errors="replace")
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
+def as_nobody(fn, *args, timeout: float = 60):
+    """``fn(*args)`` in a forked child that drops root to `nobody` with os.setuid; its
+    (pickled) return value. Modules the call needs must be imported before (the
+    interpreter's own files may not be readable by nobody)."""
+    import pickle
+    import select
+    import signal
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            pw = pwd.getpwnam("nobody")
+            os.setgid(pw.pw_gid)
+            os.setuid(pw.pw_uid)
+            try:
+                result = ("ok", fn(*args))
+            except BaseException as exc:
+                result = ("raised", f"{type(exc).__name__}: {exc}")
+            os.write(write_end, pickle.dumps(result))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([read_end], [], [], timeout)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+            raise AssertionError("hung")
+        data = os.read(read_end, 1 << 16)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    status, value = pickle.loads(b"".join(chunks))
+    assert status == "ok", value
+    return value
+
+
+def can_drop_root() -> bool:
+    if os.geteuid() != 0:
+        return False
+    try:
+        pwd.getpwnam("nobody")
+    except KeyError:
+        return False
+    return True
+
+
+needs_nobody = pytest.mark.skipif(not can_drop_root(),
+                                  reason="needs root that can drop privileges to nobody")
+
+
+def shared_dir() -> Path:
+    """A world-traversable temporary folder (pytest's tmp_path is private to root)."""
+    d = Path(tempfile.mkdtemp(prefix="migrate-hostile-"))
+    os.chmod(d, 0o777)
+    return d

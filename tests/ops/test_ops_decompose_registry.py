@@ -1,0 +1,65 @@
+"""The decomposition registry discovers rule modules by package walk (no list to edit)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from migrate.core.registry import RegistryError
+from migrate.ops.decompose import registry as decomp
+
+RULE = '''
+"""A rule added by a test: Softsign as x / (1 + |x|)."""
+from migrate.ops.decompose.registry import decomposition
+
+
+@decomposition({name!r}, "Softsign", emits=["Abs", "Add", "Div", "Constant"])
+def softsign(node, b):
+    """x / (1 + |x|)."""
+    x = node.inputs[0]
+    return [b.op("Div", x, b.op("Add", b.op("Abs", x), b.const(1.0, like=x)))]
+'''
+
+
+@pytest.fixture
+def extra_rules_dir(tmp_path):
+    """A folder appended to the rules package's path; modules and members removed after."""
+    pkg = importlib.import_module(decomp.RULES_PACKAGE)
+    before = set(decomp.DECOMPOSITIONS)
+    pkg.__path__.append(str(tmp_path))
+    yield tmp_path
+    pkg.__path__.remove(str(tmp_path))
+    for name in set(decomp.DECOMPOSITIONS) - before:
+        decomp.DECOMPOSITIONS.unregister(name)
+    for mod in [m for m in sys.modules if m.startswith(decomp.RULES_PACKAGE + ".test_added")]:
+        del sys.modules[mod]
+
+
+def test_a_new_rule_module_is_picked_up_with_no_other_edit(extra_rules_dir):
+    assert decomp.rules_for("Softsign") == []
+    (extra_rules_dir / "test_added_softsign.py").write_text(RULE.format(name="softsign-div"))
+    decomp.DECOMPOSITIONS.rediscover()
+    assert [r.name for r in decomp.rules_for("Softsign")] == ["softsign-div"]
+    assert decomp.decomposition_for("Softsign") == "softsign-div"
+
+
+def test_a_duplicate_rule_name_fails_loudly(extra_rules_dir):
+    (extra_rules_dir / "test_added_dup.py").write_text(RULE.format(name="gelu-erf"))
+    with pytest.raises(RegistryError, match="'gelu-erf' registered twice"):
+        decomp.DECOMPOSITIONS.rediscover()
+
+
+def test_a_rule_without_emits_is_refused():
+    with pytest.raises(RegistryError, match="declares no emitted ops"):
+        decomp.decomposition("no-emits", "Softsign", emits=[])(lambda node, b: None)
+
+
+def test_every_rule_module_of_the_package_registers_something():
+    modules = {r.fn.__module__ for _, r in decomp.DECOMPOSITIONS.items()}
+    import pkgutil
+
+    pkg = importlib.import_module(decomp.RULES_PACKAGE)
+    walked = {i.name for i in pkgutil.iter_modules(pkg.__path__, decomp.RULES_PACKAGE + ".")}
+    assert walked == modules
