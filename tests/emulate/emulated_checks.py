@@ -86,7 +86,7 @@ def hf_sample() -> None:
     sys.modules.update({"apex": apex, "apex.normalization": apex.normalization,
                         "flash_attn": None})  # no flash_attn: the original runs SDPA
     orig = load("lite_orig", ROOT / "samples/hf_flash_attention/modeling_llama_lite.py")
-    port = load("lite_port", ROOT / "samples/_expected/hf_flash_attention/modeling_llama_lite.py")
+    port = load("lite_port", ROOT / "samples/_expected/npu/hf_flash_attention/modeling_llama_lite.py")
     losses = {}
     for name, mod, dev in (("original", orig, "cpu"), ("port", port, "npu")):
         cfg = mod.LiteConfig(hidden_size=64, num_attention_heads=4, num_key_value_heads=4,
@@ -109,7 +109,7 @@ def cuda_extension_sample() -> None:
     """The extension is not built (no CUDA compiler, and its .cu needs an Ascend C port):
     both the original and the port take the PyTorch path; one training step each."""
     orig = load("fused_ops_orig", ROOT / "samples/cuda_extension/fused_ops/__init__.py")
-    port = load("fused_ops_port", ROOT / "samples/_expected/cuda_extension/fused_ops/__init__.py")
+    port = load("fused_ops_port", ROOT / "samples/_expected/npu/cuda_extension/fused_ops/__init__.py")
     losses = {}
     for name, mod, dev in (("original", orig, "cpu"), ("port", port, "npu")):
         torch.manual_seed(0)

@@ -51,7 +51,7 @@ def test_external_example_ported_and_emulated(tmp_path):
     shutil.copytree(src / "examples" / "emnist", orig)
     shutil.copytree(src / "examples" / "emnist", port)
     env = _env(src, HERE / "stubs")
-    apply = subprocess.run([sys.executable, "-m", "migrate", "apply", "--unsafe-fixes",
+    apply = subprocess.run([sys.executable, "-m", "migrate", "apply", "--target", "npu", "--unsafe-fixes",
                             str(port / "main.py")], env=env, capture_output=True, text=True)
     assert apply.returncode == 0, apply.stderr
     text = (port / "main.py").read_text()

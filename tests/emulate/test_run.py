@@ -101,7 +101,7 @@ def test_float64_and_fallback_are_reported(checks):
 
 
 def test_train_amp_sample_one_step(tmp_path):
-    for name, folder in (("port", "samples/_expected/train_amp"), ("orig", "samples/train_amp")):
+    for name, folder in (("port", "samples/_expected/npu/train_amp"), ("orig", "samples/train_amp")):
         shutil.copytree(ROOT / folder, tmp_path / name)
     args = ["--epochs", "1", "--batch-size", "2048"]
     port = migrate("run", "--emulate", "npu", "--", "python", str(HERE / "drive.py"),
@@ -156,7 +156,7 @@ def _ddp_reference(steps_per_rank: int) -> list[list[float]]:
 def test_ddp_hccl_under_torchrun(tmp_path):
     """The port's hccl path (dist.get_backend() == "hccl", DDP, all_reduce) on 2 processes
     gives the original's per-rank losses."""
-    shutil.copytree(ROOT / "samples/_expected/ddp_launcher", tmp_path / "ddp")
+    shutil.copytree(ROOT / "samples/_expected/npu/ddp_launcher", tmp_path / "ddp")
     proc = migrate("run", "--report", str(tmp_path / "r.json"), "--", "torchrun",
                    "--standalone", "--nproc_per_node=2", str(HERE / "drive.py"),
                    str(tmp_path / "loss"), "train_ddp.py", "--backend", "hccl",
