@@ -45,8 +45,39 @@ class FileProblem(Exception):
     pass
 
 
+def with_shadows(rules: Sequence[Rule]) -> tuple[tuple[Rule, ...], frozenset[str] | None]:
+    """(rules to match with, codes to keep or None for all).
+
+    ruff parity: ignoring a rule drops its findings, and no other rule takes them over.
+    Rules of one kind share a table (longest match first), so an unselected shipped rule
+    of a selected kind still matches, to claim its names, and its findings are dropped
+    (``--ignore MIG101`` must not turn torch.cuda calls into MIG105 "unlisted" findings).
+    Only for shipped rules: custom rule sets are matched as given."""
+    return _shadows(tuple(rules))
+
+
+@lru_cache(maxsize=16)
+def _shadows(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, ...], frozenset[str] | None]:
+    shipped = default_rules()
+    known = set(map(id, shipped))
+    if not all(id(r) in known for r in rules) or len(rules) == len(shipped):
+        return rules, None
+    kinds = {r.kind for r in rules}
+    codes = frozenset(r.code for r in rules)
+    extra = tuple(r for r in shipped if r.kind in kinds and r.code not in codes)
+    if not extra:
+        return rules, None
+    return tuple(sorted(rules + extra, key=lambda r: r.code)), codes
+
+
 def scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule]) -> list[Finding]:
-    """Findings for one decoded file. Raises FileProblem for unparsable input."""
+    """Findings of ``rules`` for one decoded file. Raises FileProblem for unparsable input."""
+    rules, keep = with_shadows(rules)
+    found = _scan_text(text, rel, file_kind, rules)
+    return found if keep is None else [f for f in found if f.rule in keep]
+
+
+def _scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule]) -> list[Finding]:
     if file_kind in ("python", "notebook"):
         rules = rules_for_path(rules, rel)
     if file_kind == "python":
@@ -106,8 +137,10 @@ def _scan_bytes(path: Path, data: bytes, rel: str, kind: str, rules: tuple[Rule,
     if kind == "onnx":
         return _scan_onnx(path, rel, rules)
     if kind == "notebook":
+        matching, keep = with_shadows(rules)
         try:
-            return scan_notebook(decode_source(data, python=False), rel, rules, scan_python)
+            found = scan_notebook(decode_source(data, python=False), rel, matching, scan_python)
+            return found if keep is None else [f for f in found if f.rule in keep]
         except NotebookError as exc:
             raise FileProblem(str(exc)) from None
     text = decode_source(data, python=kind == "python")

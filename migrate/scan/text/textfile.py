@@ -53,7 +53,7 @@ class TextFile:
                 applicability="safe" if rule.category == "auto" else "unsafe",
                 description=rule.format_fix_title(**values),
                 edits=[Edit(start, end, replacement)],
-            )
+            ).locate(self.index)
         return Finding(
             rule=rule.code,
             name=rule.name,
@@ -66,6 +66,8 @@ class TextFile:
             category=rule.category,
             fix=fix,
             snippet=self.snippet(line, col),
+            impact=rule.impact,
+            symbol=str(values.get("package") or values.get("name") or values.get("match") or ""),
         )
 
 
