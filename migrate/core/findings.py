@@ -62,6 +62,26 @@ class Fix:
                 "edits": self.edits_json(), "imports": list(self.imports)}
 
 
+def fix_for(rule, edits: list[Edit], values: dict, imports: list[str] | None = None) -> Fix:
+    """The fix of a ``rule`` (a migrate.core.rules.Rule): safe for an auto rule, unsafe for
+    an assisted one. The one place a fix's applicability is derived."""
+    return Fix(
+        applicability="safe" if rule.category == "auto" else "unsafe",
+        description=rule.format_fix_title(**values),
+        edits=edits,
+        imports=list(dict.fromkeys([*rule.imports, *(imports or [])])),
+    )
+
+
+def finding_category(rule, fix: Fix | None) -> Category:
+    """A finding's category: the rule's, but ``manual`` where this occurrence has no fix
+    (the report must not send it to `migrate apply`); perf advice stays perf, fix or not.
+    Every engine derives it here."""
+    if rule.category == "perf":
+        return "perf"
+    return rule.category if fix is not None else "manual"
+
+
 @dataclass
 class Finding:
     rule: str  # stable code, e.g. MIG101

@@ -26,10 +26,11 @@ class RegistryError(ValueError):
 
 
 class Registry(Generic[T]):
-    def __init__(self, what: str, package: str,
+    def __init__(self, what: str, package: str | tuple[str, ...],
                  check: Callable[[str, T, dict[str, Any]], None] | None = None) -> None:
-        self.what = what  # "python kind", "fixer", "decomposition", ...: used in messages
-        self.package = package  # dotted name of the package whose modules hold the members
+        self.what = what  # "rule kind", "fixer", "decomposition", ...: used in messages
+        # dotted names of the packages (or single modules) whose modules hold the members
+        self.packages = (package,) if isinstance(package, str) else tuple(package)
         self._check = check
         self._members: dict[str, T] = {}
         self._meta: dict[str, dict[str, Any]] = {}
@@ -59,13 +60,14 @@ class Registry(Generic[T]):
 
     # -- discovery ---------------------------------------------------------------------------
     def discover(self) -> None:
-        """Import every module of the package once (sub-packages too)."""
+        """Import every module of the packages once (sub-packages too)."""
         if self._discovered:
             return
         self._discovered = True
-        pkg = importlib.import_module(self.package)
-        for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{self.package}."):
-            importlib.import_module(info.name)
+        for name in self.packages:
+            pkg = importlib.import_module(name)
+            for info in pkgutil.walk_packages(getattr(pkg, "__path__", []), prefix=f"{name}."):
+                importlib.import_module(info.name)
 
     def rediscover(self) -> None:
         """Walk the package again (after a test added a module to it)."""

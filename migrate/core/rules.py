@@ -4,7 +4,7 @@ Schema of one rule (a list item under ``rules:`` in any rules/*.yaml file)::
 
     code: MIG101               # stable, unique
     name: torch-cuda-api       # kebab-case, names the pattern flagged
-    kind: qualified-name       # matcher family (see migrate/scan/python/kinds/)
+    kind: qualified-name       # matcher family (migrate/core/kinds.py: its params schema)
     category: auto             # auto | assisted | manual | perf
     impact: crash              # crash | behaviour | noop | perf: what the code does on an
                                # NPU if left as is (SARIF/GitHub levels follow it)
@@ -13,8 +13,8 @@ Schema of one rule (a list item under ``rules:`` in any rules/*.yaml file)::
     fix_title: "..."           # what the fix does (absent for manual rules)
     imports: [import torch_npu]   # statements the fixed code needs
     files: [python]            # file kinds it applies to (python, shell, docker, yaml, ...)
-    params: {...}              # kind-specific data (name tables, patterns, contexts)
-    doc: {what, why, example, fix_safety}
+    params: {...}              # kind-specific data, validated against the kind's schema
+    doc: {what, why, example, fix_safety, references?}
     examples: [{before, after}, {noop}]
 """
 
@@ -32,7 +32,8 @@ from migrate.core.effort_spec import EffortError, check_effort
 from migrate.core.findings import CATEGORIES, IMPACTS
 from migrate.core.resources import rules_dir
 
-DOC_SECTIONS = ("what", "why", "example", "fix_safety")
+DOC_SECTIONS = ("what", "why", "example", "fix_safety")  # every rule has these
+DOC_OPTIONAL = ("references",)  # links to the sources a rule rests on
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~5x faster
 _CODE = re.compile(r"^MIG\d{3}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -83,6 +84,11 @@ def _rule_from(raw: dict, source: str) -> Rule:
         raise RuleError(f"{source}: rule name {raw['name']!r} is not kebab-case")
     if raw["category"] not in CATEGORIES:
         raise RuleError(f"{source}: {raw['code']} has category {raw['category']!r}")
+    if not isinstance(raw.get("params") or {}, dict):
+        raise RuleError(f"{source}: rule {raw['code']}: params must be a mapping")
+    doc_keys = set(raw.get("doc") or {}) - {*DOC_SECTIONS, *DOC_OPTIONAL}
+    if doc_keys:
+        raise RuleError(f"{source}: rule {raw['code']}: unknown doc sections {sorted(doc_keys)}")
     unknown = set(raw) - {
         "code", "name", "kind", "category", "impact", "effort", "message", "fix_title",
         "imports", "files", "params", "doc", "examples",
@@ -132,7 +138,12 @@ def load_rules(folder: Path | None = None) -> list[Rule]:
                 raise RuleError(f"{path.name}: rule name {rule.name} also used by {names[rule.name]}")
             rules[rule.code] = rule
             names[rule.name] = rule.code
-    return sorted(rules.values(), key=lambda r: r.code)
+    loaded = sorted(rules.values(), key=lambda r: r.code)
+    from migrate.core.kinds import check_rule
+
+    for rule in loaded:
+        check_rule(rule, loaded)
+    return loaded
 
 
 @cache

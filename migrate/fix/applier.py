@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from migrate.core.findings import Edit, Finding, LineIndex
 from migrate.core.fileio import newline_of
 from migrate.fix.imports import import_edit
-from migrate.scan.suppress import is_suppressed
 
 
 @dataclass
@@ -52,15 +51,12 @@ def _self_consistent(edits: list[Edit]) -> bool:
     return all(not _conflict(x, y) for x, y in zip(ordered, ordered[1:], strict=False))
 
 
-def choose(findings: list[Finding], *, unsafe: bool,
-           text: str | None = None) -> list[Finding]:
-    """The fixes to apply in one pass: non-overlapping, in source order."""
-    lines = LineIndex(text) if text is not None else None
+def choose(findings: list[Finding], *, unsafe: bool) -> list[Finding]:
+    """The fixes to apply in one pass: non-overlapping, in source order. (Suppressed
+    findings never reach here: the scan drops them.)"""
     candidates = []
     for f in findings:
         if not fixable(f, unsafe) or not _self_consistent(f.fix.edits):
-            continue
-        if lines is not None and is_suppressed(lines.line_text(f.line), f.rule, f.name):
             continue
         first = min((e.start for e in f.fix.edits), default=-1)
         candidates.append((first, f.line, f.column, f.rule, f))
@@ -99,7 +95,7 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
 
     Raises SyntaxError if the edited text does not parse (it cannot take imports then).
     """
-    chosen = choose(findings, unsafe=unsafe, text=text)
+    chosen = choose(findings, unsafe=unsafe)
     if not chosen:
         return text, []
     nl = newline_of(text)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from migrate.core.rules import DOC_SECTIONS, Rule
+from migrate.core.rules import DOC_OPTIONAL, DOC_SECTIONS, Rule
 
 HEADINGS = {
     "what": "What it does",
     "why": "Why is this bad?",
     "example": "Example",
     "fix_safety": "Fix safety",
+    "references": "References",
 }
 LANGUAGES = {"python": "python", "shell": "sh", "docker": "dockerfile", "dockerfile": "dockerfile",
              "yaml": "yaml", "toml": "toml", "requirements": "text", "text": "text"}
@@ -82,7 +83,7 @@ def examples_markdown(rule: Rule, level: int) -> list[str]:
 def doc_markdown(rule: Rule, level: int = 2) -> str:
     """The doc sections and examples, headings at ``level``."""
     out: list[str] = []
-    for key in DOC_SECTIONS:
+    for key in (*DOC_SECTIONS, *DOC_OPTIONAL):
         body = rule.doc.get(key, "").strip()
         if not body:
             continue

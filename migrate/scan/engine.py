@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from migrate.core.findings import FileError, Finding, ScanResult
+from migrate.core.kinds import kinds_of
 from migrate.core.rules import Rule, default_rules, select_rules
 from migrate.scan.cache import Entry, ScanCache, content_hash
 from migrate.scan.decode import DecodeError, decode_source
@@ -148,13 +149,15 @@ def _scan_bytes(path: Path, data: bytes, rel: str, kind: str, rules: tuple[Rule,
 
 
 def _scan_onnx(path: Path, rel: str, rules) -> list[Finding]:
-    try:
-        from migrate.ops.scan_hook import scan_onnx
-    except ImportError:
-        return []
-    findings, errors = scan_onnx(path, rel, rules)
-    if errors:
-        raise FileProblem(errors[0].message)
+    findings: list[Finding] = []
+    for spec in kinds_of("onnx"):
+        group = [r for r in rules if r.kind == spec.name]
+        if not group:
+            continue
+        found, errors = spec.run(path, rel, group)
+        if errors:
+            raise FileProblem(errors[0].message)
+        findings += found
     return findings
 
 

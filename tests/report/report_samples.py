@@ -44,11 +44,15 @@ rules:
           torch.npu.synchronize()
   - code: MIG120
     name: nccl-backend-string
-    kind: backend-string
+    kind: context-string
     category: assisted
     impact: behaviour
     message: "process group backend `nccl` is not available on Ascend; use `hccl`"
     fix_title: "Replace `nccl` with `hccl`"
+    params:
+      match: '^nccl$'
+      keywords: [backend]
+      prefilter: [nccl]
     doc:
       what: Flags the string "nccl" passed as a distributed backend.
       why: HCCL is Ascend's collective library; NCCL does not exist there.
@@ -65,6 +69,8 @@ rules:
     impact: crash
     effort: {minutes: 240, per: file}
     message: "custom CUDA extension `{name}` must be ported to Ascend C by hand"
+    params:
+      names: {torch.utils.cpp_extension.CUDAExtension: null}
     doc:
       what: Flags builds of custom CUDA kernels (CUDAExtension, load_inline with CUDA).
       why: CUDA kernels do not run on NPUs; they need an Ascend C or torch rewrite.

@@ -30,7 +30,7 @@ def test_rule_table(rules_folder):
     rows = [line.split() for line in res.output.splitlines()]
     assert rows[0] == ["Code", "Name", "Category", "Fix", "Kind"]
     assert rows[1:4] == [["MIG101", "torch-cuda-api", "auto", "safe", "qualified-name"],
-                         ["MIG120", "nccl-backend-string", "assisted", "unsafe", "backend-string"],
+                         ["MIG120", "nccl-backend-string", "assisted", "unsafe", "context-string"],
                          ["MIG301", "cuda-extension-build", "manual", "none", "qualified-name"]]
 
 
@@ -73,6 +73,7 @@ def test_json_matches_the_yaml(rules_folder):
     assert [d["code"] for d in data] == [r["code"] for r in rows]
     assert [d["fix"] for d in data] == ["safe", "unsafe", "none"]
     assert data[2]["effort"] == {"minutes": 240, "per": "file"}
+    assert data[2]["params"] == rows[2]["params"]
     one = json.loads(_run("MIG301", "-f", "json", "--rules-dir", str(rules_folder)).output)
     assert one["doc"]["why"] == rows[2]["doc"]["why"].strip()
 

@@ -5,8 +5,9 @@ of the name somewhere in the file (in the import or the attribute chain), so one
 of each key is a sound token; we pick one that names CUDA, else the one most keys share.
 A token is a literal (found with bytes.find, i.e. memmem) plus, where it helps, a regex
 that confirms it: a whole identifier (``flash_attn`` but not ``_supports_flash_attn``),
-or, for a top-level module, an import statement naming it. Kinds that match literals
-declare ``params.prefilter`` tokens, taken as plain literals.
+or, for a top-level module, an import statement naming it. Each kind derives its rows'
+tokens (its ``tokens`` function in migrate.core.kinds); kinds that match literals take
+``params.prefilter`` words as plain literals.
 
 The same tokens, as one text regex, mark the lines the matchers walk (see pyfile.py).
 """
@@ -14,9 +15,9 @@ The same tokens, as one text regex, mark the lines the matchers walk (see pyfile
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
+from migrate.core.kinds import Token, kind
 from migrate.core.rules import Rule
 
 # Segments too common to be useful as tokens.
@@ -28,20 +29,12 @@ _COMMON = {
 _MARKERS = ("cuda", "nccl", "cudnn", "nvtx", "nvml")
 
 
-@dataclass(frozen=True)
-class Token:
-    literal: str
-    pattern: str | None = None  # confirming regex (text syntax), or None: the literal decides
-
-    def regex(self) -> str:
-        return self.pattern or re.escape(self.literal)
-
-
 def _segments(key: str) -> list[str]:
     return [s for s in key.removesuffix(".*").split(".") if s]
 
 
-def segment_counts(rules) -> dict[str, int]:
+@lru_cache(maxsize=8)
+def segment_counts(rules: tuple[Rule, ...]) -> dict[str, int]:
     """How many qualified-name keys share each segment: the shared ones make few tokens."""
     counts: dict[str, int] = {}
     for rule in rules:
@@ -52,7 +45,7 @@ def segment_counts(rules) -> dict[str, int]:
     return counts
 
 
-def _key_token(key: str, counts: dict[str, int] | None = None) -> Token:
+def key_token(key: str, counts: dict[str, int] | None = None) -> Token:
     """The segment of ``key`` to look for: one naming CUDA if any, else the most shared."""
     segs = _segments(key)
     candidates = [s for s in segs if s not in _COMMON and len(s) > 2] or segs[-1:]
@@ -63,26 +56,6 @@ def _key_token(key: str, counts: dict[str, int] | None = None) -> Token:
     if seg == segs[0]:  # a top-level module: every use goes through an import naming it
         return Token(seg, rf"(?:import|from)[ \t][^\n]*{word}")
     return Token(seg, word)
-
-
-def rule_tokens(rule: Rule, counts: dict[str, int] | None = None) -> set[Token]:
-    p = rule.params
-    tokens = {Token(t) for t in p.get("prefilter") or ()}
-    if rule.kind == "qualified-name" and not tokens:  # explicit tokens replace derived ones
-        tokens |= {_key_token(k, counts) for k in (p.get("names") or {})}
-    elif rule.kind == "method-rename":
-        tokens |= {Token(a, rf"\.\s*{re.escape(a)}(?!\w)") for a in p.get("attrs") or {}}
-    elif rule.kind == "missing-argument":
-        tokens |= {Token(k.rsplit(".", 1)[-1]) for k in (p.get("calls") or {})}
-    elif rule.kind == "dependency":
-        from migrate.scan.python.kinds.dependency import TOKENS
-
-        tokens |= {Token(literal, pattern) for literal, pattern in TOKENS}
-    elif rule.kind == "env-var":
-        tokens |= {Token(v) for v in p.get("vars") or {}}
-        raw = p.get("prefixes") or {}
-        tokens |= {Token(v) for v in (raw if isinstance(raw, (list, tuple)) else raw.keys())}
-    return {t for t in tokens if t.literal}
 
 
 def minimal_tokens(tokens: set[Token]) -> list[Token]:
@@ -140,13 +113,13 @@ class Prefilter:
 def python_prefilter(rules: tuple[Rule, ...]) -> Prefilter | None:
     """None means: no sound prefilter (some python rule declares no tokens); read every file."""
     tokens: set[Token] = set()
-    counts = segment_counts(rules)
     for rule in rules:
-        if "python" not in rule.files:
+        spec = kind("python", rule.kind) if "python" in rule.files else None
+        if spec is None:
             continue
-        t = rule_tokens(rule, counts)
+        t = {x for x in spec.tokens(rule, rules) if x.literal}
         if not t:
-            return None
+            return None  # the rule table's load check makes this unreachable for shipped rules
         tokens |= t
     return Prefilter(minimal_tokens(tokens))
 

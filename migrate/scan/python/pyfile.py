@@ -7,7 +7,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from migrate.core.findings import Edit, Finding, Fix, LineIndex
+from migrate.core.findings import Finding, Fix, LineIndex, finding_category
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import Bindings, chain_parts, collect_bindings
 from migrate.fix.fixers import FixContext
@@ -85,9 +85,7 @@ class PyFile:
         self._seen.add(key)
         line, col = self.index.position(start)
         end_line, end_col = self.index.position(end)
-        category = rule.category
-        if fix is None and category not in ("manual", "perf"):
-            category = "manual"  # this occurrence has no automatic fix
+        category = finding_category(rule, fix)
         symbol = symbol_of(values)
         self.findings.append(Finding(
             rule=rule.code, name=rule.name, path=self.rel, line=line, column=col,
@@ -107,14 +105,6 @@ class PyFile:
         start, end = self.span(node)
         self.report(rule, start, end, values, fix)
 
-
-def make_fix(rule: Rule, edits: list[Edit], values: dict, imports: list[str] | None = None) -> Fix:
-    return Fix(
-        applicability="safe" if rule.category == "auto" else "unsafe",
-        description=rule.format_fix_title(**values),
-        edits=edits,
-        imports=list(dict.fromkeys([*rule.imports, *(imports or [])])),
-    )
 
 
 def _hit_lines(text: str, index: LineIndex, hit, bindings: Bindings) -> list[int]:

@@ -6,10 +6,10 @@ import warnings
 
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
-from migrate.scan.python.kinds import group_by_kind, python_kinds
+from migrate.core.kinds import kinds_of
 from migrate.scan.python.prefilter import python_hit_pattern
 from migrate.scan.python.pyfile import PyFile
-from migrate.scan.suppress import is_suppressed
+from migrate.scan.suppress import drop_suppressed
 
 
 class ParseError(Exception):
@@ -32,11 +32,8 @@ def parse_python(text: str, rel: str, hit=None) -> PyFile:
 
 def scan_python(text: str, rel: str, rules: list[Rule] | tuple[Rule, ...]) -> list[Finding]:
     f = parse_python(text, rel, python_hit_pattern(tuple(rules)))
-    kinds = python_kinds()
-    for kind, group in group_by_kind(rules).items():
-        fn = kinds.get(kind)
-        if fn is not None:
-            fn(f, group)
-    kept = [x for x in f.findings
-            if not is_suppressed(f.index.line_text(x.line), x.rule, x.name)]
-    return sorted(kept, key=Finding.sort_key)
+    for spec in kinds_of("python"):
+        group = [r for r in rules if r.kind == spec.name and "python" in r.files]
+        if group:
+            spec.run(f, group)
+    return sorted(drop_suppressed(f.findings, f.index), key=Finding.sort_key)

@@ -3,10 +3,9 @@
     file_kind(path) -> "shell" | "docker" | "make" | "yaml" | "conda" | "requirements" |
                        "pyproject" | "setup-cfg" | "cuda" | "env" | "cmake" | None
     scan_text_file(text, rel, kind, rules) -> list[Finding]
-    env_var_table(rules) -> {name: (rule, replacement or None, note)}
 
-Each rule kind's matcher lives in its own module (text_envvars, text_regex, text_deps; the
-one-finding-per-file ``cuda-source`` kind is below). Matchers see the text with comments
+Each rule kind's matcher is a module of migrate/scan/text/kinds/, found by the kind
+registry (migrate.core.kinds); a new kind is a new module. Matchers see the text with comments
 blanked out (text_mask), so every offset is an offset into the exact text: edits keep CRLF
 line endings and everything else byte for byte.
 """
@@ -19,14 +18,11 @@ from pathlib import PurePath
 
 from migrate.core.findings import Finding, LineIndex
 from migrate.core.rules import Rule
-from migrate.scan.text.textfile import TextFile, applies
-from migrate.scan.text.kinds.dependency import scan_dependencies
-from migrate.scan.text.kinds.env_var import env_var_table, lookup_env_var, scan_env_vars
+from migrate.core.kinds import kinds_of
+from migrate.scan.suppress import drop_suppressed
 from migrate.scan.text.mask import mask_comments
 from migrate.scan.text.prefilter import active_rules
-from migrate.scan.text.kinds.shell_command import scan_regex_rules
-
-__all__ = ["TEXT_KINDS", "env_var_table", "file_kind", "lookup_env_var", "scan_text_file"]
+from migrate.scan.text.textfile import TextFile, applies
 
 TEXT_KINDS = ("shell", "docker", "make", "yaml", "conda", "requirements", "pyproject",
               "setup-cfg", "cuda", "env", "cmake")
@@ -42,8 +38,6 @@ _NAMES = {
     ".env": "env", ".envrc": "shell", "environment.yml": "conda", "environment.yaml": "conda",
 }
 _SHEBANG = re.compile(rb"^#![ \t]*(?:/usr)?/bin/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:ba|z|da|k)?sh\b")
-_KERNEL = re.compile(r"\b__global__\b")
-_C_COMMENT_START = re.compile(r"//|/\*")
 
 
 def file_kind(path: PurePath) -> str | None:
@@ -92,41 +86,13 @@ def scan_text_file(text: str, rel: str, kind: str, rules: Sequence[Rule]) -> lis
         return []
     tf = TextFile(text=text, masked=mask_comments(text, kind), rel=rel, kind=kind,
                   index=LineIndex(text))
-    findings = scan_env_vars(tf, rules)
-    findings += scan_regex_rules(tf, rules)
-    findings += scan_dependencies(tf, rules)
-    findings += _scan_cuda_source(tf, rules)
+    findings: list[Finding] = []
+    for spec in kinds_of("text"):
+        group = [r for r in rules if r.kind == spec.name]
+        if group:
+            findings += spec.run(tf, group)
+    findings = drop_suppressed(findings, tf.index)
     findings.sort(key=Finding.sort_key)
     return findings
 
 
-def _scan_cuda_source(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
-    findings = []
-    for rule in rules:
-        if rule.kind != "cuda-source":
-            continue
-        code = _strip_c_comments(tf.text)
-        if not code.strip():
-            continue  # empty or comments only: nothing to port
-        lines = tf.text.count("\n") + (0 if tf.text.endswith("\n") or not tf.text else 1)
-        values = {"lines": lines, "kernels": len(_KERNEL.findall(code))}
-        first_line_end = len(tf.index.line_text(1))
-        f = tf.finding(rule, 0, first_line_end, values)
-        if f is not None:
-            findings.append(f)
-    return findings
-
-
-def _strip_c_comments(text: str) -> str:
-    """Text without // and /* */ comments, in linear time (an unclosed /* runs to the end)."""
-    out, pos = [], 0
-    while (m := _C_COMMENT_START.search(text, pos)) is not None:
-        out.append(text[pos:m.start()])
-        closer = "\n" if m.group() == "//" else "*/"
-        end = text.find(closer, m.end())
-        if end < 0:
-            return "".join(out)
-        out.append(" ")
-        pos = end + len(closer)
-    out.append(text[pos:])
-    return "".join(out)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from migrate.core.findings import Edit, Finding, Fix, LineIndex
+from migrate.core.findings import Edit, Finding, LineIndex, finding_category, fix_for
 from migrate.core.rules import Rule
-from migrate.scan.suppress import suppressed_codes
 
 SNIPPET_MAX = 400  # longer lines are cut to a window around the finding
 
@@ -21,14 +20,6 @@ class TextFile:
     rel: str  # path for findings
     kind: str  # file kind from textfiles.file_kind
     index: LineIndex
-    _suppressions: dict[int, set[str] | None] = field(default_factory=dict)
-
-    def suppressed(self, line: int, rule: Rule) -> bool:
-        if line not in self._suppressions:
-            text = self.index.line_text(line)
-            self._suppressions[line] = suppressed_codes(text) if "#" in text else None
-        codes = self._suppressions[line]
-        return codes is not None and (not codes or rule.code in codes or rule.name in codes)
 
     def snippet(self, line: int, col: int) -> str:
         start = self.index.starts[line - 1]
@@ -42,18 +33,12 @@ class TextFile:
     def finding(self, rule: Rule, start: int, end: int, values: dict[str, Any],
                 replacement: str | None = None) -> Finding | None:
         """A finding of ``rule`` on text[start:end]; a fix replaces that span by
-        ``replacement`` when the rule is not manual. None when suppressed on its line."""
+        ``replacement`` when the rule is not manual."""
         line, col = self.index.position(start)
         end_line, end_col = self.index.position(max(end, start))
-        if self.suppressed(line, rule):
-            return None
         fix = None
         if replacement is not None and rule.category != "manual":
-            fix = Fix(
-                applicability="safe" if rule.category == "auto" else "unsafe",
-                description=rule.format_fix_title(**values),
-                edits=[Edit(start, end, replacement)],
-            ).locate(self.index)
+            fix = fix_for(rule, [Edit(start, end, replacement)], values).locate(self.index)
         return Finding(
             rule=rule.code,
             name=rule.name,
@@ -63,7 +48,7 @@ class TextFile:
             end_line=end_line,
             end_column=end_col,
             message=rule.format_message(**values),
-            category=rule.category,
+            category=finding_category(rule, fix),
             fix=fix,
             snippet=self.snippet(line, col),
             impact=rule.impact,

@@ -8,7 +8,8 @@ from pathlib import PurePath
 import pytest
 
 from migrate.core.rules import load_rules, select_rules
-from migrate.scan.text.scanner import env_var_table, file_kind, lookup_env_var, scan_text_file
+from migrate.scan.tables.env_vars import env_var_table, lookup_env_var
+from migrate.scan.text.scanner import file_kind, scan_text_file
 
 RULES = load_rules()
 

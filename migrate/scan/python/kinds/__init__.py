@@ -1,38 +1,20 @@
-"""Matcher families for Python files, registered by the rule ``kind`` they implement.
+"""Matcher families for Python files, one module per rule ``kind``.
 
-A kind is a function ``run(pyfile, rules)`` that receives every selected rule of its kind
-at once (so tables from several rules can be merged, longest match first) and reports
-findings on the PyFile. Registering a kind twice fails at import.
+A kind is a function ``run(pyfile, rules)`` registered with
+``@rule_kind(name, engine="python", params=..., tokens=...)`` (migrate.core.kinds); it
+receives every selected rule of its kind at once (so tables from several rules can be
+merged, longest match first) and reports findings on the PyFile. The registry finds the
+modules of this package by itself: a new kind is a new module.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import importlib
-import pkgutil
-from collections.abc import Callable
 
+from migrate.core.kinds import kinds_of
 from migrate.core.rules import Rule
 
-KindFn = Callable[..., None]
-_DISCOVERED = False
-_KINDS: dict[str, KindFn] = {}
-
-
-# Kinds that only make sense in some files (setup.py), by file-name glob.
-_PATHS: dict[str, tuple[str, ...]] = {}
-
-
-def python_kind(name: str, paths: tuple[str, ...] | None = None) -> Callable[[KindFn], KindFn]:
-    def register(fn: KindFn) -> KindFn:
-        if name in _KINDS:
-            raise ValueError(f"python kind {name!r} registered twice")
-        _KINDS[name] = fn
-        if paths:
-            _PATHS[name] = paths
-        return fn
-
-    return register
+_SELECTED: dict[tuple[int, frozenset], tuple[object, tuple[Rule, ...]]] = {}
 
 
 def rules_for_path(rules, rel: str) -> tuple[Rule, ...]:
@@ -40,33 +22,13 @@ def rules_for_path(rules, rel: str) -> tuple[Rule, ...]:
 
     Called for every file of a scan: the selection is memoised per (rule set, set of
     path-limited kinds that apply), so most files cost one basename match per glob."""
-    python_kinds()
+    limited = {k.name: k.paths for k in kinds_of("python") if k.paths}
     base = rel.rsplit("/", 1)[-1]
-    applying = frozenset(k for k, globs in _PATHS.items()
+    applying = frozenset(name for name, globs in limited.items()
                          if any(fnmatch.fnmatch(base, p) for p in globs))
     key = (id(rules), applying)
     hit = _SELECTED.get(key)
     if hit is None or hit[0] is not rules:
-        chosen = tuple(r for r in rules if r.kind not in _PATHS or r.kind in applying)
+        chosen = tuple(r for r in rules if r.kind not in limited or r.kind in applying)
         hit = _SELECTED[key] = (rules, chosen)
     return hit[1]
-
-
-_SELECTED: dict[tuple[int, frozenset], tuple[object, tuple[Rule, ...]]] = {}
-
-
-def python_kinds() -> dict[str, KindFn]:
-    global _DISCOVERED
-    if not _DISCOVERED:  # import every module once, even if one was imported directly
-        _DISCOVERED = True
-        for mod in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{mod.name}")
-    return _KINDS
-
-
-def group_by_kind(rules: list[Rule] | tuple[Rule, ...]) -> dict[str, list[Rule]]:
-    groups: dict[str, list[Rule]] = {}
-    for rule in rules:
-        if "python" in rule.files:
-            groups.setdefault(rule.kind, []).append(rule)
-    return groups

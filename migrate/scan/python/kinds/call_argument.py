@@ -12,11 +12,21 @@ import ast
 import re
 
 from migrate.core.rules import Rule
-from migrate.scan.python.kinds import python_kind
+from migrate.core.kinds import Token, param, rule_kind
 from migrate.scan.python.pyfile import PyFile
 
 
-@python_kind("call-argument-pattern")
+PARAMS = {
+    "calls": param(dict, required=True, doc="qualified call name -> argument positions"),
+    "pattern": param(str, required=True, doc="regex an argument's string value must match"),
+}
+
+
+def _prefilter_tokens(rule: Rule, rules) -> set[Token]:
+    return {Token(str(w)) for w in rule.params.get("prefilter") or ()}
+
+
+@rule_kind("call-argument-pattern", engine="python", params=PARAMS, tokens=_prefilter_tokens)
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {}
     for rule in rules:

@@ -25,8 +25,9 @@ from functools import lru_cache
 
 from migrate.core.findings import Edit
 from migrate.core.rules import Rule
-from migrate.scan.python.kinds import python_kind
-from migrate.scan.python.pyfile import PyFile, make_fix
+from migrate.core.kinds import Token, param, rule_kind
+from migrate.core.findings import fix_for
+from migrate.scan.python.pyfile import PyFile
 
 _STRING_PREFIX = re.compile(r"[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
 
@@ -62,7 +63,25 @@ def _specs(rules: tuple[Rule, ...]) -> list[Spec]:
     return [Spec(r) for r in rules]
 
 
-@python_kind("context-string")
+PARAMS = {
+    "match": param(str, required=True, doc="fullmatch on the literal's value"),
+    "fstring_prefix": param(str, doc="f-strings: regex on their leading literal text"),
+    "replace": param(list, doc="[pattern, replacement] pairs applied to the literal"),
+    "calls": param(dict, doc="qualified call -> argument positions / keyword names"),
+    "keywords": param(list, doc="keyword arguments of any call"),
+    "names": param(str, doc="regex on variable / attribute / parameter / option names"),
+    "compare": param(bool, doc="comparisons and membership tests"),
+    "ifexp_test": param(str, doc="regex on the test of a conditional expression"),
+    "anywhere": param(bool, doc="any string literal but docstrings"),
+    "track_variables": param(bool, doc="variables later passed where a device is meant"),
+}
+
+
+def _prefilter_tokens(rule: Rule, rules) -> set[Token]:
+    return {Token(str(w)) for w in rule.params.get("prefilter") or ()}
+
+
+@rule_kind("context-string", engine="python", params=PARAMS, tokens=_prefilter_tokens)
 def run(f: PyFile, rules: list[Rule]) -> None:
     specs = _specs(tuple(rules))
     anywhere = [s for s in specs if s.anywhere]
@@ -225,6 +244,6 @@ def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: b
             if fstring:  # the message shows the whole f-string body: "cuda:{rank}"
                 values = {"value": body, "new": new_body}
             if new_value != value:
-                fix = make_fix(spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)],
+                fix = fix_for(spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)],
                                values)
     f.report(spec.rule, start, end, values, fix)

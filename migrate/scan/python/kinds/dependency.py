@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterator
 
 from migrate.core.rules import Rule
-from migrate.scan.python.kinds import python_kind
+from migrate.core.kinds import Token, rule_kind
 from migrate.scan.python.pyfile import PyFile
-from migrate.scan.text.kinds.dependency import suggestion_for
+from migrate.scan.tables.dependencies import KIND, PARAMS, suggestion_for
 from migrate.scan.tables.requirements import parse_requirement
 
 KEYWORDS = {"install_requires", "setup_requires", "tests_require", "extras_require", "requires",
@@ -33,7 +33,12 @@ TOKENS = (
 _NAME = re.compile(r"(?i)requir|dependencies")
 
 
-@python_kind("dependency", paths=("setup.py", "setup_*.py", "setup-*.py"))
+def _tokens(rule: Rule, rules) -> set[Token]:
+    return {Token(literal, pattern) for literal, pattern in TOKENS}
+
+
+@rule_kind(KIND, engine="python", params=PARAMS, tokens=_tokens,
+           paths=("setup.py", "setup_*.py", "setup-*.py"))
 def run(f: PyFile, rules: list[Rule]) -> None:
     for container in _containers(f):
         for node in _strings(container):

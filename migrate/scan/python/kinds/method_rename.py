@@ -7,15 +7,24 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from migrate.core.findings import Edit
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts
-from migrate.scan.python.kinds import python_kind
-from migrate.scan.python.pyfile import PyFile, make_fix
+from migrate.core.kinds import Token, param, rule_kind
+from migrate.core.findings import fix_for
+from migrate.scan.python.pyfile import PyFile
 
 
-@python_kind("method-rename")
+PARAMS = {"attrs": param(dict, required=True, doc="method or property -> replacement")}
+
+
+def _tokens(rule: Rule, rules) -> set[Token]:
+    return {Token(a, rf"\.\s*{re.escape(a)}(?!\w)") for a in rule.params.get("attrs") or {}}
+
+
+@rule_kind("method-rename", engine="python", params=PARAMS, tokens=_tokens)
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {attr: (rule, spec) for rule in rules
              for attr, spec in (rule.params.get("attrs") or {}).items()}
@@ -33,7 +42,7 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         name_start = end - len(node.attr)
         fix = None
         if f.text[name_start:end] == node.attr and spec.get("to"):
-            fix = make_fix(rule, [Edit(name_start, end, spec["to"])],
+            fix = fix_for(rule, [Edit(name_start, end, spec["to"])],
                            {"attr": node.attr, "to": spec["to"]})
         f.report(rule, name_start, end, {"attr": node.attr, "to": spec.get("to", "")}, fix)
 

@@ -12,11 +12,19 @@ import ast
 
 from migrate.core.findings import Edit
 from migrate.core.rules import Rule
-from migrate.scan.python.kinds import python_kind
-from migrate.scan.python.pyfile import PyFile, make_fix
+from migrate.core.kinds import Token, param, rule_kind
+from migrate.core.findings import fix_for
+from migrate.scan.python.pyfile import PyFile
 
 
-@python_kind("missing-argument")
+PARAMS = {"calls": param(dict, required=True, doc="qualified call -> the argument to add")}
+
+
+def _tokens(rule: Rule, rules) -> set[Token]:
+    return {Token(k.rsplit(".", 1)[-1]) for k in rule.params.get("calls") or {}}
+
+
+@rule_kind("missing-argument", engine="python", params=PARAMS, tokens=_tokens)
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {q: (rule, spec) for rule in rules for q, spec in (rule.params.get("calls") or {}).items()}
     for node in f.nodes(ast.Call):
@@ -33,5 +41,5 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         fix = None
         if paren != -1 and not f.text[func_end:paren].strip():
             sep = ", " if node.args or node.keywords else ""
-            fix = make_fix(rule, [Edit(paren + 1, paren + 1, spec["value"] + sep)], values)
+            fix = fix_for(rule, [Edit(paren + 1, paren + 1, spec["value"] + sep)], values)
         f.report_node(rule, node, values, fix)

@@ -18,8 +18,10 @@ from migrate.core.findings import Edit
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts, import_statements
 from migrate.fix.fixers import get_fixer
-from migrate.scan.python.kinds import python_kind
-from migrate.scan.python.pyfile import PyFile, make_fix
+from migrate.core.kinds import Token, param, rule_kind
+from migrate.scan.python.prefilter import key_token, segment_counts
+from migrate.core.findings import fix_for
+from migrate.scan.python.pyfile import PyFile
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,25 @@ def _values(m: Match) -> dict:
     return {"name": m.qualname, "target": m.new_qualname or "", "note": m.entry.note}
 
 
-@python_kind("qualified-name")
+PARAMS = {
+    "names": param(dict, required=True, doc="qualified name (or prefix.*) -> replacement"),
+    "fixers": param(dict, doc="qualified name -> fixer (migrate/fix/fixers) for its calls"),
+    "notes": param(dict, doc="qualified name -> note shown in the message"),
+    "ignore": param(list, doc="qualified names a prefix row must not catch"),
+    "not_modules": param(list, doc="names that are attributes, not importable modules"),
+}
+
+
+def _tokens(rule: Rule, rules) -> set[Token]:
+    """``params.prefilter`` words if given, else one segment of every key."""
+    explicit = {Token(str(w)) for w in rule.params.get("prefilter") or ()}
+    if explicit:
+        return explicit
+    counts = segment_counts(tuple(rules))
+    return {key_token(k, counts) for k in rule.params.get("names") or {}}
+
+
+@rule_kind("qualified-name", engine="python", params=PARAMS, tokens=_tokens)
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = _table(tuple(rules))
     rewritten = _imports(f, table)
@@ -175,7 +195,7 @@ def _rename_use(f: PyFile, m: Match, node: ast.AST, parts: list[str]):
     if local is None:
         local = new
         imports.append(f"import {new.split('.')[0]}")
-    return make_fix(m.entry.rule, [Edit(start, end, local)], _values(m), imports)
+    return fix_for(m.entry.rule, [Edit(start, end, local)], _values(m), imports)
 
 
 def _imports(f: PyFile, table: Table) -> set[str]:
@@ -201,7 +221,7 @@ def _import_alias(f: PyFile, table: Table, node: ast.Import, alias: ast.alias) -
     if alias.asname and m.new_qualname and not m.entry.fixer and table.importable(
             import_form(m.new_qualname)):
         start, end = f.span(alias)
-        fix = make_fix(m.entry.rule, [Edit(start, end, f"{import_form(m.new_qualname)} as {alias.asname}")],
+        fix = fix_for(m.entry.rule, [Edit(start, end, f"{import_form(m.new_qualname)} as {alias.asname}")],
                        _values(m))
     f.report_node(m.entry.rule, alias, _values(m), fix)
     return fix is not None
@@ -233,7 +253,7 @@ def _import_from(f: PyFile, table: Table, node: ast.ImportFrom) -> set[str]:
     for alias, m in matched:
         fix = None
         if edits is not None:  # every alias of the statement carries the same edit
-            fix = make_fix(m.entry.rule, list(edits), _values(m))
+            fix = fix_for(m.entry.rule, list(edits), _values(m))
             rewritten.add(alias.asname or alias.name)
         f.report_node(m.entry.rule, alias, _values(m), fix)
     return rewritten

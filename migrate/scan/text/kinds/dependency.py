@@ -1,12 +1,6 @@
-"""Rule kind ``dependency``: CUDA-only packages in requirement files and install lines.
+"""Kind ``dependency`` in text files: CUDA-only packages in requirement files, pyproject /
+setup.cfg / conda files and install lines (the table: migrate.scan.tables.dependencies).
 
-    params:
-      packages: {flash-attn: "remove; ...", "cupy-cuda*": "..."}   # normalized name or glob
-      version_pattern: '\\+cu\\d+'   # optional: fire only when the version part matches
-      replace: '+cpu'                # optional: replacement for the matched version text
-
-Names are compared after PEP 503 normalization (``flash_attn`` is ``flash-attn``), so a
-package whose name merely starts with a listed one (``flash-attn-helper``) is not flagged.
 The message and fix title may use ``{package}`` (as written), ``{suggestion}`` and
 ``{version}`` (the text matched by ``version_pattern``).
 """
@@ -15,41 +9,34 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from fnmatch import fnmatchcase
-from functools import lru_cache
 
 from migrate.core.findings import Finding
+from migrate.core.kinds import Token, rule_kind
 from migrate.core.rules import Rule
-from migrate.scan.text.textfile import TextFile, applies
+from migrate.scan.text.textfile import TextFile
 from migrate.scan.text.dep_sources import locate
-from migrate.scan.tables.requirements import Requirement, normalize
+from migrate.scan.tables.dependencies import KIND, PARAMS, suggestion_for
+from migrate.scan.tables.requirements import Requirement
 
-KIND = "dependency"
-
-
-@lru_cache(maxsize=256)
-def _table(code: str, items: tuple[tuple[str, str], ...]):
-    exact = {normalize(k): v for k, v in items if not any(c in k for c in "*?[")}
-    globs = [(normalize(k), v) for k, v in items if any(c in k for c in "*?[")]
-    return exact, globs
+_ALNUM = re.compile(r"[a-z0-9]+")
+_GLOB_CLASS = re.compile(r"\[[^\]]*\]")
 
 
-def suggestion_for(rule: Rule, name: str) -> str | None:
-    """The rule's suggestion for normalized package ``name``, or None if not listed."""
-    packages = rule.params.get("packages") or {}
-    exact, globs = _table(rule.code, tuple((str(k), str(v or "")) for k, v in packages.items()))
-    if name in exact:
-        return exact[name]
-    for pattern, text in globs:
-        if fnmatchcase(name, pattern):
-            return text
-    return None
+def _tokens(rule: Rule, rules) -> set[Token]:
+    """The longest alphanumeric run of each package name or glob (``flash-attn`` ->
+    ``flash``, which also covers ``flash_attn``); none (always run) if a name has none."""
+    words = set()
+    for name in rule.params.get("packages") or {}:
+        chunks = _ALNUM.findall(_GLOB_CLASS.sub("-", str(name).lower()))
+        if not chunks:
+            return set()
+        words.add(Token(max(chunks, key=len)))
+    return words
 
 
+@rule_kind(KIND, engine="text", params=PARAMS, tokens=_tokens)
 def scan_dependencies(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
-    active = [r for r in rules if r.kind == KIND and applies(r, tf.kind)]
-    if not active:
-        return []
+    active = list(rules)
     findings: list[Finding] = []
     for req in locate(tf):
         for rule in active:

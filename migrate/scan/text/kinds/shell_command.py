@@ -17,10 +17,20 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from migrate.core.findings import Finding
+from migrate.core.kinds import Token, param, rule_kind
 from migrate.core.rules import Rule, RuleError
-from migrate.scan.text.textfile import TextFile, applies
+from migrate.scan.text.textfile import TextFile
 
 KIND = "shell-command"
+PARAMS = {
+    "patterns": param(list, required=True, doc="Python regexes (MULTILINE), one finding a match"),
+    "replace": param(str, doc="replacement; may use \\g<name> group references"),
+}
+
+
+def _tokens(rule: Rule, rules) -> set[Token]:
+    """``params.prefilter``: words one of which every match contains (else: always run)."""
+    return {Token(str(w)) for w in rule.params.get("prefilter") or ()}
 
 
 @lru_cache(maxsize=256)
@@ -35,11 +45,10 @@ def compiled_patterns(rule: Rule) -> tuple[re.Pattern[str], ...]:
     return _compile(rule.code, tuple(str(p) for p in rule.params.get("patterns") or ()))
 
 
+@rule_kind(KIND, engine="text", params=PARAMS, tokens=_tokens)
 def scan_regex_rules(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
     findings: list[Finding] = []
     for rule in rules:
-        if rule.kind != KIND or not applies(rule, tf.kind):
-            continue
         replace = rule.params.get("replace")
         seen: set[tuple[int, int]] = set()
         for pattern in compiled_patterns(rule):

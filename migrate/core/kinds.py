@@ -1,0 +1,157 @@
+"""Rule kinds: the one table of matcher families, for every engine.
+
+A rule row names its ``kind``; the kind says which engine runs it (``python``: parsed Python
+sources and notebook cells; ``text``: scripts, images, CI and requirement files; ``onnx``:
+model graphs), which ``params`` a row may carry (a typed schema: an unknown key or a value of
+the wrong type fails the load, naming the file, the rule and the key), and which prefilter
+tokens a row gives (a kind without a tokens function fails at import; a Python rule whose
+tokens come out empty fails at load, since it would switch the prefilter off).
+
+One kind name may have a matcher in several engines (``env-var`` and ``dependency`` run in
+Python and in text files): they share one params schema, declared once next to the shared
+lookup table (``migrate.scan.tables``).
+
+Matchers register with ``@rule_kind(name, engine=..., params=..., tokens=...)`` in a module
+of ``migrate.scan.python.kinds``, ``migrate.scan.text.kinds`` or ``migrate.scan.onnx``;
+the registry finds them by walking those packages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from migrate.core.registry import Registry
+
+ENGINES = ("python", "text", "onnx")
+# File kinds (a rule's ``files``) that each engine reads; every other file kind is text.
+_ENGINE_OF = {"python": "python", "notebook": "python", "onnx": "onnx"}
+
+
+def engine_of(file_kind: str) -> str:
+    return _ENGINE_OF.get(file_kind, "text")
+
+
+@dataclass(frozen=True)
+class Token:
+    """A prefilter token: a literal every matching file holds (found with memmem), plus, where
+    it helps, a regex (text syntax) that confirms it. The text engine compares literals
+    case-insensitively and ignores the regex."""
+
+    literal: str
+    pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class Param:
+    """One key of a kind's ``params``: the types its value may have."""
+
+    types: tuple[type, ...]
+    required: bool = False
+    doc: str = ""
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, bool) and bool not in self.types:
+            return False  # YAML's yes/no are not numbers or strings
+        return isinstance(value, self.types)
+
+    def type_names(self) -> str:
+        names = {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer",
+                 float: "number"}
+        return " or ".join(names.get(t, t.__name__) for t in self.types)
+
+
+def param(*types: type, required: bool = False, doc: str = "") -> Param:
+    return Param(tuple(types), required, doc)
+
+
+Schema = Mapping[str, Param]
+# Keys every kind accepts: explicit prefilter words. (The effort estimate is the row's own
+# ``effort:`` field, migrate/core/effort_spec.py, not a param.)
+COMMON_PARAMS: dict[str, Param] = {
+    "prefilter": param(list, doc="words of which a file must hold one for the rule to match"),
+}
+
+
+@dataclass(frozen=True)
+class RuleKind:
+    name: str
+    engine: str
+    run: Callable[..., Any]
+    params: Schema
+    # tokens(rule, rules) -> the prefilter Tokens a row gives (text engine: an empty set means
+    # "always run"); ``rules`` is the whole selection (some kinds pick tokens by what rules share).
+    tokens: Callable[..., Iterable[Any]]
+    paths: tuple[str, ...] | None = None  # file-name globs the kind is limited to
+    schema: dict[str, Param] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "schema", {**COMMON_PARAMS, **self.params})
+
+
+def _check(key: str, kind: RuleKind, meta: dict) -> None:
+    if kind.engine not in ENGINES:
+        raise ValueError(f"engine {kind.engine!r} is not one of {', '.join(ENGINES)}")
+    if not callable(kind.tokens):
+        raise ValueError("declares no prefilter tokens function")
+    for name, spec in kind.params.items():
+        if not isinstance(spec, Param):
+            raise ValueError(f"params key {name!r} is not a Param")
+
+
+KINDS: Registry[RuleKind] = Registry(
+    "rule kind", ("migrate.scan.python.kinds", "migrate.scan.text.kinds", "migrate.scan.onnx"),
+    check=_check)
+
+
+def rule_kind(name: str, *, engine: str, params: Schema, tokens: Callable[..., Iterable[Any]],
+              paths: tuple[str, ...] | None = None) -> Callable[[Callable], Callable]:
+    """Register the decorated function as the ``engine`` matcher of kind ``name``."""
+
+    def wrap(run: Callable) -> Callable:
+        KINDS.add(f"{engine}:{name}", RuleKind(name, engine, run, params, tokens, paths))
+        return run
+
+    return wrap
+
+
+def kind(engine: str, name: str) -> RuleKind | None:
+    return KINDS.get(f"{engine}:{name}")
+
+
+def kinds_of(engine: str) -> list[RuleKind]:
+    return [k for _, k in KINDS.items() if k.engine == engine]
+
+
+def check_rule(rule: Any, rules: Sequence[Any]) -> None:
+    """Validate one loaded rule against its kind: known kind, an engine for every file kind
+    it names, params of the schema's keys and types, Python prefilter tokens.
+    Raises RuleError (imported lazily: migrate.core.rules imports this module)."""
+    from migrate.core.rules import RuleError
+
+    where = f"{rule.source}: rule {rule.code}"
+    engines = sorted({engine_of(f) for f in rule.files})
+    specs = {e: kind(e, rule.kind) for e in engines}
+    known = sorted({k.name for _, k in KINDS.items()})
+    if rule.kind not in known:
+        raise RuleError(f"{where}: unknown kind {rule.kind!r} (known: {', '.join(known)})")
+    for engine, spec in specs.items():
+        if spec is None:
+            raise RuleError(f"{where}: kind {rule.kind!r} has no {engine} matcher, but the rule "
+                            f"lists {engine} files in `files`")
+    spec = next(s for s in specs.values() if s is not None)
+    for key, value in rule.params.items():
+        p = spec.schema.get(key)
+        if p is None:
+            raise RuleError(f"{where}: unknown params key {key!r} for kind {rule.kind!r} "
+                            f"(known: {', '.join(sorted(spec.schema))})")
+        if not p.accepts(value):
+            raise RuleError(f"{where}: params key {key!r} must be a {p.type_names()}, "
+                            f"not {type(value).__name__}")
+    for key, p in spec.schema.items():
+        if p.required and key not in rule.params:
+            raise RuleError(f"{where}: kind {rule.kind!r} needs params key {key!r}")
+    python = specs.get("python")
+    if python is not None and not set(python.tokens(rule, rules)):
+        raise RuleError(f"{where}: gives the Python prefilter no tokens (add params.prefilter)")
