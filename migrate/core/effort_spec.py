@@ -7,7 +7,8 @@ A rule row may carry::
       per: symbol              # what one package is: project | library | file | symbol
       each_file: 10            # extra minutes for each further file in a library/project package
       library: flash_attn      # package name for per: library (default: the symbol's top module)
-      group: migrate-apply     # package name for per: project (default: the rule)
+      group: migrate-apply     # rules of one group share packages (default: the rule itself)
+      title: "..."             # the package's name in the table (default: the group or rule)
       why: "..."               # what the figure covers, shown in the effort table
 
 Anything a row leaves out comes from the defaults for the finding's category. ``per``:

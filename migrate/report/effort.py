@@ -104,8 +104,8 @@ def _key(f: Finding, spec: EffortSpec) -> tuple:
     if spec.per == "library":
         return ("library", spec.library or library_of(f.symbol) or f.rule)
     if spec.per == "file":
-        return ("file", f.rule, f.path)
-    return ("symbol", f.rule, f.symbol or f.message, f.path)
+        return ("file", spec.group or f.rule, f.path)
+    return ("symbol", spec.group or f.rule, f.symbol or f.message, f.path)
 
 
 def _label(key: tuple, spec: EffortSpec, rules: Mapping[str, Rule]) -> str:
@@ -115,8 +115,8 @@ def _label(key: tuple, spec: EffortSpec, rules: Mapping[str, Rule]) -> str:
     if kind == "library":
         return f"{key[1]} (library)"
     if kind == "file":
-        return _rule_label(key[1], rules)
-    return f"{key[2]} ({key[1]})"
+        return spec.title or _rule_label(key[1], rules)
+    return f"{key[2]} ({spec.title or key[1]})"
 
 
 def _rule_label(code: str, rules: Mapping[str, Rule]) -> str:

@@ -48,8 +48,9 @@ def text_lines(effort: Effort) -> list[str]:
     if paid:
         width = max(len(format_minutes(p.minutes)) for p in paid[:MAX_ROWS])
         for p in paid[:MAX_ROWS]:
-            out.append(f"  {format_minutes(p.minutes):>{width}}  {p.name}  "
-                       f"[{p.findings}x, {where(p)}]  {p.why}")
+            out.append(f"  {format_minutes(p.minutes):>{width}}  {p.name}: "
+                       f"{p.findings} finding{'s' if p.findings != 1 else ''} in {where(p)}")
+            out.append(f"  {'':>{width}}  why: {p.why}")
         if len(paid) > MAX_ROWS:
             rest = paid[MAX_ROWS:]
             out.append(f"  ... and {len(rest)} more packages, "
