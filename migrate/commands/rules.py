@@ -13,7 +13,8 @@ import yaml
 from migrate.commands.output import emit
 from migrate.core.errors import UsageError
 from migrate.report import ruledoc
-from migrate.core.rules import Rule, RuleError, load_rules
+from migrate.core.errors import RuleError
+from migrate.core.rules import Rule, load_rules
 
 FORMATS = ("text", "json", "markdown")
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from migrate.core.errors import RuleError
 from migrate.core.registry import Registry
 
 ENGINES = ("python", "text", "onnx")
@@ -72,6 +73,12 @@ Schema = Mapping[str, Param]
 COMMON_PARAMS: dict[str, Param] = {
     "prefilter": param(list, doc="words of which a file must hold one for the rule to match"),
 }
+
+
+def prefilter_words(rule: Any, rules: Sequence[Any] = ()) -> set[Token]:
+    """The tokens a row lists itself in ``params.prefilter`` (the tokens function of kinds
+    that match literals)."""
+    return {Token(str(w)) for w in rule.params.get("prefilter") or ()}
 
 
 @dataclass(frozen=True)
@@ -127,9 +134,7 @@ def kinds_of(engine: str) -> list[RuleKind]:
 def check_rule(rule: Any, rules: Sequence[Any]) -> None:
     """Validate one loaded rule against its kind: known kind, an engine for every file kind
     it names, params of the schema's keys and types, Python prefilter tokens.
-    Raises RuleError (imported lazily: migrate.core.rules imports this module)."""
-    from migrate.core.rules import RuleError
-
+    Raises RuleError."""
     where = f"{rule.source}: rule {rule.code}"
     engines = sorted({engine_of(f) for f in rule.files})
     specs = {e: kind(e, rule.kind) for e in engines}

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from migrate.core.effort_spec import EffortError, check_effort
+from migrate.core.errors import RuleError
 from migrate.core.findings import CATEGORIES, IMPACTS
 from migrate.core.resources import rules_dir
 
@@ -37,10 +38,6 @@ DOC_OPTIONAL = ("references",)  # links to the sources a rule rests on
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~5x faster
 _CODE = re.compile(r"^MIG\d{3}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-
-
-class RuleError(ValueError):
-    pass
 
 
 @dataclass(frozen=True)

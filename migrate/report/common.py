@@ -6,7 +6,7 @@ import pathlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from migrate.core.findings import CATEGORIES, Finding
+from migrate.core.findings import Finding
 from migrate.core.rules import Rule
 
 # How loud a finding is, wherever a format has levels (SARIF, GitHub annotations): it
@@ -116,13 +116,6 @@ class SourceLines:
                 except OSError:
                     pass
         return self._files[path]
-
-
-def category_counts(findings: Iterable[Finding]) -> dict[str, int]:
-    counts = {c: 0 for c in CATEGORIES}
-    for f in findings:
-        counts[f.category] = counts.get(f.category, 0) + 1
-    return counts
 
 
 def statistics_rows(findings: Sequence[Finding], rules: Sequence[Rule]) -> list[dict]:

@@ -9,7 +9,8 @@ import pytest
 import migrate.scan.python.kinds as python_kinds
 from migrate.core.kinds import KINDS, kind, param, rule_kind
 from migrate.core.registry import RegistryError
-from migrate.core.rules import RuleError, load_rules
+from migrate.core.errors import RuleError
+from migrate.core.rules import load_rules
 from migrate.scan.engine import scan_text
 
 ROW = """

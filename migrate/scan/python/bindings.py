@@ -26,10 +26,6 @@ class Binding:
 class Bindings:
     names: dict[str, Binding] = field(default_factory=dict)
 
-    def qualname_of(self, local: str) -> str | None:
-        b = self.names.get(local)
-        return b.qualname if b else None
-
     def as_map(self) -> dict[str, str]:
         return {k: b.qualname for k, b in self.names.items()}
 
@@ -144,9 +140,3 @@ def chain_parts(node: ast.AST) -> list[str] | None:
     parts.reverse()
     return parts
 
-
-def resolve_chain(parts: list[str], bindings: Bindings) -> str | None:
-    qual = bindings.qualname_of(parts[0])
-    if qual is None:
-        return None
-    return ".".join([qual, *parts[1:]])

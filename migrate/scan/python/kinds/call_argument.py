@@ -12,7 +12,7 @@ import ast
 import re
 
 from migrate.core.rules import Rule
-from migrate.core.kinds import Token, param, rule_kind
+from migrate.core.kinds import param, prefilter_words, rule_kind
 from migrate.scan.python.pyfile import PyFile
 
 
@@ -22,11 +22,7 @@ PARAMS = {
 }
 
 
-def _prefilter_tokens(rule: Rule, rules) -> set[Token]:
-    return {Token(str(w)) for w in rule.params.get("prefilter") or ()}
-
-
-@rule_kind("call-argument-pattern", engine="python", params=PARAMS, tokens=_prefilter_tokens)
+@rule_kind("call-argument-pattern", engine="python", params=PARAMS, tokens=prefilter_words)
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {}
     for rule in rules:

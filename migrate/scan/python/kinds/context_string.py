@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from migrate.core.findings import Edit
 from migrate.core.rules import Rule
-from migrate.core.kinds import Token, param, rule_kind
+from migrate.core.kinds import param, prefilter_words, rule_kind
 from migrate.core.findings import fix_for
 from migrate.scan.python.pyfile import PyFile
 
@@ -77,11 +77,7 @@ PARAMS = {
 }
 
 
-def _prefilter_tokens(rule: Rule, rules) -> set[Token]:
-    return {Token(str(w)) for w in rule.params.get("prefilter") or ()}
-
-
-@rule_kind("context-string", engine="python", params=PARAMS, tokens=_prefilter_tokens)
+@rule_kind("context-string", engine="python", params=PARAMS, tokens=prefilter_words)
 def run(f: PyFile, rules: list[Rule]) -> None:
     specs = _specs(tuple(rules))
     anywhere = [s for s in specs if s.anywhere]

@@ -20,7 +20,7 @@ from migrate.core.findings import Edit
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts, import_statements
 from migrate.fix.fixers import get_fixer
-from migrate.core.kinds import Token, param, rule_kind
+from migrate.core.kinds import Token, param, prefilter_words, rule_kind
 from migrate.scan.python.prefilter import key_token, segment_counts
 from migrate.core.findings import fix_for
 from migrate.scan.python.pyfile import PyFile
@@ -143,7 +143,7 @@ PARAMS = {
 
 def _tokens(rule: Rule, rules) -> set[Token]:
     """``params.prefilter`` words if given, else one segment of every key."""
-    explicit = {Token(str(w)) for w in rule.params.get("prefilter") or ()}
+    explicit = prefilter_words(rule)
     if explicit:
         return explicit
     counts = segment_counts(tuple(rules))

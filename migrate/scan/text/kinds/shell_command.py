@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from migrate.core.findings import Finding
-from migrate.core.kinds import Token, param, rule_kind
-from migrate.core.rules import Rule, RuleError
+from migrate.core.kinds import param, prefilter_words, rule_kind
+from migrate.core.errors import RuleError
+from migrate.core.rules import Rule
 from migrate.scan.text.textfile import TextFile
 
 KIND = "shell-command"
@@ -28,10 +29,6 @@ PARAMS = {
     "comments": param(bool, doc="match in comments too (directives such as #SBATCH)"),
 }
 
-
-def _tokens(rule: Rule, rules) -> set[Token]:
-    """``params.prefilter``: words one of which every match contains (else: always run)."""
-    return {Token(str(w)) for w in rule.params.get("prefilter") or ()}
 
 
 @lru_cache(maxsize=256)
@@ -46,7 +43,7 @@ def compiled_patterns(rule: Rule) -> tuple[re.Pattern[str], ...]:
     return _compile(rule.code, tuple(str(p) for p in rule.params.get("patterns") or ()))
 
 
-@rule_kind(KIND, engine="text", params=PARAMS, tokens=_tokens)
+@rule_kind(KIND, engine="text", params=PARAMS, tokens=prefilter_words)
 def scan_regex_rules(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
     findings: list[Finding] = []
     for rule in rules:
