@@ -12,7 +12,6 @@ cuda_arch = os.environ.get("TORCH_CUDA_ARCH_LIST", "7.0;8.0;8.6")
 os.environ["TORCH_CUDA_ARCH_LIST"] = cuda_arch
 
 # migrate[MIG601]: `torch.utils.cpp_extension.CUDAExtension` builds CUDA code (csrc/fused_bias_gelu.cu); port the kernels to Ascend C or replace them with torch_npu ops
-# migrate[MIG751]: `torch` is declared without torch-npu: add `torch-npu==2.14.0` here (or in an `npu` extra / a requirements-npu.txt, if the project must still install on CUDA ... (see `migrate rules MIG751`)
 setup(
     name="fused_ops",
     version="0.3.1",

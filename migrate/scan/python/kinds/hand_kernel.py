@@ -163,11 +163,38 @@ def _is_qk(f: PyFile, node: ast.AST) -> bool:
     return False
 
 
+_FUSED_ATTENTION = ("scaled_dot_product_attention", "flash_attn", "fusion_attention",
+                    "memory_efficient_attention", "flex_attention")
+
+
+def _has_fused_path(f: PyFile, node: ast.AST) -> bool:
+    """Is ``node`` in a function that also calls a fused attention kernel (the eager code
+    is then the fallback branch, as in timm's ``if self.fused_attn: ... else: ...``)?"""
+    scope = _function_of(f, node)
+    if scope is None:
+        return False
+    for sub in ast.walk(scope):
+        if isinstance(sub, ast.Call):
+            name = _callee(f, sub)
+            if any(word in name for word in _FUSED_ATTENTION):
+                return True
+        elif isinstance(sub, ast.Attribute) and sub.attr == "fused_attn":
+            return True
+    return False
+
+
+def _function_of(f: PyFile, node: ast.AST) -> ast.AST | None:
+    scope = f.parent(node)
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        scope = f.parent(scope)
+    return scope
+
+
 @detector("eager-attention", "softmax")
 def eager_attention(f: PyFile) -> Iterator[ast.AST]:
     for call in f.nodes(ast.Call):
         callee = _callee(f, call)
-        if callee not in _SOFTMAX:
+        if callee not in _SOFTMAX or _has_fused_path(f, call):
             continue
         scores = call.func.value if callee == ".softmax" else (call.args[0] if call.args else None)
         if scores is not None and _is_qk(f, _with_values(f, call, scores)):
@@ -177,9 +204,7 @@ def eager_attention(f: PyFile) -> Iterator[ast.AST]:
 def _last_value(f: PyFile, use: ast.AST, name: str) -> ast.AST | None:
     """The value last assigned to ``name`` before ``use`` in its function, if any;
     ``x = q @ k.mT; x = x * scale`` counts the first value as well."""
-    scope = f.parent(use)
-    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        scope = f.parent(scope)
+    scope = _function_of(f, use)
     if scope is None:
         return None
     values = [n.value for n in ast.walk(scope) if isinstance(n, ast.Assign) and n.lineno < use.lineno

@@ -3,8 +3,8 @@
 
 The message and fix title may use ``{package}``, ``{spec}`` (the version part as written)
 and ``{version}`` (what the rule wants). ``contains`` rules replace the version part with
-``=={version}``; ``companion`` rules add the companion requirement after the package, on a
-line of its own in requirement files and as a list item in pyproject / setup.cfg arrays.
+``=={version}``; ``companion`` rules add the companion requirement on a line of its own
+after the package's line in requirement files.
 """
 
 from __future__ import annotations
@@ -51,17 +51,13 @@ def scan_dependency_versions(tf: TextFile, rules: Sequence[Rule]) -> list[Findin
 
 def _companion_insert(tf: TextFile, req: Requirement, companion: str) -> tuple[int, str] | None:
     """(offset, text) to insert after the requirement: a line of its own after its line in
-    a requirements file, a new quoted item in a TOML/Python list; None where the layout is
-    not that simple (continuation lines)."""
-    if tf.kind == "requirements":
-        line_end = tf.text.find("\n", req.end)
-        line_end = len(tf.text) if line_end == -1 else line_end
-        if tf.text[line_end - 1:line_end] == "\r":
-            line_end -= 1
-        if tf.text[req.end:line_end].rstrip().endswith("\\"):
-            return None
-        return line_end, ("\r\n" if "\r\n" in tf.text else "\n") + companion
-    quote = tf.text[req.end:req.end + 1]
-    if quote in ("'", '"') and tf.text[req.start - 1:req.start] == quote:
-        return req.end, f"{quote}, {quote}{companion}"
-    return None
+    a requirements file; None elsewhere and for continued lines."""
+    if tf.kind != "requirements":
+        return None
+    line_end = tf.text.find("\n", req.end)
+    line_end = len(tf.text) if line_end == -1 else line_end
+    if tf.text[line_end - 1:line_end] == "\r":
+        line_end -= 1
+    if tf.text[req.end:line_end].rstrip().endswith("\\"):
+        return None
+    return line_end, ("\r\n" if "\r\n" in tf.text else "\n") + companion
