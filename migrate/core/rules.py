@@ -160,11 +160,16 @@ def rule_pack_digest() -> str:
 
 
 def select_rules(rules: tuple[Rule, ...] | list[Rule], select: list[str] | None,
-                 ignore: list[str] | None) -> list[Rule]:
-    """Filter by codes or code prefixes (ruff style: MIG1 selects MIG100-MIG199) or names."""
+                 ignore: list[str] | None, extend: list[str] | None = None) -> list[Rule]:
+    """Filter by codes or code prefixes (ruff style: MIG1 selects MIG100-MIG199) or names.
+
+    Without ``select`` every rule but the perf advice is selected: perf rules (optional
+    NPU-affinity advice) run only when ``select`` or ``extend`` names them, as ruff's
+    opt-in rules. ``extend`` adds to the selection; ``ignore`` removes from it."""
 
     def hit(rule: Rule, patterns: list[str]) -> bool:
         return any(rule.code.startswith(p) or rule.name == p for p in patterns)
 
-    chosen = [r for r in rules if not select or hit(r, select)]
+    chosen = [r for r in rules if (hit(r, select) if select else r.category != "perf")
+              or (extend and hit(r, extend))]
     return [r for r in chosen if not ignore or not hit(r, ignore)]

@@ -30,7 +30,8 @@ def _tail(effort: Effort, free: list[Package]) -> list[str]:
     if free:
         n = sum(p.findings for p in free)
         reasons = sorted({p.why for p in free})
-        out.append(f"Free: {n} finding{'s' if n != 1 else ''} cost nothing ({'; '.join(reasons)}).")
+        out.append(f"Free: {n} finding{'s cost' if n != 1 else ' costs'} nothing "
+                   f"({'; '.join(reasons)}).")
     if effort.optional:
         n = sum(p.findings for p in effort.optional)
         out.append(f"Optional perf advice: {len(effort.optional)} package"

@@ -98,6 +98,9 @@ def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter,
         out = [paint(f"Found {plural(len(result.findings), 'finding')} in "
                      f"{plural(files, 'file')} ({scanned}).", "bold")]
         out += breakdown_lines(result, rules, paint, model)
+    if result.findings and rules and not any(r.category == "perf" for r in rules.values()):
+        out += ["", "NPU-affinity advice (fused kernels and optimizers, NPU runtime settings) "
+                "is opt-in: add `--extend-select MIG9`."]
     if result.errors:
         out += ["", paint(f"Errors ({len(result.errors)})", "bold red")]
         out += [f"  {e.path}: {e.message}" for e in sorted(result.errors, key=lambda e: e.path)]
@@ -110,6 +113,8 @@ def breakdown_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painte
     out = ["", paint("By category", "bold")]
     for cat in CATEGORIES:
         n = summary["by_category"].get(cat, 0)
+        if cat == "perf" and not n:
+            continue
         out.append("  " + paint(f"{cat:<9}", STYLES[cat])
                    + f"{n:>6}   {ACTIONS[cat] if n else ''}".rstrip())
     by_rule = sorted(summary["by_rule"].items(), key=lambda kv: (-kv[1], kv[0]))

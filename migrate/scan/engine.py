@@ -34,6 +34,7 @@ PARALLEL_THRESHOLD = 200  # files before worker processes pay off
 class ScanOptions:
     select: list[str] | None = None
     ignore: list[str] | None = None
+    extend_select: list[str] | None = None
     exclude: list[str] = field(default_factory=list)
     jobs: int | None = None
     cache_dir: Path | None = None  # None: no cache
@@ -164,7 +165,7 @@ def _scan_onnx(path: Path, rel: str, rules) -> list[Finding]:
 def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> ScanResult:
     options = options or ScanOptions()
     rules = list(options.rules) if options.rules is not None else select_rules(
-        default_rules(), options.select, options.ignore)
+        default_rules(), options.select, options.ignore, options.extend_select)
     codes = tuple(r.code for r in rules)
     if options.rules is not None:  # custom rule objects: scan in this process
         _OVERRIDE[codes] = tuple(rules)

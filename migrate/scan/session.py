@@ -124,8 +124,6 @@ def run_session(request: ScanRequest,
     check_codes(cfg.select, f"{where} select")
     check_codes(cfg.extend_select, f"{where} extend-select")
     check_codes(cfg.ignore, f"{where} ignore")
-    if select and extend:
-        select = [*select, *extend]
     per_file = {**cfg.per_file_ignores}
     for glob, codes in parse_per_file_ignores(request.per_file_ignores).items():
         per_file[glob] = [*per_file.get(glob, []), *codes]
@@ -133,12 +131,13 @@ def run_session(request: ScanRequest,
         check_codes(codes, "per-file-ignores")
     _check_effort_keys(cfg.effort, cfg.source)
     options = ScanOptions(
-        select=select, ignore=ignore, exclude=[*cfg.exclude, *(request.exclude or [])],
+        select=select, ignore=ignore, extend_select=extend,
+        exclude=[*cfg.exclude, *(request.exclude or [])],
         jobs=request.jobs,
         cache_dir=None if request.no_cache else (request.cache_dir or default_cache_dir()),
         respect_gitignore=cfg.respect_gitignore, progress=progress,
     )
     result = scan_paths(request.paths, options)
     drop_per_file(result, per_file)
-    rules = select_rules(default_rules(), select, ignore)
+    rules = select_rules(default_rules(), select, ignore, extend)
     return Session(result, rules, scan_root(request.paths), cfg, cfg.effort)

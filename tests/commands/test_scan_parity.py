@@ -27,8 +27,8 @@ def _keys(request: ScanRequest) -> set[tuple]:
 
 
 @pytest.fixture(scope="module")
-def baseline() -> set[tuple]:
-    return _keys(ScanRequest([SAMPLES], no_cache=True, jobs=1))
+def baseline() -> set[tuple]:  # with the opt-in perf advice, so that it can be ignored too
+    return _keys(ScanRequest([SAMPLES], extend_select=["MIG9"], no_cache=True, jobs=1))
 
 
 def test_samples_have_findings_of_many_rules(baseline):
@@ -37,7 +37,8 @@ def test_samples_have_findings_of_many_rules(baseline):
 
 @pytest.mark.parametrize("ignored", ["MIG2", "MIG70", "MIG5", "MIG9", "torch-cuda-api"])
 def test_ignore_reports_a_strict_subset_without_the_rule(baseline, ignored):
-    got = _keys(ScanRequest([SAMPLES], ignore=[ignored], no_cache=True, jobs=1))
+    got = _keys(ScanRequest([SAMPLES], ignore=[ignored], extend_select=["MIG9"], no_cache=True,
+                            jobs=1))
     gone = baseline - got
     assert got < baseline  # a strict subset: nothing new appears, something goes
     assert gone and all(k[0].startswith(ignored) or (ignored == "torch-cuda-api"
@@ -47,7 +48,8 @@ def test_ignore_reports_a_strict_subset_without_the_rule(baseline, ignored):
 
 def test_every_rule_with_findings_can_be_ignored_alone(baseline):
     for code in sorted({k[0] for k in baseline}):
-        got = _keys(ScanRequest([SAMPLES], ignore=[code], no_cache=True, jobs=1))
+        got = _keys(ScanRequest([SAMPLES], ignore=[code], extend_select=["MIG9"],
+                                no_cache=True, jobs=1))
         assert got == {k for k in baseline if k[0] != code}, code
 
 
@@ -106,20 +108,28 @@ def test_statistics_with_no_findings_says_so(tmp_path):
     assert out.exit_code == 0 and out.output.strip() == "No findings (1 file scanned)."
 
 
-def test_perf_advice_fails_a_run_only_when_asked(tmp_path):
+def test_perf_advice_is_opt_in_and_fails_a_run_only_when_asked(tmp_path):
     (tmp_path / "opt.py").write_text("import torch\nopt = torch.optim.AdamW(params, lr=1e-3)\n")
-    out = _run("scan", str(tmp_path), "--no-cache", "--format", "json")
+    assert _run("scan", str(tmp_path), "--no-cache").output.startswith("All checks passed!")
+    (tmp_path / "dev.py").write_text('import torch\nx = torch.zeros(1, device="cuda")\n')
+    plain = _run("scan", str(tmp_path), "--no-cache", "--exit-zero")
+    assert "opt-in: add `--extend-select MIG9`" in plain.output and "MIG901" not in plain.output
+    (tmp_path / "dev.py").unlink()
+    out = _run("scan", str(tmp_path), "--no-cache", "--format", "json", "--extend-select", "MIG9")
     data = json.loads(out.output)
     assert [f["category"] for f in data["findings"]] == ["perf"]
     assert out.exit_code == 0
     assert data["summary"]["effort"]["minutes"] == 0
-    assert _run("scan", str(tmp_path), "--no-cache", "--fail-on", "perf").exit_code == 1
+    assert data["summary"]["effort"]["optional"]["minutes"] == 30
+    assert _run("scan", str(tmp_path), "--no-cache", "--extend-select", "MIG9",
+                "--fail-on", "perf").exit_code == 1
 
 
 def test_perf_fixes_only_when_selected(tmp_path):
     (tmp_path / "opt.py").write_text("import torch\nopt = torch.optim.AdamW(params, lr=1e-3)\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.migrate]\nextend-select = ["MIG9"]\n')
     assert _run("apply", str(tmp_path), "--unsafe-fixes", "--no-cache").exit_code == 0
-    assert "AdamW" in (tmp_path / "opt.py").read_text()
+    assert "AdamW" in (tmp_path / "opt.py").read_text()  # advice, not a fix, unless --select
     assert _run("apply", str(tmp_path), "--unsafe-fixes", "--select", "MIG901",
                 "--no-cache").exit_code == 0
     assert (tmp_path / "opt.py").read_text() == (

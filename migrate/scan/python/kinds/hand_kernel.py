@@ -173,6 +173,8 @@ def _has_fused_path(f: PyFile, node: ast.AST) -> bool:
     scope = _function_of(f, node)
     if scope is None:
         return False
+    if scope.name.startswith("eager"):  # transformers' eager_attention_forward: the
+        return True                     # reference path beside its sdpa/flash dispatch
     for sub in ast.walk(scope):
         if isinstance(sub, ast.Call):
             name = _callee(f, sub)
