@@ -128,3 +128,16 @@ def test_rules_needing_torch_npu_declare_the_import():
         for example in rule.examples:
             if "after" in example and "import torch_npu" in rule.imports:
                 assert "import torch_npu" in example["after"], rule.code
+
+
+def test_every_row_states_its_impact_and_perf_rows_are_perf():
+    """SARIF/GitHub levels follow the impact: it is stated in each row, never defaulted."""
+    import yaml
+
+    from migrate.core.resources import rules_dir
+
+    for path in sorted(rules_dir().glob("*.yaml")):
+        for raw in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("rules", []):
+            assert raw.get("impact") in ("crash", "behaviour", "noop", "perf"), \
+                f"{path.name}: {raw['code']} states no impact"
+            assert (raw["impact"] == "perf") == (raw["category"] == "perf"), raw["code"]
