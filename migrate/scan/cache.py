@@ -78,8 +78,8 @@ def _finding(d: dict) -> Finding:
                   [str(i) for i in fix["imports"]])
     f = Finding(**values, fix=fix)
     ints = (f.line, f.column, f.end_line, f.end_column, f.snippet_start)
-    if not all(isinstance(v, int) for v in ints) or not all(
-            isinstance(getattr(f, k), str) for k in _FIELDS[:8] + ("snippet",)):
+    strings = (f.rule, f.name, f.path, f.message, f.category, f.snippet)
+    if not all(isinstance(v, int) for v in ints) or not all(isinstance(v, str) for v in strings):
         raise TypeError("bad finding")
     return f
 
