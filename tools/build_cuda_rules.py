@@ -170,8 +170,8 @@ def build(curated: dict) -> tuple[list[dict], dict[str, dict]]:
 
 
 def _ordered(row: dict) -> dict:
-    order = ("code", "name", "kind", "category", "message", "fix_title", "imports", "params",
-             "portable", "transfer", "doc", "examples")
+    order = ("code", "name", "kind", "category", "impact", "effort", "message", "fix_title",
+             "imports", "params", "portable", "transfer", "doc", "examples")
     return {key: row[key] for key in order if key in row}
 
 

@@ -46,12 +46,16 @@ def scan_with_config(request: ScanRequest, show_progress: bool) -> Session:
 
 
 def failed(result: ScanResult, fail_on: str) -> bool:
-    """Exit 1: a finding at or above ``fail_on``, or any file error (a file that could not
-    be read or parsed may hide findings; see docs/contracts.md §2)."""
+    """Exit 1: a finding at or above ``fail_on`` (perf advice only with ``--fail-on perf``),
+    or any file error (a file that could not be read or parsed may hide findings; see
+    docs/contracts.md §2)."""
     threshold = CATEGORY_RANK[fail_on]
     return bool(result.errors) or any(CATEGORY_RANK[f.category] >= threshold
                                       for f in result.findings
                                       if not f.npu_aware)  # code that handles NPU needs no work
+
+
+FAIL_ON = ("perf", "auto", "assisted", "manual")
 
 
 def register(app: typer.Typer) -> None:
@@ -61,10 +65,15 @@ def register(app: typer.Typer) -> None:
         fmt: str = typer.Option("text", "--format", help="text | json | sarif | markdown | github"),
         output: Path = typer.Option(None, "-o", "--output", help="Write the report to this file."),
         select: list[str] = typer.Option(None, "--select", help="Rule codes or prefixes (MIG1,MIG201)."),
+        extend_select: list[str] = typer.Option(None, "--extend-select",
+                                                help="Rule codes or prefixes to add to the selection."),
         ignore: list[str] = typer.Option(None, "--ignore", help="Rule codes or prefixes to skip."),
+        per_file_ignores: list[str] = typer.Option(
+            None, "--per-file-ignores", help="GLOB:CODE[,CODE...]: skip rules in matching files."),
         exclude: list[str] = typer.Option(None, "--exclude", help="Glob of paths to skip."),
         fail_on: str = typer.Option(None, "--fail-on",
-                                    help="Lowest category that fails the run: auto | assisted | manual."),
+                                    help="Lowest category that fails the run: perf | auto | "
+                                         "assisted | manual (default auto: perf never fails)."),
         exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings."),
         statistics: bool = typer.Option(False, "--statistics", help="Counts per rule instead of findings."),
         jobs: int = typer.Option(None, "--jobs", "-j", help="Worker processes (default: CPU count)."),
@@ -81,19 +90,22 @@ def register(app: typer.Typer) -> None:
         if fmt not in FORMATS:
             raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
         if fail_on is not None and fail_on not in CATEGORY_RANK:
-            raise UsageError(f"--fail-on {fail_on}: choose auto, assisted or manual")
+            raise UsageError(f"--fail-on {fail_on}: choose {', '.join(FAIL_ON)}")
         show = not no_progress and sys.stderr.isatty()
         session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
                                                cache_dir, config, target=target,
-                                               follow_symlinks=follow_symlinks), show)
+                                               follow_symlinks=follow_symlinks,
+                                               extend_select=extend_select,
+                                               per_file_ignores=per_file_ignores), show)
         result, rules, root, cfg = session.result, session.rules, session.root, session.config
         threshold = fail_on or cfg.fail_on or "auto"
         if threshold not in CATEGORY_RANK:
-            raise UsageError(f"--fail-on {threshold}: choose auto, assisted or manual")
+            raise UsageError(f"--fail-on {threshold}: choose {', '.join(FAIL_ON)}")
         from migrate.report import render
 
         color = output is None and fmt == "text" and sys.stdout.isatty()
-        text = render(result, fmt, rules, root=root, statistics=statistics, color=color)
+        text = render(result, fmt, rules, root=root, statistics=statistics, color=color,
+                      effort=session.effort_model())
         emit(text, output)
         if not exit_zero and failed(result, threshold):
             raise typer.Exit(1)

@@ -7,6 +7,12 @@ category and optionally a Fix. A Fix is a list of text Edits on the file's text
 * ``auto``     — a safe fix exists; ``migrate apply`` makes it by default.
 * ``assisted`` — a fix exists but may change behaviour; applied with ``--unsafe-fixes``.
 * ``manual``   — a person must act.
+* ``perf``     — optional NPU-affinity advice (a fused kernel or optimizer, a runtime
+  setting): never required work, off the ``--fail-on`` ladder unless asked for.
+
+Impacts (what happens on an NPU if the code is left as it is; SARIF and GitHub levels
+follow it): ``crash`` (error), ``behaviour`` (warning: runs, but differently or on the
+CPU), ``noop`` (note: harmless) and ``perf`` (note: runs, could run faster).
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-Category = Literal["auto", "assisted", "manual"]
-CATEGORIES: tuple[Category, ...] = ("auto", "assisted", "manual")
-# Order used by --fail-on: a finding at or above the threshold fails the run.
-CATEGORY_RANK = {"auto": 0, "assisted": 1, "manual": 2}
+Category = Literal["auto", "assisted", "manual", "perf"]
+CATEGORIES: tuple[Category, ...] = ("auto", "assisted", "manual", "perf")
+REQUIRED: tuple[Category, ...] = ("auto", "assisted", "manual")  # work a port must do
+# Order used by --fail-on: a finding at or above the threshold fails the run. perf sits
+# below the ladder: it fails a run only with `--fail-on perf`.
+CATEGORY_RANK = {"perf": -1, "auto": 0, "assisted": 1, "manual": 2}
+IMPACTS = ("crash", "behaviour", "noop", "perf")
 
 
 @dataclass(frozen=True, order=True)
@@ -38,9 +47,21 @@ class Fix:
     edits: list[Edit] = field(default_factory=list)
     # Top-level imports the fixed code needs, as statements ("import torch_npu").
     imports: list[str] = field(default_factory=list)
+    # 1-based (line, column, end_line, end_column) of each edit, set by ``locate``.
+    ranges: list[tuple[int, int, int, int]] = field(default_factory=list)
+
+    def locate(self, index: LineIndex) -> Fix:
+        """Record where each edit sits in the text ``index`` was built on."""
+        self.ranges = [(*index.position(e.start), *index.position(e.end)) for e in self.edits]
+        return self
+
+    def edits_json(self) -> list[dict]:
+        return [{"line": r[0], "column": r[1], "end_line": r[2], "end_column": r[3],
+                 "content": e.content} for e, r in zip(self.edits, self.ranges)]
 
     def to_json(self) -> dict:
-        return {"applicability": self.applicability, "description": self.description}
+        return {"applicability": self.applicability, "description": self.description,
+                "edits": self.edits_json(), "imports": list(self.imports)}
 
 
 def fix_for(rule, edits: list[Edit], values: dict, imports: list[str] | None = None) -> Fix:
@@ -56,7 +77,10 @@ def fix_for(rule, edits: list[Edit], values: dict, imports: list[str] | None = N
 
 def finding_category(rule, fix: Fix | None) -> Category:
     """A finding's category: the rule's, but ``manual`` where this occurrence has no fix
-    (the report must not send it to `migrate apply`). Every engine derives it here."""
+    (the report must not send it to `migrate apply`); perf advice stays perf, fix or not.
+    Every engine derives it here."""
+    if rule.category == "perf":
+        return "perf"
     return rule.category if fix is not None else "manual"
 
 
@@ -80,6 +104,11 @@ class Finding:
     npu_aware: bool = False
     target: str = ""  # the port target the fix was made for (portable | npu | transfer)
     snippet_start: int = 0
+    impact: str = ""  # crash | behaviour | noop | perf (from the rule row)
+    # What the finding is about, for grouping work: a qualified name, literal or package.
+    symbol: str = ""
+    # In a try block whose ImportError handler has a fallback (an optional dependency).
+    guarded: bool = False
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.rule)
@@ -95,6 +124,7 @@ class Finding:
             "end_column": self.end_column,
             "message": self.message,
             "category": self.category,
+            "impact": self.impact,
             "fix": self.fix.to_json() if self.fix else None,
             "npu_aware": self.npu_aware,
             "target": self.target,

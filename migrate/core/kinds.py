@@ -68,10 +68,10 @@ def param(*types: type, required: bool = False, doc: str = "") -> Param:
 
 
 Schema = Mapping[str, Param]
-# Keys every kind accepts: explicit prefilter words, and free-form notes for people.
+# Keys every kind accepts: explicit prefilter words. (The effort estimate is the row's own
+# ``effort:`` field, migrate/core/effort_spec.py, not a param.)
 COMMON_PARAMS: dict[str, Param] = {
     "prefilter": param(list, doc="words of which a file must hold one for the rule to match"),
-    "effort_minutes": param(int, doc="minutes a person needs per finding (effort estimate)"),
 }
 
 

@@ -5,7 +5,10 @@ Schema of one rule (a list item under ``rules:`` in any rules/*.yaml file)::
     code: MIG101               # stable, unique
     name: torch-cuda-api       # kebab-case, names the pattern flagged
     kind: qualified-name       # matcher family (migrate/core/kinds.py: its params schema)
-    category: auto             # auto | assisted | manual
+    category: auto             # auto | assisted | manual | perf
+    impact: crash              # crash | behaviour | noop | perf: what the code does on an
+                               # NPU if left as is (SARIF/GitHub levels follow it)
+    effort: {minutes: 30, per: symbol}   # planning figure (see migrate/report/effort.py)
     message: "..."             # may use {placeholders} filled by the matcher
     fix_title: "..."           # what the fix does (absent for manual rules)
     imports: [import torch_npu]   # statements the fixed code needs
@@ -28,8 +31,9 @@ from typing import Any
 
 import yaml
 
+from migrate.core.effort_spec import EffortError, check_effort
 from migrate.core.errors import RuleError
-from migrate.core.findings import CATEGORIES
+from migrate.core.findings import CATEGORIES, IMPACTS
 from migrate.core.resources import rules_dir
 
 DOC_SECTIONS = ("what", "why", "example", "fix_safety")  # every rule has these
@@ -46,12 +50,14 @@ class Rule:
     kind: str
     category: str
     message: str
+    impact: str = "crash"
     fix_title: str | None = None
     imports: tuple[str, ...] = ()
     files: tuple[str, ...] = ("python",)
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     doc: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     examples: tuple[dict[str, str], ...] = field(default=(), hash=False, compare=False)
+    effort: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     source: str = ""  # the YAML file it came from
     portable: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     transfer: str = "rewrite"  # patched: transfer_to_npu handles it, no rewrite
@@ -86,16 +92,27 @@ def _rule_from(raw: dict, source: str) -> Rule:
     if doc_keys:
         raise RuleError(f"{source}: rule {raw['code']}: unknown doc sections {sorted(doc_keys)}")
     unknown = set(raw) - {
-        "code", "name", "kind", "category", "message", "fix_title", "imports", "files",
-        "params", "doc", "examples", "portable", "transfer",
+        "code", "name", "kind", "category", "impact", "effort", "message", "fix_title",
+        "imports", "files", "params", "doc", "examples", "portable", "transfer",
     }
     if unknown:
         raise RuleError(f"{source}: {raw['code']} has unknown keys {sorted(unknown)}")
+    impact = raw.get("impact", "perf" if raw["category"] == "perf" else "crash")
+    if impact not in IMPACTS:
+        raise RuleError(f"{source}: {raw['code']} has impact {impact!r} (want {', '.join(IMPACTS)})")
+    if (impact == "perf") != (raw["category"] == "perf"):
+        raise RuleError(f"{source}: {raw['code']}: impact perf goes with category perf, and only with it")
+    effort = raw.get("effort") or {}
+    try:
+        check_effort(effort, f"{source}: {raw['code']} effort")
+    except EffortError as exc:
+        raise RuleError(str(exc)) from None
     return Rule(
         code=raw["code"],
         name=raw["name"],
         kind=raw["kind"],
         category=raw["category"],
+        impact=impact,
         message=raw["message"].strip(),
         fix_title=raw.get("fix_title"),
         imports=tuple(raw.get("imports") or ()),
@@ -103,6 +120,7 @@ def _rule_from(raw: dict, source: str) -> Rule:
         params=raw.get("params") or {},
         doc={k: str(v).strip() for k, v in (raw.get("doc") or {}).items()},
         examples=tuple(raw.get("examples") or ()),
+        effort=dict(effort),
         source=source,
         portable=_portable(raw, source),
         transfer=_transfer(raw, source),
@@ -172,11 +190,16 @@ def rule_pack_digest() -> str:
 
 
 def select_rules(rules: tuple[Rule, ...] | list[Rule], select: list[str] | None,
-                 ignore: list[str] | None) -> list[Rule]:
-    """Filter by codes or code prefixes (ruff style: MIG1 selects MIG100-MIG199) or names."""
+                 ignore: list[str] | None, extend: list[str] | None = None) -> list[Rule]:
+    """Filter by codes or code prefixes (ruff style: MIG1 selects MIG100-MIG199) or names.
+
+    Without ``select`` every rule but the perf advice is selected: perf rules (optional
+    NPU-affinity advice) run only when ``select`` or ``extend`` names them, as ruff's
+    opt-in rules. ``extend`` adds to the selection; ``ignore`` removes from it."""
 
     def hit(rule: Rule, patterns: list[str]) -> bool:
         return any(rule.code.startswith(p) or rule.name == p for p in patterns)
 
-    chosen = [r for r in rules if not select or hit(r, select)]
+    chosen = [r for r in rules if (hit(r, select) if select else r.category != "perf")
+              or (extend and hit(r, extend))]
     return [r for r in chosen if not ignore or not hit(r, ignore)]

@@ -19,21 +19,28 @@ FORMATS = ("text", "json", "sarif", "markdown", "github")
 
 def render(result: ScanResult, fmt: str, rules: Sequence[Rule], *,
            root: pathlib.Path | None = None, statistics: bool = False, color: bool = False,
-           width: int | None = None) -> str:
+           width: int | None = None, effort=None) -> str:
     """Render ``result`` in format ``fmt``. ``root`` is the folder finding paths are
     relative to (used to read source lines a finding has no snippet for). With
     ``statistics`` text and json give per-rule counts instead of findings (as ruff's
-    --statistics); other formats ignore it. Raises ValueError for an unknown format."""
+    --statistics); other formats ignore it. ``effort`` is the EffortModel to price the
+    findings with (default: the rules' own figures). Raises ValueError for an unknown format."""
+    if effort is None:
+        from migrate.report.effort import EffortModel
+
+        effort = EffortModel({r.code: r for r in rules})
     if fmt == "text":
         from migrate.report import text
 
         if statistics:
             return text.render_statistics(result, rules, color=color, width=width)
-        return text.render_text(result, rules, root=root, color=color, width=width)
+        return text.render_text(result, rules, root=root, color=color, width=width,
+                                effort=effort)
     if fmt == "json":
         from migrate.report.json_report import render_json, render_statistics_json
 
-        return render_statistics_json(result, rules) if statistics else render_json(result)
+        return (render_statistics_json(result, rules) if statistics
+                else render_json(result, effort))
     if fmt == "sarif":
         from migrate.report.sarif import render_sarif
 
@@ -41,7 +48,7 @@ def render(result: ScanResult, fmt: str, rules: Sequence[Rule], *,
     if fmt == "markdown":
         from migrate.report.markdown import render_markdown
 
-        return render_markdown(result, rules)
+        return render_markdown(result, rules, effort)
     if fmt == "github":
         from migrate.report.github import render_github
 

@@ -12,18 +12,26 @@ from migrate.core.fileio import SourceError, read_bytes
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
 
-# How loud each category is, wherever a format has levels (SARIF, GitHub annotations).
-# manual -> error: nothing will fix it but a person, so a CI gate should stop on it.
-# assisted -> warning: a fix exists but may change behaviour; review it.
-# auto -> note: `migrate apply` makes the change safely; it only needs to be run.
-LEVELS = {"manual": "error", "assisted": "warning", "auto": "note"}
+# How loud a finding is, wherever a format has levels (SARIF, GitHub annotations): it
+# follows the impact on an NPU, not the category (how it gets fixed).
+# crash -> error: the code fails on an NPU (a CUDA-only call, a "cuda" device).
+# behaviour -> warning: it runs, but differently (a flag ignored, work on the CPU).
+# noop -> note: harmless on an NPU (cudnn.benchmark). perf -> note: optional advice.
+LEVELS = {"crash": "error", "behaviour": "warning", "noop": "note", "perf": "note"}
+_CATEGORY_LEVELS = {"manual": "error", "assisted": "warning", "auto": "warning", "perf": "note"}
 
 # What a reader does about each category; used in summaries.
 ACTIONS = {
     "auto": "`migrate apply`",
     "assisted": "`migrate apply --unsafe-fixes`, then review",
     "manual": "port by hand",
+    "perf": "optional: NPU-affinity advice",
 }
+
+
+def level(impact: str, category: str = "") -> str:
+    """SARIF level of an impact (for findings made before impacts existed: the category)."""
+    return LEVELS.get(impact) or _CATEGORY_LEVELS.get(category, "warning")
 
 
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:

@@ -1,16 +1,19 @@
-"""A rough effort estimate: minutes per finding, by category, overridable per rule.
+"""The effort estimate: findings grouped into work packages a port lead can plan with.
 
-The per-category figures are our own planning assumptions, not measurements. They follow
-the model of SonarQube's "remediation effort" (a constant number of minutes per issue of a
-rule, summed into technical debt): enough to size a port, not to bill it.
+The figures are planning assumptions (rules/effort_defaults.yaml, a rule row's ``effort:``,
+a project's ``[tool.migrate.effort]``), not measurements; see migrate/core/effort_spec.py
+for the fields. The rules of the model:
 
-* auto (1 min): run `migrate apply` and glance at the diff.
-* assisted (10 min): the fix may change behaviour (device strings built at run time,
-  backend names compared in logic); read the surrounding code and test it.
-* manual (60 min): a person writes the NPU path (custom CUDA kernels, CUDA-only
-  libraries, APIs with no NPU counterpart); often more, rarely less.
+* one package per library across the project, or per unique symbol per file (as the rule
+  says), never one per occurrence: 17 imports of one library are one decision;
+* code that does nothing on an NPU (impact ``noop``, e.g. ``cudnn.benchmark``) and code
+  that already handles NPU (a finding marked ``npu_aware``) cost nothing and are listed
+  as free packages;
+* uses behind ``try: import x`` / ``except ImportError: <fallback>`` are discounted
+  (``guarded_factor``) and labelled;
+* perf advice is optional: its packages are listed apart and never summed into the total.
 
-A rule overrides its figure with ``params: {effort_minutes: N}`` in its YAML row.
+In the scan JSON this is ``summary.effort`` (docs/contracts.md §3).
 """
 
 from __future__ import annotations
@@ -18,36 +21,182 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from migrate.core.findings import CATEGORIES, Finding
+from migrate.core.effort_spec import Defaults, EffortSpec, defaults, merge
+from migrate.core.findings import REQUIRED, Finding
 from migrate.core.rules import Rule
 
-CATEGORY_MINUTES: dict[str, float] = {"auto": 1.0, "assisted": 10.0, "manual": 60.0}
+
+@dataclass
+class Package:
+    name: str
+    minutes: float
+    findings: int
+    paths: list[str]
+    why: str
+    rules: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "minutes": round(self.minutes, 1), "findings": self.findings,
+                "paths": self.paths, "why": self.why, "rules": self.rules}
 
 
 @dataclass
 class Effort:
     minutes: float = 0.0
-    by_category: dict[str, float] = field(default_factory=lambda: {c: 0.0 for c in CATEGORIES})
+    packages: list[Package] = field(default_factory=list)  # required work, costliest first
+    optional: list[Package] = field(default_factory=list)  # perf advice
+    by_category: dict[str, float] = field(default_factory=lambda: {c: 0.0 for c in REQUIRED})
+    basis: str = ""
 
     def describe(self) -> str:
         return format_minutes(self.minutes)
 
+    @property
+    def optional_minutes(self) -> float:
+        return sum(p.minutes for p in self.optional)
 
-def finding_minutes(finding: Finding, rules: Mapping[str, Rule]) -> float:
-    rule = rules.get(finding.rule)
-    override = rule.params.get("effort_minutes") if rule is not None else None
-    if isinstance(override, (int, float)) and not isinstance(override, bool) and override >= 0:
-        return float(override)
-    return CATEGORY_MINUTES.get(finding.category, CATEGORY_MINUTES["manual"])
+    def to_json(self) -> dict:
+        return {"minutes": round(self.minutes, 1),
+                "packages": [p.to_json() for p in self.packages],
+                "optional": {"minutes": round(self.optional_minutes, 1),
+                             "packages": [p.to_json() for p in self.optional]},
+                "basis": self.basis}
 
 
-def estimate(findings: Iterable[Finding], rules: Mapping[str, Rule]) -> Effort:
-    effort = Effort()
+class EffortModel:
+    """Which figure applies to a finding: defaults < rule row < project overrides.
+
+    ``overrides`` maps a rule code or a category to minutes or to an effort row."""
+
+    def __init__(self, rules: Mapping[str, Rule], overrides: Mapping[str, object] | None = None):
+        self.rules = rules
+        self.base: Defaults = defaults()
+        self.overrides = {k: (v if isinstance(v, dict) else {"minutes": v})
+                          for k, v in (overrides or {}).items()}
+        self._cache: dict[tuple[str, str], EffortSpec] = {}
+
+    def spec(self, rule_code: str, category: str) -> EffortSpec:
+        key = (rule_code, category)
+        if key not in self._cache:
+            spec = self.base.categories.get(category, self.base.categories["manual"])
+            if category in self.overrides:
+                spec = merge(spec, self.overrides[category], category)
+            rule = self.rules.get(rule_code)
+            if rule is not None:
+                if rule.impact in self.base.impacts:
+                    spec = merge(spec, {"minutes": self.base.impacts[rule.impact],
+                                        "why": f"{rule.impact} on an NPU: costs nothing"}, category)
+                spec = merge(spec, rule.effort, category)
+            if rule_code in self.overrides:
+                spec = merge(spec, self.overrides[rule_code], category)
+            self._cache[key] = spec
+        return self._cache[key]
+
+
+def library_of(symbol: str) -> str:
+    head = symbol.split(".", 1)[0].split("[", 1)[0].strip()
+    return head.lower().replace("-", "_")
+
+
+def _key(f: Finding, spec: EffortSpec) -> tuple:
+    if spec.per == "project":
+        return ("project", spec.group or f.rule)
+    if spec.per == "library":
+        return ("library", spec.library or library_of(f.symbol) or f.rule)
+    if spec.per == "file":
+        return ("file", spec.group or f.rule, f.path)
+    return ("symbol", spec.group or f.rule, f.symbol or f.message, f.path)
+
+
+def _label(key: tuple, spec: EffortSpec, rules: Mapping[str, Rule]) -> str:
+    kind = key[0]
+    if kind == "project":
+        return spec.title or _rule_label(key[1], rules)
+    if kind == "library":
+        return f"{key[1]} (library)"
+    if kind == "file":
+        return spec.title or _rule_label(key[1], rules)
+    return f"{key[2]} ({spec.title or key[1]})"
+
+
+def _rule_label(code: str, rules: Mapping[str, Rule]) -> str:
+    rule = rules.get(code)
+    return f"{code} {rule.name}" if rule else code
+
+
+def _free_reason(f: Finding, spec: EffortSpec) -> str | None:
+    if getattr(f, "npu_aware", False):  # set by the port-target analysis where it runs
+        return "already handles NPU"
+    if spec.minutes == 0:
+        return spec.why or "costs nothing"
+    return None
+
+
+def estimate(findings: Iterable[Finding], model: EffortModel | Mapping[str, Rule]) -> Effort:
+    if not isinstance(model, EffortModel):
+        model = EffortModel(model)
+    groups: dict[tuple, list[tuple[Finding, EffortSpec]]] = {}
     for f in findings:
-        m = finding_minutes(f, rules)
-        effort.minutes += m
-        effort.by_category[f.category] = effort.by_category.get(f.category, 0.0) + m
+        spec = model.spec(f.rule, f.category)
+        free = _free_reason(f, spec)
+        key = _key(f, spec)
+        if free is not None:
+            key = ("free", free, *key)
+        elif f.guarded:
+            key = ("guarded", *key)
+        groups.setdefault(key, []).append((f, spec))
+    effort = Effort(basis=basis(model.base))
+    for key, members in groups.items():
+        pkg, category = _package(key, members, model)
+        if category == "perf":
+            effort.optional.append(pkg)
+            continue
+        effort.packages.append(pkg)
+        effort.minutes += pkg.minutes
+        effort.by_category[category] = effort.by_category.get(category, 0.0) + pkg.minutes
+    effort.packages.sort(key=_order)
+    effort.optional.sort(key=_order)
     return effort
+
+
+def _order(p: Package) -> tuple:
+    return (-p.minutes, p.name, p.paths)
+
+
+_RANK = {"perf": -1, "auto": 0, "assisted": 1, "manual": 2}
+
+
+def _package(key: tuple, members: list[tuple[Finding, EffortSpec]], model: EffortModel):
+    free = key[0] == "free"
+    guarded = key[0] == "guarded"
+    core = key[2:] if free else key[1:] if guarded else key
+    spec = max((s for _, s in members), key=lambda s: (s.minutes, s.each_file))
+    paths = sorted({f.path for f, _ in members})
+    category = max((f.category for f, _ in members), key=lambda c: _RANK.get(c, 2))
+    minutes = spec.minutes + spec.each_file * (len(paths) - 1)
+    why = spec.why
+    if spec.each_file and len(paths) > 1:
+        why += f" ({spec.minutes:g} min + {spec.each_file:g} min x {len(paths) - 1} more files)"
+    if free:
+        minutes, why = 0.0, key[1]
+    elif guarded:
+        minutes *= model.base.guarded_factor
+        why += (f"; optional import with a fallback (try/except ImportError): "
+                f"x{model.base.guarded_factor:g}")
+    rules = sorted({f.rule for f, _ in members})
+    name = _label(core, spec, model.rules)
+    if guarded:
+        name += ", guarded import"
+    return Package(name, minutes, len(members), paths, why, rules), category
+
+
+def basis(base: Defaults) -> str:
+    cats = base.categories
+    parts = [f"{c} {cats[c].minutes:g} min per {cats[c].per}" for c in REQUIRED]
+    return ("planning assumptions, not measurements: " + ", ".join(parts)
+            + "; rule rows refine these; no-ops and NPU-aware code cost 0; guarded optional "
+            f"imports x{base.guarded_factor:g}; perf advice is optional and not summed "
+            "(rules/effort_defaults.yaml, override in [tool.migrate.effort])")
 
 
 def format_minutes(minutes: float) -> str:

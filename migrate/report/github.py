@@ -10,7 +10,7 @@ warning, auto -> notice.
 from __future__ import annotations
 
 from migrate.core.findings import Finding, ScanResult
-from migrate.report.common import LEVELS, sorted_findings
+from migrate.report.common import level, sorted_findings
 
 COMMANDS = {"error": "error", "warning": "warning", "note": "notice"}
 
@@ -36,7 +36,7 @@ def annotation(f: Finding) -> str:
     else:
         props["endLine"] = f.end_line
     props["title"] = f"{f.rule} {f.name}"
-    return command(COMMANDS[LEVELS.get(f.category, "warning")], props, f.message)
+    return command(COMMANDS[level(f.impact, f.category)], props, f.message)
 
 
 def render_github(result: ScanResult) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from migrate.core.display import escape
 from migrate.core.findings import CATEGORIES, Finding, ScanResult
-from migrate.report import effort
+from migrate.report import effort, effort_table
 from migrate.report.common import (
     ACTIONS,
     by_path,
@@ -29,7 +29,7 @@ def cell(text: str) -> str:
     return escape(text.replace("|", "\\|").replace("\r", " ").replace("\n", " "))
 
 
-def _summary(result: ScanResult, rules: Mapping[str, Rule]) -> list[str]:
+def _summary(result: ScanResult, rules: Mapping[str, Rule], model=None) -> list[str]:
     s = result.summary()
     files = len({f.path for f in result.findings})
     title = (f"{plural(len(result.findings), 'finding')} in {plural(files, 'file')}"
@@ -42,10 +42,12 @@ def _summary(result: ScanResult, rules: Mapping[str, Rule]) -> list[str]:
     for cat in CATEGORIES:
         out.append(f"| {cat} | {s['by_category'].get(cat, 0)} | {ACTIONS[cat]} |")
     out.append(f"| **total** | **{len(result.findings)}** | |")
-    est = effort.estimate(result.findings, rules)
+    est = effort.estimate(result.findings, model or rules)
     out += ["", f"Files scanned: {s['files_scanned']} · errors: {len(result.errors)} · "
             f"estimated effort: ~{est.describe()}", "",
             fixable_sentence(fix_counts(result.findings)), ""]
+    if result.findings:
+        out += effort_table.markdown_lines(est)
     return out
 
 
@@ -82,9 +84,9 @@ def _errors(result: ScanResult) -> list[str]:
     return out + ["", "</details>", ""]
 
 
-def render_markdown(result: ScanResult, rules: Sequence[Rule]) -> str:
+def render_markdown(result: ScanResult, rules: Sequence[Rule], model=None) -> str:
     lookup = rule_map(rules)
-    head = "\n".join(_summary(result, lookup) + _rules_table(result, lookup) + _errors(result))
+    head = "\n".join(_summary(result, lookup, model) + _rules_table(result, lookup) + _errors(result))
     parts = [head]
     size = len(head)
     groups = list(by_path(result.findings).items())

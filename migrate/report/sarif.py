@@ -2,13 +2,15 @@
 
 * URIs are relative to the scan root, with ``uriBaseId: %SRCROOT%``; columns count Unicode
   code points (``columnKind: unicodeCodePoints``), end column exclusive as in SARIF.
-* Levels: manual -> error (a person must act; a gate should stop), assisted -> warning
-  (a fix exists but needs review), auto -> note (`migrate apply` handles it).
+* Levels follow the impact on an NPU (a rule-row field): crash -> error, behaviour ->
+  warning, noop and perf -> note. The category (how it is fixed) is a property.
 * ``partialFingerprints["migrateFinding/v1"]`` hashes rule, path, the finding's line text
   with whitespace collapsed, and the index of that (rule, path, text) among the file's
   findings. It does not use line numbers, so alerts keep their identity when code above
   them moves.
-* Fixes are not emitted: GitHub ignores them, and `migrate apply` is the way to fix.
+* Fixes are emitted as SARIF ``fixes`` (``artifactChanges`` with ``replacements``; GitHub
+  ignores them, other viewers apply them); imports a fix needs are named in its
+  description, since where they go is decided by `migrate apply`.
 * Files that could not be read or parsed become ``toolExecutionNotifications``.
 """
 
@@ -23,7 +25,7 @@ from urllib.parse import quote
 
 from migrate import __version__
 from migrate.core.findings import Finding, ScanResult
-from migrate.report.common import LEVELS, SourceLines, sorted_findings
+from migrate.report.common import SourceLines, level, sorted_findings
 from migrate.report.json_report import TOOL_NAME
 from migrate.report.ruledoc import doc_markdown, fix_availability, short_description
 from migrate.core.rules import Rule
@@ -42,9 +44,10 @@ def _descriptor(rule: Rule) -> dict:
         "shortDescription": {"text": short_description(rule)},
         "fullDescription": {"text": full},
         "help": {"text": doc, "markdown": doc},
-        "defaultConfiguration": {"level": LEVELS.get(rule.category, "warning")},
+        "defaultConfiguration": {"level": level(rule.impact, rule.category)},
         "properties": {
             "category": rule.category,
+            "impact": rule.impact,
             "kind": rule.kind,
             "fix": fix_availability(rule),
             "tags": ["ascend-migrate", "cuda-to-npu", rule.category],
@@ -58,7 +61,7 @@ def _stub_descriptor(finding: Finding) -> dict:
         "id": finding.rule,
         "name": finding.name,
         "shortDescription": {"text": finding.name.replace("-", " ") or finding.rule},
-        "defaultConfiguration": {"level": LEVELS.get(finding.category, "warning")},
+        "defaultConfiguration": {"level": level(finding.impact, finding.category)},
         "properties": {"category": finding.category, "tags": ["ascend-migrate"]},
     }
 
@@ -98,18 +101,34 @@ def _result(f: Finding, index: int | None, fingerprint: str) -> dict:
     if index is not None:
         out["ruleIndex"] = index
     out.update({
-        "level": LEVELS.get(f.category, "warning"),
+        "level": level(f.impact, f.category),
         "message": {"text": f.message},
         "locations": [{"physicalLocation": {
             "artifactLocation": {"uri": uri(f.path), "uriBaseId": "%SRCROOT%"},
             "region": _region(f),
         }}],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
-        "properties": {"category": f.category,
+        "properties": {"category": f.category, "impact": f.impact,
                        "fix": f.fix.applicability if f.fix else "none",
                        "npu_aware": f.npu_aware, "target": f.target},
     })
+    if f.fix is not None and f.fix.ranges:
+        out["fixes"] = [_fix(f)]
     return out
+
+
+def _fix(f: Finding) -> dict:
+    text = f.fix.description
+    if f.fix.imports:
+        text += f" (adds: {'; '.join(f.fix.imports)})"
+    return {"description": {"text": text}, "artifactChanges": [{
+        "artifactLocation": {"uri": uri(f.path), "uriBaseId": "%SRCROOT%"},
+        "replacements": [{
+            "deletedRegion": {"startLine": r[0], "startColumn": r[1],
+                              "endLine": r[2], "endColumn": r[3]},
+            "insertedContent": {"text": e.content},
+        } for e, r in zip(f.fix.edits, f.fix.ranges)],
+    }]}
 
 
 def to_dict(result: ScanResult, rules: Sequence[Rule], root: pathlib.Path | None = None) -> dict:

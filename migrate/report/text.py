@@ -12,7 +12,7 @@ from rich.style import Style
 
 from migrate.core.display import escape
 from migrate.core.findings import CATEGORIES, Finding, ScanResult
-from migrate.report import effort
+from migrate.report import effort, effort_table
 from migrate.report.common import (
     ACTIONS,
     SourceLines,
@@ -25,7 +25,7 @@ from migrate.report.common import (
 )
 from migrate.core.rules import Rule
 
-STYLES = {"auto": "green", "assisted": "yellow", "manual": "red"}
+STYLES = {"auto": "green", "assisted": "yellow", "manual": "red", "perf": "cyan"}
 TOP_RULES = 10
 TAB = 4
 
@@ -47,7 +47,7 @@ class Painter:
 
 
 def render_text(result: ScanResult, rules: Sequence[Rule], *, root: pathlib.Path | None = None,
-                color: bool = False, width: int | None = None) -> str:
+                color: bool = False, width: int | None = None, effort=None) -> str:
     """Findings grouped by file, each with an excerpt, then the summary. Lines are never
     wrapped (``width`` is accepted for symmetry with the other renderers)."""
     paint = Painter(color)
@@ -58,7 +58,7 @@ def render_text(result: ScanResult, rules: Sequence[Rule], *, root: pathlib.Path
         gutter = len(str(max(f.line for f in findings)))
         for f in findings:
             out += finding_block(f, sources.line(f), gutter, paint)
-    out += summary_lines(result, lookup, paint)
+    out += summary_lines(result, lookup, paint, effort)
     return "".join(line + "\n" for line in out)
 
 
@@ -100,7 +100,8 @@ def underline(line: str, f: Finding) -> tuple[int, int]:
     return pad, max(width, 1)
 
 
-def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter) -> list[str]:
+def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter,
+                  model=None) -> list[str]:
     summary = result.summary()
     files = len({f.path for f in result.findings})
     scanned = plural(summary["files_scanned"], "file") + " scanned"
@@ -117,7 +118,10 @@ def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter)
     else:
         out = [paint(f"Found {plural(len(result.findings), 'finding')} in "
                      f"{plural(files, 'file')} ({scanned}).", "bold")]
-        out += breakdown_lines(result, rules, paint)
+        out += breakdown_lines(result, rules, paint, model)
+    if result.findings and rules and not any(r.category == "perf" for r in rules.values()):
+        out += ["", "NPU-affinity advice (fused kernels and optimizers, NPU runtime settings) "
+                "is opt-in: add `--extend-select MIG9`."]
     if result.errors:
         out += ["", paint(f"Errors ({len(result.errors)})", "bold red")]
         out += [f"  {escape(e.path)}: {escape(e.message)}"
@@ -125,11 +129,14 @@ def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter)
     return out
 
 
-def breakdown_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter) -> list[str]:
+def breakdown_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter,
+                    model=None) -> list[str]:
     summary = result.summary()
     out = ["", paint("By category", "bold")]
     for cat in CATEGORIES:
         n = summary["by_category"].get(cat, 0)
+        if cat == "perf" and not n:
+            continue
         out.append("  " + paint(f"{cat:<9}", STYLES[cat])
                    + f"{n:>6}   {ACTIONS[cat] if n else ''}".rstrip())
     by_rule = sorted(summary["by_rule"].items(), key=lambda kv: (-kv[1], kv[0]))
@@ -140,12 +147,10 @@ def breakdown_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painte
         out.append(f"  {n:>{width}}  {code}  {name}")
     if len(by_rule) > TOP_RULES:
         out.append(f"  ... and {plural(len(by_rule) - TOP_RULES, 'more rule')}")
-    est = effort.estimate(result.findings, rules)
-    parts = [f"{cat} {effort.format_minutes(est.by_category[cat])}"
-             for cat in CATEGORIES if summary["by_category"].get(cat)]
-    return out + ["", fixable_sentence(fix_counts(result.findings)),
-                  f"Estimated effort: ~{est.describe()} ({', '.join(parts)}), "
-                  "a rough planning figure."]
+    est = effort.estimate(result.findings, model or rules)
+    table = effort_table.text_lines(est)
+    return out + ["", fixable_sentence(fix_counts(result.findings)), "",
+                  paint(table[0], "bold"), *table[1:]]
 
 
 def _name_of(findings: Sequence[Finding], code: str) -> str:
@@ -171,4 +176,7 @@ def render_statistics(result: ScanResult, rules: Sequence[Rule], *, color: bool 
     shown = [legend[k] for k in ("safe", "unsafe", "partial") if k in used]
     if shown:
         out.append("; ".join(shown))
+    if not rows:
+        scanned = plural(result.files_scanned, "file")
+        out.append(f"No findings ({scanned} scanned).")
     return "".join(line + "\n" for line in out)

@@ -11,6 +11,8 @@ leaves no temporary file behind.
 
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import json
 import os
@@ -61,25 +63,28 @@ def _finding_data(f: Finding) -> dict:
     if f.fix is not None:
         d["fix"] = {"applicability": f.fix.applicability, "description": f.fix.description,
                     "imports": list(f.fix.imports),
-                    "edits": [[e.start, e.end, e.content] for e in f.fix.edits]}
+                    "edits": [[e.start, e.end, e.content] for e in f.fix.edits],
+                    "ranges": [list(r) for r in f.fix.ranges]}
     return d
 
 
-_FIELDS = ("rule", "name", "path", "line", "column", "end_line", "end_column", "message",
-           "category", "snippet", "snippet_start")
+# Every Finding field but the fix, from the dataclass itself: a new field is cached too.
+_FIELDS = tuple(f.name for f in dataclasses.fields(Finding) if f.name != "fix")
+_STRINGS = ("rule", "name", "path", "message", "category", "snippet")
 
 
 def _finding(d: dict) -> Finding:
-    values = {k: d[k] for k in _FIELDS}
+    values = {k: d[k] for k in _FIELDS if k in d}
     fix = d.get("fix")
     if fix is not None:
         edits = [Edit(int(s), int(e), str(c)) for s, e, c in fix["edits"]]
+        ranges = [tuple(int(x) for x in r) for r in fix.get("ranges") or ()]
         fix = Fix(str(fix["applicability"]), str(fix["description"]), edits,  # type: ignore[arg-type]
-                  [str(i) for i in fix["imports"]])
+                  [str(i) for i in fix["imports"]], ranges)
     f = Finding(**values, fix=fix)
     ints = (f.line, f.column, f.end_line, f.end_column, f.snippet_start)
     if not all(isinstance(v, int) for v in ints) or not all(
-            isinstance(getattr(f, k), str) for k in _FIELDS[:8] + ("snippet",)):
+            isinstance(getattr(f, k), str) for k in _STRINGS):
         raise TypeError("bad finding")
     return f
 

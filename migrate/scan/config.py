@@ -1,8 +1,11 @@
 """Project configuration: ``[tool.migrate]`` in the scanned project's pyproject.toml.
 
-Keys (all optional): select, ignore, exclude, extend-exclude (lists of strings),
-fail-on (auto | assisted | manual), unsafe-fixes (bool), respect-gitignore (bool),
-target (portable | npu | transfer) and per-path-target (a table: path glob -> target).
+Keys (all optional): select, extend-select, ignore, exclude, extend-exclude (lists of
+strings), per-file-ignores (table: path glob -> list of codes), fail-on (perf | auto |
+assisted | manual), unsafe-fixes (bool), respect-gitignore (bool), the effort table
+``[tool.migrate.effort]`` (rule code or category -> minutes, or an effort row as in
+migrate/core/effort_spec.py), target (portable | npu | transfer) and per-path-target (a
+table: path glob -> target).
 """
 
 from __future__ import annotations
@@ -19,14 +22,17 @@ except ModuleNotFoundError:  # Python 3.10
 from migrate.core.errors import UsageError
 from migrate.core.fileio import SourceError, read_bytes
 
-_KEYS = {"select", "ignore", "exclude", "extend-exclude", "fail-on", "unsafe-fixes",
-         "respect-gitignore", "target", "per-path-target"}
+_KEYS = {"select", "extend-select", "ignore", "exclude", "extend-exclude", "per-file-ignores",
+         "fail-on", "unsafe-fixes", "respect-gitignore", "effort", "target", "per-path-target"}
 
 
 @dataclass
 class ProjectConfig:
     select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    effort: dict[str, object] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
     fail_on: str | None = None
     unsafe_fixes: bool = False
@@ -80,7 +86,10 @@ def load_config(start: Path, explicit: Path | None = None) -> ProjectConfig:
         raise UsageError(f"{path}: unknown [tool.migrate] keys: {', '.join(sorted(unknown))}")
     cfg = ProjectConfig(source=path)
     cfg.select = _strings(section, "select", path)
+    cfg.extend_select = _strings(section, "extend-select", path) or []
     cfg.ignore = _strings(section, "ignore", path) or []
+    cfg.per_file_ignores = _per_file_ignores(section.get("per-file-ignores"), path)
+    cfg.effort = _effort(section.get("effort"), path)
     cfg.exclude = [*(_strings(section, "exclude", path) or []),
                    *(_strings(section, "extend-exclude", path) or [])]
     cfg.fail_on = _choice(section, "fail-on", FAIL_ON, path)
@@ -137,3 +146,33 @@ def _strings(section: dict, key: str, path: Path) -> list[str] | None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UsageError(f"{path}: [tool.migrate] {key} must be a list of strings")
     return value
+
+
+def _per_file_ignores(value, path: Path) -> dict[str, list[str]]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UsageError(f"{path}: [tool.migrate] per-file-ignores must be a table of glob = [codes]")
+    out = {}
+    for glob, codes in value.items():
+        codes = [codes] if isinstance(codes, str) else codes
+        if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+            raise UsageError(f"{path}: [tool.migrate] per-file-ignores {glob!r} must be a list of codes")
+        out[str(glob)] = codes
+    return out
+
+
+def _effort(value, path: Path) -> dict[str, object]:
+    from migrate.core.effort_spec import EffortError, check_effort
+
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UsageError(f"{path}: [tool.migrate.effort] must be a table")
+    for key, row in value.items():
+        try:
+            check_effort(row if isinstance(row, dict) else {"minutes": row},
+                         f"{path}: [tool.migrate.effort] {key}")
+        except EffortError as exc:
+            raise UsageError(str(exc)) from None
+    return dict(value)

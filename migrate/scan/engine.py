@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from migrate.core.findings import FileError, FileRecord, Finding, ScanResult
@@ -34,6 +35,7 @@ __all__ = ["FileProblem", "ScanOptions", "scan_paths", "scan_text"]
 class ScanOptions:
     select: list[str] | None = None
     ignore: list[str] | None = None
+    extend_select: list[str] | None = None
     exclude: list[str] = field(default_factory=list)
     jobs: int | None = None
     cache_dir: Path | None = None  # None: no cache
@@ -45,10 +47,42 @@ class ScanOptions:
     targets: TargetChoice = field(default_factory=TargetChoice)
 
 
+def with_shadows(rules: Sequence[Rule]) -> tuple[tuple[Rule, ...], frozenset[str] | None]:
+    """(rules to match with, codes to keep or None for all).
+
+    ruff parity: ignoring a rule drops its findings, and no other rule takes them over.
+    Rules of one kind share a table (longest match first), so an unselected shipped rule
+    of a selected kind still matches, to claim its names, and its findings are dropped
+    (``--ignore MIG101`` must not turn torch.cuda calls into MIG105 "unlisted" findings).
+    Only for shipped rules: custom rule sets are matched as given."""
+    return _shadows(tuple(rules))
+
+
+@lru_cache(maxsize=16)
+def _shadows(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, ...], frozenset[str] | None]:
+    shipped = default_rules()
+    known = set(map(id, shipped))
+    if not all(id(r) in known for r in rules) or len(rules) == len(shipped):
+        return rules, None
+    kinds = {r.kind for r in rules}
+    codes = frozenset(r.code for r in rules)
+    extra = tuple(r for r in shipped if r.kind in kinds and r.code not in codes)
+    if not extra:
+        return rules, None
+    return tuple(sorted(rules + extra, key=lambda r: r.code)), codes
+
+
 def scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule],
               target: str = DEFAULT_TARGET) -> list[Finding]:
-    """Findings for one decoded file, with fixes for ``target``. Raises FileProblem for
-    unparsable input."""
+    """Findings of ``rules`` for one decoded file, with fixes for ``target``. Raises
+    FileProblem for unparsable input."""
+    rules, keep = with_shadows(rules)
+    found = _scan_text(text, rel, file_kind, rules, target)
+    return found if keep is None else [f for f in found if f.rule in keep]
+
+
+def _scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule],
+               target: str = DEFAULT_TARGET) -> list[Finding]:
     if file_kind in ("python", "notebook"):
         rules = rules_for_path(rules, rel)
     if file_kind == "python":
@@ -67,7 +101,7 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
     options = options or ScanOptions()
     custom = options.rules is not None
     rules = list(options.rules) if custom else select_rules(
-        default_rules(), options.select, options.ignore)
+        default_rules(), options.select, options.ignore, options.extend_select)
     paths = [Path(p) for p in paths]
     root = scan_root(paths)
     walker = Walker(root, options.exclude, options.respect_gitignore, options.follow_symlinks)

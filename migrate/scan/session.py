@@ -3,8 +3,9 @@ selected once, the files scanned. `migrate scan` renders the result; `migrate ap
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import fnmatch
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,8 @@ class ScanRequest:
     target: str | None = None  # --target
     follow_symlinks: bool = False
     verify_content: bool = False  # hash every file, even when size and mtime match the cache
+    extend_select: list[str] | None = None
+    per_file_ignores: list[str] | None = None  # "GLOB:CODE,CODE" as on the command line
 
 
 @dataclass
@@ -39,7 +42,13 @@ class Session:
     rules: list[Rule]  # the selected rules
     root: Path  # what finding paths are relative to
     config: ProjectConfig
+    effort: dict[str, object] | None = None  # [tool.migrate.effort] overrides
     targets: TargetChoice = TargetChoice()
+
+    def effort_model(self):
+        from migrate.report.effort import EffortModel
+
+        return EffortModel({r.code: r for r in default_rules()}, self.effort)
 
 
 def target_choice(request: ScanRequest, cfg: ProjectConfig) -> TargetChoice:
@@ -72,12 +81,50 @@ def check_jobs(jobs: int | None) -> None:
 
 
 def check_codes(codes: list[str] | None, flag: str) -> None:
+    """Unknown codes fail the same way wherever they are given (ruff parity: exit 2)."""
     if not codes:
         return
     rules = default_rules()
     for code in codes:
         if not any(r.code.startswith(code) or r.name == code for r in rules):
             raise UsageError(f"{flag} {code}: no rule has this code or name (see `migrate rules`)")
+
+
+def parse_per_file_ignores(values: list[str] | None) -> dict[str, list[str]]:
+    """["tests/*:MIG201,MIG202", ...] -> {"tests/*": ["MIG201", "MIG202"]}."""
+    out: dict[str, list[str]] = {}
+    for value in values or []:
+        glob, sep, codes = value.rpartition(":")
+        if not sep or not glob or not codes.strip():
+            raise UsageError(f"--per-file-ignores {value}: want GLOB:CODE[,CODE...]")
+        out.setdefault(glob, []).extend(c.strip() for c in codes.split(",") if c.strip())
+    return out
+
+
+def _matches(rel: str, glob: str) -> bool:
+    if fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(rel, glob.rstrip("/") + "/*"):
+        return True
+    return "/" not in glob and fnmatch.fnmatch(rel.rsplit("/", 1)[-1], glob)
+
+
+def drop_per_file(result: ScanResult, ignores: dict[str, list[str]]) -> None:
+    """Remove findings whose path matches a glob that ignores their rule."""
+    if not ignores:
+        return
+    def ignored(f) -> bool:
+        return any(_matches(f.path, glob) and any(f.rule.startswith(c) or f.name == c for c in codes)
+                   for glob, codes in ignores.items())
+    result.findings = [f for f in result.findings if not ignored(f)]
+
+
+def _check_effort_keys(effort: dict[str, object], source) -> None:
+    from migrate.core.findings import CATEGORIES
+
+    codes = {r.code for r in default_rules()}
+    for key in effort:
+        if key not in codes and key not in CATEGORIES:
+            raise UsageError(f"{source}: [tool.migrate.effort] {key}: not a rule code or a "
+                             f"category ({', '.join(CATEGORIES)})")
 
 
 def run_session(request: ScanRequest,
@@ -91,16 +138,31 @@ def run_session(request: ScanRequest,
     check_jobs(request.jobs)
     cfg = load_config(request.paths[0], request.config)
     select = split_codes(request.select) or cfg.select
+    extend = [*cfg.extend_select, *(split_codes(request.extend_select) or [])]
     ignore = (split_codes(request.ignore) or []) + cfg.ignore
-    check_codes(select, "--select")
+    where = f"{cfg.source}: [tool.migrate]" if cfg.source else "[tool.migrate]"
+    check_codes(split_codes(request.select), "--select")
+    check_codes(split_codes(request.extend_select), "--extend-select")
+    check_codes(split_codes(request.ignore), "--ignore")
+    check_codes(cfg.select, f"{where} select")
+    check_codes(cfg.extend_select, f"{where} extend-select")
+    check_codes(cfg.ignore, f"{where} ignore")
+    per_file = {**cfg.per_file_ignores}
+    for glob, codes in parse_per_file_ignores(request.per_file_ignores).items():
+        per_file[glob] = [*per_file.get(glob, []), *codes]
+    for codes in per_file.values():
+        check_codes(codes, "per-file-ignores")
+    _check_effort_keys(cfg.effort, cfg.source)
     targets = target_choice(request, cfg)
     options = ScanOptions(
-        select=select, ignore=ignore, exclude=[*cfg.exclude, *(request.exclude or [])],
+        select=select, ignore=ignore, extend_select=extend,
+        exclude=[*cfg.exclude, *(request.exclude or [])],
         jobs=request.jobs,
         cache_dir=None if request.no_cache else (request.cache_dir or default_cache_dir()),
         respect_gitignore=cfg.respect_gitignore, progress=progress, targets=targets,
         follow_symlinks=request.follow_symlinks, trust_mtime=not request.verify_content,
     )
     result = scan_paths(request.paths, options)
-    rules = select_rules(default_rules(), select, ignore)
-    return Session(result, rules, scan_root(request.paths), cfg, targets)
+    drop_per_file(result, per_file)
+    rules = select_rules(default_rules(), select, ignore, extend)
+    return Session(result, rules, scan_root(request.paths), cfg, cfg.effort, targets)

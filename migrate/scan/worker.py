@@ -104,9 +104,13 @@ class Worker:
             from migrate.scan.python.notebook import NotebookError, scan_notebook
             from migrate.scan.python.scanner import scan_python
 
+            from migrate.scan.engine import with_shadows
+
+            matching, keep = with_shadows(self.rules)
             try:
-                return scan_notebook(source.text, item.rel, self.rules,
-                                     lambda t, r, rs: scan_python(t, r, rs, item.target))
+                found = scan_notebook(source.text, item.rel, matching,
+                                      lambda t, r, rs: scan_python(t, r, rs, item.target))
+                return found if keep is None else [f for f in found if f.rule in keep]
             except NotebookError as exc:
                 raise FileProblem(str(exc)) from None
         findings = self.scan_text(source.text, item.rel, item.kind, self.rules, item.target)

@@ -34,9 +34,15 @@ def test_samples_still_need_migration():
         assert result.exit_code == 1, (name, result.output)
 
 
-def test_portable_keeps_every_cuda_arm_of_the_multi_backend_library():
-    """Nothing already NPU-aware changes: the library's files come back byte for byte."""
+def test_portable_keeps_every_cuda_arm_of_the_multi_backend_library(tmp_path):
+    """Nothing already NPU-aware changes: the library's files come back byte for byte
+    (without --annotate: the guarded flash_attn import is still reported)."""
+    import shutil
+
     lib = SAMPLES / "multi_backend" / "mbk"
     for target in ("portable", "npu", "transfer"):
-        out = EXPECTED / target / "multi_backend" / "mbk"
-        assert files(out) == files(lib), target
+        work = tmp_path / target
+        shutil.copytree(lib, work)
+        r = migrate_cli(["apply", str(work), "--unsafe-fixes", "--no-cache", "--target", target])
+        assert r.exit_code == 0, r.output
+        assert files(work) == files(lib), target

@@ -14,9 +14,9 @@ from migrate.core.rules import DOC_SECTIONS, load_rules
 RULES = load_rules()
 QUALIFIED = [r for r in RULES if r.kind == "qualified-name"]
 FIXERS = {"flash-attention", "xformers-attention", "apex-amp-initialize", "fused-rms-norm",
-          "device-capability-compare"}
+          "device-capability-compare", "npu-fused-optimizer"}
 PLACEHOLDERS = {"name", "target", "note"}
-_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*(\.\*)?$")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*(\.\*|\*)?$")
 
 
 def _ids(rules):
@@ -60,7 +60,7 @@ def test_fix_fields_match_category(rule):
     afters = [e for e in rule.examples if "after" in e]
     if rule.kind == "onnx-census":
         return  # their fix is `migrate decompose` / a re-export, tested in tests/ops
-    if rule.category == "manual":
+    if rule.category == "manual" or (rule.category == "perf" and not rule.fix_title):
         assert rule.fix_title is None, f"{rule.code} is manual but has a fix title"
         assert afters == [], f"{rule.code} is manual but shows a fixed example"
         return
@@ -81,8 +81,8 @@ def test_targets_agree_with_category(rule):
     for key, target in names.items():
         assert _DOTTED.match(key), f"{rule.code}: bad key {key!r}"
         if target is None:
-            assert rule.category == "manual", f"{rule.code}: {key} has no target but the rule " \
-                                              f"is {rule.category}"
+            assert rule.category in ("manual", "perf"), f"{rule.code}: {key} has no target " \
+                                                        f"but the rule is {rule.category}"
             continue
         assert rule.category != "manual", f"{rule.code}: manual rule maps {key} to {target}"
         assert _DOTTED.match(target), f"{rule.code}: bad target {target!r}"
@@ -137,3 +137,16 @@ def test_rules_needing_torch_npu_declare_the_import():
                 has = re.search(r"^\s*import torch_npu\s*$", example[key], re.M) is not None
                 before = re.search(r"^\s*import torch_npu\s*$", example["before"], re.M)
                 assert has == (names or before is not None), (rule.code, key)
+
+
+def test_every_row_states_its_impact_and_perf_rows_are_perf():
+    """SARIF/GitHub levels follow the impact: it is stated in each row, never defaulted."""
+    import yaml
+
+    from migrate.core.resources import rules_dir
+
+    for path in sorted(rules_dir().glob("*.yaml")):
+        for raw in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("rules", []):
+            assert raw.get("impact") in ("crash", "behaviour", "noop", "perf"), \
+                f"{path.name}: {raw['code']} states no impact"
+            assert (raw["impact"] == "perf") == (raw["category"] == "perf"), raw["code"]

@@ -13,6 +13,7 @@ rules:
     name: torch-cuda-api
     kind: qualified-name
     category: auto
+    impact: crash
     message: "`{name}` is CUDA-only; use `{target}`"
     fix_title: "Replace with `{target}`"
     imports: [import torch_npu]
@@ -45,6 +46,7 @@ rules:
     name: nccl-backend-string
     kind: context-string
     category: assisted
+    impact: behaviour
     message: "process group backend `nccl` is not available on Ascend; use `hccl`"
     fix_title: "Replace `nccl` with `hccl`"
     params:
@@ -64,10 +66,11 @@ rules:
     name: cuda-extension-build
     kind: qualified-name
     category: manual
+    impact: crash
+    effort: {minutes: 240, per: file}
     message: "custom CUDA extension `{name}` must be ported to Ascend C by hand"
     params:
       names: {torch.utils.cpp_extension.CUDAExtension: null}
-      effort_minutes: 240
     doc:
       what: Flags builds of custom CUDA kernels (CUDAExtension, load_inline with CUDA).
       why: CUDA kernels do not run on NPUs; they need an Ascend C or torch rewrite.
@@ -128,7 +131,11 @@ def make_finding(text: str, path: str, rule: str, name: str, needle: str, messag
     line, col, end_line, end_col = locate(text, needle, occurrence)
     return Finding(rule=rule, name=name, path=path, line=line, column=col, end_line=end_line,
                    end_column=end_col, message=message, category=category, fix=fix,
-                   snippet=LineIndex(text).line_text(line) if snippet else "")
+                   snippet=LineIndex(text).line_text(line) if snippet else "",
+                   impact=IMPACTS[rule], symbol=needle.split("(")[0])
+
+
+IMPACTS = {"MIG101": "crash", "MIG120": "behaviour", "MIG301": "crash"}
 
 
 def findings_for(train: str, util: str) -> list[Finding]:

@@ -31,7 +31,8 @@ def test_annotations_for_a_scan(result, rules):
                      "endColumn": "43", "title": "MIG120 nccl-backend-string"}
     assert message == "process group backend `nccl` is not available on Ascend; use `hccl`"
     kinds = [_parse(x)[0] for x in lines]
-    assert kinds == ["warning", "notice", "notice", "notice", "error", "notice", "error"]
+    # levels follow impact: MIG120 behaviour -> warning, MIG101/MIG301 crash -> error
+    assert kinds == ["warning", "error", "error", "error", "error", "error", "error"]
     assert _parse(lines[-1])[1]["file"] == "src/broken.py"
 
 

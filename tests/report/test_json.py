@@ -8,7 +8,7 @@ from migrate import __version__
 from migrate.report import render
 
 FINDING_KEYS = {"rule", "name", "path", "line", "column", "end_line", "end_column", "message",
-                "category", "fix", "npu_aware", "target"}
+                "category", "impact", "fix", "npu_aware", "target"}
 
 
 def test_json_contract_keys_and_types(result, rules, project):
@@ -21,14 +21,25 @@ def test_json_contract_keys_and_types(result, rules, project):
         for key in ("line", "column", "end_line", "end_column"):
             assert isinstance(f[key], int) and f[key] >= 1
         assert f["category"] in ("auto", "assisted", "manual")
-        assert f["fix"] is None or (set(f["fix"]) == {"applicability", "description"}
+        assert f["fix"] is None or (set(f["fix"]) == {"applicability", "description", "edits",
+                                                      "imports"}
                                     and f["fix"]["applicability"] in ("safe", "unsafe"))
     assert data["errors"] == [{"path": "src/broken.py",
                                "message": "invalid syntax (line 1, column 7)"}]
     summary = data["summary"]
+    effort = summary.pop("effort")
     assert summary == result.summary()
     assert summary["files_scanned"] == 3 and summary["findings"] == 6
-    assert summary["by_category"] == {"auto": 4, "assisted": 1, "manual": 1}
+    assert summary["by_category"] == {"auto": 4, "assisted": 1, "manual": 1, "perf": 0}
+    # docs/contracts.md §3: summary.effort = {"minutes", "packages": [{name, minutes,
+    # findings, paths, why}]}; the 4 auto findings in 2 files are one package
+    assert effort["minutes"] == 262
+    assert {"minutes", "packages"} <= set(effort)
+    for pkg in effort["packages"]:
+        assert {"name", "minutes", "findings", "paths", "why"} <= set(pkg)
+    apply_pkg = next(p for p in effort["packages"] if p["findings"] == 4)
+    assert apply_pkg["paths"] == ["src/train.py", "src/util.py"] and apply_pkg["minutes"] == 7
+    assert sum(p["minutes"] for p in effort["packages"]) == effort["minutes"]
     assert summary["by_rule"] == {"MIG101": 4, "MIG120": 1, "MIG301": 1}
 
 

@@ -13,8 +13,10 @@ def test_summary_table_and_details(result, rules):
     for row in ("| auto | 4 |", "| assisted | 1 |", "| manual | 1 |", "| **total** | **6** |"):
         assert row in md
     assert "Files scanned: 3 · errors: 1" in md
-    # effort: 4 auto x 1 min + 1 assisted x 10 min + MIG301's own 240 min = 254 min
-    assert "estimated effort: ~4.2 h" in md
+    # effort: the 4 auto findings in 2 files are one package (5 + 2 min), the assisted
+    # one 15 min, MIG301's own 240 min per file: 262 min
+    assert "estimated effort: ~4.4 h" in md
+    assert "| MIG301 cuda-extension-build | src/train.py | 1 | 4.0 h |" in md
     assert "4 fixable with `migrate apply`, 1 more with `--unsafe-fixes`." in md
     assert md.count("<details>") == md.count("</details>") == 4
     assert "<summary><code>src/train.py</code>: 5 findings</summary>" in md

@@ -72,6 +72,7 @@ def test_json_matches_the_yaml(rules_folder):
     data = json.loads(_run("--format", "json", "--rules-dir", str(rules_folder)).output)
     assert [d["code"] for d in data] == [r["code"] for r in rows]
     assert [d["fix"] for d in data] == ["safe", "unsafe", "none"]
+    assert data[2]["effort"] == {"minutes": 240, "per": "file"}
     assert data[2]["params"] == rows[2]["params"]
     one = json.loads(_run("MIG301", "-f", "json", "--rules-dir", str(rules_folder)).output)
     assert one["doc"]["why"] == rows[2]["doc"]["why"].strip()

@@ -52,7 +52,7 @@ def test_sarif_validates_and_carries_rule_metadata(result, rules, project):
     assert mig101["shortDescription"]["text"].startswith("Flags calls of `torch.cuda`")
     assert mig101["properties"]["category"] == "auto"
     assert [r["defaultConfiguration"]["level"] for r in driver["rules"]] == \
-        ["note", "warning", "error"]
+        ["error", "warning", "error"]  # by impact: crash, behaviour, crash
     # Every result points at its own rule, with relative URIs.
     for res in run["results"]:
         assert driver["rules"][res["ruleIndex"]]["id"] == res["ruleId"]

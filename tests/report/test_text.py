@@ -42,13 +42,15 @@ def test_summary_numbers(result, rules, project):
                  "  4  MIG101  torch-cuda-api", "  1  MIG301  cuda-extension-build",
                  "  src/broken.py: invalid syntax (line 1, column 7)"):
         assert line in out.splitlines()
-    assert "Estimated effort: ~4.2 h (auto 4 min, assisted 10 min, manual 4.0 h)" in out
+    assert "Effort: ~4.4 h in 3 work packages, a planning figure" in out
 
 
 def test_effort_uses_rule_override(result, rules):
     est = effort.estimate(result.findings, rule_map(rules))
-    assert est.minutes == 4 * 1 + 10 + 240  # MIG301 sets params.effort_minutes: 240
-    assert effort.estimate(result.findings, {}).minutes == 4 * 1 + 10 + 60
+    # auto: one package for the project, 5 min + 2 min per further file (2 files);
+    # assisted: 15 min per symbol and file; MIG301 sets effort: {minutes: 240, per: file}
+    assert est.minutes == (5 + 2) + 15 + 240
+    assert effort.estimate(result.findings, {}).minutes == (5 + 2) + 15 + 60
     assert effort.format_minutes(45) == "45 min" and effort.format_minutes(90) == "1.5 h"
 
 

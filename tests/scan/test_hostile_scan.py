@@ -327,3 +327,21 @@ def test_read_only_tree_scans(tmp_path):
     (tmp_path / "a.py").write_text(CUDA)
     os.chmod(tmp_path / "a.py", stat.S_IRUSR)
     assert len(_scan(tmp_path).findings) == 1
+
+
+def test_warm_cache_is_used_and_keeps_every_finding(tmp_path, monkeypatch):
+    from migrate.scan import worker
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "a.py").write_text(CUDA + "y = torch.zeros(1).to('cuda:0')\n")
+    (tmp_path / "t" / "Dockerfile").write_text("FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n")
+    cache = tmp_path / "cache"
+    cold = _scan(tmp_path / "t", cache_dir=cache)
+    reads = []
+    real = worker.read_bytes
+    monkeypatch.setattr(worker, "read_bytes", lambda *a: reads.append(a) or real(*a))
+    warm = _scan(tmp_path / "t", cache_dir=cache)
+    assert reads == []  # size + mtime + a stored hash: nothing re-read
+    assert warm.findings == cold.findings and warm.files == cold.files
+    hashed = _scan(tmp_path / "t", cache_dir=cache, trust_mtime=False)
+    assert len(reads) == 2 and hashed.findings == cold.findings

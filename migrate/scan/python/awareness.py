@@ -6,8 +6,9 @@ Every target leaves alone, and reports as ``npu_aware`` (no effort):
   (``elif is_npu_available():``, ``"npu" if ... else "cuda"``, ``hasattr(torch, "npu")``);
 * a tuple/list/set/dict that already holds "npu" (or "hccl");
 * a boolean expression that names NPU (``is_torch_npu_available() or torch.cuda...``);
-* every finding of a file that imports ``transfer_to_npu``;
-* an import inside ``try: ... except ImportError:`` (the code runs without the package).
+* every finding of a file that imports ``transfer_to_npu``.
+
+(Imports guarded by ``except ImportError`` are the effort model's: it discounts them.)
 
 With --target portable, also left as written (reported, no fix):
 
@@ -56,11 +57,6 @@ def regions(f, portable: bool) -> Regions:
     if _TRANSFER.search(text) and _imports_transfer(f.tree):
         out.aware.append((0, len(text), "transfer_to_npu patches it at run time"))
         return out
-    for node in ast.walk(f.tree):
-        if isinstance(node, ast.Try) and any(_catches_import_error(h) for h in node.handlers):
-            for stmt in node.body:
-                if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                    out.aware.append((*f.span(stmt), "an optional import, guarded by except ImportError"))
     if portable:  # annotations run nothing: `stream: torch.cuda.Stream` stays readable
         for node in ast.walk(f.tree):
             for ann in _annotations(node):

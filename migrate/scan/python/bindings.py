@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 class Binding:
     local: str
     qualname: str
-    node: ast.Import | ast.ImportFrom
-    alias: ast.alias
+    node: ast.Import | ast.ImportFrom | ast.Assign
+    alias: ast.alias | None
     # True for `import a.b.c` without `as` (binds `a`, imports a.b.c).
     dotted_module: bool = False
 
@@ -78,7 +78,54 @@ def collect_bindings(tree: ast.Module) -> Bindings:
                     continue
                 local = alias.asname or alias.name
                 out.names[local] = Binding(local, f"{node.module}.{alias.name}", node, alias)
+    if out.names:
+        _alias_assignments(tree, out)
     return out
+
+
+def _alias_assignments(tree: ast.Module, out: Bindings) -> None:
+    """Names bound to an imported API by assignment at module level, or in a function
+    that declares them ``global``: ``global fa; fa = flash_attn.flash_attn_func`` makes
+    later ``fa(q, k, v)`` calls uses of flash_attn.flash_attn_func."""
+    stack: list[tuple[ast.AST, frozenset[str] | None]] = [(tree, None)]
+    while stack:
+        node, globals_ = stack.pop()
+        for name in _BODIES:
+            for child in getattr(node, name, None) or ():
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    stack.append((child, _declared_global(child)))
+                elif isinstance(child, ast.ClassDef):
+                    continue
+                elif isinstance(child, ast.Assign):
+                    _alias(child, globals_, out)
+                else:
+                    stack.append((child, globals_))
+
+
+def _declared_global(fn: ast.AST) -> frozenset[str]:
+    names: set[str] = set()
+    stack = list(getattr(fn, "body", ()))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for name in _BODIES:
+                stack.extend(getattr(node, name, None) or ())
+    return frozenset(names)
+
+
+def _alias(node: ast.Assign, globals_: frozenset[str] | None, out: Bindings) -> None:
+    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return
+    local = node.targets[0].id
+    if local in out.names or (globals_ is not None and local not in globals_):
+        return
+    parts = chain_parts(node.value)
+    if not parts or parts[0] not in out.names or parts[0] == local:
+        return
+    qual = ".".join([out.names[parts[0]].qualname, *parts[1:]])
+    out.names[local] = Binding(local, qual, node, None)
 
 
 def chain_parts(node: ast.AST) -> list[str] | None:

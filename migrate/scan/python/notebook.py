@@ -60,6 +60,7 @@ def scan_notebook(raw: str, rel: str, rules: list[Rule] | tuple[Rule, ...], scan
         for f in found:
             line = raw_lines[f.line - 1] if f.line - 1 < len(raw_lines) else None
             out.append(replace(
-                f, line=line or 1, end_line=line or 1, category="manual", fix=None,
+                f, line=line or 1, end_line=line or 1, fix=None,
+                category="perf" if f.category == "perf" else "manual",
                 message=f"{f.message} [cell {number}, line {f.line}]"))
     return out

@@ -11,6 +11,18 @@ from migrate.core.findings import Finding, Fix, LineIndex, finding_category
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import Bindings, chain_parts, collect_bindings
 from migrate.fix.fixers import FixContext
+from migrate.scan.python.guards import Guards, find_guards
+
+_SYMBOL_KEYS = ("name", "value", "attr", "symbol")
+
+
+def symbol_of(values: dict) -> str:
+    """What a finding is about, for grouping work: the first value a matcher named."""
+    for key in _SYMBOL_KEYS:
+        value = values.get(key)
+        if value:
+            return str(value)
+    return ""
 
 
 @dataclass
@@ -27,6 +39,7 @@ class PyFile:
 
     by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
     target: str = "portable"  # the port target fixes are made for (migrate/core/targets.py)
+    _guards: Guards | None = None
 
     @classmethod
     def parse(cls, text: str, rel: str, hit=None) -> PyFile:
@@ -75,11 +88,20 @@ class PyFile:
         end_line, end_col = self.index.position(end)
         category = finding_category(rule, fix)
         snippet, snippet_start = self.index.snippet(line, col)
+        symbol = symbol_of(values)
         self.findings.append(Finding(
             rule=rule.code, name=rule.name, path=self.rel, line=line, column=col,
             end_line=end_line, end_column=end_col, message=rule.format_message(**values),
-            category=category, fix=fix, snippet=snippet, snippet_start=snippet_start,
+            category=category, fix=fix.locate(self.index) if fix else None,
+            snippet=snippet, snippet_start=snippet_start, impact=rule.impact, symbol=symbol,
+            guarded=self.guards.covers(start, symbol),
         ))
+
+    @property
+    def guards(self) -> Guards:
+        if self._guards is None:
+            self._guards = find_guards(self.tree, self.index)
+        return self._guards
 
     def report_node(self, rule: Rule, node: ast.AST, values: dict, fix: Fix | None) -> None:
         start, end = self.span(node)

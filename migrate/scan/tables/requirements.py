@@ -83,3 +83,19 @@ def _name_from_url(url: str) -> str | None:
     if base.endswith(".git"):
         base = base[:-4]
     return base if _NAME.fullmatch(base or "-") else None
+
+
+def hash_pinned(text: str, pos: int) -> bool:
+    """Whether the requirement line at ``pos`` (with its ``\\`` continuations) pins a
+    ``--hash``: pip's hash-checking mode rejects any other file."""
+    end = pos
+    while True:
+        nl = text.find("\n", end)
+        if nl < 0:
+            end = len(text)
+            break
+        if not text[:nl].rstrip("\r").endswith("\\"):
+            end = nl
+            break
+        end = nl + 1
+    return "--hash" in text[pos:end]

@@ -27,7 +27,7 @@ class TextFile:
         end_line, end_col = self.index.position(max(end, start))
         fix = None
         if replacement is not None and rule.category != "manual":
-            fix = fix_for(rule, [Edit(start, end, replacement)], values)
+            fix = fix_for(rule, [Edit(start, end, replacement)], values).locate(self.index)
         snippet, snippet_start = self.index.snippet(line, col)
         return Finding(
             rule=rule.code,
@@ -42,6 +42,8 @@ class TextFile:
             fix=fix,
             snippet=snippet,
             snippet_start=snippet_start,
+            impact=rule.impact,
+            symbol=str(values.get("package") or values.get("name") or values.get("match") or ""),
         )
 
 

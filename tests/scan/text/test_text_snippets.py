@@ -77,8 +77,10 @@ def test_hashed_requirements_with_continuations():
             "triton==2.1.0 \\\n"
             "    --hash=sha256:4567ef00\n")
     findings = scan("requirements.txt", text)
-    assert [(f.rule, f.line) for f in findings] == [("MIG720", 1), ("MIG725", 3)]
-    assert findings[1].end_column == len("triton==2.1.0") + 1
+    assert [(f.rule, f.line) for f in findings] == [("MIG751", 1), ("MIG750", 1), ("MIG720", 1),
+                                                    ("MIG725", 3)]
+    assert findings[0].fix is None  # no line of its own after a continued requirement
+    assert findings[3].end_column == len("triton==2.1.0") + 1
 
 
 @pytest.mark.parametrize("value, fixable", [

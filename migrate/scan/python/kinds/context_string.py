@@ -185,6 +185,10 @@ def _check_value(f: PyFile, spec: Spec, value: ast.AST) -> None:
     elif isinstance(value, (ast.Tuple, ast.List, ast.Set)):
         for v in value.elts:
             _check_value(f, spec, v)
+    elif isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        _check_value(f, spec, value.elt)  # [f"cuda:{i}" for i in range(n)]
+    elif isinstance(value, ast.DictComp):
+        _check_value(f, spec, value.value)
     elif isinstance(value, ast.Dict):
         for v in [*value.keys, *value.values]:
             if v is not None:

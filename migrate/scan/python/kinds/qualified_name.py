@@ -1,11 +1,13 @@
 """Kind ``qualified-name``: uses of named APIs (torch.cuda.X, apex.*, flash_attn.*, ...).
 
 Rows give ``params.names`` (qualified name -> target or null; keys ending in ``.*`` match
-everything below), optional ``notes`` and ``fixers``, and ``ignore`` (keys carved out of a
-wider one: ``deepspeed.ops.op_builder.cpu.*`` under ``deepspeed.ops.*``). Lookup is longest-first across all
-rules. Imports are rewritten in import form (``torch.npu`` is spelled ``torch_npu.npu`` in
-import statements, so they work whatever the import order); uses through ``import torch``
-style bindings are rewritten in place.
+everything below; a last segment ending in ``*``, ``torch._C._cuda*``, matches every name
+it starts, and everything below those), optional ``notes`` and ``fixers``, and ``ignore``
+(keys carved out of a wider one: ``deepspeed.ops.op_builder.cpu.*`` under
+``deepspeed.ops.*``). Lookup is longest-first across all rules. Imports are rewritten in
+import form (``torch.npu`` is spelled ``torch_npu.npu`` in import statements, so they work
+whatever the import order); uses through ``import torch`` style bindings are rewritten in
+place.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ class Table:
     def __init__(self, rules: tuple[Rule, ...]):
         self.exact: dict[str, Entry] = {}
         self.prefix: dict[str, Entry] = {}
+        # parent -> [(stem, entry)] for keys such as torch._C._cuda* (no target)
+        self.stems: dict[str, list[tuple[str, Entry]]] = {}
         # Targets that are attributes of a class (torch.npu.mstx.mark): usable in code, not
         # importable with `from ... import` / `import ... as`.
         self.not_modules: set[str] = set()
@@ -55,6 +59,11 @@ class Table:
             notes = rule.params.get("notes") or {}
             fixers = rule.params.get("fixers") or {}
             for key, target in (rule.params.get("names") or {}).items():
+                if key.endswith("*") and not key.endswith(".*"):
+                    parent, _, stem = key[:-1].rpartition(".")
+                    self.stems.setdefault(parent, []).append(
+                        (stem, Entry(rule, key, None, str(notes.get(key, "")), None, True)))
+                    continue
                 is_prefix = key.endswith(".*")
                 base = key[:-2] if is_prefix else key
                 if target and is_prefix:
@@ -74,7 +83,7 @@ class Table:
         for i in range(n, 0, -1):
             key = ".".join(segs[:i])
             first, second = (self.exact, self.prefix) if i == n else (self.prefix, self.exact)
-            entry = first.get(key) or second.get(key)
+            entry = first.get(key) or second.get(key) or self._stem(segs, i)
             if entry is None:
                 continue
             if entry.ignore:
@@ -85,6 +94,14 @@ class Table:
             return Match(entry, qualname, new)
         return None
 
+
+    def _stem(self, segs: list[str], i: int) -> Entry | None:
+        if not self.stems:
+            return None
+        for stem, entry in self.stems.get(".".join(segs[:i - 1]), ()):
+            if segs[i - 1].startswith(stem):
+                return entry
+        return None
 
     def importable(self, qualname: str) -> bool:
         """Can an import statement name ``qualname`` (import form)?"""
@@ -158,6 +175,10 @@ def _use(f: PyFile, table: Table, node: ast.AST, parent, rewritten: set[str]) ->
         return
     is_call = isinstance(parent, ast.Call) and parent.func is node
     if f.target == "portable":
+        if m.entry.fixer:  # flash_attn, xformers, apex: NPU-only kernels, no portable form
+            if is_call or not isinstance(node, ast.Name):
+                f.report_node(m.entry.rule, node, _values(m), None)
+            return
         if isinstance(node, ast.Name) and binding.local != binding.qualname:
             return  # a name bound by `from torch.cuda import x`: the import is reported
         f.report_node(m.entry.rule, node, _values(m), portable_use(f, m, node, parts, parent, _values(m)))

@@ -16,7 +16,7 @@ from migrate.core.rules import Rule
 from migrate.scan.text.textfile import TextFile
 from migrate.scan.text.dep_sources import locate
 from migrate.scan.tables.dependencies import KIND, PARAMS, suggestion_for
-from migrate.scan.tables.requirements import Requirement
+from migrate.scan.tables.requirements import Requirement, hash_pinned
 
 _ALNUM = re.compile(r"[a-z0-9]+")
 _GLOB_CLASS = re.compile(r"\[[^\]]*\]")
@@ -59,23 +59,7 @@ def _match(tf: TextFile, rule: Rule, req: Requirement) -> Finding | None:
         return None
     values["version"] = m.group()
     replace = rule.params.get("replace")
-    if replace is not None and _hash_pinned(tf.text, req.start):
+    if replace is not None and hash_pinned(tf.text, req.start):
         replace = None  # a new version would not match the pinned --hash: a person decides
     return tf.finding(rule, m.start(), m.end(), values,
                       None if replace is None else str(replace))
-
-
-def _hash_pinned(text: str, pos: int) -> bool:
-    """Whether the requirement line at ``pos`` (with its ``\\`` continuations) pins a
-    ``--hash``: pip's hash-checking mode rejects any other file."""
-    end = pos
-    while True:
-        nl = text.find("\n", end)
-        if nl < 0:
-            end = len(text)
-            break
-        if not text[:nl].rstrip("\r").endswith("\\"):
-            end = nl
-            break
-        end = nl + 1
-    return "--hash" in text[pos:end]

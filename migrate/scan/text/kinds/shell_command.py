@@ -26,6 +26,7 @@ KIND = "shell-command"
 PARAMS = {
     "patterns": param(list, required=True, doc="Python regexes (MULTILINE), one finding a match"),
     "replace": param(str, doc="replacement; may use \\g<name> group references"),
+    "comments": param(bool, doc="match in comments too (directives such as #SBATCH)"),
 }
 
 
@@ -49,7 +50,7 @@ def scan_regex_rules(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
         replace = rule.params.get("replace")
         seen: set[tuple[int, int]] = set()
         for pattern in compiled_patterns(rule):
-            for m in pattern.finditer(tf.masked):
+            for m in pattern.finditer(tf.text if rule.params.get("comments") else tf.masked):
                 group = "target" if "target" in pattern.groupindex else 0
                 start, end = m.span(group)
                 if start < 0 or (start, end) in seen:

@@ -14,6 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 try:
+    # migrate[MIG507]: `flash_attn.flash_attn_func` needs the flash-attn CUDA package; on NPU use `torch_npu.npu_fusion_attention`: npu_fusion_attention(q, k, v, head_num ... (see `migrate rules MIG507`)
     from flash_attn import flash_attn_func, flash_attn_varlen_func
 
     _FLASH_ATTN_AVAILABLE = True
@@ -39,7 +40,8 @@ def use_flash_attention() -> bool:
     if not (_FLASH_ATTN_AVAILABLE and torch.accelerator.is_available()):
         return False
     # FlashAttention-2 needs sm80 or newer.
-    return (torch.npu if hasattr(torch, "npu") else torch.cuda).get_device_capability()[0] >= 8
+    # migrate[MIG104]: `torch.cuda.get_device_capability` maps to `torch.npu.get_device_capability`, but it returns None unless the environment variable TORCH_NPU_DEVICE_CAPABILITY ... (see `migrate rules MIG104`)
+    return torch.cuda.get_device_capability()[0] >= 8
 
 
 def rotate_half(x):
@@ -76,6 +78,7 @@ class LiteAttention(nn.Module):
 
         if self.use_flash and cu_seqlens is not None:
             # Packed sequences: (total_tokens, heads, head_dim).
+            # migrate[MIG507]: `flash_attn.flash_attn_varlen_func` needs the flash-attn CUDA package; on NPU use `torch_npu.npu_fusion_attention`: use npu_fusion_attention with ... (see `migrate rules MIG507`)
             out = flash_attn_varlen_func(
                 q.reshape(-1, self.num_heads, self.head_dim),
                 k.reshape(-1, self.num_heads, self.head_dim),
@@ -85,6 +88,7 @@ class LiteAttention(nn.Module):
             )
             out = out.view(bsz, seqlen, -1)
         elif self.use_flash:
+            # migrate[MIG507]: `flash_attn.flash_attn_func` needs the flash-attn CUDA package; on NPU use `torch_npu.npu_fusion_attention`: npu_fusion_attention(q, k, v, head_num ... (see `migrate rules MIG507`)
             out = flash_attn_func(q, k, v, dropout_p=dropout, softmax_scale=scale, causal=True)
             out = out.reshape(bsz, seqlen, -1)
         else:
@@ -110,8 +114,10 @@ class LiteMLP(nn.Module):
 class LiteDecoderLayer(nn.Module):
     def __init__(self, config: LiteConfig):
         super().__init__()
+        # migrate[MIG503]: `apex.normalization.FusedRMSNorm` needs NVIDIA apex's CUDA kernels; use `torch.nn.RMSNorm`: torch.nn.RMSNorm defaults to eps=None (machine epsilon) where apex ... (see `migrate rules MIG503`)
         self.input_layernorm = FusedRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
         self.self_attn = LiteAttention(config)
+        # migrate[MIG503]: `apex.normalization.FusedRMSNorm` needs NVIDIA apex's CUDA kernels; use `torch.nn.RMSNorm`: torch.nn.RMSNorm defaults to eps=None (machine epsilon) where apex ... (see `migrate rules MIG503`)
         self.post_attention_layernorm = FusedRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
         self.mlp = LiteMLP(config)
 

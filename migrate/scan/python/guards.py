@@ -1,0 +1,83 @@
+"""Optional imports: ``try: import x`` with an ``except ImportError`` that falls back.
+
+    try:
+        from flash_attn import flash_attn_func
+        HAS_FLASH = True
+    except ImportError:          # ModuleNotFoundError, Exception, a bare except or a tuple
+        HAS_FLASH = False        # anything but a re-raise is a fallback
+
+A finding inside such a try body, or about a module every import of which in the file
+sits in one, is *guarded*: the code already runs without the library, so the effort
+model discounts it (migrate/report/effort.py). Scoping is flat, as for bindings.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from migrate.core.findings import LineIndex
+
+_CATCHES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+@dataclass
+class Guards:
+    spans: list[tuple[int, int]] = field(default_factory=list)  # guarded try bodies
+    modules: frozenset[str] = frozenset()  # top-level modules imported only there
+
+    def covers(self, offset: int, symbol: str = "") -> bool:
+        if symbol and symbol.split(".", 1)[0] in self.modules:
+            return True
+        return any(a <= offset < b for a, b in self.spans)
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    kinds = handler.type
+    if kinds is None:
+        return True
+    names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and
+               (n.id if isinstance(n, ast.Name) else n.attr) in _CATCHES for n in names)
+
+
+def _falls_back(handler: ast.ExceptHandler) -> bool:
+    return not all(isinstance(stmt, ast.Raise) for stmt in handler.body)
+
+
+def _is_guarded_try(node: ast.AST) -> bool:
+    if not isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        return False
+    handlers = [h for h in node.handlers if _catches_import_error(h)]
+    imports = any(isinstance(s, (ast.Import, ast.ImportFrom)) for b in node.body for s in ast.walk(b))
+    return imports and bool(handlers) and all(_falls_back(h) for h in handlers)
+
+
+def _top_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name.split(".")[0] for a in node.names]
+    if node.level or not node.module:
+        return []
+    return [node.module.split(".")[0]]
+
+
+def find_guards(tree: ast.Module, index: LineIndex) -> Guards:
+    spans: list[tuple[int, int]] = []
+    guarded_imports: set[int] = set()
+    for node in ast.walk(tree):
+        if _is_guarded_try(node) and node.body:
+            start = index.span(node.body[0])[0]
+            end = index.span(node.body[-1])[1]
+            spans.append((start, end))
+            for stmt in node.body:
+                for sub in ast.walk(stmt):
+                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                        guarded_imports.add(id(sub))
+    if not spans:
+        return Guards()
+    inside: set[str] = set()
+    outside: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            (inside if id(node) in guarded_imports else outside).update(_top_modules(node))
+    return Guards(spans, frozenset(inside - outside))
