@@ -13,7 +13,7 @@ from migrate.core.rules import default_rules
 from migrate.fix.rewrite import Options, fix_text, rewrite_file
 from migrate.fix.run import apply_scan, engine_scan
 from migrate.scan.engine import ScanOptions, scan_paths
-from tests.hostile import CUDA, migrate
+from hostile import CUDA, migrate
 
 RULES = default_rules()
 
