@@ -22,25 +22,9 @@ HONEST = ("other", "hf32", "bf16", "fp16")
 
 
 def _run(name, out, mode="fp32", fault=None, **kw):
-    import torch
-
     import hf_models as H
-    from migrate.precision.dumper import dump
 
-    model, args, kwargs = H.build(name)
-    if fault:
-        H.perturb(model, H.FAULT_SITES[name], fault)
-    if mode in ("bf16", "fp16"):
-        model, args, kwargs = H.cast(model, args, kwargs,
-                                     torch.bfloat16 if mode == "bf16" else torch.float16)
-    ctx = {"hf32": H.hf32, "other": H.other_device}.get(mode)
-    with torch.no_grad(), dump(model, out, meta=H.HF32_META if mode == "hf32" else None, **kw):
-        if ctx:
-            with ctx():
-                model(*args, **kwargs)
-        else:
-            model(*args, **kwargs)
-    return model, args, kwargs
+    return H.dump_run(out, name, mode, fault, **kw)
 
 
 def _forward_s(model, args, kwargs, reps=3) -> float:

@@ -24,15 +24,19 @@ def crc32(t: Any) -> int:
     return zlib.crc32(memoryview(flat.view(torch.uint8).numpy()))
 
 
-def weight_table(model: Any) -> dict[str, dict[str, Any]]:
-    """``{name: {dtype, shape, crc, norm, sketch}}`` for every entry of the state dict."""
+def weight_table(model: Any, buffers: bool | None = None) -> dict[str, dict[str, Any]]:
+    """``{name: {dtype, shape, crc, norm, sketch}}`` for every entry of the state dict
+    (``buffers``: True only buffers, False all but buffers, None everything)."""
     import torch
 
     from migrate.precision.sketch import encode, sketch
 
+    names = {n for n, _ in model.named_buffers()} if buffers is not None else set()
     table = {}
     for name, t in model.state_dict(keep_vars=False).items():
         if not isinstance(t, torch.Tensor):
+            continue
+        if buffers is not None and (name in names) != buffers:
             continue
         t = t.detach()
         entry = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
@@ -60,13 +64,17 @@ def weights_digest(model: Any) -> str:
 
 class BackgroundDigest:
     """Compute :func:`weight_table` on a thread while the model runs (CRC32 and torch ops
-    release the GIL). ``result()`` joins it and says whether any weight changed meanwhile."""
+    release the GIL). ``result()`` joins it and says whether any weight changed meanwhile.
+    Buffers (small, and updated in place by the forward itself, e.g. BatchNorm's running
+    stats) are read here, before the run starts, so what is recorded never depends on how
+    the thread and the forward interleave."""
 
     def __init__(self, model: Any) -> None:
         import threading
 
         self._model = model
         self._versions = _versions(model)  # before the thread starts: what the run sees
+        self._buffers = weight_table(model, buffers=True)
         self._value: dict | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="weights-digest", daemon=True)
@@ -74,7 +82,7 @@ class BackgroundDigest:
 
     def _run(self) -> None:
         try:
-            self._value = weight_table(self._model)
+            self._value = weight_table(self._model, buffers=False)
         except BaseException as exc:  # noqa: BLE001 - re-raised in result()
             self._error = exc
 
@@ -85,7 +93,10 @@ class BackgroundDigest:
         self._thread.join()
         if self._error is not None:
             raise self._error
-        table, now = self._value or {}, _versions(self._model)
+        merged = {**(self._value or {}), **self._buffers}
+        now = _versions(self._model)
+        order = list(self._model.state_dict(keep_vars=True))  # the digest's order
+        table = {n: merged[n] for n in order if n in merged}
         changed = [n for n, v in now.items() if self._versions.get(n) != v]
         # Kernels update BatchNorm's running stats without bumping their version: buffers
         # (small) are checked by their bytes.

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.hostile import env
+from hostile import env
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

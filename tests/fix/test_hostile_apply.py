@@ -15,7 +15,7 @@ from migrate.core.targets import TargetChoice
 from migrate.fix.rewrite import Options, fix_text, rewrite_file
 from migrate.fix.run import apply_scan, engine_scan
 from migrate.scan.engine import ScanOptions, scan_paths
-from tests.hostile import CUDA, migrate
+from hostile import CUDA, migrate
 
 RULES = default_rules()
 NPU = TargetChoice("npu")  # these tests check the NPU forms

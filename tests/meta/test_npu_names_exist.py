@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from migrate.core.npu_wheel import REPO, npu_wheel, target_exists
+from migrate.core.npu_wheel import npu_wheel, target_exists
 
 from migrate.core.rules import load_rules
+
+REPO = Path(__file__).resolve().parents[2]  # the checkout (migrate may be installed elsewhere)
 
 pytestmark = pytest.mark.slow  # downloads the 44 MB wheel on the first run
 

@@ -184,3 +184,27 @@ def hf32():
     """Emulated HF32 matmul/conv for the block (dump with ``meta=HF32_META``)."""
     with _HF32Mode():
         yield
+
+
+def dump_run(out, name: str, mode: str = "fp32", fault=None, kernel_fault=None, **kw):
+    """Build ``name``, inject the faults, run it once in ``mode`` (fp32, other, hf32, bf16,
+    fp16) under a dump into ``out``; returns (model, args, kwargs)."""
+    from migrate.precision.dumper import dump
+
+    model, args, kwargs = build(name)
+    if fault:
+        perturb(model, FAULT_SITES[name], fault)
+    if kernel_fault:
+        corrupt_output(model, ATTENTION_SITES[name], kernel_fault)
+    if mode in ("bf16", "fp16"):
+        model, args, kwargs = cast(model, args, kwargs,
+                                   torch.bfloat16 if mode == "bf16" else torch.float16)
+    ctx = {"hf32": hf32, "other": other_device}.get(mode)
+    meta = HF32_META if mode == "hf32" else None
+    with torch.no_grad(), dump(model, out, meta=meta, **kw):
+        if ctx:
+            with ctx():
+                model(*args, **kwargs)
+        else:
+            model(*args, **kwargs)
+    return model, args, kwargs

@@ -15,24 +15,7 @@ from migrate.precision.replay import replay_model
 pytest.importorskip("transformers")
 
 
-def _dump(out, name, mode="fp32", fault=None, kernel_fault=None, **kw):
-    model, args, kwargs = H.build(name)
-    if fault:
-        H.perturb(model, H.FAULT_SITES[name], fault)
-    if kernel_fault:
-        H.corrupt_output(model, H.ATTENTION_SITES[name], kernel_fault)
-    if mode in ("bf16", "fp16"):
-        model, args, kwargs = H.cast(model, args, kwargs,
-                                     torch.bfloat16 if mode == "bf16" else torch.float16)
-    ctx = {"hf32": H.hf32, "other": H.other_device}.get(mode)
-    meta = H.HF32_META if mode == "hf32" else None
-    with torch.no_grad(), dump(model, out, meta=meta, **kw):
-        if ctx:
-            with ctx():
-                model(*args, **kwargs)
-        else:
-            model(*args, **kwargs)
-    return model, args, kwargs
+_dump = H.dump_run
 
 
 @pytest.fixture(scope="module")

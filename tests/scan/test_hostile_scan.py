@@ -11,7 +11,7 @@ import stat
 import pytest
 
 from migrate.scan.engine import ScanOptions, scan_paths
-from tests.hostile import CUDA, as_nobody, migrate, needs_nobody, shared_dir
+from hostile import CUDA, as_nobody, migrate, needs_nobody, shared_dir
 
 
 def _scan(*paths, **kw):
