@@ -21,7 +21,13 @@ def main() -> None:
     from migrate.cli import main as cli_main
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    cli_main()
+    try:
+        cli_main()
+    finally:
+        # The work is done (or has unwound): a signal now must not turn the exit status
+        # into a bare kill (-2) while the interpreter shuts down.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 if __name__ == "__main__":
