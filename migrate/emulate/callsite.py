@@ -1,42 +1,18 @@
-"""Where in the user's program a call came from: the first frame outside torch, the
-emulation and the standard library."""
+"""Call sites for the emulation's messages (migrate.core.callsite finds the user frame)."""
 
 from __future__ import annotations
 
-import os
-import sys
-import sysconfig
-
-_SKIP = tuple(os.path.normcase(p) + os.sep for p in {
-    os.path.dirname(os.path.dirname(__file__)),       # migrate/
-    os.path.dirname(sys.modules["torch"].__file__) if "torch" in sys.modules else "//",
-    sysconfig.get_paths()["stdlib"],
-})
-
-
-def _user(filename: str) -> bool:
-    name = os.path.normcase(filename)
-    return not name.startswith(_SKIP) and not name.startswith("<")
+from migrate.core.callsite import shown, user_frame
 
 
 def call_site(depth: int = 2) -> tuple[str, int]:
     """(file, line) of the innermost user frame; ("<unknown>", 0) when there is none."""
-    frame = sys._getframe(depth)
-    while frame is not None:
-        if _user(frame.f_code.co_filename):
-            return frame.f_code.co_filename, frame.f_lineno
-        frame = frame.f_back
-    return "<unknown>", 0
+    return user_frame(depth) or ("<unknown>", 0)
 
 
 def where(depth: int = 2) -> str:
     path, line = call_site(depth + 1)
-    try:
-        rel = os.path.relpath(path)
-        path = path if rel.startswith("..") else rel
-    except ValueError:
-        pass
-    return f"{path}:{line}"
+    return f"{shown(path)}:{line}"
 
 
 class NotEmulated(NotImplementedError):

@@ -16,6 +16,7 @@ Three layers, so that ops torch_npu runs itself are not misreported:
 
 from __future__ import annotations
 
+from migrate.core.callsite import user_location
 from migrate.ops.aten import where
 from migrate.ops.aten.judge import COMPOSITE_KEYS, COMPOSITE_REASON, Judge, from_children
 from migrate.ops.aten.rows import Census, _dtype, _fname, _host_sync
@@ -101,7 +102,7 @@ class Recorder:
             return func(*args, **kwargs)
         self.flush()
         path = census.module
-        location = where.user_location(3) if census.locate_all else None
+        location = user_location(3) if census.locate_all else None
         census.add(op, Verdict(SUPPORTED, COMPOSITE_REASON), _dtype(args), path, None)
         census.suppress += 1
         try:
@@ -131,7 +132,7 @@ class Recorder:
         origin = census.origin()
         path = origin[0] if origin else census.module
         location = origin[1] if origin else (
-            where.user_location(3) if census.locate_all or sync or verdict.status != SUPPORTED
+            user_location(3) if census.locate_all or sync or verdict.status != SUPPORTED
             else None)
         dtype, op = _dtype(args), self.judge.alias(name)
         census.add(op, verdict, dtype, path, location, self.judge.reg.weak_dtypes.get(dtype),

@@ -1,59 +1,9 @@
 """Where an op came from: the module path (forward hooks, autograd node tags for backward)
-and the ``file:line`` of the user code that dispatched it (first frame outside torch, this
-tool and the standard library)."""
+and the ``file:line`` of the user code that dispatched it (migrate.core.callsite)."""
 
 from __future__ import annotations
 
-import os
-import sys
-import sysconfig
-from functools import cache
-
 TAG = "migrate_origin"  # key in an autograd Node's metadata: (module path, file:line | None)
-
-
-@cache
-def _skipped_prefixes() -> tuple[str, ...]:
-    import torch
-
-    import migrate
-
-    dirs = {os.path.dirname(torch.__file__), os.path.dirname(migrate.__file__),
-            sysconfig.get_paths()["stdlib"]}
-    try:
-        import torchgen
-
-        dirs.add(os.path.dirname(torchgen.__file__))
-    except ImportError:
-        pass
-    return tuple(os.path.realpath(d) + os.sep for d in dirs)
-
-
-@cache
-def _is_user_file(filename: str) -> bool:
-    if filename.startswith("<"):
-        return False
-    return not os.path.realpath(filename).startswith(_skipped_prefixes())
-
-
-@cache
-def _shown(filename: str) -> str:
-    try:
-        rel = os.path.relpath(filename)
-    except ValueError:
-        return filename
-    return filename if rel.startswith("..") else rel
-
-
-def user_location(skip: int = 1) -> str | None:
-    """``file:line`` of the innermost frame of user code on the current stack."""
-    frame = sys._getframe(skip)
-    while frame is not None:
-        code = frame.f_code
-        if _is_user_file(code.co_filename):
-            return f"{_shown(code.co_filename)}:{frame.f_lineno}"
-        frame = frame.f_back
-    return None
 
 
 def current_backward_origin() -> tuple[str, str | None] | None:
