@@ -10,6 +10,7 @@ import typer
 
 from migrate import __version__
 from migrate.commands import apply as apply_cmd
+from migrate.commands import doctor as doctor_cmd
 from migrate.commands import ops as ops_cmd
 from migrate.commands import precision as precision_cmd
 from migrate.commands import rules as rules_cmd
@@ -42,7 +43,7 @@ def _root(
     """Move PyTorch projects from CUDA to Ascend NPUs (torch + torch_npu)."""
 
 
-for module in (scan_cmd, apply_cmd, rules_cmd, ops_cmd, precision_cmd, run_cmd):
+for module in (scan_cmd, apply_cmd, rules_cmd, ops_cmd, precision_cmd, run_cmd, doctor_cmd):
     module.register(app)
 
 
