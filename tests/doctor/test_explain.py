@@ -254,3 +254,36 @@ def test_a_fifo_log_exits_2_without_hanging(tmp_path):
     os.mkfifo(path)
     status, out, err = _cli("--log", str(path), cwd=tmp_path)
     assert status == 2 and out == "" and err.startswith(f"migrate: error: {path}: not a regular")
+
+
+FINDING_KEYS = {
+    "key",
+    "kind",
+    "known",
+    "name",
+    "component",
+    "meaning",
+    "cause",
+    "fix",
+    "sources",
+    "path",
+    "line",
+    "text",
+    "count",
+}
+
+
+def test_explain_and_log_json_shapes(tmp_path):
+    """docs/contracts.md §8."""
+    _, out = _run("--explain", "EI0006", "--format", "json")
+    data = json.loads(out)
+    assert set(data) == {"explain", "found", "findings"}
+    assert set(data["findings"][0]) == FINDING_KEYS
+    log = tmp_path / "x.log"
+    log.write_text(LOG)
+    _, out = _run("--log", str(log), "--format", "json")
+    data = json.loads(out)
+    assert set(data) == {"logs", "lines", "bytes", "truncated", "errors", "findings", "summary"}
+    assert set(data["summary"]) == {"findings", "known"}
+    assert all(set(f) == FINDING_KEYS for f in data["findings"])
+    assert data["summary"] == {"findings": 7, "known": 6}
