@@ -11,12 +11,15 @@ value that happens to have six digits is never taken for one:
 * the messages of ``data/errors.yaml`` (regular expressions).
 
 A log is read as a stream of at most ``limit`` bytes (regular files, or ``-`` for stdin),
-lines longer than 64 KiB in pieces; each finding is reported once, with its first line, the
-line's text and how often it occurred. Nothing read is executed or written anywhere.
+4 MiB at a time; only the text around a trigger (a literal every finding holds, found by
+fast substring search) is matched exactly, 1 KiB either side in a long line. Each finding is
+reported once per file, with its first line, that line's text and the number of lines
+holding it; at most 500 distinct findings are kept. Nothing read is executed or written.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import stat
@@ -30,7 +33,6 @@ from migrate.core.errors import UsageError
 from migrate.doctor.tables import ErrorTable, Explanation, Source, error_table
 
 LOG_LIMIT = 2 << 30  # bytes scanned per log (then: truncated)
-PIECE = 64 * 1024  # a longer line is read in pieces of this size
 SHOWN = 240  # characters of a log line shown
 
 _ECODE_ANY = re.compile(r"(?<![0-9A-Za-z_])([EW][0-9A-Z]\d{4})(?![0-9A-Za-z_])")
@@ -40,8 +42,7 @@ _ECODE_PRINTED = re.compile(
 )
 _ACL = re.compile(
     r"(?:error code is|error code[:=]|\bret(?:code)?\s*[=:]|\bresult\s*=|"
-    r"\bfailed:|\baclError\b[^0-9\n]{0,20}|\berror_code\s*[=:])\s*(\d{6})(?!\d)",
-    re.IGNORECASE,
+    r"\bfailed:|\baclError\b[^0-9\n]{0,20}|\berror_code\s*[=:])\s*(\d{6})(?!\d)"
 )
 _ACL_NAME = re.compile(r"\b(ACL_ERROR_[A-Z0-9_]+)\b")
 _TORCH_NPU = re.compile(r"\bERR(\d{2})(\d{3}) (PTA|OPS|DIST|GRAPH|PROF|UNKNOWN)\b")
@@ -237,6 +238,19 @@ def explain_arg(arg: str, table: ErrorTable | None = None) -> list[Finding]:
 
 # -- --log --------------------------------------------------------------------------------------
 
+CHUNK = 4 << 20  # bytes read at a time
+WINDOW = 1024  # characters either side of a trigger looked at in a long line
+MAX_FINDINGS = 500  # distinct findings kept per scan (then counted in ``dropped``)
+# Literals (or literal-led regexes) every finding's text holds: found with fast substring
+# search, so most of a log is never looked at by the per-line patterns.
+_TRIGGER_RES = (
+    re.compile(r"E[0-9A-Z]\d{4}"),
+    re.compile(r"ERR\d{5}"),
+    re.compile(r"ret(?:code)?\s*[=:]"),
+    re.compile(r"result\s*="),
+)
+_TRIGGER_WORDS = ("error code", "failed:", "aclError", "error_code", "ACL_ERROR_")
+
 
 @dataclass
 class LogScan:
@@ -245,6 +259,7 @@ class LogScan:
     lines: int = 0
     bytes: int = 0
     truncated: bool = False
+    dropped: int = 0  # lines holding findings beyond MAX_FINDINGS distinct ones
     errors: list[dict[str, str]] = field(default_factory=list)  # files that could not be read
 
 
@@ -263,75 +278,139 @@ def open_log(path: str) -> IO[bytes]:
                 "socket); give a log file or - for stdin"
             )
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb", buffering=1 << 20)
+        return os.fdopen(fd, "rb", buffering=0)
     except BaseException:
         os.close(fd)
         raise
 
 
 def scan_logs(paths: Iterable[str], table: ErrorTable | None = None, limit: int = LOG_LIMIT) -> LogScan:
-    """Every code and known message in the logs, each once (first line, count)."""
+    """Every code and known message in the logs, each once per file (its first line, and the
+    number of lines holding it)."""
     table = table or error_table()
-    names = _acl_names(table)
-    quick = _prefilter(table)
+    scanner = _Scanner(table)
     result = LogScan([str(p) for p in paths])
-    found: dict[tuple[str, str], Finding] = {}
-    for path in result.paths:
-        stream = open_log(path)  # UsageError before anything is reported
-        try:
-            _scan_stream(stream, path, table, names, quick, found, result, limit)
-        except OSError as exc:
-            result.errors.append({"path": path, "message": exc.strerror or str(exc)})
-        finally:
+    streams: list[IO[bytes]] = []
+    try:
+        for path in result.paths:  # every path is checked before any is read
+            streams.append(open_log(path))
+        for path, stream in zip(result.paths, streams):
+            try:
+                scanner.scan(stream, path, result, limit)
+            except OSError as exc:
+                result.errors.append({"path": path, "message": exc.strerror or str(exc)})
+    finally:
+        for stream in streams:
             if stream is not sys.stdin.buffer:
                 stream.close()
-    result.findings = sorted(found.values(), key=lambda f: (result.paths.index(f.path), f.line))
+    result.findings = sorted(scanner.found.values(), key=lambda f: (result.paths.index(f.path), f.line))
     return result
 
 
-def _scan_stream(
-    stream: IO[bytes],
-    path: str,
-    table: ErrorTable,
-    names: dict[str, str],
-    quick: re.Pattern,
-    found: dict[tuple[str, str], Finding],
-    result: LogScan,
-    limit: int,
-) -> None:
-    number, scanned = 0, 0
-    at_line_start = True
-    while True:
-        if scanned >= limit:
-            result.truncated = True
-            break
-        piece = stream.readline(min(PIECE, limit - scanned))
-        if not piece:
-            break
-        scanned += len(piece)
-        if at_line_start:
-            number += 1
-        at_line_start = piece.endswith(b"\n")
-        text = piece.decode("utf-8", "replace")
-        if not quick.search(text):
-            continue
-        for f in find_in_line(text, table, names):
-            key = (f.key, path)
-            if key in found:
-                found[key].count += 1
+class _Scanner:
+    """Streams a log in chunks; only the text around a trigger is matched exactly."""
+
+    def __init__(self, table: ErrorTable) -> None:
+        self.table = table
+        self.names = _acl_names(table)
+        self.words = trigger_words(table)
+        self.found: dict[tuple[str, str], Finding] = {}
+        self.seen: set[tuple[str, str, int]] = set()
+
+    def scan(self, stream: IO[bytes], path: str, result: LogScan, limit: int) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        line, carry, scanned, text = 1, "", 0, ""
+        while True:
+            want = min(CHUNK, limit - scanned)
+            raw = stream.read(want) if want > 0 else b""
+            scanned += len(raw)
+            text = carry + decoder.decode(raw, final=not raw)
+            if not raw or scanned >= limit:
+                self._block(text, path, line, result)
+                line += text.count("\n")
+                if raw and _more(stream):
+                    result.truncated = True
+                break
+            cut = text.rfind("\n")
+            if cut < 0 and len(text) < CHUNK:
+                carry = text  # part of a line: wait for its end
                 continue
-            f.line, f.path = number, path
-            f.text = text.strip()[:SHOWN]
-            found[key] = f
-    result.lines += number
-    result.bytes += scanned
+            block, carry = (text, "") if cut < 0 else (text[: cut + 1], text[cut + 1 :])
+            self._block(block, path, line, result)
+            line += block.count("\n")
+        ends_open = bool(text) and not text.endswith("\n")
+        result.lines += line - 1 + (1 if ends_open else 0)
+        result.bytes += scanned
+
+    def _block(self, block: str, path: str, first_line: int, result: LogScan) -> None:
+        counted_to, line_no = 0, first_line
+        for pos in sorted(set(self._triggers(block))):
+            start = block.rfind("\n", 0, pos) + 1
+            end = block.find("\n", pos)
+            end = len(block) if end < 0 else end
+            line_no += block.count("\n", counted_to, start)
+            counted_to = start
+            window = block[max(start, pos - WINDOW) : min(end, pos + WINDOW)]
+            shown = block[start:end] if end - start <= SHOWN * 4 else window
+            for f in find_in_line(window, self.table, self.names):
+                self._record(f, path, line_no, shown, result)
+
+    def _triggers(self, block: str) -> Iterator[int]:
+        for word in self.words:
+            pos = block.find(word)
+            while pos >= 0:
+                yield pos
+                pos = block.find(word, pos + 1)
+        for pattern in _TRIGGER_RES:
+            for m in pattern.finditer(block):
+                yield m.start()
+
+    def _record(self, f: Finding, path: str, line: int, text: str, result: LogScan) -> None:
+        if (f.key, path, line) in self.seen:
+            return
+        self.seen.add((f.key, path, line))
+        key = (f.key, path)
+        if key in self.found:
+            self.found[key].count += 1
+        elif len(self.found) >= MAX_FINDINGS:
+            result.dropped += 1
+        else:
+            f.line, f.path, f.text = line, path, text.strip()[:SHOWN]
+            self.found[key] = f
 
 
-def _prefilter(table: ErrorTable) -> re.Pattern:
-    """One regex that every line holding a finding matches (most lines hold none)."""
-    parts = [_ECODE_ANY.pattern, _ACL.pattern, _ACL_NAME.pattern, _TORCH_NPU.pattern]
-    parts += [m.pattern.pattern for m in table.messages if m.pattern is not None]
-    return re.compile("|".join(f"(?:{p})" for p in parts), re.IGNORECASE)
+def _more(stream: IO[bytes]) -> bool:
+    """Is there anything after the limit? (One more byte read, no more.)"""
+    try:
+        return bool(stream.read(1))
+    except OSError:
+        return False
+
+
+def trigger_words(table: ErrorTable) -> tuple[str, ...]:
+    """The literal each message pattern must contain (its longest literal run) and the fixed
+    words of the ACL code contexts; a word holding another word is dropped."""
+    words = set(_TRIGGER_WORDS)
+    for msg in table.messages:
+        assert msg.pattern is not None
+        words.add(longest_literal(msg.pattern.pattern) or msg.pattern.pattern)
+    return tuple(w for w in sorted(words) if not any(o != w and o in w for o in words))
+
+
+def longest_literal(pattern: str) -> str:
+    """The longest run of literal characters at the top level of a regular expression."""
+    try:
+        import re._parser as sre_parse  # Python 3.11+
+    except ImportError:  # Python 3.10
+        import sre_parse  # type: ignore[no-redef]
+    best, run = "", []
+    for op, arg in sre_parse.parse(pattern):
+        if str(op) == "LITERAL":
+            run.append(chr(arg))
+            continue
+        best = max(best, "".join(run), key=len)
+        run = []
+    return max(best, "".join(run), key=len)
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -368,6 +447,7 @@ def log_json(scan: LogScan) -> dict[str, Any]:
         "lines": scan.lines,
         "bytes": scan.bytes,
         "truncated": scan.truncated,
+        "dropped": scan.dropped,
         "errors": scan.errors,
         "findings": [f.to_json() for f in scan.findings],
         "summary": {

@@ -283,7 +283,30 @@ def test_explain_and_log_json_shapes(tmp_path):
     log.write_text(LOG)
     _, out = _run("--log", str(log), "--format", "json")
     data = json.loads(out)
-    assert set(data) == {"logs", "lines", "bytes", "truncated", "errors", "findings", "summary"}
+    assert set(data) == {"logs", "lines", "bytes", "truncated", "dropped", "errors", "findings", "summary"}
     assert set(data["summary"]) == {"findings", "known"}
     assert all(set(f) == FINDING_KEYS for f in data["findings"])
     assert data["summary"] == {"findings": 7, "known": 6}
+
+
+def test_lines_across_chunk_boundaries_keep_their_numbers(tmp_path, monkeypatch):
+    import migrate.doctor.explain as explain
+
+    monkeypatch.setattr(explain, "CHUNK", 64)
+    log = tmp_path / "x.log"
+    body = "".join(f"line {i} " + ("z" * (i % 50)) + "\n" for i in range(1, 40))
+    log.write_text(body + "EI0006: socket\n" + "q" * 500 + " EJ0001: late\nlast")
+    scan = scan_logs([str(log)])
+    assert [(f.key, f.line) for f in scan.findings] == [("EI0006", 40), ("EJ0001", 41)]
+    assert scan.lines == 42 and scan.bytes == log.stat().st_size
+
+
+def test_distinct_findings_are_capped(tmp_path, monkeypatch):
+    import migrate.doctor.explain as explain
+
+    monkeypatch.setattr(explain, "MAX_FINDINGS", 5)
+    log = tmp_path / "many.log"
+    log.write_text("".join(f"EZ{i:04d}: unknown operator error\n" for i in range(1000, 1020)))
+    status, out = _run("--log", str(log), "--format", "json")
+    data = json.loads(out)
+    assert len(data["findings"]) == 5 and data["dropped"] == 15
