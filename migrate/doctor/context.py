@@ -61,6 +61,10 @@ class Dist:
         return None
 
 
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
 def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -129,7 +133,9 @@ class Context:
         """The metadata probe's answer, or None when the interpreter could not be asked
         (``meta_error`` says why)."""
         try:
-            return probe.metadata_facts(self.options.python, self.wanted(), dict(self.env))
+            return probe.metadata_facts(
+                self.options.python, self.wanted(), dict(self.env), min(60.0, self.options.timeout)
+            )
         except probe.ProbeError as exc:
             self.meta_error = str(exc)
             return None
@@ -147,22 +153,31 @@ class Context:
         return (self.meta or {}).get("markers")
 
     def dist(self, name: str) -> Dist | None:
-        raw = ((self.meta or {}).get("dists") or {}).get(name)
+        """The installed distribution ``name`` as the probe described it (fields of the
+        wrong shape, from a broken dist-info, read as empty)."""
+        dists = (self.meta or {}).get("dists")
+        raw = dists.get(name) if isinstance(dists, dict) else None
         if not isinstance(raw, dict) or "version" not in raw:
             return None
         text = str(raw.get("version") or "")
+        eps = raw.get("entry_points")
         return Dist(
             str(raw.get("name") or name),
             _version(text),
             text,
-            tuple(str(r) for r in raw.get("requires") or ()),
-            tuple(tuple(map(str, ep)) for ep in raw.get("entry_points") or ()),
+            _strings(raw.get("requires")),
+            tuple(_strings(ep) for ep in eps if isinstance(ep, list) and len(ep) == 3)
+            if isinstance(eps, list)
+            else (),
             str(raw.get("location") or ""),
             raw,
         )
 
     def dependents(self) -> dict[str, dict[str, Any]]:
-        return dict((self.meta or {}).get("dependents") or {})
+        found = (self.meta or {}).get("dependents")
+        if not isinstance(found, dict):
+            return {}
+        return {str(k): v for k, v in found.items() if isinstance(v, dict)}
 
     @cached_property
     def torch(self) -> Dist | None:

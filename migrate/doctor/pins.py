@@ -55,7 +55,8 @@ def blocked_dependents(ctx: Context, torch: Version) -> list[str]:
     for name, info in sorted(ctx.dependents().items()):
         if name in ("torch-npu",):
             continue
-        for text in info.get("requires") or ():
+        requires = info.get("requires")
+        for text in requires if isinstance(requires, list) else ():
             try:
                 req = Requirement(str(text))
             except InvalidRequirement:

@@ -371,7 +371,7 @@ class EnvironmentTable:
     driver_install_info: Located
     driver_info: Located
     firmware_info: Located
-    variables: tuple[Located, ...]  # path: the variable name; extra: kind
+    variables: tuple[Located, ...]  # path: the variable name; extra: kind, unset
     home_dirs: tuple[Located, ...]
     libraries: tuple[Located, ...]  # path: the file name; extra: provider, required
     driver_lib_dirs: tuple[Located, ...]
@@ -420,7 +420,7 @@ def environment_table(folder: Path | None = None) -> EnvironmentTable:
         driver_install_info=one("driver_install_info", data.get("driver_install_info"), "path", {"key": str}),
         driver_info=one("driver_info", data.get("driver_info"), "path", {"key": str}),
         firmware_info=one("firmware_info", data.get("firmware_info"), "path", {"key": str}),
-        variables=many("variables", "name", {"kind": str}),
+        variables=many("variables", "name", {"kind": str, "unset": str}),
         home_dirs=many("home_dirs", "path", {}),
         libraries=many("libraries", "name", {"provider": str, "required": bool}),
         driver_lib_dirs=many("driver_lib_dirs", "path", {}),
@@ -432,6 +432,9 @@ def environment_table(folder: Path | None = None) -> EnvironmentTable:
         autoload_switch=one("autoload_switch", data.get("autoload_switch"), "name", {"disabled_by": str}),
         sources=sources,
     )
+    for var in table.variables:
+        if var.extra.get("unset") not in ("warn", "fail"):
+            raise DoctorDataError(f"{name}: variable {var.path}: unset must be warn or fail")
     for lib in table.libraries:
         if lib.extra.get("provider") not in ("cann", "driver", "nnal"):
             raise DoctorDataError(f"{name}: library {lib.path}: provider must be cann, driver or nnal")

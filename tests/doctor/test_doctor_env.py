@@ -451,3 +451,45 @@ def test_the_command_exits_1_when_not_ready(tmp_path, fpy):
     assert res.returncode == 1, res.stderr
     assert res.stdout.rstrip().splitlines()[-1].startswith("not ready: ")
     assert "FAIL  torch" in res.stdout
+
+
+def test_home_path_unset_with_the_rest_set_only_warns(host, fpy, doctor):
+    """torch_npu only warns without ASCEND_HOME_PATH (registry_manager.py); without
+    ASCEND_OPP_PATH operators fail, and a variable naming a missing folder fails the import."""
+    _ready(host, fpy)
+    del host.env["ASCEND_HOME_PATH"]
+    code, checks = doctor.checks("--no-import")
+    assert checks["set-env"]["status"] == "warn"
+    host.env["ASCEND_OPP_PATH"] = str(host.base / "gone")
+    code, checks = doctor.checks("--no-import")
+    assert checks["set-env"]["status"] == "fail"
+
+
+def test_home_path_without_runtime_fails(host, fpy, doctor):
+    home = _ready(host, fpy)
+    (home / "runtime").rmdir()
+    code, checks = doctor.checks("--no-import")
+    assert checks["set-env"]["status"] == "fail"
+    assert (
+        "$ASCEND_HOME_PATH/runtime does not exist (a CANN package is missing)"
+        in checks["set-env"]["evidence"]
+    )
+
+
+def test_an_interpreter_that_answers_nonsense(host, doctor, tmp_path):
+    """A --python that is not Python (or prints junk) is reported, not a crash."""
+    fake = tmp_path / "python"
+    fake.write_text(
+        '#!/bin/sh\necho \'@@MIGRATE-DOCTOR@@{"dists": {"torch": {"version": 3, '
+        '"requires": "x", "entry_points": [1, ["a"]]}}, "dependents": [1]}\'\n'
+    )
+    fake.chmod(0o755)
+    code, checks = doctor.checks("--python", str(fake), "--no-import")
+    assert code == 1
+    assert checks["torch"]["summary"].startswith("torch 3,")
+    broken = tmp_path / "broken"
+    broken.write_text("#!/bin/sh\necho hello; exit 3\n")
+    broken.chmod(0o755)
+    code, checks = doctor.checks("--python", str(broken), "--no-import")
+    assert checks["python"]["status"] == "fail"
+    assert "exited with 3" in checks["python"]["evidence"][0]

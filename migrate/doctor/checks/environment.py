@@ -23,15 +23,20 @@ def source_line(cann: CannInstall | None) -> str | None:
 
 @CHECKS.register("set-env", group=GROUP, order=10)
 def set_env(ctx: Context) -> Check:
+    """What torch_npu checks when it loads (registry_manager.py): a variable that names a
+    missing folder, or ASCEND_HOME_PATH without its runtime/compiler folders, fails the
+    import; a variable not set at all is the table's ``unset`` verdict."""
     table = ctx.environment
-    cites = tuple(dict.fromkeys(v.source.cite() for v in table.variables))
-    problems, evidence = [], []
+    cites = tuple(dict.fromkeys(s.cite() for v in table.variables for s in v.extra["sources"]))
+    problems, evidence, status = [], [], "ok"
     for var in table.variables:
         value = ctx.env.get(var.path)
         if not value:
             problems.append(f"{var.path} is not set")
+            status = _worse(status, var.extra["unset"])
         elif not Path(value).is_dir():
             problems.append(f"{var.path}={value} does not exist")
+            status = "fail"
         else:
             evidence.append(f"{var.path}={value}")
     home = ctx.env.get("ASCEND_HOME_PATH")
@@ -39,8 +44,8 @@ def set_env(ctx: Context) -> Check:
         for sub in table.home_dirs:
             if not (Path(home) / sub.path).is_dir():
                 problems.append(f"$ASCEND_HOME_PATH/{sub.path} does not exist (a CANN package is missing)")
-    line = source_line(ctx.cann)
-    if not problems:
+                status = "fail"
+    if status == "ok":
         if ctx.cann is not None and ctx.cann.via == "default location":
             evidence.append(
                 f"note: $ASCEND_HOME_PATH holds no toolkit record; the toolkit "
@@ -50,16 +55,18 @@ def set_env(ctx: Context) -> Check:
     if ctx.cann is None:
         fix = "install the CANN toolkit, then source its set_env.sh"
     else:
-        fix = line or f"source the set_env.sh of the CANN at {ctx.cann.home}"
-    return Check(
-        "set-env",
-        GROUP,
-        "fail",
-        "the CANN environment is not set (set_env.sh not sourced in this shell)",
-        problems + evidence,
-        fix=fix,
-        sources=cites,
+        fix = source_line(ctx.cann) or f"source the set_env.sh of the CANN at {ctx.cann.home}"
+    summary = (
+        "the CANN environment is not set (set_env.sh not sourced in this shell)"
+        if status == "fail"
+        else "the CANN environment is only partly set"
     )
+    return Check("set-env", GROUP, status, summary, problems + evidence, fix=fix, sources=cites)
+
+
+def _worse(a: str, b: str) -> str:
+    order = ("ok", "skip", "warn", "fail")
+    return max(a, b, key=order.index)
 
 
 def search_dirs(ctx: Context) -> list[tuple[Path, str]]:
