@@ -127,6 +127,12 @@ def _source_list(sources: dict[str, Source], keys: Any, where: str) -> tuple[Sou
     return tuple(_source(sources, k, where) for k in keys)
 
 
+def _open(name: str, folder: Path | None) -> tuple[dict[str, Any], dict[str, Source], set[str]]:
+    """A table's data, its sources, and the set its rows add the keys they cite to."""
+    data = _read(name, folder)
+    return data, _sources(data, name), set()
+
+
 def _unused(sources: dict[str, Source], used: set[str], name: str) -> None:
     spare = sorted(set(sources) - used)
     if spare:
@@ -174,9 +180,8 @@ def _version(text: Any, where: str) -> Version:
 @cache
 def compat_table(folder: Path | None = None) -> CompatTable:
     name = "compat.yaml"
-    data = _read(name, folder)
-    sources = _sources(data, name)
-    rows, seen, used = [], set(), set()
+    data, sources, used = _open(name, folder)
+    rows, seen = [], set()
     for i, raw in enumerate(data.get("releases") or ()):
         where = f"{name}: releases[{i}]"
         row = _row(
@@ -257,9 +262,7 @@ _TEXT = {"meaning": str, "cause": str, "fix": str, "sources": list}
 @cache
 def error_table(folder: Path | None = None) -> ErrorTable:
     name = "errors.yaml"
-    data = _read(name, folder)
-    sources = _sources(data, name)
-    used: set[str] = set()
+    data, sources, used = _open(name, folder)
     codes: dict[str, Explanation] = {}
     for i, raw in enumerate(data.get("codes") or ()):
         where = f"{name}: codes[{i}]"
@@ -388,9 +391,7 @@ class EnvironmentTable:
 @cache
 def environment_table(folder: Path | None = None) -> EnvironmentTable:
     name = "environment.yaml"
-    data = _read(name, folder)
-    sources = _sources(data, name)
-    used: set[str] = set()
+    data, sources, used = _open(name, folder)
 
     def one(key: str, raw: Any, path_key: str, extra: dict[str, Any], idx: str = "") -> Located:
         where = f"{name}: {key}{idx}"

@@ -226,51 +226,38 @@ def import_probe(ctx: Context) -> Check:
     if facts is None:
         return Check("import", GROUP, "skip", "the interpreter could not be run")
     ran, res = facts.ran, facts.result
+
+    def fail(summary: str, fix: str) -> Check:
+        return Check("import", GROUP, "fail", summary, evidence, fix=fix)
+
     evidence = [f"ran `import torch; import torch_npu; torch.npu.is_available()` in {ran.seconds:.1f} s"]
     if ran.timed_out:
         evidence += _explained(ctx, ran.stderr + "\n" + facts.log_text)
-        return Check(
-            "import",
-            GROUP,
-            "fail",
+        return fail(
             f"the import hung for {ctx.options.timeout:g} s and was stopped",
-            evidence,
-            fix="look for processes holding the devices (device-holders below) and "
+            "look for processes holding the devices (device-holders below) and "
             "check the driver; raise --timeout if the machine is just slow",
         )
     if res is None:
         evidence.append(f"the interpreter died (exit status {ran.returncode})")
         evidence += _explained(ctx, ran.stderr + "\n" + facts.log_text)
-        return Check(
-            "import",
-            GROUP,
-            "fail",
+        return fail(
             "importing torch / torch_npu crashed",
-            evidence,
-            fix="see the explanations above; migrate doctor --explain CODE for a code",
+            "see the explanations above; migrate doctor --explain CODE for a code",
         )
     if res.get("error"):
         evidence.append(f"{res.get('stage')}: {str(res['error']).splitlines()[0][:300]}")
         evidence += _explained(ctx, str(res["error"]) + "\n" + ran.stderr + "\n" + facts.log_text)
-        return Check(
-            "import",
-            GROUP,
-            "fail",
-            f"{res.get('stage')} failed",
-            evidence,
-            fix="fix what the explanations name, then run migrate doctor again",
+        return fail(
+            f"{res.get('stage')} failed", "fix what the explanations name, then run migrate doctor again"
         )
     evidence.append(f"import torch loaded torch_npu: {'yes' if res.get('autoloaded') else 'no'}")
     evidence.append(f"torch.npu.device_count(): {res.get('device_count')}")
     if not res.get("available"):
         evidence += _explained(ctx, ran.stderr + "\n" + facts.log_text)
-        return Check(
-            "import",
-            GROUP,
-            "fail",
+        return fail(
             "torch_npu imports, but torch.npu.is_available() is False",
-            evidence,
-            fix="see the devices checks below (device nodes, visible devices, driver)",
+            "see the devices checks below (device nodes, visible devices, driver)",
         )
     return Check(
         "import",
