@@ -29,15 +29,18 @@ def test_output_is_bounded_and_the_child_is_drained(tmp_path):
 
 
 def test_a_hanging_child_and_its_children_are_killed(tmp_path):
-    marker = tmp_path / "grandchild-alive"
+    started, alive = tmp_path / "started", tmp_path / "grandchild-alive"
     script = (
-        f"import subprocess, time; subprocess.Popen(['sh', '-c', 'sleep 3; touch {marker}']); time.sleep(60)"
+        "import pathlib, subprocess, time; "
+        f"subprocess.Popen(['sh', '-c', 'sleep 2; touch {alive}']); "
+        f"pathlib.Path({str(started)!r}).touch(); time.sleep(60)"
     )
-    start = time.monotonic()
-    ran = run_bounded([sys.executable, "-c", script], env=dict(os.environ), cwd=str(tmp_path), timeout=1)
-    assert ran.timed_out and time.monotonic() - start < 10
-    time.sleep(3.5)
-    assert not marker.exists()  # the whole process group went
+    begin = time.monotonic()
+    ran = run_bounded([sys.executable, "-c", script], env=dict(os.environ), cwd=str(tmp_path), timeout=1.5)
+    assert ran.timed_out and time.monotonic() - begin < 10
+    assert started.exists()  # the grandchild was running when the timeout struck
+    time.sleep(2.5)
+    assert not alive.exists()  # the whole process group went
 
 
 def test_the_last_marker_line_wins():
