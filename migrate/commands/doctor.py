@@ -35,39 +35,48 @@ def doctor(
         str | None,
         typer.Option(
             "--python",
+            metavar="PATH",
             help="The interpreter that runs the training (a python executable or a "
             "virtualenv folder; default: this one).",
         ),
     ] = None,
     explain: Annotated[
         str | None,
-        typer.Option("--explain", help="Explain an error code (507015, EI0006, ERR00100) or message."),
+        typer.Option(
+            "--explain", metavar="CODE", help="Explain an error code (507015, EI0006, ERR00100) or message."
+        ),
     ] = None,
     log: Annotated[
         list[str] | None,
         typer.Option(
             "--log",
+            metavar="FILE",
             help="Find and explain the error codes and known messages in a log "
             "(a plog or training log; - for stdin). Repeatable.",
         ),
     ] = None,
     project: Annotated[
         Path | None,
-        typer.Option("--project", help="Also check the pins in this project's requirement files."),
+        typer.Option(
+            "--project", metavar="PATH", help="Also check the pins in this project's requirement files."
+        ),
     ] = None,
     root: Annotated[
         Path,
         typer.Option(
             "--root",
+            metavar="DIR",
             help="Read system files (/etc, /usr/local/Ascend, /dev, /proc) under this "
             "folder: a container image or chroot.",
         ),
     ] = Path("/"),
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds the import probe may take.")] = 120.0,
+    timeout: Annotated[
+        float, typer.Option("--timeout", metavar="SECONDS", help="Seconds the import probe may take.")
+    ] = 120.0,
     no_import: Annotated[
         bool, typer.Option("--no-import", help="Do not import torch / torch_npu (metadata and files only).")
     ] = False,
-    fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+    fmt: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text | json")] = "text",
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the report to this file.")
     ] = None,
