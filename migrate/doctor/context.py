@@ -39,7 +39,7 @@ class Dist:
     version: Version | None
     version_text: str
     requires: tuple[str, ...]
-    entry_points: tuple[tuple[str, str, str], ...]
+    entry_points: tuple[tuple[str, ...], ...]  # (group, name, value)
     location: str
     raw: dict[str, Any]
 

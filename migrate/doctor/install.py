@@ -103,8 +103,8 @@ def find_toolkits(layout: Layout, arches: tuple[str, ...] = ARCHES) -> list[Cann
         if value:
             candidates.append((Path(value), var, None))
     for root in layout.install_roots():
-        for home in table.cann_homes:
-            candidates.append((root / home.path, "default location", root / home.extra["set_env"]))
+        for spec in table.cann_homes:
+            candidates.append((root / spec.path, "default location", root / spec.extra["set_env"]))
     found: list[CannInstall] = []
     seen: set[str] = set()
     for home, via, set_env in candidates:

@@ -183,7 +183,9 @@ def _read_logs(folder: Path, limit: int) -> tuple[list[Path], str]:
     """The plog files CANN wrote under ``folder`` (regular files only, ``limit`` bytes in all)."""
     from migrate.core.fileio import SourceError, read_bytes
 
-    found, parts, left = [], [], limit
+    found: list[Path] = []
+    parts: list[str] = []
+    left = limit
     if not folder.is_dir():
         return found, ""
     for path in sorted(folder.rglob("*.log"))[:200]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,7 @@ class Source:
 
 
 def _row(
-    raw: Any, where: str, required: dict[str, type | tuple], optional: dict | None = None
+    raw: Any, where: str, required: Mapping[str, Any], optional: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """``raw`` as a dict with exactly the allowed keys, each of its type."""
     if not isinstance(raw, dict):

@@ -115,6 +115,7 @@ def visible(ctx: Context) -> Check:
         return Check("visible-devices", GROUP, "skip", "no NPU device nodes to select from")
     value = ctx.env.get(var)
     others = {v: ctx.env[v] for v in spec.extra["not_for_npu"] if ctx.env.get(v) is not None}
+    fix: str | None
     if value is None:
         if others:
             name, other = next(iter(others.items()))
