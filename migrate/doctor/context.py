@@ -50,7 +50,7 @@ class Dist:
                 req = Requirement(text)
             except InvalidRequirement:
                 continue
-            if _norm(req.name) != name:
+            if normalize(req.name) != name:
                 continue
             if req.marker is not None:
                 if "extra" in str(req.marker):
@@ -65,7 +65,8 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
-def _norm(name: str) -> str:
+def normalize(name: str) -> str:
+    """PEP 503 name normalization (torch_npu -> torch-npu)."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -126,7 +127,8 @@ class Context:
     def wanted(self) -> list[str]:
         from migrate.doctor.floors import npu_floors
 
-        return [*CORE, *npu_floors()]
+        deps = self.environment.cann_python_deps.extra["packages"]
+        return list(dict.fromkeys([*CORE, *npu_floors(), *map(str, deps)]))
 
     @cached_property
     def meta(self) -> dict[str, Any] | None:

@@ -383,6 +383,7 @@ class EnvironmentTable:
     device_nodes: Located  # path: the node pattern; extra: shared
     visible_devices: Located  # path: the variable; extra: not_for_npu, sources
     autoload_switch: Located  # path: the variable; extra: disabled_by
+    cann_python_deps: Located  # no path; extra: packages
     sources: dict[str, Source]
 
     def cite(self, key: str) -> str:
@@ -394,10 +395,12 @@ def environment_table(folder: Path | None = None) -> EnvironmentTable:
     name = "environment.yaml"
     data, sources, used = _open(name, folder)
 
-    def one(key: str, raw: Any, path_key: str, extra: dict[str, Any], idx: str = "") -> Located:
+    def one(key: str, raw: Any, path_key: str | None, extra: dict[str, Any], idx: str = "") -> Located:
+        """One entry: its path (or name) under ``path_key`` (None: it has none), its
+        ``source`` or ``sources``, and the ``extra`` keys."""
         where = f"{name}: {key}{idx}"
         multi = "sources" in (raw or {}) if isinstance(raw, dict) else False
-        spec = {path_key: str, **({"sources": list} if multi else {"source": str})}
+        spec = {**({path_key: str} if path_key else {}), **({"sources": list} if multi else {"source": str})}
         row = _row(raw, where, spec, extra)
         if multi:
             cited = _source_list(sources, row["sources"], where)
@@ -406,7 +409,7 @@ def environment_table(folder: Path | None = None) -> EnvironmentTable:
             cited = (_source(sources, row["source"], where),)
             used.add(row["source"])
         rest = {k: v for k, v in row.items() if k not in (path_key, "source", "sources")}
-        return Located(row[path_key], cited[0], {**rest, "sources": cited})
+        return Located(row[path_key] if path_key else "", cited[0], {**rest, "sources": cited})
 
     def many(key: str, path_key: str, extra: dict[str, Any]) -> tuple[Located, ...]:
         rows = data.get(key)
@@ -432,6 +435,7 @@ def environment_table(folder: Path | None = None) -> EnvironmentTable:
             "visible_devices", data.get("visible_devices"), "variable", {"not_for_npu": list}
         ),
         autoload_switch=one("autoload_switch", data.get("autoload_switch"), "name", {"disabled_by": str}),
+        cann_python_deps=one("cann_python_deps", data.get("cann_python_deps"), None, {"packages": list}),
         sources=sources,
     )
     for var in table.variables:

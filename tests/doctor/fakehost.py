@@ -280,6 +280,14 @@ class FakePython:
             files={"torch/__init__.py": FAKE_TORCH_INIT, "torch/version.py": version_py},
         )
 
+    def cann_deps(self, skip: tuple[str, ...] = ()) -> None:
+        """The Python packages CANN's operator compiler imports (metadata only)."""
+        from migrate.doctor.tables import environment_table
+
+        for name in environment_table().cann_python_deps.extra["packages"]:
+            if name not in skip:
+                self.dist(name, "1.0")
+
     def torch_npu(
         self,
         version: str = "2.14.0",

@@ -13,6 +13,7 @@ def _ready(host, fpy, cann="9.1.0", torch="2.14.0+cpu", npu="2.14.0", pin="==2.1
     home = host.ready(cann)
     fpy.torch(torch)
     fpy.torch_npu(npu, pin)
+    fpy.cann_deps()
     return home
 
 
@@ -35,6 +36,7 @@ def test_a_ready_host_is_ready(host, fpy, doctor):
         "libraries",
         "device-nodes",
         "visible-devices",
+        "cann-python-deps",
     ):
         assert checks[cid]["status"] == "ok", (cid, checks[cid])
     assert "8 NPU(s) available" in checks["import"]["summary"]
@@ -45,8 +47,8 @@ def test_text_report_starts_each_line_with_the_verdict(host, fpy, doctor):
     _ready(host, fpy)
     code, text, _ = doctor.run()
     assert code == 0
-    assert text.rstrip().endswith("ready: 0 failed, 0 warnings, 14 ok, 4 skipped")
-    assert "  ok    cann-pairing     CANN 9.1.0 is the release published for torch_npu 2.14.0" in text
+    assert text.rstrip().endswith("ready: 0 failed, 0 warnings, 15 ok, 4 skipped")
+    assert "  ok    cann-pairing      CANN 9.1.0 is the release published for torch_npu 2.14.0" in text
 
 
 def test_unsourced_environment_names_the_script_to_source(host, fpy, doctor):
@@ -493,3 +495,14 @@ def test_an_interpreter_that_answers_nonsense(host, doctor, tmp_path):
     code, checks = doctor.checks("--python", str(broken), "--no-import")
     assert checks["python"]["status"] == "fail"
     assert "exited with 3" in checks["python"]["evidence"][0]
+
+
+def test_cann_python_dependencies_missing(host, fpy, doctor):
+    host.ready()
+    fpy.torch()
+    fpy.torch_npu()
+    fpy.cann_deps(skip=("decorator", "absl-py"))
+    code, checks = doctor.checks("--no-import")
+    deps = checks["cann-python-deps"]
+    assert code == 0 and deps["status"] == "warn"
+    assert deps["fix"] == "pip install decorator absl-py"

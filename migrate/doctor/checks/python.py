@@ -8,7 +8,7 @@ from packaging.version import InvalidVersion, Version
 
 from migrate.doctor import pins
 from migrate.doctor.checks import CHECKS
-from migrate.doctor.context import Context
+from migrate.doctor.context import Context, normalize
 from migrate.doctor.explain import explain_text
 from migrate.doctor.report import Check
 
@@ -212,6 +212,33 @@ def autoload(ctx: Context) -> Check:
         "ok",
         "import torch loads torch_npu (torch.npu exists without importing torch_npu)",
         evidence,
+        sources=cites,
+    )
+
+
+@CHECKS.register("cann-python-deps", group=GROUP, order=55)
+def cann_python_deps(ctx: Context) -> Check:
+    """The Python packages CANN's operator compiler imports, in the interpreter of the job."""
+    if ctx.meta is None:
+        return Check("cann-python-deps", GROUP, "skip", "the interpreter could not be asked")
+    spec = ctx.environment.cann_python_deps
+    cites = tuple(s.cite() for s in spec.extra["sources"])
+    missing = [str(name) for name in spec.extra["packages"] if ctx.dist(normalize(str(name))) is None]
+    if not missing:
+        return Check(
+            "cann-python-deps",
+            GROUP,
+            "ok",
+            "the Python packages CANN compiles operators with are installed",
+            sources=cites,
+        )
+    return Check(
+        "cann-python-deps",
+        GROUP,
+        "warn",
+        f"not installed in this interpreter: {', '.join(missing)}",
+        ["CANN's operator compiler imports them when the first operator runs (EH9999 / E40020 otherwise)"],
+        fix="pip install " + " ".join(missing),
         sources=cites,
     )
 
