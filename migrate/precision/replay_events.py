@@ -23,6 +23,7 @@ from migrate.precision.flatten import iter_tensors, substitute
 from migrate.precision.judge import compare_records
 from migrate.precision.manifest import Dump
 from migrate.precision.result import missing_entry
+from migrate.precision.runner import saturating_cast
 from migrate.precision.thresholds import Gate
 
 Key = tuple[str, int]
@@ -92,7 +93,7 @@ class Replayer:
             self._handoff(caller, f"{name}#{call}", live, recs)
         # copies: the model may modify its inputs in place, and a shard's tensors are
         # shared by every read of that shard
-        new = [self.ref.tensor(r).to(device=t.device, dtype=t.dtype, copy=True)
+        new = [saturating_cast(self.ref.tensor(r).to(device=t.device, copy=True), t.dtype)
                for t, r in zip(live, recs, strict=True)]
         call_args = substitute({"args": args, "kwargs": kwargs}, iter(new))
         return tuple(call_args["args"]), dict(call_args["kwargs"])
