@@ -18,7 +18,6 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from migrate.core.callsite import user_location
-from migrate.precision.dumper import ROOT
 from migrate.precision.flatten import iter_tensors, substitute
 from migrate.precision.judge import compare_records
 from migrate.precision.manifest import Dump
