@@ -112,7 +112,30 @@ def prepare_spec(spec: str, device: str = "cpu", dtype: str | None = None) -> Mo
         model = cast_model(model, dt)
     model.eval()
     return ModelSpec(model, move(got.args, dev, dt), move(got.kwargs, dev, dt), got.loss,
-                     got.optimizer)
+                     got.optimizer, calibration_batches(got, dev, dt))
+
+
+def calibration_batches(got: ModelSpec, device: Any = None, dtype: Any = None
+                        ) -> list[tuple[tuple, dict]]:
+    """The spec's calibration batches as ``(args, kwargs)`` (its example batch if none)."""
+    raw = got.calibration
+    if raw is None:
+        return [(tuple(got.args), dict(got.kwargs))]
+    if not isinstance(raw, (list, tuple)) or not raw:
+        raise UsageError("--model: 'calibration' must be a non-empty list of batches")
+    out = []
+    for i, item in enumerate(raw[:10_000]):
+        if isinstance(item, dict) and "args" in item:
+            args, kwargs = item["args"], item.get("kwargs") or {}
+        elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
+            args, kwargs = item
+        else:
+            args, kwargs = item, {}
+        args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+        if not isinstance(kwargs, dict):
+            raise UsageError(f"--model: calibration[{i}]: kwargs must be a dict")
+        out.append((move(args, device, dtype), move(kwargs, device, dtype)))
+    return out
 
 
 def prepare(spec: str, device: str = "cpu", dtype: str | None = None) -> tuple[Any, tuple, dict]:
