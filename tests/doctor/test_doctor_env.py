@@ -506,3 +506,13 @@ def test_cann_python_dependencies_missing(host, fpy, doctor):
     deps = checks["cann-python-deps"]
     assert code == 0 and deps["status"] == "warn"
     assert deps["fix"] == "pip install decorator absl-py"
+
+
+def test_a_container_without_the_driver_record(host, fpy, doctor):
+    """vllm-ascend's docker run mounts driver/lib64 and driver/version.info; with only the
+    libraries mounted the driver is there but its version cannot be read: a warning."""
+    _ready(host, fpy)
+    (host.ascend / "driver/version.info").unlink()
+    code, checks = doctor.checks("--no-import")
+    assert code == 0 and checks["driver"]["status"] == "warn"
+    assert "mount /usr/local/Ascend/driver/version.info" in checks["driver"]["fix"]

@@ -250,6 +250,20 @@ def driver(ctx: Context) -> Check:
     table = ctx.environment
     cite = (table.driver_info.source.cite(),)
     record = drv.base / table.driver_info.path
+    hal = _driver_library(ctx)
+    if drv.info is None and hal is not None:
+        # A container that mounts the driver's libraries but not its version record:
+        # the driver is there, its version cannot be read.
+        return Check(
+            "driver",
+            GROUP,
+            "warn",
+            "the driver's libraries are here, its version record is not",
+            [f"missing: {record}", f"found: {hal}"],
+            fix="mount /usr/local/Ascend/driver/version.info and /etc/ascend_install.info into "
+            "the container so the driver version can be checked",
+            sources=(*cite, table.device_nodes.source.cite()),
+        )
     if drv.info is None:
         return Check(
             "driver",
@@ -269,6 +283,18 @@ def driver(ctx: Context) -> Check:
     if not drv.version:
         return Check("driver", GROUP, "warn", "the driver record names no version", evidence)
     return Check("driver", GROUP, "ok", f"driver {drv.version}", evidence, sources=cite)
+
+
+def _driver_library(ctx: Context) -> str | None:
+    """Where the loader finds the driver's library (libascend_hal.so), if anywhere."""
+    from migrate.doctor.checks.environment import resolve, search_dirs
+
+    for lib in ctx.environment.libraries:
+        if lib.extra["provider"] == "driver":
+            hit = resolve(lib.path, search_dirs(ctx))
+            if hit is not None:
+                return str(hit[0])
+    return None
 
 
 _RANGE = re.compile(r"\[\s*([^,\]\s]+)\s*,\s*([^\]\s]+)\s*\]")
