@@ -8,7 +8,7 @@ import re
 import pytest
 from migrate.core.npu_wheel import npu_wheel
 
-from migrate.fix.fixers import get_fixer
+from migrate.scan.python.fixers import get_fixer
 
 from .goldens import EXPECTED
 
@@ -20,8 +20,8 @@ def _fixer_texts() -> str:
     # Load through the registry: importing one fixer module directly would stop
     # get_fixer() from discovering the others.
     get_fixer("flash-attention")
-    from migrate.fix.fixers import apex_amp, flash_attention, fused_rms_norm
-    from migrate.fix.fixers import xformers_attention
+    from migrate.scan.python.fixers import apex_amp, flash_attention, fused_rms_norm
+    from migrate.scan.python.fixers import xformers_attention
 
     return "\n".join([flash_attention.FUNC_HELPER, flash_attention.VARLEN_HELPER,
                       xformers_attention.HELPER, fused_rms_norm.HELPER, apex_amp.NOTE,

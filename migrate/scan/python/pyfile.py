@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from migrate.core.findings import Finding, Fix, LineIndex, finding_category
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import Bindings, chain_parts, collect_bindings
-from migrate.fix.fixers import FixContext
+from migrate.scan.python.fixers import FixContext
 from migrate.scan.python.guards import Guards, find_guards
 
 _SYMBOL_KEYS = ("name", "value", "attr", "symbol")

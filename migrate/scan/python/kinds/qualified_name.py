@@ -19,7 +19,7 @@ from functools import lru_cache
 from migrate.core.findings import Edit
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts, import_statements
-from migrate.fix.fixers import get_fixer
+from migrate.scan.python.fixers import get_fixer
 from migrate.core.kinds import Token, param, prefilter_words, rule_kind
 from migrate.scan.python.prefilter import key_token, segment_counts
 from migrate.core.findings import fix_for
@@ -135,7 +135,7 @@ def _values(m: Match) -> dict:
 
 PARAMS = {
     "names": param(dict, required=True, doc="qualified name (or prefix.*) -> replacement"),
-    "fixers": param(dict, doc="qualified name -> fixer (migrate/fix/fixers) for its calls"),
+    "fixers": param(dict, doc="qualified name -> fixer (migrate/scan/python/fixers) for its calls"),
     "notes": param(dict, doc="qualified name -> note shown in the message"),
     "ignore": param(list, doc="qualified names a prefix row must not catch"),
     "not_modules": param(list, doc="names that are attributes, not importable modules"),

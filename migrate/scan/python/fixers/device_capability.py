@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 
 from migrate.core.findings import Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import module_tree, spell
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import module_tree, spell
 
 AMPERE = (8, 0)
 MIRROR = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}

@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 
 from migrate.core.findings import Edit, Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import (
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import (
     bind_args,
     helper_edits,
     is_const,

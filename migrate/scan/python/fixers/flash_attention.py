@@ -14,8 +14,8 @@ from __future__ import annotations
 import ast
 
 from migrate.core.findings import Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import bind_args, helper_edits, import_group, is_const
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import bind_args, helper_edits, import_group, is_const
 
 FUNC_PARAMS = ["q", "k", "v", "dropout_p", "softmax_scale", "causal", "window_size",
                "softcap", "alibi_slopes", "deterministic", "return_attn_probs"]

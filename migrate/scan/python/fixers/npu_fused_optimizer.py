@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 
 from migrate.core.findings import Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import bind_args, spell
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import bind_args, spell
 
 # Parameters of each fused optimizer's __init__ in the torch_npu 2.14.0 wheel
 # (torch_npu/optim/npu_fused_adamw.py, npu_fused_adam.py); defaults equal torch's.

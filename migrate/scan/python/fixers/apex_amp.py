@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 
 from migrate.core.findings import Edit, Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import bind_args, enclosing_statement, module_tree
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import bind_args, enclosing_statement, module_tree
 
 PARAMS = ["models", "optimizers", "enabled", "opt_level", "cast_model_type",
           "patch_torch_functions", "keep_batchnorm_fp32", "master_weights", "loss_scale",

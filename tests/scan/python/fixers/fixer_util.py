@@ -6,7 +6,7 @@ import ast
 
 from migrate.core.findings import Finding, LineIndex
 from migrate.fix.applier import apply_fixes
-from migrate.fix.fixers import FixContext, get_fixer
+from migrate.scan.python.fixers import FixContext, get_fixer
 
 
 def imports_of(tree: ast.Module) -> dict[str, str]:

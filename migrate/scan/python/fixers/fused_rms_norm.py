@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 
 from migrate.core.findings import Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import bind_args, helper_edits, import_group
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import bind_args, helper_edits, import_group
 
 PARAMS = ["normalized_shape", "eps", "elementwise_affine", "memory_efficient"]
 NAME = "NpuRMSNorm"
