@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from migrate.core.findings import Edit, Finding, LineIndex, splice
 from migrate.core.fileio import newline_of
-from migrate.fix.imports import import_edit
+from migrate.core.import_placement import import_edit
 
 
 @dataclass

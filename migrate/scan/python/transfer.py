@@ -11,7 +11,7 @@ import ast
 import re
 
 from migrate.core.findings import Edit, Finding, Fix
-from migrate.fix.imports import anchor_offset
+from migrate.core.import_placement import anchor_offset
 
 IMPORT = "from torch_npu.contrib import transfer_to_npu  # noqa: F401"
 ENTRY_RULE = "MIG206"
