@@ -8,27 +8,29 @@ A rule of kind ``qualified-name`` may name a fixer for a matched qualified name:
 
 When the engine finds a *call* of that name it calls the fixer with a FixContext and the
 ``ast.Call`` node; the fixer returns a Fix (edits on the file text) or None when it
-declines (the finding then stays without a fix). Fixers register with ``@fixer("name")``;
-registering a name twice fails at import.
+declines (the finding then stays without a fix). Fixers register on the shared plug-in
+registry with ``@fixer("name")`` (``FIXERS``, found by walking this package): registering a
+name twice fails at import, and a rule row naming a fixer nobody registered fails the rule
+load (migrate/core/kinds.py checks every cross-reference of a row).
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from migrate.core.findings import Edit, Fix, LineIndex
+from migrate.core.registry import Registry
+from migrate.scan.python.bindings import Bindings
 
 
 @dataclass
 class FixContext:
     text: str  # the whole file
     index: LineIndex
-    # local name -> qualified name, from the module's imports ("th" -> "torch").
-    imports: dict[str, str] = field(default_factory=dict)
+    # the module's import bindings ("th" -> torch): how code here spells a qualified name
+    bindings: Bindings = field(default_factory=Bindings)
     qualname: str = ""  # the matched qualified name
     target: str | None = None  # the rule's replacement for it
 
@@ -46,36 +48,19 @@ class FixContext:
 
     def local_name(self, qualname: str) -> str | None:
         """How code in this file can refer to ``qualname`` given its imports, if at all."""
-        best = None
-        for local, qual in self.imports.items():
-            if qualname == qual or qualname.startswith(qual + "."):
-                if best is None or len(qual) > len(self.imports[best]):
-                    best = local
-        if best is None:
-            return None
-        return best + qualname[len(self.imports[best]):]
-
+        return self.bindings.local_for(qualname)
 
 
 FixerFn = Callable[[FixContext, ast.Call], Fix | None]
-_DISCOVERED = False
-_FIXERS: dict[str, FixerFn] = {}
+
+def _check(name: str, fn: FixerFn, meta: dict) -> None:
+    if not callable(fn):
+        raise ValueError("is not callable")
+
+
+FIXERS: Registry[FixerFn] = Registry("fixer", "migrate.scan.python.fixers", check=_check)
 
 
 def fixer(name: str) -> Callable[[FixerFn], FixerFn]:
-    def register(fn: FixerFn) -> FixerFn:
-        if name in _FIXERS:
-            raise ValueError(f"fixer {name!r} registered twice")
-        _FIXERS[name] = fn
-        return fn
-
-    return register
-
-
-def get_fixer(name: str) -> FixerFn:
-    global _DISCOVERED
-    if not _DISCOVERED:  # import every module once, even if one was imported directly
-        _DISCOVERED = True
-        for mod in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{mod.name}")
-    return _FIXERS[name]
+    """Register the decorated function as fixer ``name``."""
+    return FIXERS.register(name)

@@ -19,7 +19,7 @@ from functools import lru_cache
 from migrate.core.findings import Edit
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts, import_statements
-from migrate.scan.python.fixers import get_fixer
+from migrate.scan.python.fixers import FIXERS
 from migrate.core.kinds import Token, param, prefilter_words, rule_kind
 from migrate.scan.python.prefilter import key_token, segment_counts
 from migrate.core.findings import fix_for
@@ -201,11 +201,7 @@ def _use(f: PyFile, table: Table, node: ast.AST, parent, rewritten: set[str]) ->
 
 
 def _fixer_fix(f: PyFile, m: Match, call: ast.Call):
-    try:
-        fn = get_fixer(m.entry.fixer)
-    except KeyError:
-        return None
-    fix = fn(f.fix_context(m.qualname, m.new_qualname), call)
+    fix = FIXERS[m.entry.fixer](f.fix_context(m.qualname, m.new_qualname), call)
     if fix is not None:
         fix.applicability = "safe" if m.entry.rule.category == "auto" else "unsafe"
         fix.imports = list(dict.fromkeys([*m.entry.rule.imports, *fix.imports]))
