@@ -45,11 +45,6 @@ class Session:
     effort: dict[str, object] | None = None  # [tool.migrate.effort] overrides
     targets: TargetChoice = TargetChoice()
 
-    def effort_model(self):
-        from migrate.report.effort import EffortModel
-
-        return EffortModel({r.code: r for r in default_rules()}, self.effort)
-
 
 def target_choice(request: ScanRequest, cfg: ProjectConfig) -> TargetChoice:
     """--target beats [tool.migrate] target; per-path-target still applies to its globs
