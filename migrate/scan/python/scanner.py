@@ -5,11 +5,9 @@ from __future__ import annotations
 import warnings
 
 from migrate.core.findings import Finding
-from migrate.core.rules import Rule
-from migrate.core.kinds import kinds_of
 from migrate.core.targets import DEFAULT_TARGET
-from migrate.scan.python.prefilter import python_hit_pattern
 from migrate.scan.python.pyfile import PyFile
+from migrate.scan.ruleset import Plan
 from migrate.scan.suppress import drop_suppressed
 
 
@@ -31,16 +29,15 @@ def parse_python(text: str, rel: str, hit=None) -> PyFile:
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
 
 
-def scan_python(text: str, rel: str, rules: list[Rule] | tuple[Rule, ...],
-                target: str = DEFAULT_TARGET) -> list[Finding]:
-    f = parse_python(text, rel, python_hit_pattern(tuple(rules)))
+def scan_python(text: str, rel: str, plan: Plan, target: str = DEFAULT_TARGET) -> list[Finding]:
+    """Findings of ``plan`` (RuleSet.python(rel)) on one Python text, with fixes for
+    ``target``. Raises ParseError."""
+    f = parse_python(text, rel, plan.hits)
     f.target = target
-    for spec in kinds_of("python"):
-        group = [r for r in rules if r.kind == spec.name and "python" in r.files]
-        if group:
-            spec.run(f, group)
+    for spec, group in plan.groups:
+        spec.run(f, group)
     kept = drop_suppressed(f.findings, f.index)
-    settle_target(f, kept, rules, target)
+    settle_target(f, kept, plan.rules, target)
     return sorted(kept, key=Finding.sort_key)
 
 

@@ -45,7 +45,3 @@ class TextFile:
             impact=rule.impact,
             symbol=str(values.get("package") or values.get("name") or values.get("match") or ""),
         )
-
-
-def applies(rule: Rule, kind: str) -> bool:
-    return kind in rule.files

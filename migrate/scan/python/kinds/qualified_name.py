@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from functools import lru_cache
 
 from migrate.core.findings import Edit
 from migrate.core.rules import Rule
@@ -108,11 +107,6 @@ class Table:
         return not any(qualname == m or qualname.startswith(m + ".") for m in self.not_modules)
 
 
-@lru_cache(maxsize=8)
-def _table(rules: tuple[Rule, ...]) -> Table:
-    return Table(rules)
-
-
 def import_form(qualname: str) -> str:
     """torch.npu[.x] is registered at run time; import statements use torch_npu.npu."""
     if qualname == "torch.npu" or qualname.startswith("torch.npu."):
@@ -151,9 +145,8 @@ def _tokens(rule: Rule, rules) -> set[Token]:
     return {key_token(k, counts) for k in rule.params.get("names") or {}}
 
 
-@rule_kind("qualified-name", engine="python", params=PARAMS, tokens=_tokens)
-def run(f: PyFile, rules: list[Rule]) -> None:
-    table = _table(tuple(rules))
+@rule_kind("qualified-name", engine="python", params=PARAMS, tokens=_tokens, compile=Table)
+def run(f: PyFile, table: Table) -> None:
     rewritten = _imports(f, table)
     for node in f.nodes(ast.Attribute, ast.Name):
         if isinstance(node.ctx, (ast.Load, ast.Store)):
