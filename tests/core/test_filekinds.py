@@ -23,8 +23,8 @@ from migrate.scan.readers import READERS
     ("requirements/base.in", "requirements"), ("constraints.txt", "requirements"),
     ("pyproject.toml", "pyproject"), ("setup.cfg", "setup-cfg"), ("k.cu", "cuda"),
     ("k.cuh", "cuda"), (".env", "env"), ("prod.env", "env"), ("train.py", "python"),
-    ("model.onnx", "onnx"), ("nb.ipynb", "notebook"), ("dockerfile.py", "python"), ("README.md", None), ("Makefile.in", None), ("MANIFEST.in", None),
-    ("notes.txt", None),
+    ("model.onnx", "onnx"), ("nb.ipynb", "notebook"), ("dockerfile.py", "python"),
+    ("README.md", None), ("Makefile.in", None), ("MANIFEST.in", None), ("notes.txt", None),
 ])
 def test_file_kind_by_name(path, kind):
     assert detect(PurePath(path)) == kind

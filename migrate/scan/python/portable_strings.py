@@ -165,6 +165,4 @@ def _startswith(f, spec, node, call, forms, values) -> Fix | None:
 
 
 def _fix(spec, edits, values, imports, shown: str) -> Fix:
-    fix = make_fix(spec.rule, edits, values, imports)
-    fix.description = f"Portable: {shown}"
-    return fix
+    return make_fix(spec.rule, edits, values, imports, description=f"Portable: {shown}")

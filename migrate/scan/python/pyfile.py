@@ -91,7 +91,7 @@ class PyFile:
             end_line=end_line, end_column=end_col, message=rule.format_message(**values),
             category=category, fix=fix.locate(self.index) if fix else None,
             snippet=snippet, snippet_start=snippet_start, impact=rule.impact, symbol=symbol,
-            guarded=self.guards.covers(start, symbol),
+            guarded=self.guards.covers(start, symbol), target=self.target,
         ))
 
     @property

@@ -7,8 +7,10 @@ A rule of kind ``qualified-name`` may name a fixer for a matched qualified name:
       fixers: {flash_attn.flash_attn_func: flash-attention}
 
 When the engine finds a *call* of that name it calls the fixer with a FixContext and the
-``ast.Call`` node; the fixer returns a Fix (edits on the file text) or None when it
-declines (the finding then stays without a fix). Fixers register on the shared plug-in
+``ast.Call`` node; the fixer returns a Draft (edits on the file text, the imports they
+need, a description of what they write) or None when it declines (the finding then stays
+without a fix). The rule row decides the rest (``fix_for``: applicability, the rule's
+imports): a fixer never does. Fixers register on the shared plug-in
 registry with ``@fixer("name")`` (``FIXERS``, found by walking this package): registering a
 name twice fails at import, and a rule row naming a fixer nobody registered fails the rule
 load (migrate/core/kinds.py checks every cross-reference of a row).
@@ -20,7 +22,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from migrate.core.findings import Edit, Fix, LineIndex
+from migrate.core.findings import Draft, Edit, LineIndex
 from migrate.core.registry import Registry
 from migrate.scan.python.bindings import Bindings
 
@@ -51,7 +53,7 @@ class FixContext:
         return self.bindings.local_for(qualname)
 
 
-FixerFn = Callable[[FixContext, ast.Call], Fix | None]
+FixerFn = Callable[[FixContext, ast.Call], Draft | None]
 
 def _check(name: str, fn: FixerFn, meta: dict) -> None:
     if not callable(fn):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.findings import Edit, Fix
+from migrate.core.findings import Draft, Edit
 from migrate.scan.python.fixers import FixContext, fixer
 from migrate.scan.python.fixers._support import (
     bind_args,
@@ -61,12 +61,12 @@ DESCRIPTION = (
 
 
 @fixer("xformers-attention")
-def xformers_attention(ctx: FixContext, call: ast.Call) -> Fix | None:
+def xformers_attention(ctx: FixContext, call: ast.Call) -> Draft | None:
     edits = _call_edits(ctx, call)
     if edits is None:
         return None
     edits += helper_edits(ctx, [(NAME, HELPER)], [call], _import_removal(ctx, call))
-    return Fix("unsafe", DESCRIPTION, edits, ["import torch", "import torch_npu"])
+    return Draft(DESCRIPTION, edits, ["import torch", "import torch_npu"])
 
 
 def _import_removal(ctx: FixContext, call: ast.Call) -> Edit | None:

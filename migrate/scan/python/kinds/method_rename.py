@@ -94,9 +94,7 @@ def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
 
 
 def _fix(rule, edits, values, imports, shown):
-    fix = fix_for(rule, edits, values, imports)
-    fix.description = f"Portable: {shown}"
-    return fix
+    return fix_for(rule, edits, values, imports, description=f"Portable: {shown}")
 
 
 # Receivers on which `.cuda` names a module, not a method (torch.cuda, torch.backends.cuda).

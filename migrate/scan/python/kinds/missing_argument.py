@@ -42,11 +42,13 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         fix = None
         if paren != -1 and not f.text[func_end:paren].strip():
             sep = ", " if node.args or node.keywords else ""
-            value, imports = spec["value"], []
+            value, imports, shown = spec["value"], [], None
             if f.target == "portable":
                 if not rule.portable.get("value"):
                     f.report_node(rule, node, values, None)
                     continue
                 value, imports = spell(f, rule.portable["value"])
-            fix = fix_for(rule, [Edit(paren + 1, paren + 1, value + sep)], values, imports)
+                shown = f"Portable: pass `{value}` first"
+            fix = fix_for(rule, [Edit(paren + 1, paren + 1, value + sep)], values, imports,
+                          description=shown)
         f.report_node(rule, node, values, fix)

@@ -194,11 +194,12 @@ def _use(f: PyFile, table: Table, node: ast.AST, parent, rewritten: set[str]) ->
 
 
 def _fixer_fix(f: PyFile, m: Match, call: ast.Call):
-    fix = FIXERS[m.entry.fixer](f.fix_context(m.qualname, m.new_qualname), call)
-    if fix is not None:
-        fix.applicability = "safe" if m.entry.rule.category == "auto" else "unsafe"
-        fix.imports = list(dict.fromkeys([*m.entry.rule.imports, *fix.imports]))
-    return fix
+    """The rule's fix from what the row's fixer proposes (None: the fixer declines)."""
+    draft = FIXERS[m.entry.fixer](f.fix_context(m.qualname, m.new_qualname), call)
+    if draft is None:
+        return None
+    return fix_for(m.entry.rule, draft.edits, _values(m), draft.imports,
+                   description=draft.description)
 
 
 def _rename_use(f: PyFile, m: Match, node: ast.AST, parts: list[str]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.findings import Finding, LineIndex
+from migrate.core.findings import Finding, Fix, LineIndex
 from migrate.fix.applier import apply_fixes
 from migrate.scan.python.bindings import collect_bindings
 from migrate.scan.python.fixers import FIXERS, FixContext
@@ -19,7 +19,9 @@ def findings_for(fixer_name: str, qualnames: set[str], text: str) -> list[Findin
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and (q := bindings.qualname_of(node.func)) in qualnames:
             ctx = FixContext(text, lines, bindings, q, None)
-            fix = FIXERS[fixer_name](ctx, node)
+            draft = FIXERS[fixer_name](ctx, node)
+            fix = None if draft is None else Fix("unsafe", draft.description, draft.edits,
+                                                 draft.imports)
             out.append(Finding("MIG301", fixer_name, "t.py", node.lineno, node.col_offset + 1,
                                node.end_lineno, node.end_col_offset + 1, "m", "assisted", fix))
     return out
