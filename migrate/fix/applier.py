@@ -12,8 +12,8 @@ import ast
 import bisect
 from dataclasses import dataclass
 
-from migrate.core.findings import Edit, Finding, LineIndex, import_needed, splice
 from migrate.core.fileio import newline_of
+from migrate.core.findings import Edit, Finding, LineIndex, import_needed, splice
 from migrate.core.import_placement import import_edit
 
 

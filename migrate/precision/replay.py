@@ -23,9 +23,9 @@ from typing import Any
 
 from migrate.core.errors import UsageError
 from migrate.precision import run_precision
+from migrate.precision.discrete import soften_flips
 from migrate.precision.dumper import ROOT
 from migrate.precision.flatten import decode, iter_tensors, substitute
-from migrate.precision.discrete import soften_flips
 from migrate.precision.judge import compare_records
 from migrate.precision.manifest import Dump
 from migrate.precision.result import ComparisonResult, evaluate_gate, missing_entry

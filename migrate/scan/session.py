@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrate.core.errors import UsageError
 from migrate.core.display import escape
+from migrate.core.errors import UsageError
 from migrate.core.findings import ScanResult
 from migrate.core.rules import Rule, default_rules, select_rules
 from migrate.core.targets import DEFAULT_TARGET, TargetChoice, check_target

@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 
 from migrate.core.findings import Edit, Fix
-from migrate.scan.python.portable import quote_for, spell
 from migrate.core.findings import fix_for as make_fix
+from migrate.scan.python.portable import quote_for, spell
 
 BRANCH = '({npu} if hasattr(torch, "npu") else {cuda})'
 

@@ -19,8 +19,8 @@ import ast
 import re
 
 from migrate.core.findings import Edit, Fix
-from migrate.scan.python.portable import spell
 from migrate.core.findings import fix_for as make_fix
+from migrate.scan.python.portable import spell
 
 _AMP = re.compile(r"autocast|GradScaler|amp\.")
 _TIGHT = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Await)

@@ -22,12 +22,11 @@ import ast
 import re
 from collections.abc import Iterator
 
-from migrate.core.findings import Edit
-from migrate.core.rules import Rule
+from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import param, prefilter_words, rule_kind
-from migrate.core.findings import fix_for
-from migrate.scan.python.pyfile import PyFile
+from migrate.core.rules import Rule
 from migrate.scan.python.portable_strings import portable_literal
+from migrate.scan.python.pyfile import PyFile
 
 _STRING_PREFIX = re.compile(r"[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
 

@@ -15,15 +15,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from migrate.core.findings import Edit
+from migrate.core.findings import Edit, fix_for
+from migrate.core.kinds import Token, param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts, import_statements
 from migrate.scan.python.fixers import FIXERS
-from migrate.core.kinds import Token, param, prefilter_words, rule_kind
-from migrate.scan.python.prefilter import key_token, segment_counts
-from migrate.core.findings import fix_for
-from migrate.scan.python.pyfile import PyFile
 from migrate.scan.python.portable_names import portable_use
+from migrate.scan.python.prefilter import key_token, segment_counts
+from migrate.scan.python.pyfile import PyFile
 
 
 @dataclass(frozen=True)
