@@ -14,8 +14,8 @@ the file, the row and the key (``DoctorDataError``): nothing is kept in step by 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any

@@ -8,8 +8,8 @@ import re
 from migrate.doctor import pins
 from migrate.doctor.checks import CHECKS
 from migrate.doctor.context import Context
-from migrate.doctor.report import Check
 from migrate.doctor.install import find_kernels
+from migrate.doctor.report import Check
 from migrate.doctor.versions import in_range, numeric, parse_cann
 
 GROUP = "cann"
