@@ -87,6 +87,7 @@ class AtenRegistry:
         self.python_forwards: dict[str, str] = notes.get("python_forwards") or {}
         self.host_sync: dict[str, str] = notes.get("host_sync") or {}
         self.bool_mask_index: dict = notes.get("bool_mask_index") or {}
+        self.host_sync_calls: dict[str, str] = notes.get("host_sync_calls") or {}
         rewrites = base / "rewrites.yaml"
         self.rewrites: dict[str, dict] = load_yaml(rewrites) if rewrites.is_file() else {}
         self.requires_torch: str | None = (data.get("source") or {}).get("requires_torch")
@@ -95,6 +96,8 @@ class AtenRegistry:
         name = aten_name(overload)
         if overload.startswith("npu::"):
             return name in self.custom
+        if "::" in overload and not overload.startswith("aten::"):
+            return False  # another library's op: torch_npu registers none
         return name in self.overloads
 
     def lookup(self, overload: str, dtype: str | None = None) -> Verdict:
