@@ -66,3 +66,17 @@ def test_surface_data_is_what_the_tool_builds_from_the_wheel():
     for mod in ("torch_npu.optim", "torch_npu.npu.amp", "torch_npu.profiler"):
         assert set(tool.module_names(wheel, mod)) == set(surface().names(mod)) - set(
             surface().custom_ops if mod == "torch_npu" else ())
+
+
+def test_also_tested_torch_is_what_ci_installs():
+    """emulate.yaml's also_tested_torch is the torch .ci/run installs for the test suite, and
+    CI runs the emulation tests on each torch a torch_npu release pins."""
+    import re
+    from pathlib import Path
+
+    from migrate.emulate.data import settings
+
+    ci = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text(encoding="utf-8")
+    installed = {".".join(v.split(".")[:2]) for v in re.findall(r"torch==(\d+\.\d+\.\d+)", ci)}
+    assert set(settings().also_tested_torch) <= installed
+    assert set(pinned_torch()) <= installed
