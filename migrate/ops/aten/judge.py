@@ -106,13 +106,18 @@ class Judge:
         out = structured_delegates().get(key)
         if out and self.reg.has_kernel(out):
             return Verdict(SUPPORTED, f"structured op: NPU kernel for aten::{out}")
+        return self._without_npu_kernel(name, self.reg.lookup)
+
+    def _without_npu_kernel(self, name: str, fallback) -> Verdict | None:
+        """No NPU kernel: a composite kernel serves the NPU (None: descend into it), or no
+        backend has a kernel (a metadata query), or ``fallback(name)`` says what happens."""
         composite = serving_composite(name)
         if composite is not None:
             self.descend[name] = composite
             return None
         if not has_any_kernel(name):
             return Verdict(SUPPORTED, NO_KERNEL_REASON)
-        return self.reg.lookup(name)
+        return fallback(name)
 
     def _library_op(self, name: str) -> Verdict | None:
         """An op of another library (``torchvision::nms``, a ``torch.library`` op): the same
@@ -120,17 +125,11 @@ class Judge:
         (torch_npu brings none for them)."""
         if has_key(name, "PrivateUse1"):
             return Verdict(SUPPORTED, "an NPU (PrivateUse1) kernel is registered for it")
-        composite = serving_composite(name)
-        if composite is not None:
-            self.descend[name] = composite
-            return None
-        if not has_any_kernel(name):
-            return Verdict(SUPPORTED, NO_KERNEL_REASON)
         pkg = f"torch_npu {self.reg.version.split('-', 1)[-1]}"
-        return Verdict(CPU_FALLBACK, f"no NPU kernel: {namespace(name)} registers CPU/CUDA "
-                                     f"kernels only and {pkg} brings none; runs on the CPU "
-                                     "through torch_npu's fallback (an error with "
-                                     "TORCH_NPU_FALLBACK_CPU_DISABLE=1)")
+        return self._without_npu_kernel(name, lambda op: Verdict(
+            CPU_FALLBACK, f"no NPU kernel: {namespace(op)} registers CPU/CUDA kernels only and "
+                          f"{pkg} brings none; runs on the CPU through torch_npu's fallback (an "
+                          "error with TORCH_NPU_FALLBACK_CPU_DISABLE=1)"))
 
     def composite(self, fname: str, args=(), kwargs=None) -> str | None:
         """aten overload of a CompositeImplicitAutograd op named ``fname`` with an NPU kernel
