@@ -89,6 +89,25 @@ def test_report_json_and_text(checks):
     assert "emulated NPU run:" in stderr.splitlines()[-1]
 
 
+def test_report_names_what_it_judged_for_and_the_torch_that_ran(checks):
+    """As `migrate ops --torch`: the torch_npu release and chips the verdicts hold for, the
+    torch that ran and the one that torch_npu pins; a mismatch is a note."""
+    import torch
+
+    from migrate.ops.aten.judge import JUDGED_FOR
+
+    _, _, report, stderr = checks
+    assert report["target"] == "torch_npu-2.14.0" and report["judged_for"] == JUDGED_FOR
+    ran = torch.__version__
+    assert report["torch"] == {"used": ran.split("+")[0], "build": ran,
+                               "registry_requires": "torch==2.14.0.*",
+                               "matches": ran.startswith("2.14.0")}
+    mismatch = [n for n in report["notes"] if n.startswith("emulated with torch ")]
+    assert len(mismatch) == (0 if report["torch"]["matches"] else 1)
+    assert f"judged for torch_npu-2.14.0 on every chip torch_npu supports" in stderr
+    assert f"ran on torch {ran}" in stderr.splitlines()[-2]
+
+
 def test_float64_and_fallback_are_reported(checks):
     report = checks[2]
     kinds = {(f["kind"], f["op"], f["site"].rsplit(":", 1)[0]) for f in report["findings"]}
