@@ -36,6 +36,7 @@ def run(tmp_path_factory):
             json.loads((out / "report.json").read_text()))
 
 
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_accelerator_api_behaves_as_on_an_npu_host(run):
     acc = run[1]["accelerator"]
     assert acc["accelerator"] == "npu" and acc["count"] == 8
@@ -47,6 +48,7 @@ def test_accelerator_api_behaves_as_on_an_npu_host(run):
     assert acc["autocast"] == "torch.bfloat16"
 
 
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_what_is_not_emulated_says_so_with_the_call_site(run):
     message = run[1]["accelerator"]["not_emulated"]
     assert message.startswith("NotEmulated: not emulated: torch.accelerator.get_device_capability"
@@ -54,12 +56,14 @@ def test_what_is_not_emulated_says_so_with_the_call_site(run):
     assert "INTERNAL ASSERT" not in message
 
 
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_accelerator_synchronize_is_a_host_sync_at_the_users_line(run):
     syncs = [f for f in run[2]["findings"] if f["kind"] == "host_sync"]
     sync = next(f for f in syncs if f["op"] == "torch.accelerator.synchronize()")
     assert sync["site"].startswith(f"{SCRIPT}:")
 
 
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_models_run_as_on_the_cpu(run):
     models = run[1]["models"]
     assert models["index"] == [[[4.0, 5.0], [0.0, 1.0]], [5.0, 0.0],
@@ -69,6 +73,7 @@ def test_models_run_as_on_the_cpu(run):
     assert models["formats"] == [True, "torch.float16", "torch.float16"]
 
 
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_save_and_load_keep_torch_npu_semantics(run):
     found = run[1]["save_load"]
     assert found["default"] == ["npu:0", "npu:0", True, "cpu"]  # step was saved from the CPU
@@ -78,6 +83,7 @@ def test_save_and_load_keep_torch_npu_semantics(run):
     assert found["cpu_file_to_npu"] == "npu:0"
 
 
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_an_npu_checkpoint_needs_map_location_on_a_cpu_host(run):
     """As a checkpoint saved on an Ascend host: the storages say npu:0."""
     import torch
@@ -89,6 +95,7 @@ def test_an_npu_checkpoint_needs_map_location_on_a_cpu_host(run):
     assert got["sd"]["weight"].device.type == "cpu" and got["step"].item() == 3
 
 
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_host_syncs_and_metadata_queries(run):
     report = run[2]
     here = {(f["kind"], f["op"]) for f in report["findings"]
