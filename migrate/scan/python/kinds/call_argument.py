@@ -13,11 +13,14 @@ import re
 
 from migrate.core.kinds import param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
+from migrate.core.schema import mapping, record, regex, strings
 from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {
-    "calls": param(dict, required=True, doc="qualified call name -> argument positions"),
-    "pattern": param(str, required=True, doc="regex an argument's string value must match"),
+    "calls": mapping(record(keywords=strings(doc="keywords whose passing reveals CUDA code")),
+                     required=True, doc="qualified call name -> {keywords: [...]}"),
+    "pattern": param(str, required=True, check=regex,
+                     doc="regex an argument's string value must match"),
 }
 
 

@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
+from migrate.core.schema import mapping, record, regex, strings
+from migrate.core.targets import template
 from migrate.scan.python.portable_strings import portable_literal
 from migrate.scan.python.pyfile import PyFile
 
@@ -62,22 +64,42 @@ def _specs(rules: tuple[Rule, ...]) -> tuple[Spec, ...]:
     return tuple(Spec(r) for r in rules)
 
 
+def _pair(value) -> str | None:
+    if len(value) != 2:
+        return f"a [pattern, replacement] pair has 2 strings, not {len(value)}"
+    return regex(value[0])
+
+
 PARAMS = {
-    "match": param(str, required=True, doc="fullmatch on the literal's value"),
-    "fstring_prefix": param(str, doc="f-strings: regex on their leading literal text"),
-    "replace": param(list, doc="[pattern, replacement] pairs applied to the literal"),
-    "calls": param(dict, doc="qualified call -> argument positions / keyword names"),
-    "keywords": param(list, doc="keyword arguments of any call"),
-    "names": param(str, doc="regex on variable / attribute / parameter / option names"),
+    "match": param(str, required=True, check=regex, doc="fullmatch on the literal's value"),
+    "fstring_prefix": param(str, check=regex, doc="f-strings: regex on their leading literal text"),
+    "replace": param(list, items=param(list, items=param(str), check=_pair),
+                     doc="[pattern, replacement] pairs applied to the literal"),
+    "calls": mapping(param(list, items=param(int, str)),
+                     doc="qualified call -> argument positions / keyword names"),
+    "keywords": strings(doc="keyword arguments of any call"),
+    "names": param(str, check=regex, doc="regex on variable / attribute / parameter / option names"),
     "compare": param(bool, doc="comparisons and membership tests"),
-    "ifexp_test": param(str, doc="regex on the test of a conditional expression"),
+    "ifexp_test": param(str, check=regex, doc="regex on the test of a conditional expression"),
     "anywhere": param(bool, doc="any string literal but docstrings"),
     "track_variables": param(bool, doc="variables later passed where a device is meant"),
+}
+# --target portable: the forms migrate/scan/python/portable_strings.py reads
+PORTABLE = {
+    "prefix": param(str, doc="the literal's device/backend name"),
+    "literal": param(str, check=template, doc="what stands for the name elsewhere"),
+    "guarded": param(str, check=template, doc="in `X if torch.cuda.is_available() else Y`"),
+    "amp": param(str, check=template, doc="in autocast / GradScaler device positions"),
+    "compare": record(equal=param(str, required=True), not_equal=param(str),
+                      value=param(str, required=True), symmetric=param(bool),
+                      contains=param(bool), doc="x.type == \"cuda\" -> x.type in (...)"),
+    "startswith": param(str, doc="s.startswith(\"cuda\") -> s.startswith(<this>)"),
+    "collection_adds": param(str, doc="the name added to a tuple/list/set of names"),
 }
 
 
 @rule_kind("context-string", engine="python", params=PARAMS, tokens=prefilter_words,
-           compile=_specs)
+           compile=_specs, portable=PORTABLE)
 def run(f: PyFile, specs: tuple[Spec, ...]) -> None:
     anywhere = [s for s in specs if s.anywhere]
     if anywhere:

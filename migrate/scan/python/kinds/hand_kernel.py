@@ -18,38 +18,39 @@ import ast
 from collections.abc import Callable, Iterator
 
 from migrate.core.kinds import Token, param, rule_kind
+from migrate.core.registry import Registry
 from migrate.core.rules import Rule
 from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {"pattern": param(str, required=True, doc="detector name (see hand_kernel.py)")}
 
 Detector = Callable[[PyFile], Iterator[ast.AST]]
-DETECTORS: dict[str, tuple[Detector, tuple[str, ...]]] = {}
+# The detectors of this module, on the shared plug-in registry (meta: their prefilter tokens).
+DETECTORS: Registry[Detector] = Registry("hand-kernel detector", __name__)
 
 
 def detector(name: str, *tokens: str) -> Callable[[Detector], Detector]:
-    def register(fn: Detector) -> Detector:
-        if name in DETECTORS:
-            raise ValueError(f"hand-kernel detector {name!r} registered twice")
-        DETECTORS[name] = (fn, tokens)
-        return fn
-
-    return register
+    return DETECTORS.register(name, tokens=tokens)
 
 
 def _tokens(rule: Rule, rules) -> set[Token]:
-    entry = DETECTORS.get(str(rule.params.get("pattern")))
-    return {Token(t) for t in (entry[1] if entry else ())} | {
-        Token(str(w)) for w in rule.params.get("prefilter") or ()}
+    name = str(rule.params.get("pattern"))
+    words = DETECTORS.meta(name)["tokens"] if name in DETECTORS else ()
+    return {Token(t) for t in words} | {Token(str(w)) for w in rule.params.get("prefilter") or ()}
 
 
-@rule_kind("hand-kernel", engine="python", params=PARAMS, tokens=_tokens)
+def refs(rule: Rule) -> str | None:
+    name = rule.params.get("pattern")
+    if name not in DETECTORS:
+        return (f"params key 'pattern': no detector {name!r} is registered "
+                f"(known: {', '.join(sorted(DETECTORS))})")
+    return None
+
+
+@rule_kind("hand-kernel", engine="python", params=PARAMS, tokens=_tokens, refs=refs)
 def run(f: PyFile, rules: list[Rule]) -> None:
     for rule in rules:
-        entry = DETECTORS.get(str(rule.params["pattern"]))
-        if entry is None:
-            continue
-        for node in entry[0](f):
+        for node in DETECTORS[str(rule.params["pattern"])](f):
             f.report_node(rule, node, {"name": _name(f, node)}, None)
 
 

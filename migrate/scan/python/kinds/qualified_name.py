@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import Token, param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
+from migrate.core.schema import NONE, mapping, one_of, strings
+from migrate.core.targets import template
 from migrate.scan.python.bindings import chain_parts, import_statements
 from migrate.scan.python.fixers import FIXERS
 from migrate.scan.python.portable_names import portable_use
@@ -127,12 +129,41 @@ def _values(m: Match) -> dict:
 
 
 PARAMS = {
-    "names": param(dict, required=True, doc="qualified name (or prefix.*) -> replacement"),
-    "fixers": param(dict, doc="qualified name -> fixer (migrate/scan/python/fixers) for its calls"),
-    "notes": param(dict, doc="qualified name -> note shown in the message"),
-    "ignore": param(list, doc="qualified names a prefix row must not catch"),
-    "not_modules": param(list, doc="names that are attributes, not importable modules"),
+    "names": mapping(param(str, NONE), required=True,
+                     doc="qualified name (or prefix.*) -> replacement"),
+    "fixers": mapping(param(str), doc="qualified name -> fixer (scan/python/fixers) for its calls"),
+    "notes": mapping(param(str), doc="qualified name -> note shown in the message"),
+    "ignore": strings(doc="qualified names a prefix row must not catch"),
+    "not_modules": strings(doc="names that are attributes, not importable modules"),
 }
+PORTABLE = {
+    "names": mapping(param(str, dict, check=lambda v: template(v) if isinstance(v, str) else None,
+                           fields={"call": param(str, required=True, doc="the generic call"),
+                                   "device_arg": param(str, check=template,
+                                                       doc="the device type it is given first")}),
+                     doc="qualified name -> its generic spelling, an expression, or a call"),
+    "default": param(str, check=one_of("branch"),
+                     doc="branch: names without an entry get an NPU arm beside the CUDA one"),
+}
+
+
+def refs(rule: Rule) -> str | None:
+    """Fixers, notes and portable forms name keys of ``names``; fixers are registered."""
+    names = rule.params.get("names") or {}
+    for key, fixer_name in (rule.params.get("fixers") or {}).items():
+        if key not in names:
+            return f"params key 'fixers' [{key!r}]: params.names has no {key!r}"
+        if fixer_name not in FIXERS:
+            return (f"params key 'fixers' [{key!r}]: no fixer {fixer_name!r} is registered "
+                    f"(known: {', '.join(sorted(FIXERS))})")
+    for key in rule.params.get("notes") or {}:
+        if key not in names:
+            return f"params key 'notes' [{key!r}]: params.names has no {key!r}"
+    for key in (rule.portable.get("names") or {}):
+        base = key.removesuffix(".*")
+        if not {key, base, base + ".*"} & set(names):
+            return f"portable key 'names' [{key!r}]: params.names has no {key!r}"
+    return None
 
 
 def _tokens(rule: Rule, rules) -> set[Token]:
@@ -144,7 +175,8 @@ def _tokens(rule: Rule, rules) -> set[Token]:
     return {key_token(k, counts) for k in rule.params.get("names") or {}}
 
 
-@rule_kind("qualified-name", engine="python", params=PARAMS, tokens=_tokens, compile=Table)
+@rule_kind("qualified-name", engine="python", params=PARAMS, tokens=_tokens, compile=Table,
+           portable=PORTABLE, refs=refs)
 def run(f: PyFile, table: Table) -> None:
     rewritten = _imports(f, table)
     for node in f.nodes(ast.Attribute, ast.Name):
