@@ -142,6 +142,8 @@ def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, pa
                          next_tockens=BIG, inner_precise=0, prefix=None, actual_seq_qlen=None,
                          actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True,
                          sync=False, softmax_layout=""):
+    """(attention_out, softmax_max, softmax_sum, ...): softmax(scale * Q K^T + pse, masked) V
+    in the documented layouts, sparse modes and keep_prob dropout."""
     if padding_mask is not None:
         raise ValueError("npu_fusion_attention: padding_mask is not supported (documented)")
     if not 0.0 < keep_prob <= 1.0:
