@@ -37,7 +37,7 @@ def _first_line(obj: object, what: str) -> str:
 
 
 def decompositions() -> str:
-    from migrate.ops.decompose.registry import DECOMPOSITIONS
+    from migrate.ops.decompositions import DECOMPOSITIONS
 
     ops: list[str] = []
     for _, rule in DECOMPOSITIONS.items():

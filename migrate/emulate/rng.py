@@ -46,7 +46,7 @@ def set_rng_state(new_state: torch.Tensor, device="npu") -> None:
 
 
 def get_rng_state_all() -> list[torch.Tensor]:
-    from migrate.emulate.device import device_count
+    from migrate.emulate.current import device_count
 
     return [get_rng_state() for _ in range(device_count())]
 

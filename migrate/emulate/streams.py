@@ -15,9 +15,9 @@ EXPORTS = ("Stream", "Event", "current_stream", "default_stream", "set_stream", 
 
 class Stream:
     def __init__(self, device=None, priority: int = 0, **_kwargs):
-        from migrate.emulate.device import _index
+        from migrate.emulate.current import index
 
-        self.device = torch.device("npu", _index(device))
+        self.device = torch.device("npu", index(device))
         self.priority = priority
 
     def wait_event(self, event) -> None:

@@ -158,7 +158,7 @@ def census(path: Path, backend: str = "atc", target: str | None = None,
 
 
 def _attach_decompositions(ops: list[dict]) -> None:
-    from migrate.ops.decompose.registry import decomposition_for
+    from migrate.ops.decompositions import decomposition_for
 
     for row in ops:
         if row["status"] != SUPPORTED:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.scan.python.pyfile import PyFile
-from migrate.scan.ruleset import Plan
 from migrate.scan.suppress import drop_suppressed
+
+if TYPE_CHECKING:  # the plan a RuleSet hands the engine (scan/ruleset.py imports this engine)
+    from migrate.scan.ruleset import Plan
 
 
 class ParseError(Exception):

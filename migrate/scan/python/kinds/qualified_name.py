@@ -22,6 +22,7 @@ from migrate.core.schema import NONE, mapping, one_of, strings
 from migrate.core.targets import template
 from migrate.scan.python.bindings import chain_parts, import_statements
 from migrate.scan.python.fixers import FIXERS
+from migrate.scan.python.portable import chain_form
 from migrate.scan.python.portable_names import portable_use
 from migrate.scan.python.prefilter import key_token, segment_counts
 from migrate.scan.python.pyfile import PyFile
@@ -112,15 +113,6 @@ def import_form(qualname: str) -> str:
     """torch.npu[.x] is registered at run time; import statements use torch_npu.npu."""
     if qualname == "torch.npu" or qualname.startswith("torch.npu."):
         return "torch_npu" + qualname[len("torch"):]
-    return qualname
-
-
-def chain_form(f: PyFile, qualname: str) -> str:
-    """In code (not imports) torch_npu.npu[.x] reads torch.npu[.x] where `torch` is bound:
-    torch_npu registers torch.npu as that very module, so attribute access is the same."""
-    if (qualname == "torch_npu.npu" or qualname.startswith("torch_npu.npu.")) and \
-            f.bindings.local_for("torch") is not None:
-        return "torch" + qualname[len("torch_npu"):]
     return qualname
 
 
