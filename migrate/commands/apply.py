@@ -19,21 +19,21 @@ CheckOpt = Annotated[bool, typer.Option("--check", help="Exit 1 if anything woul
 UnsafeOpt = Annotated[bool, typer.Option("--unsafe-fixes",
                                          help="Also make fixes that may change behaviour.")]
 FormatOpt = Annotated[str, typer.Option("--format", help="text | json (every edit).")]
-SelectOpt = Annotated[list[str], typer.Option("--select", help="Rule codes or prefixes.")]
-IgnoreOpt = Annotated[list[str], typer.Option("--ignore", help="Rule codes or prefixes to skip.")]
-ExcludeOpt = Annotated[list[str], typer.Option("--exclude", help="Glob of paths to skip.")]
+SelectOpt = Annotated[list[str] | None, typer.Option("--select", help="Rule codes or prefixes.")]
+IgnoreOpt = Annotated[list[str] | None, typer.Option("--ignore", help="Rule codes or prefixes to skip.")]
+ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of paths to skip.")]
 AnnotateOpt = Annotated[bool, typer.Option(
     "--annotate", help="Mark manual findings with # migrate[RULE] comments.")]
 StripOpt = Annotated[bool, typer.Option(
     "--strip-annotations", help="Only remove # migrate[RULE] comments.")]
 ExitZeroOpt = Annotated[bool, typer.Option(
     "--exit-zero", help="Exit 0 even if files would change or a rewrite was refused.")]
-JobsOpt = Annotated[int, typer.Option("--jobs", "-j", help="Worker processes for the scan.")]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="Worker processes for the scan.")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not use the scan cache.")]
-CacheDirOpt = Annotated[Path, typer.Option("--cache-dir", help="Cache folder.")]
-ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml with [tool.migrate].")]
+CacheDirOpt = Annotated[Path | None, typer.Option("--cache-dir", help="Cache folder.")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="pyproject.toml with [tool.migrate].")]
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="No progress bar.")]
-TargetOpt = Annotated[str, typer.Option(
+TargetOpt = Annotated[str | None, typer.Option(
     "--target", help="portable (keeps CUDA working; default) | npu (NPU only) | transfer "
                      "(torch_npu's transfer_to_npu at entry points).")]
 FollowOpt = Annotated[bool, typer.Option(

@@ -139,7 +139,7 @@ class FrozenDict(dict):
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("rule data is read-only once loaded")
 
-    __setitem__ = __delitem__ = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = _refuse
     clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
     __ior__ = _refuse  # type: ignore[assignment]
 

@@ -23,9 +23,11 @@ def to_bnsd(x: torch.Tensor, layout: str, heads: int | None) -> torch.Tensor:
     if layout == "BSND":
         return x.transpose(1, 2)
     if layout == "BSH":
+        assert heads is not None  # the callers pass the head count for the H layouts
         b, s, h = x.shape
         return x.reshape(b, s, heads, h // heads).transpose(1, 2)
     if layout == "SBH":
+        assert heads is not None
         s, b, h = x.shape
         return x.reshape(s, b, heads, h // heads).permute(1, 2, 0, 3)
     raise ValueError(f"npu_fusion_attention: unknown input_layout {layout!r}")

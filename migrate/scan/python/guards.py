@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import TypeGuard, cast
 
 from migrate.core.findings import LineIndex
 
@@ -45,11 +46,16 @@ def _falls_back(handler: ast.ExceptHandler) -> bool:
     return not all(isinstance(stmt, ast.Raise) for stmt in handler.body)
 
 
-def _is_guarded_try(node: ast.AST) -> bool:
-    if not isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+_TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def _is_guarded_try(node: ast.AST) -> TypeGuard[ast.Try]:
+    if not isinstance(node, _TRIES):
         return False
-    handlers = [h for h in node.handlers if _catches_import_error(h)]
-    imports = any(isinstance(s, (ast.Import, ast.ImportFrom)) for b in node.body for s in ast.walk(b))
+    try_node = cast(ast.Try, node)  # try/except* has the same fields
+    handlers = [h for h in try_node.handlers if _catches_import_error(h)]
+    imports = any(isinstance(s, (ast.Import, ast.ImportFrom))
+                  for b in try_node.body for s in ast.walk(b))
     return imports and bool(handlers) and all(_falls_back(h) for h in handlers)
 
 

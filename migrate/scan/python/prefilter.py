@@ -83,7 +83,8 @@ class Prefilter:
             rx = re.compile(t.pattern.encode()) if t.pattern else None
             by_literal.setdefault(t.literal.encode(), []).append(rx)
         # A literal with any unconfirmed (plain) token needs no regex.
-        self._checks = [(lit, None if None in rxs else re.compile(b"|".join(r.pattern for r in rxs)))
+        self._checks = [(lit, None if None in rxs else
+                         re.compile(b"|".join(r.pattern for r in rxs if r is not None)))
                         for lit, rxs in by_literal.items()]
         lowered = {lit.lower() for lit in by_literal}
         self._stage1 = sorted((x for x in lowered if not any(o != x and o in x for o in lowered)),

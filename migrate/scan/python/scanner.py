@@ -60,7 +60,10 @@ def env_vars_beside(f: PyFile, findings: list[Finding], rules: dict[str, Rule]) 
             continue
         start = f.index.offset(x.line, x.column - 1)
         node = next((n for (a, b), n in consts.items() if a <= start < b), None)
-        parent = f.parent(node) if node is not None else None
+        if node is None:
+            out.append(x)
+            continue
+        parent = f.parent(node)
         new = x.fix.edits[0].content
         if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and any(
                 isinstance(e, ast.Constant) and e.value == new for e in parent.elts):

@@ -36,7 +36,7 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         if qual not in table:
             continue
         rule, pattern, keywords = table[qual]
-        hits = [kw.arg for kw in node.keywords if kw.arg in keywords]
+        hits = [kw.arg for kw in node.keywords if kw.arg is not None and kw.arg in keywords]
         for arg in [*node.args, *(kw.value for kw in node.keywords)]:
             for sub in ast.walk(arg):
                 if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and pattern.search(sub.value):

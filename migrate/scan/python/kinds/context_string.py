@@ -107,7 +107,7 @@ def run(f: PyFile, specs: tuple[Spec, ...]) -> None:
             if isinstance(node.value, str) and not isinstance(f.parent(node), ast.Expr):
                 for spec in anywhere:
                     _check_value(f, spec, node)
-    specs = [s for s in specs if not s.anywhere]
+    specs = tuple(s for s in specs if not s.anywhere)
     for spec in specs:
         if spec.track:
             for value in _tracked_assignments(f, spec):
@@ -169,9 +169,9 @@ def _default_positions(spec: Spec, args: ast.arguments) -> Iterator[ast.AST]:
     for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
         if spec.name_hit(arg.arg):
             yield default
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        if default is not None and spec.name_hit(arg.arg):
-            yield default
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
+        if kw_default is not None and spec.name_hit(arg.arg):
+            yield kw_default
 
 
 def _target_name(target: ast.AST) -> str | None:
@@ -194,8 +194,8 @@ def _check_value(f: PyFile, spec: Spec, value: ast.AST) -> None:
             _report_literal(f, spec, value, head.value, fstring=True)
     elif _formatted(value) is not None and spec.fprefix:  # "cuda:{}".format(i), "cuda:%d" % i
         template = _formatted(value)
-        if spec.fprefix.search(template.value):
-            _report_literal(f, spec, template, template.value, fstring=True)
+        if template is not None and spec.fprefix.search(str(template.value)):
+            _report_literal(f, spec, template, str(template.value), fstring=True)
     elif isinstance(value, ast.IfExp):
         _check_value(f, spec, value.body)
         _check_value(f, spec, value.orelse)
@@ -210,9 +210,9 @@ def _check_value(f: PyFile, spec: Spec, value: ast.AST) -> None:
     elif isinstance(value, ast.DictComp):
         _check_value(f, spec, value.value)
     elif isinstance(value, ast.Dict):
-        for v in [*value.keys, *value.values]:
-            if v is not None:
-                _check_value(f, spec, v)
+        for item in [*value.keys, *value.values]:
+            if item is not None:
+                _check_value(f, spec, item)
 
 
 def _formatted(value: ast.AST) -> ast.Constant | None:

@@ -59,6 +59,11 @@ def _name(f: PyFile, node: ast.AST) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _receiver(call: ast.Call) -> ast.expr | None:
+    """``x`` of a method call ``x.m(...)``."""
+    return call.func.value if isinstance(call.func, ast.Attribute) else None
+
+
 def _callee(f: PyFile, call: ast.AST) -> str:
     """'torch.rsqrt' for a resolved call, '.rsqrt' for a method call, else ''."""
     if not isinstance(call, ast.Call):
@@ -87,9 +92,11 @@ def _is_square(node: ast.AST) -> bool:
 
 def _is_mean_of_square(f: PyFile, node: ast.AST) -> bool:
     for sub in ast.walk(node):
+        if not isinstance(sub, ast.Call):
+            continue
         callee = _callee(f, sub)
         if callee in (".mean", "torch.mean"):
-            target = sub.func.value if callee == ".mean" else (sub.args[0] if sub.args else None)
+            target = _receiver(sub) if callee == ".mean" else (sub.args[0] if sub.args else None)
             if target is not None and any(_is_square(s) for s in ast.walk(target)):
                 return True
     return False
@@ -100,12 +107,12 @@ def rms_norm(f: PyFile) -> Iterator[ast.AST]:
     for call in f.nodes(ast.Call):
         callee = _callee(f, call)
         arg = call.args[0] if callee == "torch.rsqrt" and call.args else \
-            call.func.value if callee == ".rsqrt" else None
+            _receiver(call) if callee == ".rsqrt" else None
         if arg is not None and _is_mean_of_square(f, _with_values(f, call, arg)):
             yield call
 
 
-def _with_values(f: PyFile, use: ast.AST, expr: ast.AST) -> ast.AST:
+def _with_values(f: PyFile, use: ast.expr, expr: ast.expr) -> ast.expr:
     """``expr`` and the last values of the names it reads (one step back)."""
     names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
     values = [v for name in sorted(names) if (v := _last_value(f, use, name)) is not None]
@@ -151,10 +158,10 @@ _MATMUL = {"torch.matmul", "torch.bmm", ".matmul", ".bmm"}
 def _is_qk(f: PyFile, node: ast.AST) -> bool:
     """Holds a matmul one of whose operands is transposed: q @ k.transpose(-2, -1)."""
     for sub in ast.walk(node):
-        operands: list[ast.AST] = []
+        operands: list[ast.expr] = []
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.MatMult):
             operands = [sub.left, sub.right]
-        elif _callee(f, sub) in _MATMUL:
+        elif isinstance(sub, ast.Call) and _callee(f, sub) in _MATMUL:
             operands = list(sub.args) + ([sub.func.value] if isinstance(sub.func, ast.Attribute)
                                          and _callee(f, sub).startswith(".") else [])
         for op in operands:
@@ -186,11 +193,13 @@ def _has_fused_path(f: PyFile, node: ast.AST) -> bool:
     return False
 
 
-def _function_of(f: PyFile, node: ast.AST) -> ast.AST | None:
+def _function_of(f: PyFile, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     scope = f.parent(node)
-    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    while scope is not None:
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return scope
         scope = f.parent(scope)
-    return scope
+    return None
 
 
 @detector("eager-attention", "softmax")
@@ -199,12 +208,12 @@ def eager_attention(f: PyFile) -> Iterator[ast.AST]:
         callee = _callee(f, call)
         if callee not in _SOFTMAX or _has_fused_path(f, call):
             continue
-        scores = call.func.value if callee == ".softmax" else (call.args[0] if call.args else None)
+        scores = _receiver(call) if callee == ".softmax" else (call.args[0] if call.args else None)
         if scores is not None and _is_qk(f, _with_values(f, call, scores)):
             yield call
 
 
-def _last_value(f: PyFile, use: ast.AST, name: str) -> ast.AST | None:
+def _last_value(f: PyFile, use: ast.expr, name: str) -> ast.expr | None:
     """The value last assigned to ``name`` before ``use`` in its function, if any;
     ``x = q @ k.mT; x = x * scale`` counts the first value as well."""
     scope = _function_of(f, use)

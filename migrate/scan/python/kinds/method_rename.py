@@ -60,7 +60,8 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         name_start = end - len(node.attr)
         fix = None
         if f.target == "portable":
-            fix = _portable(f, rule, node, parent if is_call else None, name_start, end)
+            call = parent if is_call and isinstance(parent, ast.Call) else None
+            fix = _portable(f, rule, node, call, name_start, end)
         elif f.text[name_start:end] == node.attr and spec.get("to"):
             fix = fix_for(rule, [Edit(name_start, end, spec["to"])],
                            {"attr": node.attr, "to": spec["to"]})

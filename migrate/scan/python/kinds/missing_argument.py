@@ -47,7 +47,8 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         fix = None
         if paren != -1 and not f.text[func_end:paren].strip():
             sep = ", " if node.args or node.keywords else ""
-            value, imports, shown = spec["value"], [], None
+            value, shown = spec["value"], None
+            imports: list[str] = []
             if f.target == "portable":
                 if not rule.portable.get("value"):
                     f.report_node(rule, node, values, None)

@@ -218,7 +218,7 @@ def _use(f: PyFile, table: Table, node: ast.AST, parent, rewritten: set[str]) ->
 
 def _fixer_fix(f: PyFile, m: Match, call: ast.Call):
     """The rule's fix from what the row's fixer proposes (None: the fixer declines)."""
-    draft = FIXERS[m.entry.fixer](f.fix_context(m.qualname, m.new_qualname), call)
+    draft = FIXERS[m.entry.fixer or ""](f.fix_context(m.qualname, m.new_qualname), call)
     if draft is None:
         return None
     return fix_for(m.entry.rule, draft.edits, _values(m), draft.imports,
@@ -229,6 +229,7 @@ def _rename_use(f: PyFile, m: Match, node: ast.AST, parts: list[str]):
     start, end = f.span(node)
     if f.text[start:end] != ".".join(parts):
         return None  # comments or line breaks inside the chain: leave it to a person
+    assert m.new_qualname is not None  # only renames reach here
     new = chain_form(f, m.new_qualname)
     local = f.bindings.local_for(new)
     imports: list[str] = []
@@ -249,8 +250,8 @@ def _imports(f: PyFile, table: Table) -> set[str]:
             rewritten |= _import_from(f, table, node)
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if _import_alias(f, table, node, alias):
-                    rewritten.add(alias.asname)
+                if _import_alias(f, table, node, alias):  # only `import x as y` is rewritten
+                    rewritten.add(alias.asname or alias.name)
     return rewritten
 
 
@@ -291,7 +292,7 @@ def _import_from(f: PyFile, table: Table, node: ast.ImportFrom) -> set[str]:
     for alias in node.names:
         qual = f"{node.module}.{alias.name}"
         m = table.lookup(qual) if alias.name != "*" else None
-        module, name = node.module, alias.name
+        module, name = node.module or "", alias.name
         if m is not None:
             matched.append((alias, m))
             if m.new_qualname is not None and not m.entry.fixer:
