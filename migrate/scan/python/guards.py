@@ -19,6 +19,7 @@ from typing import TypeGuard, cast
 
 from migrate.core.findings import LineIndex
 
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 _CATCHES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
@@ -67,23 +68,35 @@ def _top_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     return [node.module.split(".")[0]]
 
 
+def _statements(tree: ast.Module):
+    """Every statement, at any depth (statements nest only in statement bodies: no
+    expression is walked, which is most of a tree)."""
+    stack: list[ast.AST] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in _BODIES:
+            children = getattr(node, name, None)
+            if children:
+                stack.extend(reversed(children))
+
+
 def find_guards(tree: ast.Module, index: LineIndex) -> Guards:
     spans: list[tuple[int, int]] = []
     guarded_imports: set[int] = set()
-    for node in ast.walk(tree):
+    statements = list(_statements(tree))
+    for node in statements:
         if _is_guarded_try(node) and node.body:
             start = index.span(node.body[0])[0]
             end = index.span(node.body[-1])[1]
             spans.append((start, end))
-            for stmt in node.body:
-                for sub in ast.walk(stmt):
-                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
-                        guarded_imports.add(id(sub))
+            guarded_imports.update(id(sub) for sub in _statements(ast.Module(node.body, []))
+                                   if isinstance(sub, (ast.Import, ast.ImportFrom)))
     if not spans:
         return Guards()
     inside: set[str] = set()
     outside: set[str] = set()
-    for node in ast.walk(tree):
+    for node in statements:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             (inside if id(node) in guarded_imports else outside).update(_top_modules(node))
     return Guards(spans, frozenset(inside - outside))

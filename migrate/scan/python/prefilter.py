@@ -70,10 +70,11 @@ def minimal_tokens(tokens: set[Token]) -> list[Token]:
 class Prefilter:
     """``search(data)``: does the file hold any token?
 
-    Stage 1 looks for a few lower-case literals in the lower-cased file (``cuda`` stands
-    for CUDA_HOME, is_cuda and CUDAGraph alike), so most files cost one lower() and a
-    handful of memmem calls. Files that pass are checked exactly: each literal, then its
-    confirming regex.
+    Stage 1 looks for a few lower-case literals (anchors) in the lower-cased file (``cuda``
+    stands for CUDA_HOME, is_cuda and CUDAGraph alike), so most files cost one lower() and a
+    handful of memmem calls. Each exact check belongs to an anchor its literal contains;
+    a file that passes is checked exactly only for the anchors it holds: each literal, then
+    its confirming regex.
     """
 
     def __init__(self, tokens: list[Token]):
@@ -89,14 +90,21 @@ class Prefilter:
         lowered = {lit.lower() for lit in by_literal}
         self._stage1 = sorted((x for x in lowered if not any(o != x and o in x for o in lowered)),
                               key=len)
+        # anchor -> the exact checks whose lower-cased literal contains it (each check under
+        # the first anchor it contains: a file holding the literal holds that anchor)
+        self._by_anchor: dict[bytes, list[tuple[bytes, re.Pattern[bytes] | None]]] = {
+            a: [] for a in self._stage1}
+        for check in self._checks:
+            anchor = next(a for a in self._stage1 if a in check[0].lower())
+            self._by_anchor[anchor].append(check)
 
     def search(self, data: bytes) -> bool:
         low = data.lower()
-        if not any(lit in low for lit in self._stage1):
-            return False
-        for literal, rx in self._checks:
-            if literal in data and (rx is None or rx.search(data)):
-                return True
+        for anchor in self._stage1:
+            if anchor in low:
+                for literal, rx in self._by_anchor[anchor]:
+                    if literal in data and (rx is None or rx.search(data)):
+                        return True
         return False
 
     def hit_offsets(self, text: str) -> list[int]:
