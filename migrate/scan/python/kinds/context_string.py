@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import param, prefilter_words, rule_kind
@@ -185,34 +186,52 @@ def _target_name(target: ast.AST) -> str | None:
 
 
 def _check_value(f: PyFile, spec: Spec, value: ast.AST) -> None:
-    if isinstance(value, ast.Constant) and isinstance(value.value, str):
-        if spec.match.fullmatch(value.value):
-            _report_literal(f, spec, value, value.value)
-    elif isinstance(value, ast.JoinedStr) and spec.fprefix:
-        head = value.values[0] if value.values else None
-        if isinstance(head, ast.Constant) and isinstance(head.value, str) and spec.fprefix.search(head.value):
-            _report_literal(f, spec, value, head.value, fstring=True)
-    elif _formatted(value) is not None and spec.fprefix:  # "cuda:{}".format(i), "cuda:%d" % i
-        template = _formatted(value)
-        if template is not None and spec.fprefix.search(str(template.value)):
-            _report_literal(f, spec, template, str(template.value), fstring=True)
-    elif isinstance(value, ast.IfExp):
-        _check_value(f, spec, value.body)
-        _check_value(f, spec, value.orelse)
-    elif isinstance(value, ast.BoolOp):
-        for v in value.values:
-            _check_value(f, spec, v)
-    elif isinstance(value, (ast.Tuple, ast.List, ast.Set)):
-        for v in value.elts:
-            _check_value(f, spec, v)
-    elif isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-        _check_value(f, spec, value.elt)  # [f"cuda:{i}" for i in range(n)]
-    elif isinstance(value, ast.DictComp):
-        _check_value(f, spec, value.value)
-    elif isinstance(value, ast.Dict):
-        for item in [*value.keys, *value.values]:
-            if item is not None:
-                _check_value(f, spec, item)
+    """Report the device literals ``value`` holds (per node type: VALUE_CHECKS)."""
+    check = VALUE_CHECKS.get(type(value))
+    if check is not None:
+        check(f, spec, value)
+
+
+def _literal(f: PyFile, spec: Spec, value: ast.Constant) -> None:
+    if isinstance(value.value, str) and spec.match.fullmatch(value.value):
+        _report_literal(f, spec, value, value.value)
+
+
+def _fstring(f: PyFile, spec: Spec, value: ast.JoinedStr) -> None:
+    head = value.values[0] if value.values else None
+    if spec.fprefix and isinstance(head, ast.Constant) and isinstance(head.value, str) and \
+            spec.fprefix.search(head.value):
+        _report_literal(f, spec, value, head.value, fstring=True)
+
+
+def _template(f: PyFile, spec: Spec, value: ast.AST) -> None:
+    """"cuda:{}".format(i), "cuda:%d" % i."""
+    template = _formatted(value)
+    if spec.fprefix and template is not None and spec.fprefix.search(str(template.value)):
+        _report_literal(f, spec, template, str(template.value), fstring=True)
+
+
+def _each(*fields: str) -> Callable[[PyFile, Spec, Any], None]:
+    """Check the values under these fields (a node or a list of nodes, None skipped)."""
+    def check(f: PyFile, spec: Spec, value: Any) -> None:
+        for name in fields:
+            part = getattr(value, name)
+            for item in part if isinstance(part, list) else [part]:
+                if item is not None:
+                    _check_value(f, spec, item)
+
+    return check
+
+
+# Node type -> how a value of that type can hold a device literal: the literal itself, an
+# f-string or format template, or the branches / elements / items that may hold one.
+VALUE_CHECKS: dict[type, Callable[[PyFile, Spec, Any], None]] = {
+    ast.Constant: _literal, ast.JoinedStr: _fstring, ast.Call: _template, ast.BinOp: _template,
+    ast.IfExp: _each("body", "orelse"), ast.BoolOp: _each("values"),
+    ast.Tuple: _each("elts"), ast.List: _each("elts"), ast.Set: _each("elts"),
+    ast.ListComp: _each("elt"), ast.SetComp: _each("elt"), ast.GeneratorExp: _each("elt"),
+    ast.DictComp: _each("value"), ast.Dict: _each("keys", "values"),
+}
 
 
 def _formatted(value: ast.AST) -> ast.Constant | None:
