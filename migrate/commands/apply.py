@@ -61,23 +61,13 @@ def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignor
     return out
 
 
-def perf_opt_in(rules, select: list[str] | None):
-    """Perf advice is optional: apply makes its fixes only for perf rules named in
-    --select (``--select MIG901`` or ``--select MIG9``), never by default."""
-    from migrate.scan.session import split_codes
-
-    wanted = split_codes(select) or []
-    return [r for r in rules if r.category != "perf"
-            or any(r.code.startswith(c) or r.name == c for c in wanted if len(c) > 3)]
-
-
 def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude, annotate,
               strip, jobs, no_cache, cache_dir, config, show_progress, follow_symlinks=False,
               force=False, target=None):
-    from migrate.commands.scan import scan_with_config
+    from migrate.commands.progress import scan_with_config
     from migrate.fix.rewrite import Options
     from migrate.fix.run import apply_scan
-    from migrate.scan.session import ScanRequest
+    from migrate.scan.session import ScanRequest, for_apply
 
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt}: choose text or json")
@@ -87,10 +77,8 @@ def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude,
                                            cache_dir, config, target=target,
                                            follow_symlinks=follow_symlinks,
                                            verify_content=True), show_progress)
+    session = for_apply(session, select)
     result, rules, root, cfg = session.result, session.rules, session.root, session.config
-    rules = perf_opt_in(rules, select)
-    kept = {r.code for r in rules}
-    result.findings = [f for f in result.findings if f.rule in kept]
     options = Options(unsafe=unsafe_fixes or cfg.unsafe_fixes, annotate=annotate, strip=strip,
                       write=not (diff or check), force=force, targets=session.targets)
     files = _annotated_files(paths, root, [*cfg.exclude, *(exclude or [])],
