@@ -15,7 +15,6 @@ The same tokens, as one text regex, mark the lines the matchers walk (see pyfile
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from migrate.core.kinds import Token, kind
 from migrate.core.rules import Rule
@@ -33,16 +32,24 @@ def _segments(key: str) -> list[str]:
     return [s for s in key.removesuffix(".*").split(".") if s]
 
 
-@lru_cache(maxsize=8)
+_COUNTS: dict[tuple[str, ...], dict[str, int]] = {}  # by the selection's rule codes
+
+
 def segment_counts(rules: tuple[Rule, ...]) -> dict[str, int]:
     """How many qualified-name keys share each segment: the shared ones make few tokens.
-    (Asked once per rule while a RuleSet builds its prefilters: cached for that pass.)"""
-    counts: dict[str, int] = {}
-    for rule in rules:
-        if rule.kind == "qualified-name":
-            for key in rule.params.get("names") or {}:
-                for seg in set(_segments(key)):
-                    counts[seg] = counts.get(seg, 0) + 1
+    (Asked once per rule while a RuleSet builds its prefilters: kept per selection, keyed by
+    the rule codes, so no rule is hashed.)"""
+    key = tuple(r.code for r in rules)
+    counts = _COUNTS.get(key)
+    if counts is None:
+        if len(_COUNTS) >= 8:
+            _COUNTS.clear()
+        counts = _COUNTS[key] = {}
+        for rule in rules:
+            if rule.kind == "qualified-name":
+                for name in rule.params.get("names") or {}:
+                    for seg in set(_segments(name)):
+                        counts[seg] = counts.get(seg, 0) + 1
     return counts
 
 
