@@ -65,9 +65,47 @@ def _on_sigterm(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
+def empty_argument(argv: list[str]) -> str | None:
+    """The option (or "a path argument") given an empty value in ``argv``, or None.
+
+    ``migrate apply $UNSET`` must not mean "the current folder": typer turns "" into
+    Path("."), so empty values are refused here, before parsing. The words of the program
+    that `migrate run` starts (after ``--`` or from its first word on) are its own."""
+    command = argv[0] if argv else ""
+    sub = typer.main.get_command(app).commands.get(command) if command else None  # type: ignore[attr-defined]
+    if sub is None:
+        return None
+    flags = {o for p in sub.params if getattr(p, "is_flag", False)
+             for o in (*p.opts, *p.secondary_opts)} | {"-h", "--help"}
+    wants_value = ""
+    for arg in argv[1:]:
+        if wants_value:
+            if arg == "":
+                return wants_value
+            wants_value = ""
+            continue
+        if arg == "--":
+            return None
+        if arg == "":
+            return "a path argument"
+        if arg.startswith("-") and "=" in arg:
+            if arg.partition("=")[2] == "":
+                return arg.partition("=")[0]
+        elif arg.startswith("-") and arg not in flags:
+            wants_value = arg
+        elif command == "run" and not arg.startswith("-"):
+            return None  # the program's first word
+    return None
+
+
 def main() -> None:
     _safe_streams()
     signal.signal(signal.SIGTERM, _on_sigterm)
+    empty = empty_argument(sys.argv[1:])
+    if empty is not None:
+        print(f"migrate: error: {empty}: empty value (an unset shell variable?)",
+              file=sys.stderr)
+        sys.exit(2)
     try:
         app()
     except UsageError as exc:

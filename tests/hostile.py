@@ -24,18 +24,33 @@ def env(**extra: str) -> dict[str, str]:
     return out
 
 
-def migrate(*args, timeout: float = 60, cwd=None, stdout=None,
+def migrate(*args, timeout: float = 60, cwd=None, stdout=None, memory_mb: int | None = None,
             **extra_env) -> subprocess.CompletedProcess:
-    """``migrate ARGS`` in a subprocess; fails the test on a hang or a traceback."""
+    """``migrate ARGS`` in a subprocess; fails the test on a hang or a traceback.
+    ``memory_mb`` caps the child's address space (unbounded memory fails, not the box)."""
     args = tuple(map(str, args))
     if args and args[0] in ("scan", "apply"):  # these tests check the NPU forms
         args = (args[0], "--target", "npu", *args[1:])
     r = subprocess.run([sys.executable, "-m", "migrate", *args], cwd=cwd,
                        env=env(**extra_env), timeout=timeout,
                        stdout=stdout if stdout is not None else subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, errors="replace")
+                       stderr=subprocess.PIPE, text=True, errors="replace",
+                       preexec_fn=_memory_cap(memory_mb))
     assert "Traceback" not in r.stderr, r.stderr
     return r
+
+
+def _memory_cap(memory_mb: int | None):
+    if memory_mb is None:
+        return None
+
+    def cap() -> None:
+        import resource
+
+        limit = memory_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return cap
 
 
 def as_nobody(fn, *args, timeout: float = 60):
@@ -87,6 +102,13 @@ def can_drop_root() -> bool:
         return False
     return True
 
+
+# Minutes-long cases (a file with 100 000 findings): `pytest -m slow` with
+# MIGRATE_HEAVY_TESTS=1 runs them; CI's share of time goes to the rest.
+def heavy(test):
+    skip = pytest.mark.skipif(not os.environ.get("MIGRATE_HEAVY_TESTS"),
+                              reason="minutes long: set MIGRATE_HEAVY_TESTS=1")
+    return pytest.mark.slow(skip(test))
 
 needs_nobody = pytest.mark.skipif(not can_drop_root(),
                                   reason="needs root that can drop privileges to nobody")

@@ -32,6 +32,7 @@ class SourceFile:
     path: Path  # as found (may be relative to cwd): the path that is opened
     rel: str  # relative to the scan root, forward slashes
     kind: str  # python | onnx | notebook | a text kind from textfiles.file_kind
+    real: str = ""  # its resolved path (symlinks followed), as discovery saw it
 
 
 def file_kind(path: Path) -> str | None:
@@ -124,7 +125,7 @@ class Walker:
             key = os.path.realpath(p)
             if kind and key not in seen:
                 seen.add(key)
-                yield SourceFile(p, _rel(p, self.root), kind)
+                yield SourceFile(p, _rel(p, self.root), kind, key)
 
     def _walk_dir(self, top: Path, seen: set[str]) -> Iterator[SourceFile]:
         top_rel = _rel(top, self.root)
@@ -184,7 +185,7 @@ class Walker:
         if key in seen:
             return None
         seen.add(key)
-        return SourceFile(path, rel, kind)
+        return SourceFile(path, rel, kind, key)
 
     def _with_gitignore(self, folder: Path, folder_rel: str, entries, specs):
         if not self.gitignore or not any(e.name == ".gitignore" for e in entries):
@@ -205,13 +206,16 @@ class Walker:
 
     @staticmethod
     def _ignored(path: Path, is_dir: bool, specs) -> bool:
-        for base, spec in specs:
+        """As git decides: the deepest .gitignore with a pattern matching the path wins,
+        so ``!model_gen.py`` in a sub-folder re-includes what its parent's file excludes."""
+        for base, spec in reversed(specs):
             try:
                 rel = path.relative_to(base).as_posix()
             except ValueError:
                 continue
-            if spec.match_file(rel + ("/" if is_dir else "")):
-                return True
+            verdict = spec.check_file(rel + ("/" if is_dir else "")).include
+            if verdict is not None:
+                return verdict
         return False
 
 

@@ -10,7 +10,7 @@ from migrate.core.kinds import kinds_of
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.scan.python.prefilter import python_hit_pattern
 from migrate.scan.python.pyfile import PyFile
-from migrate.scan.suppress import drop_suppressed
+from migrate.scan.suppress import drop_suppressed, python_comments
 
 
 class ParseError(Exception):
@@ -39,7 +39,7 @@ def scan_python(text: str, rel: str, rules: list[Rule] | tuple[Rule, ...],
         group = [r for r in rules if r.kind == spec.name and "python" in r.files]
         if group:
             spec.run(f, group)
-    kept = drop_suppressed(f.findings, f.index)
+    kept = drop_suppressed(f.findings, python_comments(text))
     settle_target(f, kept, rules, target)
     return sorted(kept, key=Finding.sort_key)
 
@@ -51,12 +51,15 @@ def env_vars_beside(f: PyFile, findings: list[Finding], codes: set[str]) -> None
 
     from migrate.core.findings import Edit
 
-    consts = {f.span(n): n for n in f.nodes(ast.Constant) if isinstance(n.value, str)}
+    from migrate.scan.python.spans import SpanIndex
+
+    consts = SpanIndex([(*f.span(n), n) for n in f.nodes(ast.Constant)
+                        if isinstance(n.value, str)])
     for x in findings:
         if x.rule not in codes or x.fix is None or len(x.fix.edits) != 1:
             continue
         start = f.index.offset(x.line, x.column - 1)
-        node = next((n for (a, b), n in consts.items() if a <= start < b), None)
+        node = consts.at(start)
         parent = f.parent(node) if node is not None else None
         new = x.fix.edits[0].content
         if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and any(

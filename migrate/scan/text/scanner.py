@@ -20,7 +20,7 @@ from migrate.core.fileio import read_head
 from migrate.core.findings import Finding, LineIndex
 from migrate.core.rules import Rule
 from migrate.core.kinds import kinds_of
-from migrate.scan.suppress import drop_suppressed
+from migrate.scan.suppress import drop_suppressed, masked_comments
 from migrate.scan.text.mask import mask_comments
 from migrate.scan.text.prefilter import active_rules
 from migrate.scan.text.textfile import TextFile, applies
@@ -87,7 +87,7 @@ def scan_text_file(text: str, rel: str, kind: str, rules: Sequence[Rule]) -> lis
         group = [r for r in rules if r.kind == spec.name]
         if group:
             findings += spec.run(tf, group)
-    findings = drop_suppressed(findings, tf.index)
+    findings = drop_suppressed(findings, masked_comments(text, tf.masked, tf.index))
     findings.sort(key=Finding.sort_key)
     return findings
 
