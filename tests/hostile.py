@@ -40,6 +40,29 @@ def migrate(*args, timeout: float = 60, cwd=None, stdout=None, memory_mb: int | 
     return r
 
 
+def main(capsys, *args) -> tuple[int, str, str]:
+    """``migrate ARGS`` in this process (no interpreter start, no re-import): (exit code,
+    stdout, stderr). For inputs that cannot hang; those go through ``migrate()``."""
+    import signal
+
+    from migrate.cli import main as cli_main
+
+    argv, handler = sys.argv, signal.getsignal(signal.SIGTERM)
+    sys.argv = ["migrate", *map(str, args)]
+    capsys.readouterr()
+    try:
+        cli_main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = argv
+        signal.signal(signal.SIGTERM, handler)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err, err
+    return code, out, err
+
+
 def _memory_cap(memory_mb: int | None):
     if memory_mb is None:
         return None

@@ -10,6 +10,7 @@ import typer
 
 from migrate.commands.output import emit
 from migrate.core.errors import UsageError
+from migrate.core.outputs import check_output
 
 
 def _emit(text: str, output: Path | None) -> None:
@@ -59,14 +60,20 @@ def ops(
 
             if soc:
                 raise UsageError("--soc applies to ONNX models (ATC), not to --torch")
+            from migrate.core.model_spec import spec_files
+
+            check_output(output, "-o", spec_files(torch_spec))
             report = aten_census(torch_spec, target=target, device=device, dtype=dtype,
                                  train=train)
         else:
             if train:
                 raise UsageError("--train applies to --torch MOD:FN, not to an ONNX model")
             from migrate.ops.onnx_census import census
+            from migrate.ops.onnx_load import external_files, load_graph
 
-            report = census(model, backend=backend, target=target, soc=soc)
+            proto = load_graph(model)
+            check_output(output, "-o", [model, *external_files(proto, model.parent, model)])
+            report = census(model, backend=backend, target=target, soc=soc, model=proto)
         _emit(render_census(report, fmt), output)
     except UsageError as exc:
         raise _usage(exc) from None
@@ -100,7 +107,7 @@ def decompose(
     try:
         forced = {s.strip() for s in force.split(",") if s.strip()} if force else set()
         report, code = run_decompose(model, out, backend, target, atol, inputs, forced,
-                                     verify=not no_verify)
+                                     verify=not no_verify, report=report_file)
         _emit(render_decompose(report, fmt), report_file)
     except UsageError as exc:
         raise _usage(exc) from None
