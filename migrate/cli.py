@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import signal
 import sys
 
@@ -16,6 +17,7 @@ from migrate.commands import rules as rules_cmd
 from migrate.commands import run as run_cmd
 from migrate.commands import scan as scan_cmd
 from migrate.commands import sensitivity as sensitivity_cmd
+from migrate.core.display import escape
 from migrate.core.errors import UsageError
 
 app = typer.Typer(
@@ -109,6 +111,26 @@ def main() -> None:
               file=sys.stderr)
         sys.exit(2)
     try:
+        _dispatch()
+    except MemoryError:
+        print("migrate: error: out of memory", file=sys.stderr)
+        sys.exit(2)
+    except OSError as exc:  # a file or folder the OS refused: name it, one line
+        where = f": {escape(str(exc.filename))}" if exc.filename else ""
+        print(f"migrate: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - a bug must still end in one line, not a traceback
+        if os.environ.get("MIGRATE_DEBUG"):
+            raise
+        text = str(exc).strip().splitlines()
+        print(f"migrate: error: internal error: {type(exc).__name__}: "
+              f"{escape(text[0] if text else '')[:300]} (a bug: please report it; "
+              "MIGRATE_DEBUG=1 shows the traceback)", file=sys.stderr)
+        sys.exit(2)
+
+
+def _dispatch() -> None:
+    try:
         app()
     except UsageError as exc:
         print(f"migrate: error: {exc}", file=sys.stderr)
@@ -137,7 +159,10 @@ def main() -> None:
         print(f"migrate: error: cannot write output: {exc.strerror}", file=sys.stderr)
         sys.exit(2)
     except SystemExit as exc:
-        if exc.code in (130, 143):  # typer turns Ctrl-C into a silent Exit(130)
+        from migrate.commands.run import ProgramExit
+
+        if exc.code in (130, 143) and not isinstance(exc, ProgramExit):
+            # typer turns Ctrl-C into a silent Exit(130)
             print("migrate: interrupted", file=sys.stderr)
         _flush_stdout()
         raise

@@ -36,31 +36,65 @@ def migrate(*args, timeout: float = 60, cwd=None, stdout=None, memory_mb: int | 
                        stdout=stdout if stdout is not None else subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, errors="replace",
                        preexec_fn=_memory_cap(memory_mb))
-    assert "Traceback" not in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
     return r
 
 
 def main(capsys, *args) -> tuple[int, str, str]:
     """``migrate ARGS`` in this process (no interpreter start, no re-import): (exit code,
-    stdout, stderr). For inputs that cannot hang; those go through ``migrate()``."""
+    stdout, stderr). For inputs that cannot hang; those go through ``bounded_main()``."""
+    capsys.readouterr()
+    code = _main_code(args)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "internal error" not in err, err
+    return code, out, err
+
+
+def bounded_main(*args, seconds: float = 120, memory_mb: int = 3072) -> tuple[int, str, str]:
+    """``migrate ARGS`` in a forked child of this process (nothing re-imported: torch stays
+    loaded) with a time and memory budget: (exit code, stdout, stderr). A hang or unbounded
+    memory fails the test instead of the suite."""
+    import io
+
+    from migrate.core.isolate import Bounded, run_bounded
+
+    def child() -> tuple[int, str, str]:
+        raw = {name: io.BytesIO() for name in ("out", "err")}
+        streams = {k: io.TextIOWrapper(v, encoding="utf-8", errors="backslashreplace",
+                                       write_through=True) for k, v in raw.items()}
+        sys.stdout, sys.stderr = streams["out"], streams["err"]
+        try:
+            code = _main_code(args)
+        finally:
+            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        for stream in streams.values():
+            stream.flush()
+        out, err = (raw[k].getvalue().decode("utf-8", "replace") for k in ("out", "err"))
+        return code, out, err
+
+    try:
+        code, out, err = run_bounded(child, seconds=seconds, memory=memory_mb << 20)
+    except Bounded as exc:
+        raise AssertionError(f"migrate {' '.join(map(str, args))}: {exc}") from None
+    assert "Traceback" not in err and "internal error" not in err, err
+    return code, out, err
+
+
+def _main_code(args) -> int:
     import signal
 
     from migrate.cli import main as cli_main
 
     argv, handler = sys.argv, signal.getsignal(signal.SIGTERM)
     sys.argv = ["migrate", *map(str, args)]
-    capsys.readouterr()
     try:
         cli_main()
-        code = 0
+        return 0
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
         sys.argv = argv
         signal.signal(signal.SIGTERM, handler)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, err
-    return code, out, err
 
 
 def _memory_cap(memory_mb: int | None):

@@ -43,7 +43,18 @@ def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
 
 
 def read_parts(folder: Path) -> list[dict]:
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("part-*.json"))]
+    """Every process's part; one that cannot be read (the process died mid-way, or wrote
+    something else there) is left out rather than ending the report."""
+    parts = []
+    for p in sorted(folder.glob("part-*.json")):
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("ops"), dict) and \
+                isinstance(doc.get("findings"), list) and isinstance(doc.get("notes"), list):
+            parts.append(doc)
+    return parts
 
 
 def render_text(report: dict) -> str:

@@ -50,6 +50,20 @@ def file_kind(path: Path) -> str | None:
     return textfiles.file_kind(path)
 
 
+def read_by_scan(path: Path, paths: list[Path]) -> bool:
+    """Whether a scan of ``paths`` would read the existing file ``path`` (a kind it scans,
+    a .gitignore, a pyproject.toml) : such a file is never a report's destination."""
+    if not os.path.isfile(path):
+        return False
+    real = os.path.realpath(path)
+    given = [os.path.realpath(p) for p in paths]
+    if real in given:
+        return True
+    if not _inside(real, [g for g in given if os.path.isdir(g)]):
+        return False
+    return bool(path.name == ".gitignore" or file_kind(path) or _shebang_kind(path))
+
+
 def _shebang_kind(path: Path) -> str | None:
     first = read_head(path, 200).split(b"\n", 1)[0]
     if not first and path.suffix == "":

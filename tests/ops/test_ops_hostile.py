@@ -12,7 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from hostile import main, migrate
+from hostile import bounded_main, main
 
 F = TensorProto.FLOAT
 
@@ -32,9 +32,9 @@ def _huge(path: Path, dims) -> Path:
 
 def test_declared_sizes_are_bounded_in_ops(tmp_path):  # repro: 113-byte model, all memory
     m = _huge(tmp_path / "m.onnx", [2 ** 40])
-    r = migrate("ops", m, "--format", "json", timeout=120, memory_mb=4096)
-    assert r.returncode in (0, 1), r.stderr
-    doc = json.loads(r.stdout)
+    code, out, err = bounded_main("ops", m, "--format", "json", memory_mb=4096)
+    assert code in (0, 1), err
+    doc = json.loads(out)
     assert [row["op"] for row in doc["ops"]] == ["Constant", "Mul"]
     assert any("data propagation skipped" in a for a in doc["advice"]), doc["advice"]
 
@@ -176,9 +176,9 @@ def _odd_inputs(tmp_path: Path, odd: Path) -> list[tuple]:
 def test_a_fifo_is_never_opened(tmp_path):  # repro: decompose --inputs FIFO hangs
     os.mkfifo(tmp_path / "fifo")
     for args in _odd_inputs(tmp_path, tmp_path / "fifo"):
-        r = migrate(*args, timeout=60)
-        assert r.returncode == 2, (args, r.stderr)
-        assert len(r.stderr.strip().splitlines()) == 1
+        code, _, err = bounded_main(*args, seconds=60)
+        assert code == 2, (args, err)
+        assert len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("odd", ["/dev/zero", "."])
