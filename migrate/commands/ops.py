@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -105,6 +106,8 @@ def decompose(
     from migrate.ops.render import render_decompose
 
     try:
+        if not (atol >= 0 and math.isfinite(atol)):  # an infinite tolerance cannot fail
+            raise UsageError(f"--atol {atol}: want a finite number >= 0")
         forced = {s.strip() for s in force.split(",") if s.strip()} if force else set()
         report, code = run_decompose(model, out, backend, target, atol, inputs, forced,
                                      verify=not no_verify, report=report_file)

@@ -47,3 +47,16 @@ def xml_text(text: str) -> str:
     """``text`` with the characters XML 1.0 cannot hold (control characters, lone
     surrogates, U+FFFE/FFFF) written as Python-style escapes."""
     return _NOT_XML.sub(_one, text) if _NOT_XML.search(text) else text
+
+
+def escape_strings(value):
+    """A copy of ``value`` (dicts, lists, tuples of anything) with every string escaped:
+    data from a file (layer names, op types) rendered into a line-based report cannot start
+    a line of its own."""
+    if isinstance(value, str):
+        return escape(value)
+    if isinstance(value, dict):
+        return {escape_strings(k): escape_strings(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(escape_strings(v) for v in value)
+    return value

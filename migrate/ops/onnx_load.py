@@ -18,6 +18,7 @@ from migrate.core.inputs import read_input
 
 MAX_MODEL_BYTES = 2 * 1024 ** 3  # protobuf's own limit for one message
 _MAX_DIGITS = 19  # an int64 offset or length
+MAX_OPSET = 1 << 16
 
 
 def load_graph(path: Path):
@@ -35,6 +36,10 @@ def load_graph(path: Path):
     if model.ir_version <= 0 or not model.HasField("graph") or not model.opset_import:
         raise UsageError(f"{escape(str(path))}: a protobuf but not an ONNX model (no graph or "
                          "opset_import)")
+    for imp in model.opset_import:  # onnx's schema lookups take a C int
+        if not 0 <= imp.version <= MAX_OPSET:
+            raise UsageError(f"{escape(str(path))}: opset {imp.version} of domain "
+                             f"{escape(repr(imp.domain))[:60]} is out of range (0..{MAX_OPSET})")
     check_external_data(model, path.parent, path)
     return model
 

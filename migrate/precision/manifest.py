@@ -90,6 +90,13 @@ def _check_records(where: Path, records: Any) -> list[dict]:
                 raise _fail(where, f"records[{i}].stats.{key} must be a number")
         if stats and stats.get("sketch") is not None and not isinstance(stats["sketch"], str):
             raise _fail(where, f"records[{i}].stats.sketch must be a string")
+    seen: dict[tuple, int] = {}
+    for i, rec in enumerate(records):  # a repeated key would shadow a record in alignment
+        key = (rec["name"], rec["call"], rec["kind"], rec["index"])
+        if key in seen:
+            raise _fail(where, f"records[{i}] repeats records[{seen[key]}] "
+                               f"({_label(rec)}): each record is one tensor")
+        seen[key] = i
     return records
 
 
@@ -161,6 +168,9 @@ class Dump:
         except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types
             raise _fail(self.path / file, f"cannot read {escape(key)[:80]} for {_label(rec)}: "
                                           f"{_short(exc)}") from None
+        if list(t.shape) != list(rec["shape"]) and rec.get("dtype") != "complex128":
+            raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) has shape "
+                                          f"{list(t.shape)}, its record says {rec['shape']}")
         crc = rec.get("crc32")
         if crc is not None and f"{_crc(t):08x}" != crc:
             raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) does not match "

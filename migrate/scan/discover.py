@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,12 +210,17 @@ class Walker:
         except SourceError:
             return specs
         lines = data.decode("utf-8", errors="replace").splitlines()
+        where = f"{folder_rel}/.gitignore" if folder_rel else ".gitignore"
+        wild = [line for line in lines if _too_wild(line)]
+        if wild:  # regex matching would backtrack exponentially on a long name
+            self.errors.append(FileError(where, f"{len(wild)} pattern(s) with more than "
+                                                f"{MAX_STARS} '*' in one path part ignored"))
+            lines = [line for line in lines if not _too_wild(line)]
         try:
             return [*specs, (folder, pathspec.GitIgnoreSpec.from_lines(lines))]
         except Exception:  # pathspec rejects a line ("!", "foo\\"): keep the good ones
             good = [line for line in lines if _valid_pattern(line)]
             bad = len(lines) - len(good)
-            where = f"{folder_rel}/.gitignore" if folder_rel else ".gitignore"
             self.errors.append(FileError(where, f"{bad} invalid pattern(s) ignored"))
             return [*specs, (folder, pathspec.GitIgnoreSpec.from_lines(good))]
 
@@ -231,6 +237,17 @@ class Walker:
             if verdict is not None:
                 return verdict
         return False
+
+
+MAX_STARS = 3  # single '*' per path part: matching costs about len(name) ** stars
+
+
+def _too_wild(line: str) -> bool:
+    return any(part != "**" and len(_STARS.findall(part)) > MAX_STARS
+               for part in line.split("/"))
+
+
+_STARS = re.compile(r"\*+")
 
 
 def _valid_pattern(line: str) -> bool:

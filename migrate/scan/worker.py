@@ -107,9 +107,12 @@ class Worker:
             from migrate.scan.engine import with_shadows
 
             matching, keep = with_shadows(self.rules)
+            problems: list[str] = []
             try:
                 found = scan_notebook(source.text, item.rel, matching,
-                                      lambda t, r, rs: scan_python(t, r, rs, item.target))
+                                      lambda t, r, rs: scan_python(t, r, rs, item.target),
+                                      problems)
+                self._problem = "; ".join(problems)[:500] or None  # cells it could not read
                 return found if keep is None else [f for f in found if f.rule in keep]
             except NotebookError as exc:
                 raise FileProblem(str(exc)) from None

@@ -91,3 +91,16 @@ def test_report_path_is_checked_before_the_program_runs(tmp_path):  # repro: --r
     proc = migrate_run(tmp_path / "nope" / "r.json")  # a new folder is made, as -o does
     assert proc.returncode == 4 and marker.exists(), proc.stderr
     assert json.loads((tmp_path / "nope" / "r.json").read_text())["exit_code"] == 4
+
+
+def test_unreadable_report_parts_are_left_out(tmp_path):
+    from migrate.emulate.report import merge, read_parts
+
+    good = {"rank": "0", "command": ["x"], "torch": "t", "target": "g", "ops": {"aten::add": 2},
+            "findings": [], "notes": []}
+    (tmp_path / "part-1.json").write_text(json.dumps(good))
+    (tmp_path / "part-2.json").write_text("{" * 100000)
+    (tmp_path / "part-3.json").write_text(json.dumps({"ops": 5}))
+    os.mkfifo(tmp_path / "part-4.json")
+    report = merge(read_parts(tmp_path), ["x"], 0)
+    assert report["processes"] == 1 and report["ops"] == {"aten::add": 2}

@@ -187,3 +187,41 @@ def test_model_and_inputs_must_be_regular_files(tmp_path, capsys, odd):
         code, _, err = main(capsys, *args)
         assert code == 2, (args, err)
         assert len(err.strip().splitlines()) == 1
+
+
+def test_names_from_a_model_cannot_forge_report_lines(tmp_path, capsys):
+    evil = "Foo\x1b[31m\n::error file=x::forged"
+    graph = helper.make_graph([helper.make_node(evil, ["x"], ["y"], domain="evil\ndomain",
+                                                name="n\r\x00")], "g",
+                              [helper.make_tensor_value_info("x", F, [2])],
+                              [helper.make_tensor_value_info("y", F, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("evil\ndomain", 1)])
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    for fmt in ("text", "markdown"):
+        code, out, _ = main(capsys, "ops", tmp_path / "m.onnx", "--format", fmt)
+        assert code == 1
+        assert not any(line.startswith("::error") for line in out.splitlines())
+        assert "\x1b" not in out and "\x00" not in out
+    code, out, _ = main(capsys, "ops", tmp_path / "m.onnx", "--format", "json")
+    assert json.loads(out)["ops"][0]["op"] == evil
+
+
+@pytest.mark.parametrize("atol", ["inf", "nan", "-1"])
+def test_a_verification_that_cannot_fail_is_refused(tmp_path, capsys, atol):
+    m = _external(tmp_path)
+    code, _, err = main(capsys, "decompose", m, "-o", tmp_path / "o.onnx", "--atol", atol)
+    assert code == 2 and "--atol" in err
+
+
+@pytest.mark.parametrize("version", [-5, 2 ** 40])
+def test_opset_versions_out_of_range_are_input_errors(tmp_path, capsys, version):
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", F, [2])],
+                              [helper.make_tensor_value_info("y", F, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", version)])
+    (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
+    for args in (("ops", tmp_path / "m.onnx"),
+                 ("decompose", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx", "--no-verify")):
+        code, _, err = main(capsys, *args)
+        assert code == 2 and "out of range" in err

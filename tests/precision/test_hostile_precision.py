@@ -124,7 +124,8 @@ def test_ranks_that_name_one_number_twice_are_an_error(tmp_path, dumps):  # repr
     assert code == 2 and "rank0/" in err and "rank00/" in err
 
 
-NAMES = ["a\x01b", "c\x1b[31md", "e\x00f", "g\ud800h", "i\ufffej", "k]]>l", "m\x7fn"]
+NAMES = ["a\x01b", "c\x1b[31md", "e\x00f", "g\ud800h", "i\ufffej", "k]]>l", "m\x7fn",
+         "o\n::error::forged"]
 
 
 def _renamed(src: Path, dst: Path) -> Path:
@@ -150,6 +151,8 @@ def test_reports_carry_any_layer_name(tmp_path, dumps):  # repro: JUnit with con
         text.encode("utf-8")  # no lone surrogates left
         if fmt == "json":
             json.loads(text)
+        else:
+            assert not any(line.startswith("::error") for line in text.splitlines()), fmt
     code, _, err = bounded_main("compare", ref, bad, "--format", "junit", "-o", tmp_path / "j.xml")
     assert code == 1, err
     ET.parse(tmp_path / "j.xml")
@@ -214,3 +217,22 @@ def test_manifest_and_shards_must_be_regular_files(tmp_path, dumps, kind):
         os.symlink("/dev/zero", shard)
     code, _, err = bounded_main("compare", ref, dumps[1], seconds=60)
     assert code == 2 and len(err.strip().splitlines()) == 1, err[-2000:]
+
+
+def test_a_repeated_record_is_an_input_error(tmp_path, dumps):  # beyond: a silent shadow
+    ref = Path(shutil.copytree(dumps[0], tmp_path / "ref"))
+    doc = json.loads((ref / "manifest.json").read_text())
+    doc["records"].append(dict(doc["records"][0]))
+    (ref / "manifest.json").write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match="repeats"):
+        compare_dumps(ref, dumps[1])
+
+
+def test_a_tensor_that_is_not_its_record_is_an_input_error(tmp_path, dumps):
+    ref = Path(shutil.copytree(dumps[0], tmp_path / "ref"))
+    doc = json.loads((ref / "manifest.json").read_text())
+    rec = next(r for r in doc["records"] if r.get("tensor") and len(r["shape"]) == 2)
+    rec["shape"] = [rec["shape"][1], rec["shape"][0] + 1]
+    (ref / "manifest.json").write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match="record says"):
+        compare_dumps(ref, dumps[1])

@@ -220,3 +220,42 @@ def test_every_file_option_refuses_fifos_and_devices(tmp_path):
                  ("apply", tmp_path, "--config", fifo)):
         r = migrate(*args, "--no-cache", timeout=30)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, args
+
+
+def test_notebook_cells_share_their_imports(tmp_path):  # beyond: a silent loss
+    cells = [{"cell_type": "code", "source": ["import torch\n"]},
+             {"cell_type": "markdown", "source": ["# text"]},
+             {"cell_type": "code", "source": ["torch.cuda.synchronize()\n"]}]
+    (tmp_path / "n.ipynb").write_text(json.dumps({"cells": cells}, indent=1))
+    result = scan_paths([tmp_path], ScanOptions(jobs=1))
+    assert [f.rule for f in result.findings] == ["MIG101"] and result.errors == []
+    assert "[cell 3, line 1]" in result.findings[0].message
+    cells.insert(2, {"cell_type": "code", "source": ["x = (\n"]})  # one cell does not parse
+    (tmp_path / "n.ipynb").write_text(json.dumps({"cells": cells}, indent=1))
+    result = scan_paths([tmp_path], ScanOptions(jobs=1))
+    assert [f.rule for f in result.findings] == ["MIG101"]
+    assert "cell 3 not scanned" in result.errors[0].message  # it may hide findings: exit 1
+
+
+def test_notebook_source_that_is_not_text_is_an_error(tmp_path):
+    cells = [{"cell_type": "code", "source": ["import torch\n", 7, "torch.cuda.synchronize()\n"]}]
+    (tmp_path / "n.ipynb").write_text(json.dumps({"cells": cells}))
+    result = scan_paths([tmp_path], ScanOptions(jobs=1))
+    assert "source is not text" in result.errors[0].message
+
+
+def test_gitignore_patterns_that_would_backtrack_are_refused(tmp_path):  # beyond: a hang
+    (tmp_path / ".gitignore").write_text("a*a*a*a*a*a*a*a*a*a*b\nbuild/\n")
+    (tmp_path / ("a" * 200 + ".py")).write_text(CUDA)
+    r = migrate("scan", tmp_path, "--no-cache", "--format", "json", timeout=60)
+    doc = json.loads(r.stdout)
+    assert doc["summary"]["findings"] == 1
+    assert "more than 3 '*'" in doc["errors"][0]["message"]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400", "-1"])
+def test_effort_figures_are_finite(tmp_path, value):
+    (tmp_path / "a.py").write_text(CUDA)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.migrate.effort]\nMIG101 = {value}\n")
+    r = migrate("scan", tmp_path, "--no-cache")
+    assert r.returncode == 2 and "minutes" in r.stderr

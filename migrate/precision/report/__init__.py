@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
-from migrate.core.display import escape_lines
+from dataclasses import replace
+
+from migrate.core.display import escape_lines, escape_strings
 from migrate.precision.report.html import render_html
 from migrate.precision.report.text import render_json, render_junit, render_markdown, render_text
 
 
+_FROM_DUMPS = ("entries", "first_divergence", "violations", "reference", "target", "culprit",
+               "weights", "ranks", "inconclusive")
+
+
 def _printable(render):
-    """Text, Markdown and HTML carry layer names from a dump: control characters, bidi
-    overrides and lone surrogates escaped (JSON escapes them itself, JUnit in its renderer)."""
-    return lambda result: escape_lines(render(result))
+    """Text, Markdown and HTML carry layer names from a dump: every string the dumps gave
+    is escaped before rendering (a name cannot start a line of its own), and what is left of
+    control characters, bidi overrides and lone surrogates after (JSON escapes them itself,
+    JUnit in its renderer)."""
+
+    def printable(result):
+        safe = replace(result, **{k: escape_strings(getattr(result, k)) for k in _FROM_DUMPS})
+        return escape_lines(render(safe))
+
+    return printable
 
 
 RENDERERS = {"text": _printable(render_text), "json": render_json, "junit": render_junit,
