@@ -14,10 +14,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from migrate.emulate.activate import ENV, REPORT_ENV, TARGET_ENV
-from migrate.emulate.report import merge, read_parts
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
+from migrate.emulate.activate import ENV, REPORT_ENV, TARGET_ENV
+from migrate.emulate.report import merge, read_parts
 
 BOOT = Path(__file__).resolve().parent / "boot"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +31,8 @@ def resolve(command: list[str]) -> list[str]:
         return [sys.executable, *command[1:]]
     if exe.endswith(".py") and Path(exe).is_file():
         return [sys.executable, *command]
-    found = shutil.which(exe) or shutil.which(exe, path=str(Path(sys.executable).parent))
+    # a console script of this interpreter first (torchrun of the torch that runs migrate)
+    found = shutil.which(exe, path=str(Path(sys.executable).parent)) or shutil.which(exe)
     if found is None:
         raise UsageError(f"command not found: {exe}")
     return [found, *command[1:]]

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from dataclasses import dataclass
 
-from migrate.core.findings import Edit, Finding, LineIndex, splice
 from migrate.core.fileio import newline_of
-from migrate.fix.imports import import_edit
+from migrate.core.findings import Edit, Finding, LineIndex, import_needed, splice
+from migrate.core.import_placement import import_edit
 
 
 @dataclass
@@ -132,26 +131,13 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
     for f in chosen:
         for s in f.fix.imports:
             if s not in judged:
-                judged[s] = needed(s, new_code)
+                judged[s] = import_needed(s, new_code)
                 if judged[s]:
                     wanted.append((s, f))
     if wanted:
         new_text, more = add_imports(new_text, wanted, edits, path)
         applied.extend(more)
     return new_text, applied
-
-
-_NAMES_TORCH_NPU = re.compile(r"(?<![\w.])torch_npu\b")
-
-
-def needed(statement: str, new_code: str) -> bool:
-    """`import torch_npu` only where the new code names torch_npu: torch_npu >= 2.5 loads
-    itself with `import torch` (a torch.backends entry point), so torch.npu needs no import."""
-    if statement.strip() == "import torch_npu":
-        code = "\n".join(line for line in new_code.splitlines()
-                         if not line.lstrip().startswith(("import ", "from ")))
-        return bool(_NAMES_TORCH_NPU.search(code))
-    return True
 
 
 def add_imports(text: str, wanted: list[tuple[str, Finding]], edits: list[Edit],

@@ -14,21 +14,22 @@ from functools import partial
 from pathlib import Path
 
 from migrate.core.fileio import Place
+from migrate.core.filekinds import FILE_KINDS
 from migrate.core.findings import FileError, Finding, ScanResult
 from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.fix.applier import fixable
 from migrate.fix.rewrite import Options, Outcome, rewrite_file
+from migrate.scan.readers import scan_text
+from migrate.scan.ruleset import RuleSet
+from migrate.scan.worker import clamp_jobs
 
-NOT_REWRITTEN = ("onnx", "notebook")  # reported by scan, never edited by apply
 PARALLEL_THRESHOLD = 6  # files to rewrite before worker processes pay off
 
 
-def engine_scan(text: str, rel: str, kind: str, rules: list[Rule],
+def engine_scan(text: str, rel: str, kind: str, rules: RuleSet | list[Rule],
                 target: str = DEFAULT_TARGET) -> list[Finding]:
     """The scan engine on one text (raises FileProblem when the text cannot be scanned)."""
-    from migrate.scan.engine import scan_text
-
     return scan_text(text, rel, kind, rules, target)
 
 
@@ -107,7 +108,7 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
             if record is None:  # no file of this scan: never a path joined from a finding
                 run.remaining.extend(findings)
                 continue
-            if record.kind not in NOT_REWRITTEN and _wanted(findings, options):
+            if FILE_KINDS[record.kind].rewritable and _wanted(findings, options):
                 # Cached findings are data, not edits: their file is scanned again.
                 todo.append(ApplyItem(Path(record.path), rel, record.kind,
                                       None if record.cached else findings, record.digest,
@@ -127,8 +128,8 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
 class Rewriter:
     """Rewrites apply items with one rule selection and one set of options."""
 
-    def __init__(self, rules: list[Rule], options: Options):
-        self.rules, self.options = rules, options
+    def __init__(self, rules: RuleSet | list[Rule], options: Options):
+        self.rules, self.options = RuleSet.of(rules), options
 
     def __call__(self, item: ApplyItem) -> Outcome:
         scan = partial(engine_scan, target=self.options.targets.for_path(item.rel))
@@ -146,7 +147,7 @@ class Rewriter:
 _rewriter: Rewriter | None = None  # this worker process's Rewriter, set by the initializer
 
 
-def _init_worker(rules: list[Rule], options: Options) -> None:
+def _init_worker(rules: RuleSet, options: Options) -> None:
     global _rewriter
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     # An idle worker blocks in a semaphore wait: a Python-level SIGTERM handler that runs
@@ -172,16 +173,16 @@ def _rewrite_in_worker(item: ApplyItem) -> Outcome:
 
 def _rewrite_all(todo: list[ApplyItem], rules: list[Rule], options: Options,
                  jobs: int | None) -> list[Outcome]:
-    """Rewrite files, in worker processes when there are enough to pay for them."""
-    from migrate.scan.worker import clamp_jobs
-
+    """Rewrite files, in worker processes when there are enough to pay for them; the rules
+    are compiled once for all of them."""
     jobs = clamp_jobs(jobs, len(todo))
+    ruleset = RuleSet(rules)
     methods = multiprocessing.get_all_start_methods()
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD or "fork" not in methods:
-        rewriter = Rewriter(rules, options)
+        rewriter = Rewriter(ruleset, options)
         return [rewriter(item) for item in todo]
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(rules, options)) as pool:
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(ruleset, options)) as pool:
         outcomes = pool.map(_rewrite_in_worker, todo, chunksize=1)
         pool.close()  # workers end on the pool's sentinel, not on a signal
         pool.join()

@@ -8,7 +8,6 @@ from migrate.core.display import escape_lines, escape_strings
 from migrate.precision.report.html import render_html
 from migrate.precision.report.text import render_json, render_junit, render_markdown, render_text
 
-
 _FROM_DUMPS = ("entries", "first_divergence", "violations", "reference", "target", "culprit",
                "weights", "ranks", "inconclusive")
 

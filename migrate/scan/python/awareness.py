@@ -187,24 +187,23 @@ def _imports_transfer(tree: ast.Module) -> bool:
     return False
 
 
-def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> None:
-    """Mark ``findings`` of ``f`` in NPU-aware regions; drop fixes where code stays as is."""
+def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> list:
+    """``findings`` of ``f``, those in NPU-aware regions marked so (new findings), fixes
+    dropped where the code stays as it is."""
     if not findings:
-        return
+        return findings
     reg = regions(f, portable)
     if not reg.aware and not reg.keep:
-        return
+        return findings
+    out = []
     for x in findings:
         start = f.index.offset(x.line, x.column - 1)
         why = reg.aware_at(start)
         if why is not None and why.endswith(BY_NAME) and x.rule not in generic:
             why = None  # an env var or library named in a CUDA helper is still work
-        if why is not None:
-            x.npu_aware = True
-            x.fix = None
-            x.category = "auto"  # no work: never fails --fail-on (see docs/contracts.md §3)
-            x.message += f" ({why}: left as is)"
+        if why is not None:  # no work: never fails --fail-on (see docs/contracts.md §3)
+            x = x.left_as_is(f"{why}: left as is")
         elif (why := reg.keep_at(start)) is not None and x.fix is not None:
-            x.fix = None
-            x.category = "manual"
-            x.message += f" (left as is: {why})"
+            x = x.for_a_person(f"left as is: {why}")
+        out.append(x)
+    return out

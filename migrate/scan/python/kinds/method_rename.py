@@ -9,14 +9,12 @@ from __future__ import annotations
 import ast
 import re
 
-from migrate.core.findings import Edit
+from migrate.core.findings import Edit, fix_for
+from migrate.core.kinds import Token, param, rule_kind
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts
-from migrate.core.kinds import Token, param, rule_kind
-from migrate.core.findings import fix_for
-from migrate.scan.python.pyfile import PyFile
 from migrate.scan.python.portable import quote_for, spell
-
+from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {"attrs": param(dict, required=True, doc="method or property -> replacement")}
 
@@ -94,9 +92,7 @@ def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
 
 
 def _fix(rule, edits, values, imports, shown):
-    fix = fix_for(rule, edits, values, imports)
-    fix.description = f"Portable: {shown}"
-    return fix
+    return fix_for(rule, edits, values, imports, description=f"Portable: {shown}")
 
 
 # Receivers on which `.cuda` names a module, not a method (torch.cuda, torch.backends.cuda).

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.findings import Edit
-from migrate.core.rules import Rule
+from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import Token, param, rule_kind
-from migrate.core.findings import fix_for
-from migrate.scan.python.pyfile import PyFile
+from migrate.core.rules import Rule
 from migrate.scan.python.portable import spell
-
+from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {"calls": param(dict, required=True, doc="qualified call -> the argument to add")}
 
@@ -42,11 +40,13 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         fix = None
         if paren != -1 and not f.text[func_end:paren].strip():
             sep = ", " if node.args or node.keywords else ""
-            value, imports = spec["value"], []
+            value, imports, shown = spec["value"], [], None
             if f.target == "portable":
                 if not rule.portable.get("value"):
                     f.report_node(rule, node, values, None)
                     continue
                 value, imports = spell(f, rule.portable["value"])
-            fix = fix_for(rule, [Edit(paren + 1, paren + 1, value + sep)], values, imports)
+                shown = f"Portable: pass `{value}` first"
+            fix = fix_for(rule, [Edit(paren + 1, paren + 1, value + sep)], values, imports,
+                          description=shown)
         f.report_node(rule, node, values, fix)
