@@ -97,3 +97,31 @@ def test_rules_output_is_not_a_rule_file(tmp_path, repo_root):
     r = migrate("rules", "--rules-dir", rules, "-o", victim)
     assert r.returncode == 2, r.stderr
     assert _snapshot(rules) == before
+
+
+def test_doctor_never_overwrites_what_it_reads(tmp_path, capsys):
+    from hostile import main
+
+    log = tmp_path / "train.log"
+    log.write_text("EZ9999 failed\n")
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "requirements.txt").write_text("torch==2.1.0\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for args in (("--log", log, "-o", log),
+                 ("--no-import", "--project", tmp_path / "proj", "-o",
+                  tmp_path / "proj" / "requirements.txt"),
+                 ("--no-import", "--project", fifo), ("--no-import", "--timeout", "nan"),
+                 ("--no-import", "--timeout", "inf")):
+        code, _, err = main(capsys, "doctor", *args)
+        assert code == 2 and len(err.strip().splitlines()) == 1, (args, err)
+    assert log.read_text() == "EZ9999 failed\n"
+    assert (tmp_path / "proj" / "requirements.txt").read_text() == "torch==2.1.0\n"
+
+
+def test_rule_files_of_a_rules_dir_are_bounded(tmp_path, capsys):
+    from hostile import main
+
+    os.mkfifo(tmp_path / "x.yaml")
+    code, _, err = main(capsys, "rules", "--rules-dir", tmp_path)
+    assert code == 2 and "not a regular file" in err
