@@ -34,25 +34,22 @@ def run(tmp_path: Path, body: str, *extra: str, timeout: float = 180):
     return proc, (json.loads(report.read_text()) if report.exists() else None)
 
 
-def test_os_exit_keeps_the_report(tmp_path):  # repro: os._exit(7) -> empty report
-    proc, report = run(tmp_path, "os._exit(7)\n")
-    assert proc.returncode == 7
-    assert report["exit_code"] == 7 and report["processes"] == 1
-    assert report["ops"].get("aten::mul.Tensor") == 1
-
-
-def test_fork_started_workers_are_reported(tmp_path):  # repro: fork workers never reported
+def test_os_exit_and_fork_workers_keep_the_report(tmp_path):
+    # repros: os._exit(7) after NPU work gave an empty report; fork-started multiprocessing
+    # workers were never reported
     body = ("import multiprocessing as mp\n"
             "def work():\n"
             "    torch.ones(3, device='npu').sub(1).sum()\n"
             "if __name__ == '__main__':\n"
             "    p = mp.get_context('fork').Process(target=work)\n"
             "    p.start(); p.join()\n"
-            "    sys.exit(p.exitcode)\n")
+            "    assert p.exitcode == 0\n"
+            "    os._exit(7)\n")
     proc, report = run(tmp_path, body)
-    assert proc.returncode == 0, proc.stderr
-    assert report["processes"] == 2
-    assert report["ops"].get("aten::sub.Tensor") == 1
+    assert proc.returncode == 7, proc.stderr
+    assert report["exit_code"] == 7 and report["processes"] == 2
+    assert report["ops"].get("aten::mul.Tensor") == 1  # the parent's, once (not the child's copy)
+    assert report["ops"].get("aten::sub.Tensor") == 1  # the worker's
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])

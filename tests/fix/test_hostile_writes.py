@@ -104,24 +104,34 @@ ODD = {"bom": "\ufeffimport torch\ntorch.cuda.synchronize()\n",
        "no_newline": "import torch\ntorch.cuda.synchronize()"}
 
 
+def _apply(tree: Path, write: bool):
+    from migrate.core.rules import default_rules
+    from migrate.core.targets import TargetChoice
+    from migrate.fix.rewrite import Options
+    from migrate.fix.run import apply_scan
+    from migrate.scan.engine import ScanOptions, scan_paths
+
+    npu = TargetChoice("npu")
+    result = scan_paths([tree], ScanOptions(jobs=1, targets=npu))
+    return apply_scan(result, tree, list(default_rules()), Options(write=write, targets=npu))
+
+
 @pytest.mark.parametrize("name", sorted(ODD))
 def test_diff_applies_with_git(tmp_path, name):  # repro: --diff that git apply rejects
-    tree = tmp_path / "t"
-    tree.mkdir()
-    p = tree / "a.py"
-    p.write_bytes(ODD[name].encode("utf-8"))
-    r = subprocess.run([sys.executable, "-m", "migrate", "apply", "--target", "npu", str(tree),
-                        "--diff", "--no-cache"], cwd=tree, env=env(), capture_output=True,
-                       timeout=60)  # bytes: text mode would turn CRLF into LF
-    assert r.returncode == 1 and r.stdout, r.stderr
+    from migrate.commands.apply_output import unified_diff
+
+    data = ODD[name].encode("utf-8")
+    tree, clean = tmp_path / "t", tmp_path / "clean"
+    for folder in (tree, clean):
+        folder.mkdir()
+        (folder / "a.py").write_bytes(data)
+    run = _apply(tree, write=False)  # what --diff prints
     patch = tmp_path / "p.diff"
-    patch.write_bytes(r.stdout)
+    patch.write_bytes("".join(unified_diff(o) for o in run.changed).encode("utf-8"))
+    assert (tree / "a.py").read_bytes() == data and patch.stat().st_size
     subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
     git = subprocess.run(["git", "apply", "--whitespace=nowarn", str(patch)], cwd=tree,
                          capture_output=True, text=True)
-    assert git.returncode == 0, git.stderr + r.stdout.decode("utf-8", "replace")
-    expected = tmp_path / "e" / "a.py"
-    expected.parent.mkdir()
-    expected.write_bytes(ODD[name].encode("utf-8"))
-    assert migrate("apply", expected.parent, "--no-cache").returncode == 0
-    assert p.read_bytes() == expected.read_bytes()
+    assert git.returncode == 0, git.stderr + patch.read_text()
+    _apply(clean, write=True)
+    assert (tree / "a.py").read_bytes() == (clean / "a.py").read_bytes()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hostile import CUDA, heavy, migrate
+from hostile import CUDA, bounded_main, heavy, migrate
 from migrate.core.rules import default_rules
 from migrate.scan.engine import ScanOptions, scan_paths, scan_text
 
@@ -195,10 +195,10 @@ def test_scan_work_grows_linearly_with_findings(monkeypatch, sep):  # repro: qua
 def test_one_long_line_of_many_findings_finishes(tmp_path):  # repro: 100k on one line
     p = tmp_path / "long.py"
     p.write_text("import torch\nx = torch.zeros(1)\n" + "x.cuda();" * 5000 + "\n")
-    r = migrate("scan", p, "--no-cache", "--format", "json", timeout=120)
-    assert json.loads(r.stdout)["summary"]["findings"] == 5000
-    r = migrate("apply", p, "--no-cache", timeout=180)
-    assert r.returncode == 0 and p.read_text().count("x.npu()") == 5000
+    code, out, _ = bounded_main("scan", p, "--target", "npu", "--no-cache", "--format", "json")
+    assert json.loads(out)["summary"]["findings"] == 5000
+    code, _, err = bounded_main("apply", p, "--target", "npu", "--no-cache", seconds=180)
+    assert code == 0 and p.read_text().count("x.npu()") == 5000, err
 
 
 @heavy
