@@ -43,10 +43,12 @@ def peak_rss(*args: str) -> int:
 
 
 def timed(*args: str, repo: Path = REPO) -> float:
+    """Wall time of one cold run of ``repo``'s migrate (run from a neutral folder: `python
+    -m` puts the current folder first on sys.path, before PYTHONPATH)."""
     env = {**os.environ, "PYTHONPATH": str(repo)}
     start = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "migrate", *args, "--no-cache"], env=env,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, cwd=tempfile.gettempdir())
     if r.returncode not in (0, 1):
         raise SystemExit(f"migrate {' '.join(args)} failed: {r.stderr[-500:]}")
     return time.perf_counter() - start

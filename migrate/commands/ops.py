@@ -109,12 +109,26 @@ def decompose(
         if not (atol >= 0 and math.isfinite(atol)):  # an infinite tolerance cannot fail
             raise UsageError(f"--atol {atol}: want a finite number >= 0")
         forced = {s.strip() for s in force.split(",") if s.strip()} if force else set()
+        _check_ops(force, forced)
         report, code = run_decompose(model, out, backend, target, atol, inputs, forced,
                                      verify=not no_verify, report=report_file)
         _emit(render_decompose(report, fmt), report_file)
     except UsageError as exc:
         raise _usage(exc) from None
     raise typer.Exit(code)
+
+
+def _check_ops(given: str | None, ops: set[str]) -> None:
+    """--ops names ONNX operators: an empty or unknown name is an error, not a no-op."""
+    if given is not None and not ops:
+        raise UsageError("--ops: no operator named")
+    import onnx.defs
+
+    unknown = sorted(op for op in ops if not onnx.defs.has(op))
+    if unknown:
+        from migrate.core.display import escape
+
+        raise UsageError(f"--ops {escape(', '.join(unknown))[:200]}: not an ONNX operator")
 
 
 def register(app: typer.Typer) -> None:

@@ -225,3 +225,10 @@ def test_opset_versions_out_of_range_are_input_errors(tmp_path, capsys, version)
                  ("decompose", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx", "--no-verify")):
         code, _, err = main(capsys, *args)
         assert code == 2 and "out of range" in err
+
+
+@pytest.mark.parametrize("ops", ["Bogus", ",", "Gelu,Nope"])
+def test_unknown_or_empty_op_names_are_errors(tmp_path, capsys, ops):
+    m = _external(tmp_path)
+    code, _, err = main(capsys, "decompose", m, "-o", tmp_path / "o.onnx", "--ops", ops)
+    assert code == 2 and "--ops" in err
