@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from migrate.scan.python.spans import SpanIndex
+
 _NPU = re.compile(r"(?<![a-z])(npu|hccl)|(npu|hccl)(?![a-z])", re.IGNORECASE)
 _OTHER = re.compile(r"(?<![a-z])(xpu|mps|hpu|mlu|musa|xla|mtia|sdaa|gcu)(?![a-z])", re.IGNORECASE)
 _CUDA_FN = re.compile(r"cuda|rocm|(?<![a-z])hip(?![a-z])|nccl|nvml|nvidia", re.IGNORECASE)
@@ -40,18 +42,18 @@ class Regions:
     def __init__(self):
         self.aware: list[tuple[int, int, str]] = []
         self.keep: list[tuple[int, int, str]] = []
+        self._index: tuple[SpanIndex[str], SpanIndex[str]] | None = None
+
+    def _indexes(self) -> tuple[SpanIndex[str], SpanIndex[str]]:
+        if self._index is None:  # the spans are complete once the first question comes
+            self._index = (SpanIndex(self.aware), SpanIndex(self.keep))
+        return self._index
 
     def aware_at(self, offset: int) -> str | None:
-        for a, b, why in self.aware:
-            if a <= offset < b:
-                return why
-        return None
+        return self._indexes()[0].at(offset)
 
     def keep_at(self, offset: int) -> str | None:
-        for a, b, why in self.keep:
-            if a <= offset < b:
-                return why
-        return None
+        return self._indexes()[1].at(offset)
 
 
 @dataclass(frozen=True)
