@@ -51,29 +51,31 @@ class ScanOptions:
 def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> ScanResult:
     options = options or ScanOptions()
     custom = options.rules is not None
-    rules = list(options.rules) if custom else select_rules(
+    rules = list(options.rules or ()) if custom else select_rules(
         default_rules(), options.select, options.ignore, options.extend_select)
     paths = [Path(p) for p in paths]
     root = scan_root(paths)
     walker = Walker(root, options.exclude, options.respect_gitignore, options.follow_symlinks)
     files = list(walker.walk(paths))
     cache = ScanCache(None) if custom else ScanCache.open(
-        options.cache_dir, root, [*(r.code for r in rules), options.targets.key()])
+        options.cache_dir, root, [*(r.code for r in rules), options.targets.key()], rules)
     result = ScanResult(errors=list(walker.errors), files_scanned=len(files),
-                        target=options.targets.describe())
+                        target=options.targets.describe(),
+                        roots=[] if options.follow_symlinks else list(walker.roots))
+    reals = {sf.rel: sf.real for sf in files}
     todo: list[WorkItem] = []
     for sf in files:
         hit = cache.lookup(sf.rel, _stat(sf.path)) if options.trust_mtime else None
         if hit is not None:
-            _collect(result, FileRecord(str(sf.path), sf.kind, hit.digest), sf.rel,
-                     hit.findings, hit.error)
+            _collect(result, FileRecord(str(sf.path), sf.kind, hit.digest, cached=True,
+                                        real=sf.real), sf.rel, hit.findings, hit.error)
             continue
         known = cache.entries[sf.rel].digest if sf.rel in cache.entries else None
         todo.append(WorkItem(str(sf.path), sf.rel, sf.kind, known,
                              options.targets.for_path(sf.rel)))
     for res in run_items(todo, RuleSet(rules), options.jobs, PARALLEL_THRESHOLD,
                          options.progress):
-        _store(result, cache, res)
+        _store(result, cache, res, reals.get(res.rel, ""))
     cache.save({sf.rel for sf in files})
     result.findings.sort(key=Finding.sort_key)
     result.errors.sort(key=lambda e: e.path)
@@ -87,12 +89,14 @@ def _stat(path: Path) -> os.stat_result | None:
         return None
 
 
-def _store(result: ScanResult, cache: ScanCache, res: FileResult) -> None:
+def _store(result: ScanResult, cache: ScanCache, res: FileResult, real: str) -> None:
     findings, error = res.findings, res.error
-    if findings is None and res.error is None:  # same content as the cached scan
+    cached = findings is None and res.error is None
+    if cached:  # same content as the cached scan
         old = cache.entries[res.rel]
         findings, error = old.findings, old.error
-    _collect(result, FileRecord(res.path, res.kind, res.digest), res.rel, findings or [], error)
+    _collect(result, FileRecord(res.path, res.kind, res.digest, cached=cached, real=real),
+             res.rel, findings or [], error)
     if res.size >= 0:
         cache.store(res.rel, Entry(res.size, res.mtime_ns, res.digest, findings or [], error))
 

@@ -16,7 +16,14 @@ from __future__ import annotations
 from functools import cache
 
 from migrate.ops.registry import (
-    CPU_FALLBACK, SUPPORTED, UNSUPPORTED, AtenRegistry, Verdict, aten_name, load_aten)
+    CPU_FALLBACK,
+    SUPPORTED,
+    UNSUPPORTED,
+    AtenRegistry,
+    Verdict,
+    aten_name,
+    load_aten,
+)
 
 # The chips a verdict of the ATen judge holds for (`migrate ops --torch`, `migrate run --emulate`).
 JUDGED_FOR = ("every chip torch_npu supports (its kernel registrations are not per chip; "

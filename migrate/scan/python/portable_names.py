@@ -14,7 +14,7 @@ import ast
 
 from migrate.core.findings import Edit, Fix
 from migrate.core.findings import fix_for as make_fix
-from migrate.scan.python.portable import quote_for, spell
+from migrate.scan.python.portable import chain_form, quote_for, spell
 
 BRANCH = '({npu} if hasattr(torch, "npu") else {cuda})'
 
@@ -68,8 +68,6 @@ def portable_use(f, m, node: ast.AST, parts: list[str], parent, values: dict) ->
 
 
 def _branch(f, m, start: int, end: int, source: str, values: dict, q: str) -> Fix | None:
-    from migrate.scan.python.kinds.qualified_name import chain_form
-
     new = m.new_qualname
     old_segs, new_segs = m.qualname.split("."), new.split(".")
     src_segs = source.split(".")
