@@ -29,10 +29,15 @@ def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
     ops: dict[str, int] = {}
     notes: list[str] = []
     first = parts[0] if parts else {}
-    if first.get("torch"):
+    # A part's torch as part() writes it; anything else (another tool version's part, or
+    # one written over) gives the report no torch line rather than ending it.
+    versions = first.get("torch")
+    if not (isinstance(versions, dict) and {"matches", "used", "registry_requires"} <= versions.keys()):
+        versions = None
+    if versions:
         from migrate.ops.versions import mismatch_advice
 
-        mismatch = mismatch_advice(first["torch"], str(first.get("target")), "emulated",
+        mismatch = mismatch_advice(versions, str(first.get("target")), "emulated",
                                    "run the emulation")
         notes += [mismatch] if mismatch else []
     for p in parts:
@@ -50,7 +55,7 @@ def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
                                                     r["site"]))
     summary = {k: sum(1 for r in rows if r["kind"] == k) for k in KINDS}
     return {"tool": "ascend-migrate", "emulate": "npu", "command": command,
-            "exit_code": exit_code, "torch": first.get("torch"), "target": first.get("target"),
+            "exit_code": exit_code, "torch": versions, "target": first.get("target"),
             "judged_for": first.get("judged_for"),
             "processes": len(parts), "ops": dict(sorted(ops.items())), "findings": rows,
             "notes": notes, "summary": {**summary, "npu_ops": sum(ops.values())}}
