@@ -12,9 +12,11 @@ from typing import Any
 from migrate.precision import metrics
 from migrate.precision.metrics.pair import Pair
 
-# Errors this small cannot be resolved in the class's dtype (values underflow to
-# subnormals or zero); float16's is the only one above fp32's.
-SMALLEST_NORMAL = {"float16": 2.0 ** -14}
+# Errors this small cannot be resolved in the class's dtype: values underflow to
+# subnormals, whose spacing is fixed (2**-149 in fp32) so their relative error grows
+# without bound (a randomly initialised deep CNN's activations vanish to 1e-42).
+SMALLEST_NORMAL = {"float16": 2.0 ** -14, "bfloat16": 2.0 ** -126, "hf32": 2.0 ** -126,
+                   "float32": 2.0 ** -126, "float64": 2.0 ** -1022}
 
 
 def base_entry(rec: dict, tgt: dict | None) -> dict[str, Any]:
@@ -33,8 +35,11 @@ def tensor_metrics(ref_t: Any, tgt_t: Any, th: dict) -> dict[str, Any]:
     return out
 
 
-def _crossed(spec: metrics.MetricSpec, value: float, limit: Any) -> bool:
+def _crossed(spec: metrics.MetricSpec, value: float, limit: Any, m: dict[str, Any]) -> bool:
     if limit is None or value is None:
+        return False
+    chance = m.get(spec.noise) if spec.noise else None
+    if chance is not None and value <= chance:
         return False
     return value < limit if spec.limit == "min" else value > limit
 
@@ -45,6 +50,15 @@ def _reason(spec: metrics.MetricSpec, value: float, limit: Any, th: dict) -> str
     if spec.key == "mismatch":
         text += f" (rtol {th.get('rtol', 0):g}, atol_rms {th.get('atol_rms', 0):g})"
     return text
+
+
+def failing_metrics(m: dict[str, Any], th: dict) -> set[str]:
+    """The fields whose fail limits ``m`` crosses (empty for NaN/Inf mismatches, which
+    are not a matter of degree)."""
+    if m.get("nonfinite_mismatch") or m.get("nan") or m.get("inf"):
+        return set()
+    return {spec.field for spec in metrics.gated()
+            if _crossed(spec, m.get(spec.field), th.get(spec.gate_keys[0]), m)}
 
 
 def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
@@ -59,7 +73,7 @@ def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
         for spec in metrics.gated():
             key = spec.gate_keys[0 if level == "fail" else 1]
             value = m.get(spec.field)
-            if _crossed(spec, value, th.get(key)):
+            if _crossed(spec, value, th.get(key), m):
                 return level, _reason(spec, value, th[key], th)
     return "pass", ""
 

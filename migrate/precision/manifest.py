@@ -16,6 +16,8 @@ from migrate.core.errors import UsageError
 
 FORMAT = 1
 _FIELDS = {"name": str, "call": int, "kind": str, "index": int, "dtype": str, "shape": list}
+_LINKS = ("src", "kids", "scope")  # lineage.py: dataflow between records
+MAX_LINKS = 256
 
 
 def rank_dirs(path: Path) -> dict[int, Path]:
@@ -43,6 +45,20 @@ def _check_records(where: Path, records: Any) -> list[dict]:
                                  f"got {value!r}")
         if rec.get("stats") is not None and not isinstance(rec["stats"], dict):
             raise UsageError(f"{where}: records[{i}].stats must be an object")
+        for key in _LINKS:
+            links = rec.get(key)
+            if links is not None and not (
+                    isinstance(links, list) and len(links) <= MAX_LINKS and
+                    all(isinstance(x, int) and not isinstance(x, bool) and -1 <= x < i
+                        for x in links)):
+                raise UsageError(f"{where}: records[{i}].{key} must be a list of earlier "
+                                 "record positions")
+        for key in ("cond", "xnorm"):
+            value = rec.get(key)
+            if value is not None and (isinstance(value, bool) or
+                                      not isinstance(value, (int, float)) or
+                                      not 0 <= value < float("inf")):
+                raise UsageError(f"{where}: records[{i}].{key} must be a non-negative number")
     return records
 
 

@@ -18,8 +18,12 @@ from migrate.precision.run_precision import CLASSES, dtype_class, loosest
 
 DEFAULTS_FILE = Path(__file__).with_name("thresholds.yaml")
 BAND_KEYS = ("rtol", "atol", "atol_rms")
+# Per-class keys that are neither metric limits nor bands, each a share in [0, 1]:
+# grad_floor (grad_floor.py) - a gradient below that share of the gradient it was computed
+# from is numerically zero at the class's resolution.
+SHARE_KEYS = ("grad_floor",)
 TOP_KEYS = ("profile", "profiles", "dtypes", "overrides", "allowed_violations",
-            "fail_on_missing", "rel_floor", "min_compared", "grad_floor")
+            "fail_on_missing", "rel_floor", "min_compared", "grad_floor", "carry_gain")
 PROFILE_KEYS = ("why", "reduced_fp32", "unknown_flags")
 DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32",
                  "float": "float32", "fp64": "float64", "double": "float64", "tf32": "hf32"}
@@ -42,7 +46,8 @@ class Gate:
     fail_on_missing: bool = True
     rel_floor: float = 1e-3
     min_compared: float = 0.5
-    grad_floor: float = 0.1
+    grad_floor: float | None = None  # a gate file's top-level value: every class
+    carry_gain: float = 2.0
     profile_name: str = "ascend"
     profile: dict[str, Any] = field(default_factory=dict)
 
@@ -51,6 +56,12 @@ class Gate:
         if a is None or b is None:
             return "default"
         return loosest(a, b, run_class) or "default"
+
+    def grad_floor_of(self, th: dict[str, Any]) -> float:
+        """The grad_floor share for thresholds ``th`` (of one entry)."""
+        if self.grad_floor is not None:
+            return self.grad_floor
+        return float(th.get("grad_floor") or 0.0)
 
     def skips(self, name: str) -> bool:
         """An override with ``skip: true`` matches the module."""
@@ -74,7 +85,7 @@ class Gate:
         for variant, on in (("grad_", kind.startswith("backward")), ("replay_", replay)):
             if on:
                 out.update({k[len(variant):]: v for k, v in list(out.items())
-                            if k.startswith(variant)})
+                            if k.startswith(variant) and k not in SHARE_KEYS})
         out["class"], out["rel_floor"] = cls, self.rel_floor
         return out
 
@@ -103,11 +114,20 @@ def _check_entry(where: str, entry: Any, extra: tuple[str, ...] = ()) -> None:
     for key, value in entry.items():
         if key in extra or key == "why":
             continue
+        if key in SHARE_KEYS:
+            _share(f"{where}.{key}", value)
+            continue
         if key not in known:
-            _unknown(where, key, known | set(extra))
+            _unknown(where, key, known | set(extra) | set(SHARE_KEYS))
         if value is not None and (isinstance(value, bool) or
                                   not isinstance(value, (int, float))):
             raise UsageError(f"{where}.{key} must be a number or null, got {value!r}")
+
+
+def _share(where: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not 0 <= value <= 1:  # NaN fails both comparisons
+        raise UsageError(f"{where} must be a number in [0, 1], got {value!r}")
 
 
 def _check_top(path: Any, doc: dict) -> None:
@@ -169,14 +189,20 @@ def load_gate(path: str | Path | None = None, profile: str | None = None) -> Gat
     floor = user.get("rel_floor", base.get("rel_floor", 1e-3))
     if isinstance(floor, bool) or not isinstance(floor, (int, float)) or floor < 0:
         raise UsageError(f"{path}: rel_floor must be a non-negative number")
-    grad_floor = user.get("grad_floor", base.get("grad_floor", 0.1))
-    if isinstance(grad_floor, bool) or not isinstance(grad_floor, (int, float)) or \
-            not 0 <= grad_floor <= 1:
-        raise UsageError(f"{path}: grad_floor must be a number in [0, 1]")
+    grad_floor = user.get("grad_floor")
+    if grad_floor is not None:
+        _share(f"{path}: grad_floor", grad_floor)
+    gain = user.get("carry_gain", base.get("carry_gain", 2.0))
+    if isinstance(gain, bool) or not isinstance(gain, (int, float)) or \
+            not (gain == 0 or 1 <= gain <= 1e6):  # NaN and inf fail too
+        raise UsageError(f"{path}: carry_gain must be 0 (off) or a number in [1, 1e6], "
+                         f"got {gain!r}")
     name, prof = _profile(path, base, user, profile)
     return Gate(dtypes=_dtypes(path, base, user), overrides=_overrides(path, user),
                 allowed_violations=allowed,
                 fail_on_missing=bool(user.get("fail_on_missing", base.get("fail_on_missing"))),
                 rel_floor=float(floor), min_compared=float(share),
-                grad_floor=float(grad_floor), profile_name=name,
+                grad_floor=None if grad_floor is None else float(grad_floor),
+                carry_gain=float(gain),
+                profile_name=name,
                 profile=prof)

@@ -7,15 +7,21 @@ from functools import cached_property
 from typing import Any
 
 
+# Below this a float32 sum of squares loses elements to underflow (squares under 1e-38
+# flush to subnormals and zero): the norm of a tensor of 1e-22 values comes out 0.
+TINY_NORM = 1e-17
+
+
 def norm(t: Any) -> float:
-    """L2 norm; float32 accumulation (blocked, accurate to ~1e-7 relative) unless it
-    overflows, then float64."""
+    """L2 norm; float32 accumulation (blocked, accurate to ~1e-7 relative) unless the
+    squares overflow or underflow in float32 (values above ~1e19 or below ~1e-19, as in a
+    randomly initialised deep network whose activations vanish), then float64."""
     import torch
 
     if not t.numel():
         return 0.0
     n = float(torch.linalg.vector_norm(t))
-    if math.isinf(n) and t.dtype != torch.float64:
+    if (math.isinf(n) or n < TINY_NORM) and t.dtype != torch.float64:
         n = float(torch.linalg.vector_norm(t, dtype=torch.float64))
     return n
 
@@ -68,10 +74,12 @@ class Pair:
         self.ref, self.tgt = ref, tgt
         self.rtol = float(th.get("rtol") or 0.0)
         self.rel_floor = float(th.get("rel_floor") or 1e-3)
-        # norm_floor: a reference numerically zero against the tensor it was reduced from
-        # (a bias gradient that cancels exactly) is judged against that tensor's scale
-        self.norm_floor = float(th.get("norm_floor") or 0.0)
-        self.below_floor = self.norm_ref < self.norm_floor
+        # norm_floor: a reference far below what it was computed from (a bias gradient
+        # that cancels; a gradient through a one-hot softmax row) may be rounding noise:
+        # where the two runs also disagree in direction it is judged against that scale
+        floor = float(th.get("norm_floor") or 0.0)
+        self.below_floor = self.norm_ref < floor and self._disagree(th.get("cosine_min"))
+        self.norm_floor = floor if self.below_floor else 0.0
         scale = max(self.norm_ref, self.norm_floor)
         rms = scale / math.sqrt(ref.numel()) if ref.numel() else 0.0
         self.rms_ref = rms
@@ -93,6 +101,13 @@ class Pair:
         self.norm_ref, self.norm_tgt = norm(ref), norm(tgt)
         return ref, tgt
 
+    def _disagree(self, cosine_min: Any) -> bool:
+        """The two runs point in different directions (cosine below ``cosine_min``)."""
+        from migrate.precision.metrics.tensor import cosine_from_norms
+
+        limit = 1.0 if cosine_min is None else float(cosine_min)
+        return cosine_from_norms(self.norm_ref, self.norm_tgt, self.norm_diff) < limit
+
     @cached_property
     def diff(self) -> Any:
         return self.tgt - self.ref
@@ -108,6 +123,18 @@ class Pair:
     @cached_property
     def absref(self) -> Any:
         return self.ref.abs()
+
+    @cached_property
+    def effective_numel(self) -> float:
+        """|r|^4 / sum(r^4): how many elements carry the reference (n for a flat tensor,
+        1 for a single spike), computed on r / max|r| (no under/overflow)."""
+        if not self.ref.numel():
+            return 0.0
+        top = float(self.absref.max())
+        if top == 0.0:
+            return 0.0
+        sq = (self.absref / top).square()
+        return float(sq.sum()) ** 2 / max(float(sq.square().sum()), 1e-300)
 
     @cached_property
     def floor(self) -> float:
