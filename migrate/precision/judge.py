@@ -28,8 +28,11 @@ def base_entry(rec: dict, tgt: dict | None) -> dict[str, Any]:
     return entry
 
 
-def tensor_metrics(ref_t: Any, tgt_t: Any, th: dict) -> dict[str, Any]:
-    pair = Pair(ref_t, tgt_t, th)
+def tensor_metrics(ref_t: Any, tgt_t: Any, th: dict,
+                   dtypes: tuple[str, str] | None = None) -> dict[str, Any]:
+    """Every tensor metric of a pair (numpy arrays or torch tensors; ``dtypes`` as stored
+    when the arrays were widened, e.g. bfloat16 read as float32)."""
+    pair = Pair(ref_t, tgt_t, th, dtypes)
     out = metrics.compute("tensor", pair)
     out.update(nan=pair.nan, inf=pair.inf, nonfinite_mismatch=pair.nonfinite_mismatch)
     return out
@@ -111,7 +114,7 @@ def compare_records(ref_rec: dict, tgt_rec: dict, ref_t: Any, tgt_t: Any, th: di
         status, reason, extra = judge_stats(ref_rec, tgt_rec, th)
         entry.update(extra, status=status, reason=reason or "stats only", tier="stats")
         return entry
-    m = tensor_metrics(ref_t, tgt_t, th)
+    m = tensor_metrics(ref_t, tgt_t, th, (ref_rec["dtype"], tgt_rec["dtype"]))
     entry.update({k: m[k] for k in (*metrics.fields(), "nan", "inf") if k in m})
     entry["status"], entry["reason"] = judge(m, th)
     return entry
@@ -121,6 +124,12 @@ def _with_sketch(rec: dict, t: Any) -> dict:
     """A full tensor compared with a stats-only record: sketch it the same way."""
     if t is None or (rec.get("stats") or {}).get("sketch"):
         return rec
+    import numpy as np
+
     from migrate.precision.sketch import encode, sketch
 
+    if isinstance(t, np.ndarray):  # compare reads arrays; the sketch is torch's (rare)
+        import torch
+
+        t = torch.from_numpy(np.ascontiguousarray(t))
     return {**rec, "stats": {**(rec.get("stats") or {}), "sketch": encode(sketch(t))}}

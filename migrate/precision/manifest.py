@@ -84,6 +84,7 @@ class Dump:
         self.records: list[dict] = _check_records(manifest, doc.get("records", []))
         self.input_specs: dict = specs
         self._handles: dict[str, Any] = {}
+        self._shards: dict[str, Any] = {}
 
     @property
     def has_tensors(self) -> bool:
@@ -108,6 +109,31 @@ class Dump:
                              "checksum: the dump is corrupt")
         return _restore(t, rec)
 
+    def array(self, rec: dict) -> Any | None:
+        """The stored tensor of a record as a numpy array, without torch (arrays.py):
+        checked against its CRC32, bfloat16 and float8 widened to float32."""
+        key, file = rec.get("tensor"), rec.get("file")
+        if key is None or file is None:
+            return None
+        if not isinstance(key, str) or not isinstance(file, str) or "/" in file:
+            raise UsageError(f"{self.path}: record {_label(rec)} has a bad tensor reference")
+        from migrate.precision import arrays
+
+        shard = self._shards.get(file)
+        if shard is None:
+            if len(self._shards) >= 4:
+                self._shards.clear()
+            shard = self._shards[file] = arrays.Shard(self.path / file)
+        data, dtype = shard.raw(key)
+        crc = rec.get("crc32")
+        if crc is not None and f"{arrays.crc32(data):08x}" != crc:
+            raise UsageError(f"{self.path / file}: {key} ({_label(rec)}) does not match its "
+                             "checksum: the dump is corrupt")
+        a = arrays.decode(data, dtype, shard.header[key]["shape"])
+        if rec.get("dtype") == "complex128" and a.dtype == "<f8" and a.shape[-1:] == (2,):
+            return a.view("<c16")[..., 0]  # stored as its float64 real view (_restore)
+        return a
+
     def _open(self, file: str) -> Any:
         handle = self._handles.get(file)
         if handle is None:
@@ -126,6 +152,7 @@ class Dump:
 
     def close(self) -> None:
         self._handles.clear()
+        self._shards.clear()
 
 
 def _label(rec: dict) -> str:

@@ -6,7 +6,8 @@
 A metric's name is its field in every compare/replay entry (docs/contracts.md §5); with a
 ``limit`` ("min" or "max") it can be gated by ``<key>_<limit>`` and warned by ``<key>_warn``
 in a gate file (``key`` defaults to the name); ``fmt`` and ``label`` drive the text, HTML
-and Markdown columns. ``tier="tensor"`` metrics get a :class:`Pair` of full tensors;
+and Markdown columns. ``tier="tensor"`` metrics get a :class:`Pair` of full tensors (flat numpy arrays:
+``p.ref``, ``p.tgt``, ``p.diff``, ``p.absdiff``...);
 ``tier="stats"`` metrics get the two records' ``stats`` (stats-only dumps) and return None
 when they cannot tell. ``estimates="cosine"`` makes a stats metric fill (and be gated as)
 the tensor metric it estimates; ``noise="field"`` gates a metric only where it exceeds that

@@ -13,9 +13,27 @@ TINY_NORM = 1e-17
 
 
 def norm(t: Any) -> float:
-    """L2 norm; float32 accumulation (blocked, accurate to ~1e-7 relative) unless the
-    squares overflow or underflow in float32 (values above ~1e19 or below ~1e-19, as in a
-    randomly initialised deep network whose activations vanish), then float64."""
+    """L2 norm of a numpy array or a torch tensor, accurate to ~1e-7 relative: squares
+    summed in float64 (pairwise), in float64 throughout when float32 squares would
+    overflow or underflow (values above ~1e19 or below ~1e-19, as in a randomly
+    initialised deep network whose activations vanish)."""
+    import numpy as np
+
+    if not isinstance(t, np.ndarray):
+        return _torch_norm(t)
+    if not t.size:
+        return 0.0
+    if t.dtype != np.float64:
+        with np.errstate(over="ignore", under="ignore"):  # then float64 below
+            n = math.sqrt(float(np.add.reduce(np.square(t, dtype=np.float32).ravel(),
+                                              dtype=np.float64)))
+        if TINY_NORM <= n < math.inf:
+            return n
+    wide = t.astype(np.float64, copy=False).ravel()
+    return math.sqrt(float(np.add.reduce(np.square(wide))))
+
+
+def _torch_norm(t: Any) -> float:
     import torch
 
     if not t.numel():
@@ -26,44 +44,57 @@ def norm(t: Any) -> float:
     return n
 
 
-def _flat(t: Any, wide: Any) -> Any:
-    import torch
-
-    t = t.detach()
-    if t.is_complex():
-        t = torch.view_as_real(t)
-    if t.dtype == torch.bool:
-        t = t.to(torch.uint8)
-    return t.reshape(-1).to(wide)
+# The largest finite value of each floating dtype (by its name in a dump).
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308,
+              "float8_e4m3fn": 448.0, "float8_e5m2": 57344.0, "complex64": 3.4028234663852886e38,
+              "complex128": 1.7976931348623157e308}
 
 
-def extreme(*dtypes: Any) -> float:
+def extreme(*dtypes: str) -> float:
     """Half the largest finite value of the narrowest floating dtype given (inf if none):
     a value that large is a mask or a sentinel (``finfo.min`` filling an additive attention
     mask), not a number to measure relative error on."""
-    import torch
-
-    tops = [torch.finfo(d).max for d in dtypes if d.is_floating_point]
+    tops = [_FLOAT_MAX[d] for d in dtypes if d in _FLOAT_MAX]
     return min(tops) / 2 if tops else math.inf
 
 
+def dtype_name(t: Any) -> str:
+    return str(t.dtype).removeprefix("torch.")
+
+
+def _flat(a: Any, wide: Any) -> Any:
+    import numpy as np
+
+    if np.iscomplexobj(a):
+        a = a.view(a.real.dtype)  # real pairs
+    return a.reshape(-1).astype(wide, copy=False)
+
+
 class Pair:
-    """Reference ``ref`` and target ``tgt`` (same shape) flattened to float32 (float64 when
-    either side is 64-bit; bf16/fp16 upcast exactly; complex as real pairs). NaN/Inf are
-    counted and left out; so are dtype-extreme values (beyond half the narrower dtype's
-    range, infinities included) of the same sign on both sides: they act alike (a
-    ``finfo.min`` mask in fp32 and in fp16 masks the same positions), whatever their
-    magnitude. ``th`` holds the thresholds the elementwise metrics use: rtol, atol
-    (absolute), atol_rms (a fraction of the reference's RMS) and rel_floor."""
+    """Reference ``ref`` and target ``tgt`` (same shape; numpy arrays or torch tensors)
+    flattened to float32 (float64 when either side is 64-bit; bf16/fp16 upcast exactly;
+    complex as real pairs). NaN/Inf are counted and left out; so are dtype-extreme values
+    (beyond half the narrower dtype's range, infinities included) of the same sign on both
+    sides: they act alike (a ``finfo.min`` mask in fp32 and in fp16 masks the same
+    positions), whatever their magnitude. ``th`` holds the thresholds the elementwise
+    metrics use: rtol, atol (absolute), atol_rms (a fraction of the reference's RMS) and
+    rel_floor. ``dtypes`` are the two sides' dtypes as stored (default: the inputs')."""
 
-    def __init__(self, ref: Any, tgt: Any, th: dict[str, Any]) -> None:
-        import torch
+    def __init__(self, ref: Any, tgt: Any, th: dict[str, Any],
+                 dtypes: tuple[str, str] | None = None) -> None:
+        import numpy as np
 
-        wide64 = {torch.float64, torch.complex128, torch.int64}
-        wide = torch.float64 if wide64 & {ref.dtype, tgt.dtype} else torch.float32
-        big = extreme(ref.dtype, tgt.dtype)
+        from migrate.precision.arrays import from_torch
+
+        dtypes = dtypes or (dtype_name(ref), dtype_name(tgt))
+        ref, tgt = from_torch(ref), from_torch(tgt)
+        wide64 = {"float64", "complex128", "int64"}
+        wide = np.float64 if wide64 & set(dtypes) or np.float64 in (ref.dtype, tgt.dtype) \
+            else np.float32
+        big = extreme(*dtypes)
         ref, tgt = _flat(ref, wide), _flat(tgt, wide)
-        self.numel = ref.numel()
+        self.numel = ref.size
         self.nan = self.inf = self.ref_nonfinite = self.nonfinite_mismatch = self.masked = 0
         # Norms are finite iff every element is, and below ``big`` when no element is
         # extreme: both checks cost nothing extra.
@@ -81,22 +112,24 @@ class Pair:
         self.below_floor = self.norm_ref < floor and self._disagree(th.get("cosine_min"))
         self.norm_floor = floor if self.below_floor else 0.0
         scale = max(self.norm_ref, self.norm_floor)
-        rms = scale / math.sqrt(ref.numel()) if ref.numel() else 0.0
+        rms = scale / math.sqrt(ref.size) if ref.size else 0.0
         self.rms_ref = rms
         self.atol = max(float(th.get("atol") or 0.0), float(th.get("atol_rms") or 0.0) * rms)
 
     def _drop_nonfinite(self, ref: Any, tgt: Any, big: float) -> tuple[Any, Any]:
-        import torch
+        import numpy as np
 
-        ext_r, ext_t = ref.abs() >= big, tgt.abs() >= big  # infinities included
-        both = torch.isfinite(ref) & torch.isfinite(tgt) & ~ext_r & ~ext_t
-        self.nan = int(torch.isnan(tgt).sum())
-        self.inf = int(torch.isinf(tgt).sum())
-        self.ref_nonfinite = int((~torch.isfinite(ref)).sum())
-        alike = ext_r & ext_t & (torch.signbit(ref) == torch.signbit(tgt))
-        self.masked = int(alike.sum())
-        same = alike | (ref == tgt) | (torch.isnan(ref) & torch.isnan(tgt))
-        self.nonfinite_mismatch = int((~both & ~same).sum())
+        with np.errstate(invalid="ignore"):
+            ext_r, ext_t = np.abs(ref) >= big, np.abs(tgt) >= big  # infinities included
+        fin_r, fin_t = np.isfinite(ref), np.isfinite(tgt)
+        both = fin_r & fin_t & ~ext_r & ~ext_t
+        self.nan = int(np.count_nonzero(np.isnan(tgt)))
+        self.inf = int(np.count_nonzero(np.isinf(tgt)))
+        self.ref_nonfinite = int(np.count_nonzero(~fin_r))
+        alike = ext_r & ext_t & (np.signbit(ref) == np.signbit(tgt))
+        self.masked = int(np.count_nonzero(alike))
+        same = alike | (ref == tgt) | (np.isnan(ref) & np.isnan(tgt))
+        self.nonfinite_mismatch = int(np.count_nonzero(~both & ~same))
         ref, tgt = ref[both], tgt[both]
         self.norm_ref, self.norm_tgt = norm(ref), norm(tgt)
         return ref, tgt
@@ -118,23 +151,30 @@ class Pair:
 
     @cached_property
     def absdiff(self) -> Any:
-        return self.diff.abs()
+        import numpy as np
+
+        return np.abs(self.diff)
 
     @cached_property
     def absref(self) -> Any:
-        return self.ref.abs()
+        import numpy as np
+
+        return np.abs(self.ref)
 
     @cached_property
     def effective_numel(self) -> float:
         """|r|^4 / sum(r^4): how many elements carry the reference (n for a flat tensor,
         1 for a single spike), computed on r / max|r| (no under/overflow)."""
-        if not self.ref.numel():
+        import numpy as np
+
+        if not self.ref.size:
             return 0.0
         top = float(self.absref.max())
         if top == 0.0:
             return 0.0
-        sq = (self.absref / top).square()
-        return float(sq.sum()) ** 2 / max(float(sq.square().sum()), 1e-300)
+        sq = np.square(self.absref / top)
+        return float(sq.sum(dtype=np.float64)) ** 2 / max(float(
+            np.square(sq).sum(dtype=np.float64)), 1e-300)
 
     @cached_property
     def floor(self) -> float:
@@ -144,10 +184,12 @@ class Pair:
 
     @cached_property
     def relerr(self) -> Any:
-        return self.absdiff / self.absref.clamp_min(self.floor)
+        import numpy as np
+
+        return self.absdiff / np.maximum(self.absref, self.floor)
 
 
 def count(mask: Any) -> int:
-    import torch
+    import numpy as np
 
-    return int(torch.count_nonzero(mask))
+    return int(np.count_nonzero(mask))

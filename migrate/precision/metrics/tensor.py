@@ -88,22 +88,22 @@ def floored(p: Pair) -> bool:
 
 @METRICS.register("max_abs", limit="max", label="max abs")
 def max_abs(p: Pair) -> float:
-    return float(p.absdiff.max()) if p.absdiff.numel() else 0.0
+    return float(p.absdiff.max()) if p.absdiff.size else 0.0
 
 
 @METRICS.register("max_rel", label="max rel")
 def max_rel(p: Pair) -> float:
-    return float(p.relerr.max()) if p.relerr.numel() else 0.0
+    return float(p.relerr.max()) if p.relerr.size else 0.0
 
 
 @METRICS.register("rmse")
 def rmse(p: Pair) -> float:
-    return p.norm_diff / math.sqrt(p.diff.numel()) if p.diff.numel() else 0.0
+    return p.norm_diff / math.sqrt(p.diff.size) if p.diff.size else 0.0
 
 
 @METRICS.register("mismatch_ratio", limit="max", key="mismatch", label="mismatch")
 def mismatch_ratio(p: Pair) -> float:
-    """Share of elements failing ``|t - r| <= atol + rtol * |r|`` (torch.isclose), with
+    """Share of elements failing ``|t - r| <= atol + rtol * |r|`` (as torch.isclose), with
     atol = max(atol, atol_rms * rms(ref)) so the band follows the tensor's scale."""
     if p.numel == 0:
         return 0.0
