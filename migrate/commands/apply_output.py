@@ -4,19 +4,30 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 
 from migrate import __version__
 from migrate.core.display import escape
-from migrate.fix.run import ApplyRun
 from migrate.fix.rewrite import Outcome
+from migrate.fix.run import ApplyRun
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 
 
+_GIT_LINE = re.compile(r"[^\n]*\n|[^\n]+$")
+
+
+def git_lines(text: str) -> list[str]:
+    """Lines as git counts them: broken at "\n" only (a CR, form feed, U+2028 or NEL is
+    part of its line, as in the file's bytes), each with its "\n"."""
+    return _GIT_LINE.findall(text)
+
+
 def unified_diff(outcome: Outcome) -> str:
-    """A `git apply`-able diff of one file (CRLF and missing final newlines kept)."""
-    old = outcome.old_text.splitlines(keepends=True)
-    new = outcome.new_text.splitlines(keepends=True)
+    """A `git apply`-able diff of one file (CRLF, a UTF-8 BOM, odd line separators and
+    missing final newlines kept)."""
+    old = git_lines(outcome.bom + outcome.old_text)
+    new = git_lines(outcome.bom + outcome.new_text)
     out = []
     name = escape(outcome.rel)
     for line in difflib.unified_diff(old, new, f"a/{name}", f"b/{name}"):

@@ -97,6 +97,10 @@ def bisect_cmd(
 
     if out_format not in ("text", "json"):
         raise UsageError(f"--format must be text or json, got {out_format!r}")
+    from migrate.core.model_spec import spec_files
+    from migrate.core.outputs import check_output
+
+    check_output(output, "-o", [*spec_files(model), *(p for p in (gate,) if p is not None)])
     _torch_npu()
     from migrate.precision.fused_bisect import bisect_fused
     from migrate.precision.runner import prepare_spec
@@ -109,7 +113,7 @@ def bisect_cmd(
         emulated_fused_ops(),
         gate=load_gate(gate),
         swap=swap,
-        progress=lambda text: sys.stderr.write(f"bisect: {text}\n"),
+        progress=lambda text: print(f"bisect: {text}", file=sys.stderr),
     )
     import torch
 

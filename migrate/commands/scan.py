@@ -3,46 +3,17 @@
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 
 from migrate.commands.output import emit
+from migrate.commands.progress import scan_with_config
 from migrate.core.errors import UsageError
 from migrate.core.findings import CATEGORY_RANK, ScanResult
-from migrate.scan.session import ScanRequest, Session, run_session
+from migrate.scan.session import ScanRequest
 
 FORMATS = ("text", "json", "sarif", "markdown", "github")
-
-
-@contextmanager
-def progress_bar(enabled: bool):
-    """Yields a callback(done, total) that drives a rich progress bar on stderr."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    progress = Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(),
-                        console=Console(stderr=True), transient=True)
-    task = None
-
-    def update(done: int, total: int) -> None:
-        nonlocal task
-        if task is None:
-            task = progress.add_task("scan", total=total)
-        progress.update(task, completed=done)
-
-    with progress:
-        yield update
-
-
-def scan_with_config(request: ScanRequest, show_progress: bool) -> Session:
-    """The session both commands run, with a progress bar on a terminal."""
-    with progress_bar(show_progress) as update:
-        return run_session(request, update)
 
 
 def failed(result: ScanResult, fail_on: str) -> bool:
@@ -91,6 +62,12 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
         if fail_on is not None and fail_on not in CATEGORY_RANK:
             raise UsageError(f"--fail-on {fail_on}: choose {', '.join(FAIL_ON)}")
+        if output is not None:
+            from migrate.core.outputs import check_output
+            from migrate.scan.discover import read_by_scan
+
+            read = [p for p in [*paths, config] if p is not None]
+            check_output(output, "-o", read + ([output] if read_by_scan(output, paths) else []))
         show = not no_progress and sys.stderr.isatty()
         session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
                                                cache_dir, config, target=target,
@@ -102,10 +79,11 @@ def register(app: typer.Typer) -> None:
         if threshold not in CATEGORY_RANK:
             raise UsageError(f"--fail-on {threshold}: choose {', '.join(FAIL_ON)}")
         from migrate.report import render
+        from migrate.report.effort import project_model
 
         color = output is None and fmt == "text" and sys.stdout.isatty()
         text = render(result, fmt, rules, root=root, statistics=statistics, color=color,
-                      effort=session.effort_model())
+                      effort=project_model(session.effort))
         emit(text, output)
         if not exit_zero and failed(result, threshold):
             raise typer.Exit(1)

@@ -15,6 +15,7 @@ A project picks one with ``--target`` or ``target = "..."`` in ``[tool.migrate]`
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass
 
 TARGETS = ("portable", "npu", "transfer")
@@ -64,6 +65,19 @@ DEVICE_FORMS = {
     # disabled on CPU, as the original was), instead of turning CPU autocast on
     "amp_device_type": 'getattr(torch.accelerator.current_accelerator(), "type", "cuda")',
 }
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def template(value: str, *extra: str) -> str | None:
+    """A schema check for a `portable:` template: every {placeholder} is a DEVICE_FORMS name
+    (or one of ``extra``, filled by the matcher). None when it is fine, else the problem."""
+    unknown = [m for m in _PLACEHOLDER.findall(value) if m not in DEVICE_FORMS and m not in extra]
+    if unknown:
+        known = ", ".join([*DEVICE_FORMS, *extra])
+        return f"unknown placeholder {{{unknown[0]}}} (known: {known})"
+    return None
 
 
 def expand(template: str, **values: str) -> str:

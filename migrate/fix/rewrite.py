@@ -11,18 +11,13 @@ file is read once more: if it changed, nothing is written (see core/fileio.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate.core.errors import FileProblem
-from migrate.core.findings import Finding
-from migrate.core.rules import Rule
-from migrate.core.targets import TargetChoice
-from migrate.fix.annotate import annotate, strip_annotations
-from migrate.fix.applier import AppliedEdit, apply_fixes
-from migrate.fix.verify import verify_python
 from migrate.core.fileio import (
+    Place,
     SourceError,
     SourceFile,
     encode_text,
@@ -30,9 +25,17 @@ from migrate.core.fileio import (
     read_source,
     write_source,
 )
+from migrate.core.findings import Finding
+from migrate.core.rules import Rule
+from migrate.core.targets import TargetChoice
+from migrate.fix.annotate import annotate, strip_annotations
+from migrate.fix.applier import AppliedEdit, apply_fixes
+from migrate.fix.verify import verify_python
+from migrate.scan.ruleset import RuleSet
 
 MAX_PASSES = 5
-ScanFn = Callable[[str, str, str, list[Rule]], list[Finding]]
+Rules = RuleSet | Sequence[Rule]  # a RuleSet compiled once, or rules compiled per scan
+ScanFn = Callable[[str, str, str, Rules], list[Finding]]
 
 
 @dataclass
@@ -58,13 +61,14 @@ class Outcome:
     error: str | None = None
     written: bool = False
     warnings: list[str] = field(default_factory=list)
+    bom: str = ""  # "\ufeff" when the file starts with a UTF-8 BOM (diffs show the bytes)
 
     @property
     def changed(self) -> bool:
         return self.error is None and self.new_text != self.old_text
 
 
-def fix_text(text: str, rel: str, kind: str, rules: list[Rule], scan: ScanFn, *,
+def fix_text(text: str, rel: str, kind: str, rules: Rules, scan: ScanFn, *,
              unsafe: bool, first: list[Finding] | None = None
              ) -> tuple[str, list[AppliedEdit], list[Finding], str | None]:
     """Fix passes until nothing changes: (text, edits, findings on the text, error)."""
@@ -98,26 +102,34 @@ def _refusal(rules: list[str], why: str) -> str:
     return f"not written: fixes by {by} produce code that does not parse ({why})"
 
 
-def rewrite_file(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanFn,
+def rewrite_file(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
                  options: Options, first: list[Finding] | None = None,
-                 digest: str | None = None) -> Outcome:
+                 digest: str | None = None, place: Place | None = None) -> Outcome:
     """Rewrite ``path`` (the path the scan opened). ``first``: the scan's findings, valid
-    for the bytes with content hash ``digest`` (None: trust them as they are)."""
+    for the bytes with content hash ``digest`` (None: trust them as they are). ``place``:
+    where the file may be read and written (checked again at write time)."""
+    try:
+        (place or Place()).resolve(path)
+    except SourceError as exc:
+        return Outcome(path, rel, error=str(exc))
     with locked(path):
-        return _rewrite(path, rel, kind, rules, scan, options, first, digest)
+        return _rewrite(path, rel, kind, rules, scan, options, first, digest, place)
 
 
-def _rewrite(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanFn,
-             options: Options, first: list[Finding] | None, digest: str | None) -> Outcome:
+def _rewrite(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
+             options: Options, first: list[Finding] | None, digest: str | None,
+             place: Place | None = None) -> Outcome:
     out = Outcome(path, rel)
     try:
-        source: SourceFile = read_source(path, python=kind == "python")
+        source: SourceFile = read_source(path, python=kind == "python", place=place or Place())
     except SourceError as exc:
         out.error = str(exc)
         return out
     if digest is not None and source.digest != digest:
         first = None  # the file changed since the scan: its offsets no longer hold
     out.old_text = text = source.text
+    if source.encoding == "utf-8-sig" and source.raw.startswith(b"\xef\xbb\xbf"):
+        out.bom = "\ufeff"
     if options.strip:
         text, out.stripped = strip_annotations(text, kind)
     else:

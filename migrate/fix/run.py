@@ -9,25 +9,28 @@ from __future__ import annotations
 import multiprocessing
 import signal
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from migrate.core.fileio import Place
+from migrate.core.filekinds import FILE_KINDS
 from migrate.core.findings import FileError, Finding, ScanResult
 from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.fix.applier import fixable
 from migrate.fix.rewrite import Options, Outcome, rewrite_file
+from migrate.scan.readers import scan_text
+from migrate.scan.ruleset import RuleSet
+from migrate.scan.worker import clamp_jobs
 
-NOT_REWRITTEN = ("onnx", "notebook")  # reported by scan, never edited by apply
 PARALLEL_THRESHOLD = 6  # files to rewrite before worker processes pay off
 
 
-def engine_scan(text: str, rel: str, kind: str, rules: list[Rule],
+def engine_scan(text: str, rel: str, kind: str, rules: RuleSet | list[Rule],
                 target: str = DEFAULT_TARGET) -> list[Finding]:
     """The scan engine on one text (raises FileProblem when the text cannot be scanned)."""
-    from migrate.scan.engine import scan_text
-
     return scan_text(text, rel, kind, rules, target)
 
 
@@ -38,8 +41,9 @@ class ApplyItem:
     path: Path
     rel: str
     kind: str
-    findings: list[Finding] | None  # None: scan the file first (--strip-annotations)
+    findings: list[Finding] | None  # None: scan the file first (--strip-annotations, cache)
     digest: str | None = None  # content hash of the bytes the findings point into
+    place: Place | None = None  # where it may be written (resolved path, scan roots)
 
 
 @dataclass
@@ -87,23 +91,29 @@ def _wanted(findings: list[Finding], options: Options) -> bool:
 
 
 def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Options,
-               annotated_files: list[tuple[Path, str, str]] = (),
+               annotated_files: Sequence[tuple[Path, str, str]] = (),
                jobs: int | None = None) -> ApplyRun:
     """Rewrite the files of ``result`` (or, with options.strip, ``annotated_files``)."""
     run = ApplyRun(errors=list(result.errors), files_scanned=result.files_scanned)
     by_file: dict[str, list[Finding]] = {}
     for f in result.findings:
         by_file.setdefault(f.path, []).append(f)
+    within = tuple(result.roots)
     if options.strip:
-        todo = [ApplyItem(path, rel, kind, None) for path, rel, kind in annotated_files]
+        todo = [ApplyItem(path, rel, kind, None, place=Place("", within))
+                for path, rel, kind in annotated_files]
     else:
         todo = []
         for rel, findings in by_file.items():
             record = result.files.get(rel)
-            path = Path(record.path) if record else root / rel
-            kind = record.kind if record else _kind(path)
-            if kind and kind not in NOT_REWRITTEN and _wanted(findings, options):
-                todo.append(ApplyItem(path, rel, kind, findings, record.digest if record else None))
+            if record is None:  # no file of this scan: never a path joined from a finding
+                run.remaining.extend(findings)
+                continue
+            if FILE_KINDS[record.kind].rewritable and _wanted(findings, options):
+                # Cached findings are data, not edits: their file is scanned again.
+                todo.append(ApplyItem(Path(record.path), rel, record.kind,
+                                      None if record.cached else findings, record.digest,
+                                      Place(record.real, within)))
             else:
                 run.remaining.extend(findings)
     for item, out in zip(todo, _rewrite_all(todo, rules, options, jobs), strict=True):
@@ -116,23 +126,18 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
     return run
 
 
-def _kind(path: Path) -> str | None:
-    from migrate.scan.discover import file_kind
-
-    return file_kind(path)
-
-
 class Rewriter:
     """Rewrites apply items with one rule selection and one set of options."""
 
-    def __init__(self, rules: list[Rule], options: Options):
-        self.rules, self.options = rules, options
+    def __init__(self, rules: RuleSet | list[Rule], options: Options):
+        self.rules, self.options = RuleSet.of(rules), options
 
     def __call__(self, item: ApplyItem) -> Outcome:
         scan = partial(engine_scan, target=self.options.targets.for_path(item.rel))
         try:
             return rewrite_file(item.path, item.rel, item.kind, self.rules, scan,
-                                self.options, first=item.findings, digest=item.digest)
+                                self.options, first=item.findings, digest=item.digest,
+                                place=item.place)
         except RecursionError:
             return Outcome(item.path, item.rel, error="not written: nesting too deep")
         except Exception as exc:  # a bug in a fixer must not end the run
@@ -143,27 +148,43 @@ class Rewriter:
 _rewriter: Rewriter | None = None  # this worker process's Rewriter, set by the initializer
 
 
-def _init_worker(rules: list[Rule], options: Options) -> None:
+def _init_worker(rules: RuleSet, options: Options) -> None:
     global _rewriter
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    # An idle worker blocks in a semaphore wait: a Python-level SIGTERM handler that runs
+    # between its try-acquire and the wait is lost and the worker never ends (the pool's
+    # terminate() then waits forever). Idle workers just stop; a worker in the middle of a
+    # rewrite unwinds, so its temporary file is removed.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _rewriter = Rewriter(rules, options)
+
+
+def _unwind(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _rewrite_in_worker(item: ApplyItem) -> Outcome:
     assert _rewriter is not None
-    return _rewriter(item)
+    signal.signal(signal.SIGTERM, _unwind)
+    try:
+        return _rewriter(item)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _rewrite_all(todo: list[ApplyItem], rules: list[Rule], options: Options,
                  jobs: int | None) -> list[Outcome]:
-    """Rewrite files, in worker processes when there are enough to pay for them."""
-    from migrate.scan.worker import clamp_jobs
-
+    """Rewrite files, in worker processes when there are enough to pay for them; the rules
+    are compiled once for all of them."""
     jobs = clamp_jobs(jobs, len(todo))
+    ruleset = RuleSet(rules)
     methods = multiprocessing.get_all_start_methods()
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD or "fork" not in methods:
-        rewriter = Rewriter(rules, options)
+        rewriter = Rewriter(ruleset, options)
         return [rewriter(item) for item in todo]
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(rules, options)) as pool:
-        return pool.map(_rewrite_in_worker, todo, chunksize=1)
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(ruleset, options)) as pool:
+        outcomes = pool.map(_rewrite_in_worker, todo, chunksize=1)
+        pool.close()  # workers end on the pool's sentinel, not on a signal
+        pool.join()
+        return outcomes

@@ -17,7 +17,8 @@ def compile_error(text: str, rel: str) -> str | None:
     try:
         compile(text, rel or "<file>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
-        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        line = getattr(exc, "lineno", None)
+        where = f" (line {line})" if line else ""
         return f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}{where}"
     return None
 
@@ -42,7 +43,8 @@ def _groups(stmts: list[ast.stmt]) -> list[tuple[int, int, list[ast.stmt]]]:
     for stmt in stmts:
         first, last = _first_line(stmt), stmt.end_lineno or stmt.lineno
         if out and first <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], last), [*out[-1][2], stmt])
+            out[-1][2].append(stmt)  # in place: a line of 20k statements stays linear
+            out[-1] = (out[-1][0], max(out[-1][1], last), out[-1][2])
         else:
             out.append((first, last, [stmt]))
     return out

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from migrate.core.errors import UsageError
+from migrate.ops.onnx_limits import NodeView
+from migrate.ops.onnx_limits import check as check_limits
 from migrate.ops.onnx_load import default_opset, load_graph
 from migrate.ops.registry import (
     DEFAULT_DOMAINS,
@@ -20,11 +23,9 @@ from migrate.ops.registry import (
     load_aten,
     load_onnx,
 )
-from migrate.ops.onnx_limits import NodeView
-from migrate.ops.onnx_limits import check as check_limits
 
 
-def walk(graph, prefix: str = "") -> Iterator[tuple[str, object]]:
+def walk(graph, prefix: str = "") -> Iterator[tuple[str, Any]]:
     """(node path, node) for every node, depth first into subgraph attributes."""
     for i, node in enumerate(graph.node):
         name = node.name or f"{node.op_type}_{i}"
@@ -37,17 +38,114 @@ def walk(graph, prefix: str = "") -> Iterator[tuple[str, object]]:
                 yield from walk(sub, f"{path}/{attr.name}[{j}]/")
 
 
+INFER_SECONDS = 120.0  # shape inference of real exports takes seconds; a hostile one, forever
+DATA_PROP_LIMIT = 1 << 20  # a 1-D tensor data propagation would expand, element by element
+
+
 def infer(model) -> tuple[object, str | None]:
     """``model`` with inferred value types and shapes (onnx shape inference, data propagation;
-    weights are not loaded: initializers carry their dims), or the model as it is and why."""
+    weights are not loaded: initializers carry their dims), or the model as it is and why.
+
+    Inference grows with what the model *declares*: data propagation expands every 1-D
+    tensor element by element (a 113-byte model declaring ``float[2^40]`` took all memory).
+    So it is skipped when a declared 1-D extent or an integer constant is over
+    DATA_PROP_LIMIT, and inference runs in a child with a time and memory budget
+    (core/isolate.py): past it the census goes on without it, and says so."""
+    import onnx
+
+    from migrate.core.isolate import Bounded, run_bounded
+
+    large = _declares_large(model)
+    budget = max(4 << 30, 8 * model.ByteSize())
+    why = ""
+    for data_prop in (False,) if large else (True, False):
+        try:
+            data = run_bounded(_infer_bytes, model, data_prop, seconds=INFER_SECONDS,
+                               memory=budget)
+        except Bounded as exc:
+            why = str(exc)
+            continue
+        out = onnx.ModelProto()
+        out.ParseFromString(data)
+        note = None
+        if large:
+            note = (f"data propagation skipped: the model declares a 1-D extent or an "
+                    f"integer constant over {DATA_PROP_LIMIT}")
+        elif not data_prop:
+            note = f"data propagation stopped ({why})"
+        return out, note
+    return model, f"shape inference stopped ({why})"
+
+
+def _infer_bytes(model, data_prop: bool) -> bytes:
+    """In the budgeted child: the inferred model, weights dropped (the census needs none)."""
     import onnx
 
     try:
-        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
-                                                 data_prop=True), None
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
+                                                     data_prop=data_prop)
     except Exception as exc:  # noqa: BLE001 - inference is best effort; say why it stopped
         text = str(exc).strip().splitlines()
-        return model, f"shape inference failed ({text[0][:160] if text else type(exc).__name__})"
+        raise RuntimeError(f"shape inference failed ({text[0][:160] if text else type(exc).__name__})") \
+            from None
+    _drop_weights(inferred.graph)
+    return inferred.SerializeToString()
+
+
+def _drop_weights(graph) -> None:
+    for t in graph.initializer:
+        for name in ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
+                     "uint64_data", "string_data"):
+            t.ClearField(name)
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                _drop_weights(attr.g)
+            for sub in attr.graphs:
+                _drop_weights(sub)
+
+
+def _declares_large(model) -> bool:
+    """A 1-D extent or a small integer constant over DATA_PROP_LIMIT anywhere."""
+    from onnx import TensorProto, numpy_helper
+
+    ints = (TensorProto.INT64, TensorProto.INT32, TensorProto.UINT64, TensorProto.UINT32)
+
+    def big_tensor(t) -> bool:
+        if len(t.dims) == 1 and t.dims[0] > DATA_PROP_LIMIT:
+            return True
+        if t.data_type in ints and len(t.dims) <= 1 and (not t.dims or t.dims[0] <= 64) \
+                and t.data_location != TensorProto.EXTERNAL:
+            try:
+                values = numpy_helper.to_array(t).reshape(-1)
+            except Exception:  # noqa: BLE001 - a malformed tensor: let inference judge it
+                return False
+            return bool(values.size) and bool((abs(values.astype("float64")) > DATA_PROP_LIMIT).any())
+        return False
+
+    def walk(graph) -> bool:
+        for vi in [*graph.input, *graph.output, *graph.value_info]:
+            tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+            if tt is not None and tt.HasField("shape") and len(tt.shape.dim) == 1:
+                d = tt.shape.dim[0]
+                if d.HasField("dim_value") and d.dim_value > DATA_PROP_LIMIT:
+                    return True
+        if any(big_tensor(t) for t in graph.initializer):
+            return True
+        for node in graph.node:
+            for attr in node.attribute:
+                if attr.HasField("t") and big_tensor(attr.t):
+                    return True
+                if attr.HasField("g") and walk(attr.g):
+                    return True
+                if any(walk(sub) for sub in attr.graphs):
+                    return True
+                if len(attr.ints) and max(abs(v) for v in attr.ints) > DATA_PROP_LIMIT and \
+                        node.op_type == "Constant":
+                    return True
+        return False
+
+    return walk(model.graph)
 
 
 def value_info(graph, out: dict | None = None) -> dict[str, tuple[int, int | None, bool]]:
@@ -87,7 +185,7 @@ def attr_values(node) -> dict:
 def node_view(node, info: dict) -> NodeView:
     from onnx import TensorProto
 
-    inputs = []
+    inputs: list[tuple[str | None, int | None, bool] | None] = []
     for name in node.input:
         got = info.get(name) if name else None
         if got is None:
@@ -151,14 +249,25 @@ def census(path: Path, backend: str = "atc", target: str | None = None,
     _attach_decompositions(ops)
     report = _report(path, model, opset, backend, target, ops, total)
     report["soc"] = soc
+    report["judged_for"] = judged_for(reg, soc)
     if inference_note:
         report["advice"].append(inference_note + "; dtypes are judged only where the file "
                                 "records them")
     return report
 
 
+def judged_for(reg, soc: str | None) -> str:
+    """The chip(s) the verdicts hold for: ``--soc``, or the stated default."""
+    if soc:
+        return soc
+    if reg.backend != "atc":
+        return "the CANN EP (its data has no per-chip kernels)"
+    return (f"any chip of the data ({', '.join(reg.socs())}; default: a dtype passes when one "
+            "chip's kernel takes it; --soc CHIP judges for one)")
+
+
 def _attach_decompositions(ops: list[dict]) -> None:
-    from migrate.ops.decompose.registry import decomposition_for
+    from migrate.ops.decompositions import decomposition_for
 
     for row in ops:
         if row["status"] != SUPPORTED:

@@ -23,6 +23,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from migrate.core.display import escape
 from migrate.core.errors import UsageError
 
 _NUMPY = {
@@ -57,16 +58,18 @@ class Shard:
                 fh.seek(0)
                 head = fh.read(8)
                 if len(head) != 8:
-                    raise UsageError(f"{path}: not a tensor file (too short)")
+                    raise _bad(path, "not a tensor file (too short)")
                 (length,) = struct.unpack("<Q", head)
                 if length > min(MAX_HEADER, size - 8):
-                    raise UsageError(f"{path}: tensor file header runs past the file")
+                    raise _bad(path, "tensor file header runs past the file")
                 header = json.loads(fh.read(length))
                 self._map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested JSON
-            raise UsageError(f"{path}: cannot open tensor file: {exc}") from None
+            raise UsageError(
+                f"{escape(str(path))}: cannot open tensor file: {escape(str(exc))[:200]}"
+            ) from None
         if not isinstance(header, dict):
-            raise UsageError(f"{path}: tensor file header is not an object")
+            raise _bad(path, "tensor file header is not an object")
         self.header, self.start, self.size = header, 8 + length, size
 
     def raw(self, key: str) -> tuple[Any, str]:
@@ -75,7 +78,7 @@ class Shard:
 
         entry = self.header.get(key)
         if not isinstance(entry, dict):
-            raise UsageError(f"{self.path}: no tensor {key!r}")
+            raise _bad(self.path, f"no tensor {escape(repr(key))[:80]}")
         dtype, shape, span = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
         if (
             dtype not in _NUMPY
@@ -85,11 +88,12 @@ class Shard:
             or len(span) != 2
             or not all(isinstance(o, int) and not isinstance(o, bool) for o in span)
         ):
-            raise UsageError(f"{self.path}: tensor {key!r} has a bad header entry")
+            raise _bad(self.path, f"tensor {escape(repr(key))[:80]} has a bad header entry")
         begin, end = self.start + span[0], self.start + span[1]
         item = np.dtype(_NUMPY[dtype]).itemsize
         if not self.start <= begin <= end <= self.size or end - begin != math.prod(shape) * item:
-            raise UsageError(f"{self.path}: tensor {key!r} lies outside the file or does not match its shape")
+            what = "lies outside the file or does not match its shape"
+            raise _bad(self.path, f"tensor {escape(repr(key))[:80]} {what}")
         data = np.frombuffer(self._map, dtype=np.uint8, count=end - begin, offset=begin)
         return data, dtype
 
@@ -99,6 +103,10 @@ class Shard:
                 self._map.close()
             except BufferError:  # arrays still view it: the mapping goes with them
                 pass
+
+
+def _bad(path: Path, what: str) -> UsageError:
+    return UsageError(f"{escape(str(path))}: {what}")
 
 
 def crc32(data: Any) -> int:

@@ -120,10 +120,11 @@ class SourceGraph:
         out = self.records[first[0]]
         cond = out.get("cond") or 1.0
         if rec["kind"] == _GIN:
-            g = [_norm(self.records.get(p)) for p in self.by_key[(*rec_call(rec), _GOUT)]]
+            found = [_norm(self.records.get(p)) for p in self.by_key[(*rec_call(rec), _GOUT)]]
+            g = [v for v in found if v]
             x = out.get("xnorm")
             y, gx = _norm(out), _norm(rec)
-            if x and gx and y and g and all(g):
+            if x and gx and y and g and len(g) == len(found):
                 cond = max(cond, math.sqrt(sum(v * v for v in g)) * y / (x * gx))
         return cond
 
@@ -131,9 +132,10 @@ class SourceGraph:
         """How far a weight gradient cancels: a sum over rows of output gradient times
         input, whose size for unrelated rows would be ``|g| |x| / sqrt(rows)`` (``|g|``
         for a 1-D parameter: a bias, a norm's scale), against its size."""
-        g = [_norm(self.records.get(p)) for p in self.by_name[(rec["name"], _GOUT)]]
+        found = [_norm(self.records.get(p)) for p in self.by_name[(rec["name"], _GOUT)]]
+        g = [v for v in found if v]
         grad = _norm(rec)
-        if not grad or not g or not all(g):
+        if not grad or not g or len(g) < len(found):
             return 1.0
         size = math.sqrt(sum(v * v for v in g))
         if len(rec["shape"]) >= 2:
@@ -199,8 +201,9 @@ def _step(
         return True, noise
     if not sources or entry.get("floored"):  # a chain starts: fresh rounding, or noise
         return (rel <= local or bool(entry.get("floored"))), None
-    rels = [_handed(s, entry) for s in sources]
-    if any(r is None for r in rels):
+    handed = [_handed(s, entry) for s in sources]
+    rels = [r for r in handed if r is not None]
+    if len(rels) < len(handed):
         return False, None
     top = max(range(len(sources)), key=lambda i: rels[i])
     if rel > allow * rels[top] + local:
@@ -256,7 +259,8 @@ def explain_carried(
     step = {pos: _check(pos, entries_by_pos, graph, thresholds.get(pos), gain) for pos in entries_by_pos}
     honest: dict[int, bool] = {}
     for pos in step:  # follow each chain of largest sources to its end (or a cycle)
-        chain, cur = [], pos
+        chain: list[int] = []
+        cur: int | None = pos
         while cur is not None and cur not in honest and cur not in chain:
             chain.append(cur)
             ok, top, _ = step[cur]

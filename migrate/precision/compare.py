@@ -69,8 +69,9 @@ def _load(d: Dump, side: Any) -> Any:
     if isinstance(side, Concat):
         import numpy as np
 
-        parts = [d.array(r) for r in side.records]
-        if any(p is None for p in parts):
+        found = [d.array(r) for r in side.records]
+        parts = [p for p in found if p is not None]
+        if len(parts) < len(found):
             return None
         try:
             return np.concatenate(parts, axis=side.dim)
@@ -102,7 +103,11 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
     classes = {"reference": run_class(ref.meta, gate.profile),
                "target": run_class(tgt.meta, gate.profile), "profile": gate.profile_name}
     run = loosest(classes["reference"], classes["target"])
-    entries, cache, by_call, by_pos, th_of = [], {}, {}, {}, {}
+    entries: list = []
+    cache: dict = {}
+    by_call: dict = {}
+    by_pos: dict = {}
+    th_of: dict = {}
     floors = GradFloors(ref_recs)
     for rec, other in pairs:
         by_call.setdefault((rec["name"], rec["call"]), []).append((rec, other))

@@ -109,9 +109,9 @@ def _bindings(ops: dict[str, FusedOp]) -> list[tuple[Any, str, Any, str]]:
         if not (user or module is npu):
             continue
         for attr, value in list(space.items()):
-            name = attr if attr in ops else known.get(id(value))
-            if name is not None and callable(value):
-                found.append((module, attr, value, name))
+            op_name = attr if attr in ops else known.get(id(value))
+            if op_name is not None and callable(value):
+                found.append((module, attr, value, op_name))
     return found
 
 
@@ -141,7 +141,7 @@ def switched(
                 check(site, out, swapped(*args, **kwargs))
             return out
 
-        call.__wrapped__ = value
+        call.__wrapped__ = value  # type: ignore[attr-defined]
         return call
 
     try:
@@ -164,9 +164,8 @@ def _run(
 ) -> tuple[list[Any], Calls]:
     import torch
 
-    from migrate.precision.sensitivity.measure import run_batches
-
     from migrate.core.errors import UsageError
+    from migrate.precision.sensitivity.measure import run_batches
 
     calls = Calls()
     with switched(ops, plan, calls, swap, check):

@@ -61,7 +61,8 @@ def failing_metrics(m: dict[str, Any], th: dict) -> set[str]:
     if m.get("nonfinite_mismatch") or m.get("nan") or m.get("inf"):
         return set()
     return {spec.field for spec in metrics.gated()
-            if _crossed(spec, m.get(spec.field), th.get(spec.gate_keys[0]), m)}
+            if (value := m.get(spec.field)) is not None and
+            _crossed(spec, value, th.get(spec.gate_keys[0]), m)}
 
 
 def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
@@ -76,7 +77,7 @@ def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
         for spec in metrics.gated():
             key = spec.gate_keys[0 if level == "fail" else 1]
             value = m.get(spec.field)
-            if _crossed(spec, value, th.get(key), m):
+            if value is not None and _crossed(spec, value, th.get(key), m):
                 return level, _reason(spec, value, th[key], th)
     return "pass", ""
 
@@ -131,5 +132,5 @@ def _with_sketch(rec: dict, t: Any) -> dict:
     if isinstance(t, np.ndarray):  # compare reads arrays; the sketch is torch's (rare)
         import torch
 
-        t = torch.from_numpy(np.ascontiguousarray(t))
+        t = torch.from_numpy(np.require(t, requirements=["C", "W"]))  # mmap views: a copy
     return {**rec, "stats": {**(rec.get("stats") or {}), "sketch": encode(sketch(t))}}

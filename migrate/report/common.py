@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 import pathlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -87,7 +86,7 @@ def rule_fix_kind(findings: Sequence[Finding]) -> str:
         return ""
     if not all(fixes):
         return "partial"
-    return "safe" if all(x.applicability == "safe" for x in fixes) else "unsafe"
+    return "safe" if all(x is not None and x.applicability == "safe" for x in fixes) else "unsafe"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

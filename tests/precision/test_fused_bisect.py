@@ -103,3 +103,13 @@ def test_cli_bisects_a_port_that_imports_torch_npu(tmp_path):
 def test_a_model_without_fused_calls_has_nothing_to_bisect():
     report = bisect_fused(torch.nn.Linear(4, 4), [((torch.randn(2, 4),), {})], emulated_fused_ops())
     assert report["calls"] == [] and report["culprit"] is None and report["runs"] == 1
+
+
+def test_cli_output_never_overwrites_the_model_spec(tmp_path):
+    spec = tmp_path / "port_spec.py"
+    spec.write_text("def ported():\n    raise AssertionError('must not run')\n")
+    run = subprocess.run([sys.executable, "-m", "migrate", "bisect", "-m", "port_spec:ported",
+                          "-o", str(spec)], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=120)
+    assert run.returncode == 2 and "-o" in run.stderr, run.stderr
+    assert "must not run" in spec.read_text()

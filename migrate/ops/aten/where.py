@@ -3,6 +3,8 @@ and the ``file:line`` of the user code that dispatched it (migrate.core.callsite
 
 from __future__ import annotations
 
+from typing import Any
+
 TAG = "migrate_origin"  # key in an autograd Node's metadata: (module path, file:line | None)
 
 
@@ -13,7 +15,8 @@ def current_backward_origin() -> tuple[str, str | None] | None:
     node = torch._C._current_autograd_node()
     if node is None:
         return None
-    return node.metadata.get(TAG, ("<backward>", None))
+    metadata: Any = node.metadata  # a dict on autograd nodes (the stubs say otherwise)
+    return metadata.get(TAG, ("<backward>", None))
 
 
 def _grad_fns(outputs):
@@ -52,3 +55,43 @@ def tag_parameters(model) -> list:
             acc.metadata[TAG] = (name.rpartition(".")[0] or "<root>", None)
             keep.append(acc)
     return keep
+
+
+FUSED = "migrate_fused"  # key in an autograd Node's metadata: the fused op that made it
+
+
+def _boundary(inputs) -> set:
+    """Autograd nodes that existed before a call: its inputs' grad_fns."""
+    import torch
+
+    found = set()
+    for t in inputs:
+        if isinstance(t, torch.Tensor) and t.grad_fn is not None:
+            found.add(t.grad_fn)
+        elif isinstance(t, (list, tuple)):
+            found |= _boundary(t)
+    return found
+
+
+def tag_fused(outputs, inputs, op: str) -> None:
+    """Mark the autograd nodes a composite op created on the CPU (the graph between its
+    outputs and its inputs) as the backward of ``op``: torch_npu runs ``op`` as one kernel
+    that owns its backward, so the ops these nodes run are not NPU ops of their own."""
+    stop = _boundary(inputs)
+    todo = [n for n in _grad_fns(outputs if isinstance(outputs, (list, tuple)) else (outputs,))
+            if n not in stop]
+    while todo:
+        node = todo.pop()
+        if FUSED in node.metadata or type(node).__name__ == "AccumulateGrad":
+            continue
+        node.metadata[FUSED] = op
+        todo.extend(n for n, _ in node.next_functions if n is not None and n not in stop)
+
+
+def current_fused_backward() -> str | None:
+    """The fused op whose backward is running (see :func:`tag_fused`), if any."""
+    import torch
+
+    node = torch._C._current_autograd_node()
+    metadata: Any = None if node is None else node.metadata  # a dict (the stubs say a method)
+    return None if metadata is None else metadata.get(FUSED)

@@ -6,7 +6,6 @@ import math
 from functools import cached_property
 from typing import Any
 
-
 # Below this a float32 sum of squares loses elements to underflow (squares under 1e-38
 # flush to subnormals and zero): the norm of a tensor of 1e-22 values comes out 0.
 TINY_NORM = 1e-17
@@ -60,6 +59,17 @@ def _torch_norm(t: Any) -> float:
     if (math.isinf(n) or n < TINY_NORM) and t.dtype != torch.float64:
         n = float(torch.linalg.vector_norm(t, dtype=torch.float64))
     return n
+
+
+def cosine_from_norms(na: float, nb: float, nd: float) -> float:
+    """1 - cos = (|d|^2 - (|r| - |t|)^2) / (2 |r| |t|): accurate near cos = 1 (where the
+    thresholds live) without float64 copies; clamped to [-1, 1]."""
+    if na == 0.0 and nb == 0.0:
+        return 1.0
+    if na == 0.0 or nb == 0.0:
+        return 0.0
+    cos = 1.0 - (nd ** 2 - (na - nb) ** 2) / (2.0 * na * nb)
+    return max(-1.0, min(1.0, cos))
 
 
 # The largest finite value of each floating dtype (by its name in a dump).
@@ -154,8 +164,6 @@ class Pair:
 
     def _disagree(self, cosine_min: Any) -> bool:
         """The two runs point in different directions (cosine below ``cosine_min``)."""
-        from migrate.precision.metrics.tensor import cosine_from_norms
-
         limit = 1.0 if cosine_min is None else float(cosine_min)
         return cosine_from_norms(self.norm_ref, self.norm_tgt, self.norm_diff) < limit
 

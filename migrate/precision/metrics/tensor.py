@@ -5,23 +5,13 @@ from __future__ import annotations
 import math
 
 from migrate.precision.metrics import METRICS
-from migrate.precision.metrics.pair import Pair, count
-
-
-def cosine_from_norms(na: float, nb: float, nd: float) -> float:
-    """1 - cos = (|d|^2 - (|r| - |t|)^2) / (2 |r| |t|): accurate near cos = 1 (where the
-    thresholds live) without float64 copies; clamped to [-1, 1]."""
-    if na == 0.0 and nb == 0.0:
-        return 1.0
-    if na == 0.0 or nb == 0.0:
-        return 0.0
-    cos = 1.0 - (nd ** 2 - (na - nb) ** 2) / (2.0 * na * nb)
-    return max(-1.0, min(1.0, cos))
+from migrate.precision.metrics.pair import Pair, cosine_from_norms, count
 
 
 @METRICS.register("cosine", limit="min", fmt=".8f")
 def cosine(p: Pair) -> float | None:
-    """None for a reference below its norm floor: its direction is rounding noise."""
+    """Cosine similarity of target and reference (None for a reference below its norm floor:
+    its direction is rounding noise)."""
     if p.below_floor:
         return None
     return cosine_from_norms(p.norm_ref, p.norm_tgt, p.norm_diff)
@@ -88,16 +78,19 @@ def floored(p: Pair) -> bool:
 
 @METRICS.register("max_abs", limit="max", label="max abs")
 def max_abs(p: Pair) -> float:
+    """The largest absolute difference |t - r|."""
     return float(p.absdiff.max()) if p.absdiff.size else 0.0
 
 
 @METRICS.register("max_rel", label="max rel")
 def max_rel(p: Pair) -> float:
+    """The largest relative difference, relative to max(|r|, rel_floor * rms(r))."""
     return float(p.relerr.max()) if p.relerr.size else 0.0
 
 
 @METRICS.register("rmse")
 def rmse(p: Pair) -> float:
+    """Root mean square of t - r."""
     return p.norm_diff / math.sqrt(p.diff.size) if p.diff.size else 0.0
 
 

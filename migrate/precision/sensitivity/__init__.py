@@ -20,8 +20,14 @@ from typing import Any
 from migrate.core.errors import UsageError
 from migrate.precision.sensitivity.formats import Format
 from migrate.precision.sensitivity.measure import effect, outlier_stats, run_batches, severity
-from migrate.precision.sensitivity.units import (UNIT_KINDS, OpCensus, Unit, leaf_modules,
-                                                 lowered, module_units)
+from migrate.precision.sensitivity.units import (
+    UNIT_KINDS,
+    OpCensus,
+    Unit,
+    leaf_modules,
+    lowered,
+    module_units,
+)
 from migrate.precision.threads import one_intra_op_thread
 
 MIN_STABLE_BATCHES = 4

@@ -20,15 +20,30 @@ _COMPOUND_HEADERS = {
 }
 
 
-def _unit(f, offset: int, stmts: list[ast.stmt]):
-    best = None
-    for node in stmts:
-        a, b = f.span(node)
-        if a <= offset < b and (best is None or b - a < best[1] - best[0]):
-            best = (a, b, node)
-    if best is None:
+def _innermost(f, offsets: list[int], stmts: list[ast.stmt]) -> dict[int, ast.stmt]:
+    """offset -> the smallest statement whose span holds it, for every offset: one sweep
+    over the statements sorted by start (spans nest), so the cost is linear in statements
+    and findings (log factors aside), never their product."""
+    spans = sorted(((*f.span(node), node) for node in stmts), key=lambda s: (s[0], -s[1]))
+    out: dict[int, ast.stmt] = {}
+    stack: list[tuple[int, int, ast.stmt]] = []
+    i = 0
+    for q in sorted(set(offsets)):
+        while i < len(spans) and spans[i][0] <= q:
+            while stack and stack[-1][1] <= spans[i][0]:
+                stack.pop()
+            stack.append(spans[i])
+            i += 1
+        while stack and stack[-1][1] <= q:
+            stack.pop()
+        if stack:
+            out[q] = stack[-1][2]
+    return out
+
+
+def _unit(f, offset: int, node: ast.stmt | None):
+    if node is None:
         return None
-    node = best[2]
     fields = _COMPOUND_HEADERS.get(type(node))
     if fields:
         for name in fields:
@@ -47,27 +62,31 @@ def _by_default(x, unsafe_too: bool) -> bool:
     return x.fix is not None and (x.fix.applicability == "safe" or unsafe_too)
 
 
-def settle(f, findings) -> None:
-    """Raise safe fixes that share a statement with findings `apply` leaves by default."""
+def settle(f, findings: list) -> list:
+    """``findings``, with safe fixes that share a statement with findings `apply` leaves by
+    default raised (new findings)."""
     live = [x for x in findings if not x.npu_aware]
     if len(live) < 2:
-        return
+        return findings
     stmts = [n for t, ns in f.by_type.items() if issubclass(t, ast.stmt) for n in ns]
+    offsets = [f.index.offset(x.line, x.column - 1) for x in live]
+    holder = _innermost(f, offsets, stmts)
     units: dict[tuple, list] = {}
-    for x in live:
-        key = _unit(f, f.index.offset(x.line, x.column - 1), stmts)
+    for x, offset in zip(live, offsets):
+        key = _unit(f, offset, holder.get(offset))
         if key is not None:
             units.setdefault(key, []).append(x)
+    raised: dict[int, object] = {}
     for group in units.values():
         safe = [x for x in group if _by_default(x, False)]
         rest = [x for x in group if not _by_default(x, False)]
         if not safe or not rest:
             continue
         strict = max(rest, key=lambda x: CATEGORY_RANK[x.category])
+        note = f"held back: {strict.rule} in the same statement needs review"
         for x in safe:
-            x.category = strict.category
             if strict.category == "manual" or strict.fix is None:
-                x.category, x.fix = "manual", None
+                raised[id(x)] = x.held_back("manual", None, note)
             else:
-                x.fix.applicability = "unsafe"
-            x.message += f" (held back: {strict.rule} in the same statement needs review)"
+                raised[id(x)] = x.held_back(strict.category, x.fix.held_back(), note)
+    return [raised.get(id(x), x) for x in findings]

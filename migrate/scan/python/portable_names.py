@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 
 from migrate.core.findings import Edit, Fix
-from migrate.scan.python.portable import quote_for, spell
 from migrate.core.findings import fix_for as make_fix
+from migrate.scan.python.portable import chain_form, quote_for, spell
 
 BRANCH = '({npu} if hasattr(torch, "npu") else {cuda})'
 
@@ -44,9 +44,10 @@ def portable_use(f, m, node: ast.AST, parts: list[str], parent, values: dict) ->
     if isinstance(form, str):
         if "(" in form:  # an expression standing for the whole use
             code, imports = spell(f, form, q)
-            return make_fix(rule, [Edit(start, end, code)], values, imports)
-        code, imports = spell(f, ".".join([form, *rest]))
-        return make_fix(rule, [Edit(start, end, code)], values, imports)
+        else:
+            code, imports = spell(f, ".".join([form, *rest]))
+        return make_fix(rule, [Edit(start, end, code)], values, imports,
+                        description=f"Portable: `{code}`")
     if isinstance(form, dict):
         if not is_call or rest:
             return None
@@ -60,15 +61,13 @@ def portable_use(f, m, node: ast.AST, parts: list[str], parent, values: dict) ->
                 return None
             sep = ", " if parent.args or parent.keywords else ""
             edits.append(Edit(paren + 1, paren + 1, arg + sep))
-        return make_fix(rule, edits, values, imports)
+        return make_fix(rule, edits, values, imports, description=f"Portable: `{code}(...)`")
     if rule.portable.get("default") != "branch" or m.new_qualname is None:
         return None
     return _branch(f, m, start, end, source, values, q)
 
 
 def _branch(f, m, start: int, end: int, source: str, values: dict, q: str) -> Fix | None:
-    from migrate.scan.python.kinds.qualified_name import chain_form
-
     new = m.new_qualname
     old_segs, new_segs = m.qualname.split("."), new.split(".")
     src_segs = source.split(".")
@@ -88,4 +87,5 @@ def _branch(f, m, start: int, end: int, source: str, values: dict, q: str) -> Fi
         return None  # a submodule only torch_npu spells: no portable branch without an import
     code, imports = spell(f, BRANCH.replace("{npu}", npu).replace("{cuda}", "@CUDA@"), q)
     code = code.replace("@CUDA@", cuda_src) + ("." + tail if tail else "")
-    return make_fix(m.entry.rule, [Edit(start, end, code)], values, imports)
+    return make_fix(m.entry.rule, [Edit(start, end, code)], values, imports,
+                    description=f"Portable: `{code}`")

@@ -19,8 +19,8 @@ import ast
 import re
 
 from migrate.core.findings import Edit, Fix
-from migrate.scan.python.portable import spell
 from migrate.core.findings import fix_for as make_fix
+from migrate.scan.python.portable import spell
 
 _AMP = re.compile(r"autocast|GradScaler|amp\.")
 _TIGHT = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Await)
@@ -165,6 +165,4 @@ def _startswith(f, spec, node, call, forms, values) -> Fix | None:
 
 
 def _fix(spec, edits, values, imports, shown: str) -> Fix:
-    fix = make_fix(spec.rule, edits, values, imports)
-    fix.description = f"Portable: {shown}"
-    return fix
+    return make_fix(spec.rule, edits, values, imports, description=f"Portable: {shown}")

@@ -6,13 +6,15 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, overload
 
 from migrate.core.findings import Finding, Fix, LineIndex, finding_category
 from migrate.core.rules import Rule
-from migrate.scan.python.bindings import Bindings, chain_parts, collect_bindings
-from migrate.fix.fixers import FixContext
+from migrate.scan.python.bindings import Bindings, collect_bindings
+from migrate.scan.python.fixers import FixContext
 from migrate.scan.python.guards import Guards, find_guards
 
+N = TypeVar("N", bound=ast.AST)
 _SYMBOL_KEYS = ("name", "value", "attr", "symbol")
 
 
@@ -53,18 +55,22 @@ class PyFile:
         f.by_type, f.parents = _index_nodes(tree, lines)
         return f
 
-    def nodes(self, *types: type) -> list[ast.AST]:
-        out: list[ast.AST] = []
+    @overload
+    def nodes(self, kind: type[N], /) -> list[N]: ...
+
+    @overload
+    def nodes(self, *types: type[ast.AST]) -> list[Any]: ...
+
+    def nodes(self, *types: type[ast.AST]) -> list[Any]:
+        """The indexed nodes of these types (of one type: typed as that type)."""
+        out: list[Any] = []
         for t in types:
             out.extend(self.by_type.get(t, ()))
         return out
 
     def qualname(self, node: ast.AST) -> str | None:
         """The imported name an attribute chain stands for (th.cuda.x -> torch.cuda.x)."""
-        parts = chain_parts(node)
-        if not parts or parts[0] not in self.bindings.names:
-            return None
-        return ".".join([self.bindings.names[parts[0]].qualname, *parts[1:]])
+        return self.bindings.qualname_of(node)
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))
@@ -77,7 +83,7 @@ class PyFile:
         return self.text[start:end]
 
     def fix_context(self, qualname: str = "", target: str | None = None) -> FixContext:
-        return FixContext(self.text, self.index, self.bindings.as_map(), qualname, target)
+        return FixContext(self.text, self.index, self.bindings, qualname, target)
 
     def report(self, rule: Rule, start: int, end: int, values: dict, fix: Fix | None) -> None:
         key = (rule.code, start, end)
@@ -94,7 +100,7 @@ class PyFile:
             end_line=end_line, end_column=end_col, message=rule.format_message(**values),
             category=category, fix=fix.locate(self.index) if fix else None,
             snippet=snippet, snippet_start=snippet_start, impact=rule.impact, symbol=symbol,
-            guarded=self.guards.covers(start, symbol),
+            guarded=self.guards.covers(start, symbol), target=self.target,
         ))
 
     @property
@@ -114,7 +120,7 @@ def _hit_lines(text: str, index: LineIndex, hit, bindings: Bindings) -> list[int
     names = set()
     for b in bindings.names.values():
         node = b.node
-        if any(node.lineno <= ln <= node.end_lineno for ln in lines):
+        if any(node.lineno <= ln <= (node.end_lineno or node.lineno) for ln in lines):
             names.add(b.local)
     if names:
         pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
@@ -137,7 +143,7 @@ def _index_nodes(tree: ast.AST, lines: list[int] | None):
                 if not isinstance(child, ast.AST) or isinstance(child, (ast.expr_context, ast.operator,
                                                                          ast.cmpop, ast.unaryop, ast.boolop)):
                     continue
-                if lines is not None and hasattr(child, "lineno"):
+                if lines is not None and isinstance(child, ast.expr | ast.stmt):
                     i = bisect.bisect_left(lines, child.lineno)
                     if i == len(lines) or lines[i] > (child.end_lineno or child.lineno):
                         continue

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
-from migrate.core.kinds import kinds_of
 from migrate.core.targets import DEFAULT_TARGET
-from migrate.scan.python.prefilter import python_hit_pattern
 from migrate.scan.python.pyfile import PyFile
-from migrate.scan.suppress import drop_suppressed
+from migrate.scan.suppress import drop_suppressed, python_comments
+
+if TYPE_CHECKING:  # the plan a RuleSet hands the engine (scan/ruleset.py imports this engine)
+    from migrate.scan.ruleset import Plan
 
 
 class ParseError(Exception):
@@ -31,60 +33,64 @@ def parse_python(text: str, rel: str, hit=None) -> PyFile:
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
 
 
-def scan_python(text: str, rel: str, rules: list[Rule] | tuple[Rule, ...],
-                target: str = DEFAULT_TARGET) -> list[Finding]:
-    f = parse_python(text, rel, python_hit_pattern(tuple(rules)))
+def scan_python(text: str, rel: str, plan: Plan, target: str = DEFAULT_TARGET) -> list[Finding]:
+    """Findings of ``plan`` (RuleSet.python(rel)) on one Python text, with fixes for
+    ``target``. Raises ParseError."""
+    f = parse_python(text, rel, plan.hits)
     f.target = target
-    for spec in kinds_of("python"):
-        group = [r for r in rules if r.kind == spec.name and "python" in r.files]
-        if group:
-            spec.run(f, group)
-    kept = drop_suppressed(f.findings, f.index)
-    settle_target(f, kept, rules, target)
-    return sorted(kept, key=Finding.sort_key)
+    for spec, group in plan.groups:
+        spec.run(f, group)
+    kept = drop_suppressed(f.findings, python_comments(text))
+    return sorted(settle_target(f, kept, plan.rules, target), key=Finding.sort_key)
 
 
-def env_vars_beside(f: PyFile, findings: list[Finding], codes: set[str]) -> None:
+def env_vars_beside(f: PyFile, findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
     """Portable: CUDA_VISIBLE_DEVICES keeps meaning something on CUDA hosts. In a list of
     names the Ascend one is added beside it; elsewhere the fix is left to a person."""
     import ast
 
-    from migrate.core.findings import Edit
+    from migrate.core.findings import Edit, fix_for
+    from migrate.scan.python.spans import SpanIndex
 
-    consts = {f.span(n): n for n in f.nodes(ast.Constant) if isinstance(n.value, str)}
+    consts = SpanIndex([(*f.span(n), n) for n in f.nodes(ast.Constant)
+                        if isinstance(n.value, str)])
+    out = []
     for x in findings:
-        if x.rule not in codes or x.fix is None or len(x.fix.edits) != 1:
+        rule = rules.get(x.rule)
+        if rule is None or rule.kind != "env-var" or x.fix is None or len(x.fix.edits) != 1:
+            out.append(x)
             continue
         start = f.index.offset(x.line, x.column - 1)
-        node = next((n for (a, b), n in consts.items() if a <= start < b), None)
+        node = consts.at(start)
         parent = f.parent(node) if node is not None else None
         new = x.fix.edits[0].content
         if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and any(
                 isinstance(e, ast.Constant) and e.value == new for e in parent.elts):
-            x.fix, x.npu_aware, x.category = None, True, "auto"
-            x.message += f" ({new} is already beside it: left as is)"
-        elif isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and new.isidentifier():
+            x = x.left_as_is(f"{new} is already beside it: left as is")
+        elif isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and new.isidentifier() \
+                and node is not None:
             a, b = f.span(node)
             q = f.text[a:b][-1]
             end = f.span(parent.elts[-1])[1]
-            x.fix.edits = [Edit(end, end, f", {q}{new}{q}")]
-            x.fix.description = f"Portable: add {q}{new}{q} beside it"
+            x = x.with_fix(fix_for(rule, [Edit(end, end, f", {q}{new}{q}")], {},
+                                   description=f"Portable: add {q}{new}{q} beside it"
+                                   ).locate(f.index))
         else:
-            x.fix, x.category = None, "manual"
-            x.message += f" (portable: keep it for CUDA hosts and set {new} beside it)"
+            x = x.for_a_person(f"portable: keep it for CUDA hosts and set {new} beside it")
+        out.append(x)
+    return out
 
 
-def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> None:
+def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> list[Finding]:
     """What every target shares after matching: NPU-aware code is left alone, transfer
-    leaves what it patches, no statement is left half ported."""
+    leaves what it patches, no statement is left half ported. Each pass makes new findings."""
     from migrate.scan.python import awareness, consistency, transfer
 
+    by_code = {r.code: r for r in rules}
     generic = frozenset(r.code for r in rules if r.portable)
-    awareness.mark(f, findings, portable=target == "portable", generic=generic)
+    findings = awareness.mark(f, findings, portable=target == "portable", generic=generic)
     if target == "portable":
-        env_vars_beside(f, findings, {r.code for r in rules if r.kind == "env-var"})
+        findings = env_vars_beside(f, findings, by_code)
     if target == "transfer":
-        transfer.settle(f, findings, {r.code: r for r in rules})
-    consistency.settle(f, findings)
-    for x in findings:
-        x.target = target
+        findings = transfer.settle(f, findings, by_code)
+    return consistency.settle(f, findings)

@@ -18,21 +18,25 @@ one whose specifier does not parse, is never flagged.
 
 from __future__ import annotations
 
-from packaging.requirements import InvalidRequirement, Requirement as Spec
+from packaging.requirements import InvalidRequirement
+from packaging.requirements import Requirement as Spec
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from migrate.core.kinds import Token, param
 from migrate.core.rules import Rule
+from migrate.core.schema import mapping, one_of
 from migrate.scan.tables.requirements import normalize
 
 KIND = "dependency-version"
 MODES = ("contains", "minimum", "companion")
 FAR = "9999"  # a version above any real release: does the specifier leave the top open?
 PARAMS = {
-    "mode": param(str, required=True, doc="contains | minimum | companion"),
-    "versions": param(dict, required=True, doc="package -> version (or companion requirement)"),
-    "follows": param(dict, doc="package -> the package whose pinned version it must match"),
+    "mode": param(str, required=True, check=one_of("contains", "minimum", "companion"),
+                  doc="contains | minimum | companion"),
+    "versions": mapping(param(str), required=True,
+                        doc="package -> version (or companion requirement)"),
+    "follows": mapping(param(str), doc="package -> the package whose pinned version it must match"),
 }
 
 
@@ -108,3 +112,16 @@ def _candidates(spec: SpecifierSet, minimum: str) -> list[str]:
         if v >= floor:
             named.append(str(v))
     return [minimum, FAR, *named]
+
+
+def minimum_versions(rules) -> dict[str, tuple[str, Rule]]:
+    """Package (normalized name) -> (its first release with NPU support, the rule row that
+    says so): the ``minimum`` rows of this kind (MIG752). One table for the scan, which
+    judges declared pins, and `migrate doctor`, which judges installed versions."""
+    out: dict[str, tuple[str, Rule]] = {}
+    for rule in rules:
+        if rule.kind != KIND or rule.params.get("mode") != "minimum":
+            continue
+        for name, version in (rule.params.get("versions") or {}).items():
+            out[normalize(str(name))] = (str(version), rule)
+    return out

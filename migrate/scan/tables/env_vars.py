@@ -19,21 +19,58 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 
-from migrate.core.kinds import param
+from migrate.core.kinds import Token, param
 from migrate.core.rules import Rule
+from migrate.core.schema import NONE, mapping, strings
 
 KIND = "env-var"
 PARAMS = {
-    "vars": param(dict, doc="variable -> replacement (null: none)"),
-    "notes": param(dict, doc="variable -> note shown in the message"),
-    "prefixes": param(dict, doc="prefix -> note, for names not listed in vars"),
-    "ignore": param(list, doc="names the prefixes must not catch"),
-    "ascending": param(list, doc="variables whose literal id list must be ascending"),
+    "vars": mapping(param(str, NONE), doc="variable -> replacement (null: none)"),
+    "notes": mapping(param(str), doc="variable -> note shown in the message"),
+    "prefixes": mapping(param(str), doc="prefix -> note, for names not listed in vars"),
+    "ignore": strings(doc="names the prefixes must not catch"),
+    "ascending": strings(doc="variables whose literal id list must be ascending"),
 }
 
+
+def refs(rule: Rule) -> str | None:
+    """Notes and ascending lists name variables the row lists."""
+    p = rule.params
+    listed = set(p.get("vars") or {})
+    for key in p.get("notes") or {}:
+        if key not in listed and key not in (p.get("prefixes") or {}):
+            return f"params key 'notes' [{key!r}]: the row lists no variable {key!r}"
+    for key in p.get("ascending") or ():
+        if key not in listed:
+            return f"params key 'ascending': the row lists no variable {key!r}"
+    return None
+
 EnvEntry = tuple[Rule, "str | None", str]
+
+
+def tokens(rule: Rule, rules) -> set[Token]:
+    """A row's prefilter tokens: its variable names and prefixes (both engines)."""
+    p = rule.params
+    return {Token(str(n)) for n in [*(p.get("vars") or {}), *(p.get("prefixes") or {})]}
+
+
+@dataclass(frozen=True)
+class EnvTable:
+    """The selected env-var rows of a run, compiled once (the kind's ``compile`` hook)."""
+
+    table: dict[str, EnvEntry]
+    wanted: frozenset[str]  # codes of the selected rows: a name another row owns is theirs
+
+    def lookup(self, name: str) -> EnvEntry | None:
+        entry = lookup_env_var(name, self.table)
+        return entry if entry is not None and entry[0].code in self.wanted else None
+
+
+def compile_table(rules: Sequence[Rule]) -> EnvTable:
+    return EnvTable(table_for(rules), frozenset(r.code for r in rules))
 
 
 def env_var_table(rules: Sequence[Rule]) -> dict[str, EnvEntry]:

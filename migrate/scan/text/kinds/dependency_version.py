@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from migrate.core.findings import Edit, Finding, finding_category, fix_for
+from migrate.core.findings import Edit, Finding, fix_for
 from migrate.core.kinds import rule_kind
 from migrate.core.rules import Rule
 from migrate.scan.tables.dependency_versions import KIND, PARAMS, tokens, verdict
@@ -25,6 +25,9 @@ def scan_dependency_versions(tf: TextFile, rules: Sequence[Rule]) -> list[Findin
     reqs = list(locate(tf))
     names = {r.name: tf.text[r.start:r.end] for r in reqs}
     findings: list[Finding] = []
+    # pip's hash-checking mode (any --hash in the file) refuses an unhashed line
+    hashed = "--hash" in tf.text
+    newline = "\r\n" if "\r\n" in tf.text else "\n"
     for req in reqs:
         text = tf.text[req.start:req.end]
         for rule in rules:
@@ -34,24 +37,23 @@ def scan_dependency_versions(tf: TextFile, rules: Sequence[Rule]) -> list[Findin
             spec = tf.text[req.spec_start:req.spec_end].strip()
             values = {"package": req.raw_name, "spec": spec, "version": want}
             if rule.params.get("mode") == "companion":
-                f = tf.finding(rule, req.start, req.end, values)
-                # pip's hash-checking mode (any --hash in the file) refuses an unhashed line
-                insert = None if "--hash" in tf.text else _companion_insert(tf, req, want)
-                if f is not None and insert is not None:
-                    f.fix = fix_for(rule, [Edit(insert[0], insert[0], insert[1])],
-                                    values).locate(tf.index)
-                    f.category = finding_category(rule, f.fix)
+                insert = None if hashed else _companion_insert(tf, req, want, newline)
+                fix = None if insert is None else fix_for(
+                    rule, [Edit(insert[0], insert[0], insert[1])], values)
+                f = tf.finding(rule, req.start, req.end, values, fix=fix)
             else:
                 local = "+cpu" if "+" in spec else ""  # a local build stays the CPU build
                 pinned = hash_pinned(tf.text, req.start)  # a new pin would fail its --hash
                 f = tf.finding(rule, req.spec_start, req.spec_end, values,
-                               f"=={want}{local}" if spec and not pinned else None)
+                               f"=={want}{local}" if spec and not pinned else None,
+                               described={**values, "version": want + local})
             if f is not None:
                 findings.append(f)
     return findings
 
 
-def _companion_insert(tf: TextFile, req: Requirement, companion: str) -> tuple[int, str] | None:
+def _companion_insert(tf: TextFile, req: Requirement, companion: str,
+                      newline: str) -> tuple[int, str] | None:
     """(offset, text) to insert after the requirement: a line of its own after its line in
     a requirements file; None elsewhere and for continued lines."""
     if tf.kind != "requirements":
@@ -62,4 +64,4 @@ def _companion_insert(tf: TextFile, req: Requirement, companion: str) -> tuple[i
         line_end -= 1
     if tf.text[req.end:line_end].rstrip().endswith("\\"):
         return None
-    return line_end, ("\r\n" if "\r\n" in tf.text else "\n") + companion
+    return line_end, newline + companion

@@ -1,0 +1,192 @@
+"""Add the imports that fixed code needs: each statement once, next to ``import torch``.
+
+A statement ``import M`` counts as present when the module imports M in any form
+(``import M``, ``import M as x``, ``from M import y``, ``import M.sub``) at module level,
+including inside a top-level ``try``/``if`` block — unless the new code spells ``M.``
+and no module-level name ``M`` is bound, in which case the binding is added.
+``from M import n`` is present when ``n`` is imported from M (or ``*``).
+
+Placement: the line after the first top-level ``import torch...``/``from torch...``
+statement (after the ``import torch.x`` lines that directly follow it, as isort orders
+them); else after the module docstring and ``__future__`` imports; else before the
+first statement (so shebang, coding cookie and licence header stay on top).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from migrate.core.fileio import newline_of
+from migrate.core.findings import Edit, LineIndex
+
+
+@dataclass
+class ModuleImports:
+    modules: set[str] = field(default_factory=set)  # every module imported, any form
+    bound: set[str] = field(default_factory=set)  # module-level names bound by imports
+    from_names: dict[str, set[str]] = field(default_factory=dict)  # module -> names
+
+
+def _toplevel(body: list[ast.stmt]):
+    """Module-level statements, descending into top-level try/if/with blocks."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.Try | ast.If | ast.With):
+            yield from _toplevel(node.body)
+            yield from _toplevel(getattr(node, "orelse", []))
+            yield from _toplevel(getattr(node, "finalbody", []))
+            for handler in getattr(node, "handlers", []):
+                yield from _toplevel(handler.body)
+
+
+def module_imports(tree: ast.Module) -> ModuleImports:
+    out = ModuleImports()
+    for node in _toplevel(tree.body):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                out.modules.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+                out.bound.add(alias.asname or parts[0])
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            parts = node.module.split(".")
+            out.modules.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+            names = out.from_names.setdefault(node.module, set())
+            for alias in node.names:
+                names.add(alias.name)
+                out.bound.add(alias.asname or alias.name)
+    return out
+
+
+def _missing(statement: str, have: ModuleImports, new_code: str) -> bool:
+    node = ast.parse(statement).body[0]
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            name = alias.asname or alias.name.split(".")[0]
+            if alias.name not in have.modules:
+                return True
+            if alias.asname and alias.asname not in have.bound:
+                return True
+            if re.search(rf"(?<![\w.]){re.escape(name)}\.", new_code) and name not in have.bound:
+                return True
+        return False
+    if isinstance(node, ast.ImportFrom):
+        names = have.from_names.get(node.module or "", set())
+        return any(a.name not in names and "*" not in names for a in node.names)
+    raise ValueError(f"not an import statement: {statement!r}")
+
+
+def _is_torch_import(node: ast.stmt) -> bool:
+    if isinstance(node, ast.Import):
+        return any(a.name == "torch" or a.name.startswith("torch.") for a in node.names)
+    if isinstance(node, ast.ImportFrom):
+        mod = node.module or ""
+        return not node.level and (mod == "torch" or mod.startswith("torch."))
+    return False
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+def guarded_torch_import(tree: ast.Module) -> ast.stmt | None:
+    """The `import torch` inside a top-level `try:` that comes before any plain one."""
+    for node in tree.body:
+        if _is_torch_import(node):
+            return None
+        if isinstance(node, ast.Try):
+            for inner in node.body:
+                if _is_torch_import(inner):
+                    return inner
+    return None
+
+
+def _anchor(tree: ast.Module) -> tuple[int | None, int | None]:
+    """(line after which to insert, or None) / (line before which to insert, or None)."""
+    guarded = guarded_torch_import(tree)
+    if guarded is not None:  # `try: import torch`: new imports go inside the guard
+        return guarded.end_lineno, None
+    for i, node in enumerate(tree.body):
+        if _is_torch_import(node):
+            # isort order: stay with the `import torch...` lines that follow directly.
+            while (i + 1 < len(tree.body) and isinstance(node, ast.Import)
+                   and isinstance(tree.body[i + 1], ast.Import)
+                   and _is_torch_import(tree.body[i + 1])):
+                i += 1
+                node = tree.body[i]
+            return node.end_lineno, None
+    after = None
+    for i, node in enumerate(tree.body):
+        if (i == 0 and _is_docstring(node)) or (
+            isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        ):
+            after = node.end_lineno
+        else:
+            break
+    if after is not None:
+        return after, None
+    if tree.body:
+        first = tree.body[0]
+        decorators = getattr(first, "decorator_list", [])
+        return None, min([first.lineno] + [d.lineno for d in decorators])
+    return None, None
+
+
+def anchor_offset(text: str, tree: ast.Module) -> int:
+    """Where a new top-level import goes (see the module docstring)."""
+    index = LineIndex(text)
+    after, before = _anchor(tree)
+    if after is not None:
+        return index.starts[after] if after < len(index.starts) else len(text)
+    if before is not None:
+        return index.starts[before - 1]
+    return len(text)
+def _shared_line_end(tree: ast.Module, line: int, index: LineIndex) -> int | None:
+    """If the anchor statement ending on ``line`` is followed by another statement on that
+    same line, the offset where the anchor stops (inserting after the line would put the
+    import after code that needs it); else None."""
+    body = tree.body
+    for i in range(len(body) - 1, -1, -1):
+        node = body[i]
+        if node.end_lineno != line or not (_is_torch_import(node) or _is_docstring(node) or (
+                isinstance(node, ast.ImportFrom) and node.module == "__future__")):
+            continue
+        if i + 1 < len(body) and body[i + 1].lineno == line:
+            return index.offset_of_node(line, node.end_col_offset or 0)
+        return None
+    return None
+
+
+def import_edit(text: str, tree: ast.Module, statements: list[str],
+                new_code: str = "") -> Edit | None:
+    """The one insertion that adds the missing ``statements`` to ``text``, or None."""
+    have = module_imports(tree)
+    wanted: list[str] = []
+    for stmt in statements:
+        stmt = stmt.strip()
+        if stmt not in wanted and _missing(stmt, have, new_code):
+            wanted.append(stmt)
+    if not wanted:
+        return None
+    nl = newline_of(text)
+    index = LineIndex(text)
+    after, before = _anchor(tree)
+    guarded = guarded_torch_import(tree)
+    indent = " " * guarded.col_offset if guarded is not None else ""
+    if after is not None:
+        inline = _shared_line_end(tree, after, index)
+        if inline is not None:  # `import torch; torch.npu.x()`: the import goes right here
+            return Edit(inline, inline, "".join("; " + s for s in wanted))
+        if after < len(index.starts):
+            pos = index.starts[after]
+            return Edit(pos, pos, "".join(indent + s + nl for s in wanted))
+        # The anchor is the last line and it has no final newline: keep it missing.
+        return Edit(len(text), len(text), "".join(nl + s for s in wanted))
+    if before is not None:
+        pos = index.starts[before - 1]
+        return Edit(pos, pos, "".join(s + nl for s in wanted))
+    pos = len(text)
+    lead = nl if text and not text.endswith("\n") else ""
+    return Edit(pos, pos, lead + "".join(s + nl for s in wanted))
