@@ -8,6 +8,7 @@ naming the dump and the record, never a traceback.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -183,13 +184,8 @@ class Dump:
         except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types
             raise _fail(self.path / file, f"cannot read {escape(key)[:80]} for {_label(rec)}: "
                                           f"{_short(exc)}") from None
-        if list(t.shape) != list(rec["shape"]) and rec.get("dtype") != "complex128":
-            raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) has shape "
-                                          f"{list(t.shape)}, its record says {rec['shape']}")
-        crc = rec.get("crc32")
-        if crc is not None and f"{_crc(t):08x}" != crc:
-            raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) does not match "
-                                          "its checksum: the dump is corrupt")
+        shape = list(t.shape) if rec.get("dtype") != "complex128" else list(rec["shape"])
+        self._check_stored(rec, file, key, shape, lambda: _crc(t))
         return _restore(t, rec)
 
     def array(self, rec: dict) -> Any | None:
@@ -212,14 +208,19 @@ class Dump:
         a = arrays.decode(data, dtype, shard.header[key]["shape"])
         if rec.get("dtype") == "complex128" and a.dtype == "<f8" and a.shape[-1:] == (2,):
             a = a.view("<c16")[..., 0]  # stored as its float64 real view (_restore)
-        if list(a.shape) != list(rec["shape"]):
+        self._check_stored(rec, file, key, list(a.shape), lambda: arrays.crc32(data))
+        return a
+
+    def _check_stored(self, rec: dict, file: str, key: str, shape: list,
+                      crc: Callable[[], int]) -> None:
+        """A tensor read for ``rec`` has the record's shape and CRC32 (when it has one)."""
+        if shape != list(rec["shape"]):
             raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) has shape "
-                                          f"{list(a.shape)}, its record says {rec['shape']}")
-        crc = rec.get("crc32")
-        if crc is not None and f"{arrays.crc32(data):08x}" != crc:
+                                          f"{shape}, its record says {rec['shape']}")
+        want = rec.get("crc32")
+        if want is not None and f"{crc():08x}" != want:
             raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) does not match "
                                           "its checksum: the dump is corrupt")
-        return a
 
     def _check_reference(self, rec: dict, key: Any, file: Any) -> None:
         if not isinstance(key, str) or not isinstance(file, str) or "/" in file or \
