@@ -19,7 +19,8 @@ def unified_diff(outcome: Outcome) -> str:
     new = outcome.new_text.splitlines(keepends=True)
     out = []
     name = escape(outcome.rel)
-    for line in difflib.unified_diff(old, new, f"a/{name}", f"b/{name}"):
+    before = "/dev/null" if outcome.created else f"a/{name}"
+    for line in difflib.unified_diff(old, new, before, f"b/{name}"):
         if line.endswith("\n"):
             out.append(line)
         else:

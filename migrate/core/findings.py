@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Category = Literal["auto", "assisted", "manual", "perf"]
 CATEGORIES: tuple[Category, ...] = ("auto", "assisted", "manual", "perf")
@@ -73,6 +73,27 @@ def fix_for(rule, edits: list[Edit], values: dict, imports: list[str] | None = N
         edits=edits,
         imports=list(dict.fromkeys([*rule.imports, *(imports or [])])),
     )
+
+
+_NAMES_TORCH_NPU = re.compile(r"(?<![\w.])torch_npu\b")
+
+
+def needed(statement: str, new_code: str) -> bool:
+    """Does code that reads ``new_code`` need the import ``statement``? ``import torch_npu``
+    only where the code names torch_npu: torch_npu >= 2.5 loads itself with ``import torch``
+    (a torch.backends entry point), so ``torch.npu`` needs no import."""
+    if statement.strip() == "import torch_npu":
+        code = "\n".join(line for line in new_code.splitlines()
+                         if not line.lstrip().startswith(("import ", "from ")))
+        return bool(_NAMES_TORCH_NPU.search(code))
+    return True
+
+
+def settle_imports(fix: Fix) -> Fix:
+    """Keep only the imports ``fix``'s edits need, so the report lists what apply adds."""
+    code = "".join(e.content for e in fix.edits)
+    fix.imports = [s for s in dict.fromkeys(fix.imports) if needed(s, code)]
+    return fix
 
 
 def finding_category(rule, fix: Fix | None) -> Category:
@@ -157,6 +178,8 @@ class ScanResult:
     files_scanned: int = 0
     target: str = ""  # the port target (with per-path overrides), as the user chose it
     files: dict[str, FileRecord] = field(default_factory=dict)  # by reported path
+    # The project around the files (migrate/scan/project.py: device helpers per package).
+    project: Any = None
 
     def summary(self) -> dict:
         by_category: dict[str, int] = {c: 0 for c in CATEGORIES}

@@ -129,8 +129,8 @@ def _rule_from(raw: dict, source: str) -> Rule:
 
 # Keys of a row's `portable:` forms, by what reads them (migrate/scan/python/portable_*.py,
 # kinds/method_rename.py, kinds/missing_argument.py).
-PORTABLE_KEYS = {"names", "default", "prefix", "literal", "guarded", "amp", "compare",
-                 "startswith", "collection_adds", "attrs", "value"}
+PORTABLE_KEYS = {"names", "default", "prefix", "literal", "device", "guarded", "amp", "spec",
+                 "compare", "startswith", "collection_adds", "attrs", "value"}
 
 
 def _portable(raw: dict, source: str) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """Port targets: what a rewrite aims at (docs/contracts.md §2).
 
 * ``portable`` (default) — the result runs wherever the original ran (CUDA, CPU, ...) and on
-  Ascend: torch's device-generic API (torch.accelerator, torch.amp with a device type,
-  torch.distributed.get_default_backend_for_device), device names gain "npu", and where no
-  generic form exists an NPU arm beside the CUDA one.
+  Ascend: every device decision goes through one named helper (the project's own, or the
+  one the port adds: migrate/core/device_helpers), device names gain "npu", and where torch.npu
+  spells an API differently an NPU arm beside the CUDA one.
 * ``npu`` — NPU-only replacement, for an application that leaves CUDA behind.
 * ``transfer`` — torch_npu's runtime patching (``transfer_to_npu``) at each entry point, and
   rewrites only for what patching cannot reach.
@@ -50,25 +50,3 @@ class TargetChoice:
         if not self.per_path:
             return self.default
         return self.default + " (" + ", ".join(f"{g}: {t}" for g, t in self.per_path) + ")"
-
-
-# The device-generic spellings portable rewrites are built from (torch >= 2.6; checked against
-# the installed torch by tests/meta/test_portable_names_exist.py). Rule rows name them as
-# {placeholders} in their `portable:` forms.
-DEVICE_FORMS = {
-    # the current accelerator's device type, or "cpu" where there is none
-    "device_type": 'getattr(torch.accelerator.current_accelerator(True), "type", "cpu")',
-    # the same under a test that an accelerator is there (`... if is_available() else "cpu"`)
-    "guarded_device_type": "torch.accelerator.current_accelerator().type",
-    # autocast / GradScaler: off the accelerator they keep the original "cuda" (and so stay
-    # disabled on CPU, as the original was), instead of turning CPU autocast on
-    "amp_device_type": 'getattr(torch.accelerator.current_accelerator(), "type", "cuda")',
-}
-
-
-def expand(template: str, **values: str) -> str:
-    """A `portable:` template with its {placeholders} filled (DEVICE_FORMS and ``values``)."""
-    out = template
-    for key, value in {**DEVICE_FORMS, **values}.items():
-        out = out.replace("{" + key + "}", value)
-    return out

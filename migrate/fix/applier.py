@@ -13,7 +13,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from migrate.core.findings import Edit, Finding, LineIndex, splice
+from migrate.core.findings import Edit, Finding, LineIndex, needed, splice
 from migrate.core.fileio import newline_of
 from migrate.fix.imports import import_edit
 
@@ -135,19 +135,6 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
         new_text, more = add_imports(new_text, wanted, edits, path)
         applied.extend(more)
     return new_text, applied
-
-
-_NAMES_TORCH_NPU = re.compile(r"(?<![\w.])torch_npu\b")
-
-
-def needed(statement: str, new_code: str) -> bool:
-    """`import torch_npu` only where the new code names torch_npu: torch_npu >= 2.5 loads
-    itself with `import torch` (a torch.backends entry point), so torch.npu needs no import."""
-    if statement.strip() == "import torch_npu":
-        code = "\n".join(line for line in new_code.splitlines()
-                         if not line.lstrip().startswith(("import ", "from ")))
-        return bool(_NAMES_TORCH_NPU.search(code))
-    return True
 
 
 def add_imports(text: str, wanted: list[tuple[str, Finding]], edits: list[Edit],

@@ -58,6 +58,7 @@ class Outcome:
     error: str | None = None
     written: bool = False
     warnings: list[str] = field(default_factory=list)
+    created: bool = False  # a new file (the device helper module of a package)
 
     @property
     def changed(self) -> bool:

@@ -24,11 +24,11 @@ PARALLEL_THRESHOLD = 6  # files to rewrite before worker processes pay off
 
 
 def engine_scan(text: str, rel: str, kind: str, rules: list[Rule],
-                target: str = DEFAULT_TARGET) -> list[Finding]:
+                target: str = DEFAULT_TARGET, devices=None) -> list[Finding]:
     """The scan engine on one text (raises FileProblem when the text cannot be scanned)."""
     from migrate.scan.engine import scan_text
 
-    return scan_text(text, rel, kind, rules, target)
+    return scan_text(text, rel, kind, rules, target, devices)
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class ApplyItem:
     kind: str
     findings: list[Finding] | None  # None: scan the file first (--strip-annotations)
     digest: str | None = None  # content hash of the bytes the findings point into
+    devices: object = None  # the project around it (migrate/scan/project.py FileDevices)
 
 
 @dataclass
@@ -70,6 +71,7 @@ class ApplyRun:
         return {
             "files_scanned": self.files_scanned,
             "files_changed": len(changed),
+            "files_created": sum(1 for o in changed if o.created),
             "edits": sum(len(o.edits) for o in changed),
             "annotations": sum(len(o.annotated) for o in changed),
             "annotations_removed": sum(o.stripped for o in changed),
@@ -103,7 +105,9 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
             path = Path(record.path) if record else root / rel
             kind = record.kind if record else _kind(path)
             if kind and kind not in NOT_REWRITTEN and _wanted(findings, options):
-                todo.append(ApplyItem(path, rel, kind, findings, record.digest if record else None))
+                devices = result.project.for_file(rel) if result.project else None
+                todo.append(ApplyItem(path, rel, kind, findings, record.digest if record else None,
+                                      devices))
             else:
                 run.remaining.extend(findings)
     for item, out in zip(todo, _rewrite_all(todo, rules, options, jobs), strict=True):
@@ -113,7 +117,20 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
             run.remaining.extend(item.findings or [])
         else:
             run.remaining.extend(out.remaining)
+    if not options.strip:
+        _add_helper_modules(run, result.project, options)
     return run
+
+
+def _add_helper_modules(run: ApplyRun, project, options: Options) -> None:
+    """Create the device helper module of each package whose rewritten files import it."""
+    from migrate.fix import helper_module
+
+    for rel, (path, _module) in sorted(helper_module.needed(run.outcomes, project).items()):
+        out = helper_module.create(path, rel, options.write)
+        run.outcomes.append(out)
+        if out.error:
+            run.errors.append(FileError(rel, out.error))
 
 
 def _kind(path: Path) -> str | None:
@@ -129,7 +146,8 @@ class Rewriter:
         self.rules, self.options = rules, options
 
     def __call__(self, item: ApplyItem) -> Outcome:
-        scan = partial(engine_scan, target=self.options.targets.for_path(item.rel))
+        scan = partial(engine_scan, target=self.options.targets.for_path(item.rel),
+                       devices=item.devices)
         try:
             return rewrite_file(item.path, item.rel, item.kind, self.rules, scan,
                                 self.options, first=item.findings, digest=item.digest)

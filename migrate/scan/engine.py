@@ -21,6 +21,7 @@ from migrate.core.rules import Rule, default_rules, select_rules
 from migrate.core.targets import DEFAULT_TARGET, TargetChoice
 from migrate.scan.cache import Entry, ScanCache
 from migrate.scan.discover import Walker, scan_root
+from migrate.scan.project import FileDevices, discover
 from migrate.scan.python.kinds import rules_for_path
 from migrate.scan.python.scanner import ParseError, scan_python
 from migrate.core.errors import FileProblem
@@ -45,6 +46,7 @@ class ScanOptions:
     progress: Callable[[int, int], None] | None = None
     rules: Sequence[Rule] | None = None  # default: the shipped rules, filtered by select/ignore
     targets: TargetChoice = field(default_factory=TargetChoice)
+    device_helper: str | None = None  # [tool.migrate] device-helper: the project's helper module
 
 
 def with_shadows(rules: Sequence[Rule]) -> tuple[tuple[Rule, ...], frozenset[str] | None]:
@@ -73,21 +75,21 @@ def _shadows(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, ...], frozenset[str] 
 
 
 def scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule],
-              target: str = DEFAULT_TARGET) -> list[Finding]:
-    """Findings of ``rules`` for one decoded file, with fixes for ``target``. Raises
-    FileProblem for unparsable input."""
+              target: str = DEFAULT_TARGET, devices: FileDevices | None = None) -> list[Finding]:
+    """Findings of ``rules`` for one decoded file, with fixes for ``target`` (portable fixes
+    route through the ``devices`` helpers). Raises FileProblem for unparsable input."""
     rules, keep = with_shadows(rules)
-    found = _scan_text(text, rel, file_kind, rules, target)
+    found = _scan_text(text, rel, file_kind, rules, target, devices)
     return found if keep is None else [f for f in found if f.rule in keep]
 
 
 def _scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule],
-               target: str = DEFAULT_TARGET) -> list[Finding]:
+               target: str = DEFAULT_TARGET, devices: FileDevices | None = None) -> list[Finding]:
     if file_kind in ("python", "notebook"):
         rules = rules_for_path(rules, rel)
     if file_kind == "python":
         try:
-            return scan_python(text, rel, rules, target)
+            return scan_python(text, rel, rules, target, devices)
         except ParseError as exc:
             raise FileProblem(str(exc)) from None
     from migrate.scan.text import scanner as textfiles
@@ -106,10 +108,12 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
     root = scan_root(paths)
     walker = Walker(root, options.exclude, options.respect_gitignore, options.follow_symlinks)
     files = list(walker.walk(paths))
+    project = discover([(Path(sf.path), sf.rel) for sf in files if sf.kind == "python"], root,
+                       options.device_helper)
     cache = ScanCache(None) if custom else ScanCache.open(
-        options.cache_dir, root, [*(r.code for r in rules), options.targets.key()])
+        options.cache_dir, root, [*(r.code for r in rules), options.targets.key(), project.key()])
     result = ScanResult(errors=list(walker.errors), files_scanned=len(files),
-                        target=options.targets.describe())
+                        target=options.targets.describe(), project=project)
     todo: list[WorkItem] = []
     for sf in files:
         hit = cache.lookup(sf.rel, _stat(sf.path)) if options.trust_mtime else None
@@ -119,7 +123,7 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
             continue
         known = cache.entries[sf.rel].digest if sf.rel in cache.entries else None
         todo.append(WorkItem(str(sf.path), sf.rel, sf.kind, known,
-                             options.targets.for_path(sf.rel)))
+                             options.targets.for_path(sf.rel), project.for_file(sf.rel)))
     for res in run_items(todo, rules, scan_text, options.jobs, PARALLEL_THRESHOLD,
                          options.progress):
         _store(result, cache, res)

@@ -25,6 +25,7 @@ from migrate.core.fileio import SourceError, content_hash, decode, prefilter_byt
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
+from migrate.scan.project import FileDevices
 from migrate.scan.python.kinds import rules_for_path
 from migrate.scan.python.prefilter import python_prefilter
 
@@ -38,6 +39,7 @@ class WorkItem:
     kind: str
     known: str | None = None  # content hash in the cache, if any
     target: str = DEFAULT_TARGET  # the port target its fixes are made for
+    devices: FileDevices | None = None  # the project around it (portable device helpers)
 
 
 @dataclass
@@ -109,11 +111,13 @@ class Worker:
             matching, keep = with_shadows(self.rules)
             try:
                 found = scan_notebook(source.text, item.rel, matching,
-                                      lambda t, r, rs: scan_python(t, r, rs, item.target))
+                                      lambda t, r, rs: scan_python(t, r, rs, item.target,
+                                                                       item.devices))
                 return found if keep is None else [f for f in found if f.rule in keep]
             except NotebookError as exc:
                 raise FileProblem(str(exc)) from None
-        findings = self.scan_text(source.text, item.rel, item.kind, self.rules, item.target)
+        findings = self.scan_text(source.text, item.rel, item.kind, self.rules, item.target,
+                                  item.devices)
         if item.kind == "pyproject":
             self._problem = _toml_problem(source.text)
         return findings

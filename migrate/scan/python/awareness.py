@@ -1,21 +1,26 @@
 """Code that already handles NPU, or that means CUDA on purpose: found once per file.
 
-Every target leaves alone, and reports as ``npu_aware`` (no effort):
+"NPU-aware" means an NPU arm or check really exists. Every target leaves alone, and reports
+as ``npu_aware`` (no effort):
 
 * an if/elif chain or conditional expression with an arm that names NPU
   (``elif is_npu_available():``, ``"npu" if ... else "cuda"``, ``hasattr(torch, "npu")``);
 * a tuple/list/set/dict that already holds "npu" (or "hccl");
 * a boolean expression that names NPU (``is_torch_npu_available() or torch.cuda...``);
+* a function or class named for CUDA whose NPU sibling exists in the project
+  (``CUDA_Accelerator`` beside ``NPU_Accelerator``): one arm of a real dispatch;
 * every finding of a file that imports ``transfer_to_npu``.
 
+With --target portable, also NPU-aware: ``"cuda"`` chosen under a condition that already
+proves CUDA, beside a device-generic other arm (``"cuda" if xla_on_gpu() else
+state.device.type``): the other arm serves the NPU.
+
+Names alone decide nothing: ``use_cuda = torch.cuda.is_available()`` and a function called
+``_setup_cuda_device`` are ported like any other code (a rename is the report's suggestion).
 (Imports guarded by ``except ImportError`` are the effort model's: it discounts them.)
 
-With --target portable, also left as written (reported, no fix):
-
-* an arm of a device dispatch over other backends (xpu, mps, hpu, ...) without an NPU arm —
-  rewriting its CUDA arm would make it catch every accelerator; a person adds the NPU arm;
-* the body of a function or class whose name says it is about CUDA (``is_cuda_available``,
-  ``CUDA_Accelerator``): making it device-generic would make it lie.
+With --target portable, left as written (reported, no fix): a table keyed by device type
+without an "npu" entry (a person adds the entry).
 """
 
 from __future__ import annotations
@@ -24,7 +29,6 @@ import ast
 import re
 
 _NPU = re.compile(r"(?<![a-z])(npu|hccl)|(npu|hccl)(?![a-z])", re.IGNORECASE)
-_OTHER = re.compile(r"(?<![a-z])(xpu|mps|hpu|mlu|musa|xla|mtia|sdaa|gcu)(?![a-z])", re.IGNORECASE)
 _CUDA_FN = re.compile(r"cuda|rocm|(?<![a-z])hip(?![a-z])|nccl|nvml|nvidia", re.IGNORECASE)
 _TRANSFER = re.compile(r"transfer_to_npu")
 _HANDLED = "already handled for NPU here"
@@ -37,6 +41,7 @@ class Regions:
     def __init__(self):
         self.aware: list[tuple[int, int, str]] = []
         self.keep: list[tuple[int, int, str]] = []
+        self.renames: list[tuple[int, int, str]] = []  # functions named for CUDA, ported
 
     def aware_at(self, offset: int) -> str | None:
         for a, b, why in self.aware:
@@ -62,20 +67,19 @@ def regions(f, portable: bool) -> Regions:
             for ann in _annotations(node):
                 out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
     has_npu = bool(_NPU.search(text))
-    has_other = portable and bool(_OTHER.search(text))
-    cuda_fn = portable and bool(_CUDA_FN.search(text))
-    if not (has_npu or has_other or cuda_fn):
+    arms = _npu_arms(f) if portable else set()
+    cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))
+    proven = portable and '"cuda"' in text.replace("'", '"')
+    if not (has_npu or portable):
         return out
     for node in ast.walk(f.tree):
-        if isinstance(node, ast.If) and portable and (answer := _cuda_answer(node)):
-            out.keep.append((*f.span(node.test), f"it detects CUDA to answer {answer!r}: "
-                                                 "a person adds the NPU case"))
+        if isinstance(node, (ast.If, ast.IfExp)) and proven and _proves_cuda(node):
+            out.aware.append((*f.span(node), "CUDA is proven by the condition; the other arm "
+                                             "follows the device"))
         if isinstance(node, ast.If):
             tests = _chain_tests(node)
             if has_npu and any(_NPU.search(f.source(t)) for t in tests):
                 out.aware.append((*f.span(node), _HANDLED))
-            elif has_other and len(tests) > 1 and any(_OTHER.search(f.source(t)) for t in tests):
-                out.keep.append((*f.span(node), "a device dispatch without an NPU arm: add one"))
         elif isinstance(node, ast.IfExp) and has_npu and _NPU.search(f.source(node)):
             out.aware.append((*f.span(node), _HANDLED))
         elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and has_npu and any(
@@ -88,16 +92,63 @@ def regions(f, portable: bool) -> Regions:
             out.keep.append((*f.span(node), 'a table per device without an "npu" entry: add one'))
         elif isinstance(node, ast.BoolOp) and has_npu and _NPU.search(f.source(node)):
             out.aware.append((*f.span(node), _HANDLED))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and cuda_fn and \
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and cuda_fn \
+                and (sibling := _npu_sibling(node.name, arms)):
+            out.aware.append((*f.span(node), f"`{node.name}` {BY_NAME} and `{sibling}` is its "
+                                             "NPU arm"))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and portable and \
                 _CUDA_FN.search(node.name):
-            out.aware.append((*f.span(node), f"`{node.name}` {BY_NAME}"))
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and cuda_fn and (
-                name := _cuda_named_target(node)):
-            out.aware.append((*f.span(node), f"`{name}` {BY_NAME}"))
-        elif isinstance(node, ast.BoolOp) and cuda_fn and (name := _cuda_named_operand(node)):
-            out.keep.append((*f.span(node), f"the condition also asks `{name}`, about CUDA by "
-                                            "its name; make the whole test device-generic"))
+            out.renames.append((*f.span(node), node.name))
     return out
+
+
+def _renamed(reg: Regions, offset: int) -> str | None:
+    inside = [(b - a, name) for a, b, name in reg.renames if a <= offset < b]
+    return min(inside)[1] if inside else None
+
+
+def _npu_arms(f) -> set[str]:
+    """Names of the project's (and this file's) classes and functions that name NPU."""
+    own = {n.name for n in ast.walk(f.tree) if isinstance(
+        n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _NPU.search(n.name)}
+    return own | set(f.file_devices.npu_arms if f.file_devices else ())
+
+
+def _npu_sibling(name: str, arms: set[str]) -> str | None:
+    if not _CUDA_FN.search(name):
+        return None
+    lowered = {a.lower(): a for a in arms}
+    for word in ("cuda", "gpu", "nccl"):
+        for to in ("npu", "hccl"):
+            cand = re.sub(word, to, name, flags=re.IGNORECASE).lower()
+            if cand != name.lower() and cand in lowered:
+                return lowered[cand]
+    return None
+
+
+_PROOF = re.compile(r"cuda|gpu", re.IGNORECASE)
+
+
+def _proves_cuda(node) -> bool:
+    """`"cuda" if <a test that names CUDA or GPU> else <generic>`, as an expression or as an
+    if/else assigning or returning: the CUDA arm is a special case of device-following code."""
+    if isinstance(node, ast.IfExp):
+        arm, other = node.body, node.orelse
+    elif len(node.body) == 1 and len(node.orelse) == 1 and \
+            type(node.body[0]) is type(node.orelse[0]) and \
+            isinstance(node.body[0], (ast.Return, ast.Assign)):
+        arm, other = node.body[0].value, node.orelse[0].value
+    else:
+        return False
+    return isinstance(arm, ast.Constant) and arm.value == "cuda" and other is not None and \
+        not isinstance(other, ast.Constant) and _generic(other) and \
+        bool(_PROOF.search(ast.unparse(node.test)))
+
+
+def _generic(node) -> bool:
+    """An expression that follows the device (`state.device.type`, `x.device`, a call)."""
+    text = ast.unparse(node)
+    return "cuda" not in text and bool(re.search(r"device|type|accelerator", text))
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:
@@ -106,27 +157,6 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
                for n in names)
-
-
-_ANSWER = re.compile(r"cuda|gpu|nccl", re.IGNORECASE)
-_DEVICE_VAR = re.compile(r"(^|_)(device|devices|dev|device_type|device_str|device_name)$")
-
-
-def _cuda_answer(node: ast.If) -> str | None:
-    """`if torch.cuda.is_available(): accelerator_name = "cuda"`: the test detects CUDA."""
-    if not re.search(r"\bcuda\b", ast.unparse(node.test)):
-        return None
-    for stmt in node.body:
-        value = getattr(stmt, "value", None)
-        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)
-                and _ANSWER.search(value.value)):
-            continue
-        if isinstance(stmt, ast.Return):
-            return value.value
-        if isinstance(stmt, ast.Assign) and all(
-                isinstance(t, ast.Name) and not _DEVICE_VAR.search(t.id) for t in stmt.targets):
-            return value.value
-    return None
 
 
 def _device_table(node: ast.Dict) -> bool:
@@ -141,25 +171,6 @@ def _annotations(node):
         yield node.returns
     elif isinstance(node, ast.AnnAssign):
         yield node.annotation
-
-
-def _cuda_named_target(node) -> str | None:
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    for t in targets:
-        name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
-        if _CUDA_FN.search(name):
-            return name
-    return None
-
-
-def _cuda_named_operand(node: ast.BoolOp) -> str | None:
-    """A name in the condition (not torch.cuda itself, nor .is_cuda) that says CUDA."""
-    for sub in ast.walk(node):
-        name = sub.id if isinstance(sub, ast.Name) else \
-            sub.attr if isinstance(sub, ast.Attribute) else ""
-        if name not in ("cuda", "is_cuda") and _CUDA_FN.search(name):
-            return name
-    return None
 
 
 def _chain_tests(node: ast.If) -> list[ast.expr]:
@@ -190,7 +201,7 @@ def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> 
     if not findings:
         return
     reg = regions(f, portable)
-    if not reg.aware and not reg.keep:
+    if not reg.aware and not reg.keep and not reg.renames:
         return
     for x in findings:
         start = f.index.offset(x.line, x.column - 1)
@@ -206,3 +217,5 @@ def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> 
             x.fix = None
             x.category = "manual"
             x.message += f" (left as is: {why})"
+        elif x.fix is not None and (name := _renamed(reg, start)):
+            x.message += f" (`{name}` is named for CUDA; once ported, consider a device-neutral name)"

@@ -1,34 +1,62 @@
-"""Spelling portable rewrites in one file: the file's name for torch, quotes that fit."""
+"""Spelling portable rewrites in one file: placeholders, the file's name for torch, quotes.
+
+A rule row's portable form is a template: ``{device_type}``, ``{device}``, ``{device_module}``,
+``{amp_device_type}`` and ``{dist_backend}`` are spelled at the node being fixed by the
+file's DeviceNames (migrate/scan/python/device_names.py: a ``device`` in scope, the project's
+helper, or the port's own); ``torch`` is spelled as the file binds it.
+"""
 
 from __future__ import annotations
 
+import functools
 import re
 
-from migrate.core.targets import expand
+from migrate.core.device_helpers import rename_torch
+from migrate.scan.python.device_names import Unspellable
 
-_TORCH = re.compile(r"(?<![\w.])torch\b")
+__all__ = ["Unspellable", "declines", "enclosing", "portable_fix", "quote_for", "spell"]
 
 
-def spell(f, template: str, quote: str = '"', **values: str) -> tuple[str, list[str]]:
-    """(code, imports needed): ``template`` expanded, ``torch.`` spelled as the file binds
-    it (``import torch as th``), string quotes switched to ``quote`` (inside f-strings)."""
-    code = expand(template, **values)
+def spell(f, template: str, quote: str = '"', node=None, **values: str) -> tuple[str, list[str]]:
+    """(code, imports needed): ``template`` with ``values`` and the device placeholders filled
+    for ``node``, ``torch.`` spelled as the file binds it (``import torch as th``), string
+    quotes switched to ``quote`` (inside f-strings). Raises Unspellable."""
+    code = template
+    for key, value in values.items():
+        code = code.replace("{" + key + "}", value)
+    code, imports = f.devices.spell(code, node)
     dist = f.bindings.local_for("torch.distributed")
     if dist and dist != "torch.distributed":  # `import torch.distributed as dist`
-        code = re.sub(r"(?<![\w.])torch\.distributed\b", "@DIST@", code)
+        code = re.sub(r"(?<![\w.])torch\.distributed\b", dist, code)
     local = f.bindings.local_for("torch")
-    imports: list[str] = []
     if local is None:
-        local = "torch"
-        imports.append("import torch")
-    if local != "torch":
-        code = _TORCH.sub(local, code)
-    code = code.replace("@DIST@", dist or "torch.distributed")
-    if "torch" not in code.replace(dist or "@", ""):
-        imports = [i for i in imports if i != "import torch"]
+        if re.search(r"(?<![\w.])torch\.", code):
+            imports.append("import torch")
+    elif local != "torch":
+        code = rename_torch(code, local)
     if quote == "'":
         code = code.replace('"', "'")
-    return code, imports
+    return code, list(dict.fromkeys(imports))
+
+
+def portable_fix(rule, edits, imports: list[str], shown: str):
+    """A portable fix: safe for an auto rule, described by what its edits write, with only
+    the imports that code needs (the row's NPU imports are the NPU form's)."""
+    from migrate.core.findings import Fix
+
+    return Fix("safe" if rule.category == "auto" else "unsafe", f"Portable: {shown}",
+               list(edits), list(dict.fromkeys(imports)))
+
+
+def declines(fn):
+    """A portable fix builder that returns None where the device cannot be named cleanly."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Unspellable:
+            return None
+    return wrapper
 
 
 def enclosing(f, node, *types):

@@ -7,10 +7,12 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from migrate.core.findings import Finding, Fix, LineIndex, finding_category
+from migrate.core.findings import Finding, Fix, LineIndex, finding_category, settle_imports
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import Bindings, chain_parts, collect_bindings
 from migrate.fix.fixers import FixContext
+from migrate.scan.project import FileDevices
+from migrate.scan.python.device_names import DeviceNames
 from migrate.scan.python.guards import Guards, find_guards
 
 _SYMBOL_KEYS = ("name", "value", "attr", "symbol")
@@ -39,7 +41,9 @@ class PyFile:
 
     by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
     target: str = "portable"  # the port target fixes are made for (migrate/core/targets.py)
+    file_devices: FileDevices | None = None  # the project around it (migrate/scan/project.py)
     _guards: Guards | None = None
+    _devices: DeviceNames | None = None
 
     @classmethod
     def parse(cls, text: str, rel: str, hit=None) -> PyFile:
@@ -92,10 +96,17 @@ class PyFile:
         self.findings.append(Finding(
             rule=rule.code, name=rule.name, path=self.rel, line=line, column=col,
             end_line=end_line, end_column=end_col, message=rule.format_message(**values),
-            category=category, fix=fix.locate(self.index) if fix else None,
+            category=category, fix=settle_imports(fix).locate(self.index) if fix else None,
             snippet=snippet, snippet_start=snippet_start, impact=rule.impact, symbol=symbol,
             guarded=self.guards.covers(start, symbol),
         ))
+
+    @property
+    def devices(self) -> DeviceNames:
+        """How portable rewrites name the device in this file (scan/python/device_names.py)."""
+        if self._devices is None:
+            self._devices = DeviceNames(self, self.file_devices)
+        return self._devices
 
     @property
     def guards(self) -> Guards:

@@ -1,0 +1,298 @@
+"""What a portable port needs to know about the project around a file, found once per scan.
+
+* **Device helpers** — per top-level package, the functions the project already uses to name
+  its device (migrate/scan/python/helper_finder.py decides from the code what each one is),
+  one per kind, the most imported one where there are several; a project may name the
+  module with ``device-helper = "pkg.utils.device"`` in ``[tool.migrate]``.
+* **Where the port's own helper goes** where the project has none: ``<package>/_device.py``
+  (migrate/core/device_helpers), or, for a script outside any package, the file itself.
+* **The declared minimum torch** (pyproject, setup.py, setup.cfg, requirements files next to
+  the package or script): forms a port writes must exist in it.
+* **NPU arms** — names of classes and functions that name NPU (``NPU_Accelerator``): a CUDA
+  class with an NPU sibling is one arm of a real dispatch and stays as written.
+
+Reading is bounded: at most ``MAX_PACKAGE_FILES`` files of at most ``MAX_READ`` bytes per
+package, regular files only; nothing read is executed. ``FileDevices`` (per file, frozen,
+picklable) travels with each scan work item and is part of the cache key.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrate.core import device_helpers
+from migrate.scan.python.helper_finder import Found, find_helpers
+
+MAX_PACKAGE_FILES = 5000
+MAX_READ = 1024 * 1024
+_CANDIDATE = re.compile(rb"npu|accelerator|get_device_module|privateuse1", re.IGNORECASE)
+_NPU_NAME = re.compile(r"^\s*(?:class|def)\s+(\w*npu\w*)", re.IGNORECASE | re.MULTILINE)
+_TORCH_MIN = re.compile(r"""(?<![\w.-])torch\s*(?:\[[^\]]*\])?\s*(?:>=|~=|==|>)\s*(\d+)\.(\d+)""")
+_DEP_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt")
+
+
+@dataclass(frozen=True)
+class HelperRef:
+    """A project helper: ``module.name`` answers ``kind`` (called, or read when a variable)."""
+
+    kind: str
+    module: str
+    name: str
+    call: bool = True
+    ours: bool = False
+
+    def describe(self) -> str:
+        return f"{self.module}.{self.name}{'()' if self.call else ''}"
+
+
+@dataclass(frozen=True)
+class FileDevices:
+    """What a portable rewrite of one file may route through."""
+
+    module: str | None = None  # the file's dotted module name; None: a script
+    package: str | None = None  # its top-level package
+    helpers: tuple[HelperRef, ...] = ()  # the project's, one per kind
+    add_module: str | None = None  # where the port's own helper goes (None: in the file)
+    add_path: str | None = None  # ... and its path relative to the scan root
+    min_torch: tuple[int, int] | None = None
+    npu_arms: frozenset[str] = frozenset()
+
+    def helper(self, kind: str) -> HelperRef | None:
+        return next((h for h in self.helpers if h.kind == kind), None)
+
+    def key(self) -> str:
+        return repr(self)
+
+
+SCRIPT = FileDevices()
+# How rule examples are ported (`migrate rules`, tests/meta/test_rule_examples.py): as a
+# module of a package ``pkg`` without helpers of its own.
+EXAMPLE = FileDevices(module="pkg.example", package="pkg", add_module="pkg._device",
+                      add_path="pkg/_device.py")
+
+
+@dataclass
+class PackageInfo:
+    path: Path  # the package folder
+    name: str
+    helpers: tuple[HelperRef, ...] = ()
+    add_module: str | None = None
+    add_path: str | None = None
+    min_torch: tuple[int, int] | None = None
+    npu_arms: frozenset[str] = frozenset()
+
+
+@dataclass
+class ProjectContext:
+    """Per package found under the scanned files: its helpers and where ours would go."""
+
+    root: Path
+    packages: dict[str, PackageInfo] = field(default_factory=dict)  # by top folder
+    scripts_min_torch: dict[str, tuple[int, int] | None] = field(default_factory=dict)
+    configured: str | None = None  # [tool.migrate] device-helper
+    paths: dict[str, Path] = field(default_factory=dict)  # reported path -> path on disk
+
+    def for_file(self, rel: str) -> FileDevices:
+        path = self.paths.get(rel) or self.root / rel
+        top, module = package_of(path)
+        if top is None:
+            return FileDevices(min_torch=self.scripts_min_torch.get(str(path.parent)))
+        info = self.packages.get(str(top))
+        if info is None:
+            return FileDevices()
+        return FileDevices(module=module, package=info.name, helpers=info.helpers,
+                           add_module=info.add_module, add_path=info.add_path,
+                           min_torch=info.min_torch, npu_arms=info.npu_arms)
+
+    def key(self) -> str:
+        """Part of the scan cache key: portable fixes depend on it."""
+        return "devices=" + ";".join(
+            f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}"
+            for k, p in sorted(self.packages.items())) + f";{sorted(self.scripts_min_torch.items())}"
+
+    def describe(self) -> list[tuple[str, str]]:
+        """(package, what its portable rewrites route through), for the reports."""
+        out = []
+        for info in sorted(self.packages.values(), key=lambda p: p.name):
+            chosen = [h.describe() for h in info.helpers]
+            if chosen:
+                out.append((info.name, ", ".join(chosen)))
+            elif info.add_path:
+                out.append((info.name, f"adds {info.add_path} (get_device_type(), ...)"))
+        return out
+
+
+def package_of(path: Path) -> tuple[Path | None, str | None]:
+    """(top package folder, dotted module name) of a Python file, or (None, None) for a
+    file outside any package (no ``__init__.py`` beside it)."""
+    folder = path.parent
+    if not (folder / "__init__.py").is_file():
+        return None, None
+    parts = [] if path.stem == "__init__" else [path.stem]
+    top = folder
+    while (folder / "__init__.py").is_file() and folder.name and folder.parent != folder:
+        parts.insert(0, folder.name)
+        top = folder
+        folder = folder.parent
+    if not all(p.isidentifier() for p in parts):
+        return None, None
+    return top, ".".join(parts)
+
+
+def discover(files: list[tuple[Path, str]], root: Path,
+             configured: str | None = None) -> ProjectContext:
+    """The project context for the Python ``files`` ((path on disk, reported path) pairs)."""
+    ctx = ProjectContext(root, configured=configured)
+    for path, rel in files:
+        ctx.paths[rel] = path
+        top, _ = package_of(path)
+        if top is None:
+            key = str(path.parent)
+            if key not in ctx.scripts_min_torch:
+                ctx.scripts_min_torch[key] = declared_min_torch(path.parent, root)
+            continue
+        if str(top) not in ctx.packages:
+            ctx.packages[str(top)] = _package(top, root, configured)
+    return ctx
+
+
+def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
+    info = PackageInfo(top, top.name, min_torch=declared_min_torch(top.parent, root))
+    found: list[tuple[HelperRef, int]] = []
+    arms: set[str] = set()
+    texts: list[str] = []
+    for path in _package_files(top):
+        data = _read(path)
+        if data is None:
+            continue
+        text = data.decode("utf-8", "replace")
+        texts.append(text)
+        arms.update(m.group(1) for m in _NPU_NAME.finditer(text))
+        if not _CANDIDATE.search(data) or b"def " not in data:
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        module = ".".join([top.name, *path.relative_to(top).with_suffix("").parts])
+        module = module.removesuffix(".__init__")
+        if configured and module != configured:
+            continue
+        for h in find_helpers(tree, _torch_local(tree)).values():
+            found.append((HelperRef(_kind(h), module, h.name, h.call, h.ours), 0))
+    info.npu_arms = frozenset(arms)
+    info.helpers = _choose(found, texts)
+    own = _own_module_path(top, configured)
+    if own is not None:
+        rel = os.path.relpath(os.path.realpath(own[1]), os.path.realpath(root))
+        if not rel.startswith(".."):  # the port writes nothing outside the scanned tree
+            info.add_module, info.add_path = own[0], Path(rel).as_posix()
+    return info
+
+
+def _kind(h: Found) -> str:
+    return h.kind
+
+
+def _choose(found: list[tuple[HelperRef, int]], texts: list[str]) -> tuple[HelperRef, ...]:
+    """One helper per kind: the port's own where present, else the most used (the one most
+    files name), then the one in the shallowest module."""
+    by_kind: dict[str, list[HelperRef]] = {}
+    for ref, _ in found:
+        if ref.kind == "device":
+            continue  # a torch.device maker: usable, but a type or module helper reads better
+        by_kind.setdefault(ref.kind, []).append(ref)
+    chosen = []
+    for kind, refs in sorted(by_kind.items()):
+        def rank(r: HelperRef):
+            uses = sum(1 for t in texts if re.search(rf"\b{re.escape(r.name)}\b", t))
+            return (not r.ours, not r.call, -uses, r.module.count("."), r.module, r.name)
+        chosen.append(min(refs, key=rank))
+    return tuple(chosen)
+
+
+def _own_module_path(top: Path, configured: str | None) -> tuple[str, Path] | None:
+    """Where the port's helper module goes: the configured module, else <top>/_device.py
+    (another free name if that one holds something else)."""
+    if configured:
+        parts = configured.split(".")
+        if parts[0] != top.name or not all(p.isidentifier() for p in parts):
+            return None
+        return configured, top.parent.joinpath(*parts).with_suffix(".py")
+    for name in (device_helpers.MODULE_NAME, device_helpers.MODULE_NAME + "_helpers"):
+        path = top / f"{name}.py"
+        if not os.path.lexists(path) or _is_ours(path):
+            return f"{top.name}.{name}", path
+    return None
+
+
+def _is_ours(path: Path) -> bool:
+    data = _read(path)
+    if data is None:
+        return False
+    try:
+        tree = ast.parse(data.decode("utf-8", "replace"))
+    except (SyntaxError, ValueError):
+        return False
+    return any(device_helpers.recognise(n) for n in tree.body)
+
+
+def _package_files(top: Path):
+    count = 0
+    for folder, dirs, files in os.walk(top, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__"
+                         and os.path.isfile(os.path.join(folder, d, "__init__.py")))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                count += 1
+                if count > MAX_PACKAGE_FILES:
+                    return
+                yield Path(folder) / name
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_READ:
+            return None
+        with open(path, "rb") as fh:
+            return fh.read(MAX_READ)
+    except OSError:
+        return None
+
+
+def _torch_local(tree: ast.Module) -> str:
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "torch":
+                    return a.asname or "torch"
+    return "torch"
+
+
+def declared_min_torch(folder: Path, root: Path) -> tuple[int, int] | None:
+    """The lowest torch the project declares (``torch>=X.Y`` in the dependency files of
+    ``folder`` or a parent, up to the scan root), or None when it declares none."""
+    try:
+        stop = os.path.realpath(root)
+        cur = Path(os.path.realpath(folder))
+    except OSError:
+        return None
+    for _ in range(8):
+        for name in _DEP_FILES:
+            data = _read(cur / name)
+            if data is None:
+                continue
+            versions = [(int(a), int(b)) for a, b in _TORCH_MIN.findall(
+                data.decode("utf-8", "replace"))]
+            if versions:
+                return min(versions)
+        if str(cur) == stop or not str(cur).startswith(stop) or cur.parent == cur:
+            break
+        cur = cur.parent
+    return None
