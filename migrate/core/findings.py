@@ -197,7 +197,15 @@ class ScanResult:
             "by_rule": dict(sorted(by_rule.items())),
             "npu_aware": npu_aware,
             "target": self.target,
+            "device_helpers": self.device_helpers(),
         }
+
+    def device_helpers(self) -> list[dict]:
+        """Per package, what portable rewrites route through (the project's helper, or the
+        one the port adds); empty unless a file is ported with the portable target."""
+        if self.project is None or "portable" not in self.target:
+            return []
+        return [{"package": name, "helpers": what} for name, what in self.project.describe()]
 
 
 SNIPPET_MAX = 400  # longer lines are cut to a window around the finding

@@ -119,6 +119,10 @@ def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter,
         out = [paint(f"Found {plural(len(result.findings), 'finding')} in "
                      f"{plural(files, 'file')} ({scanned}).", "bold")]
         out += breakdown_lines(result, rules, paint, model)
+    helpers = summary.get("device_helpers") or []
+    if helpers and any(f.fix is not None for f in result.findings):
+        out += ["", paint("Device helpers", "bold") + " (portable rewrites route through them)"]
+        out += [f"  {escape(h['package'])}: {escape(h['helpers'])}" for h in helpers]
     if result.findings and rules and not any(r.category == "perf" for r in rules.values()):
         out += ["", "NPU-affinity advice (fused kernels and optimizers, NPU runtime settings) "
                 "is opt-in: add `--extend-select MIG9`."]

@@ -85,6 +85,8 @@ class PackageInfo:
     add_path: str | None = None
     min_torch: tuple[int, int] | None = None
     npu_arms: frozenset[str] = frozenset()
+    uses: frozenset[str] = frozenset()  # top-level packages its modules import
+    adopted: str | None = None  # the package whose helpers it uses (it has none)
 
 
 @dataclass
@@ -96,12 +98,14 @@ class ProjectContext:
     scripts_min_torch: dict[str, tuple[int, int] | None] = field(default_factory=dict)
     configured: str | None = None  # [tool.migrate] device-helper
     paths: dict[str, Path] = field(default_factory=dict)  # reported path -> path on disk
+    scripts: dict[str, tuple[HelperRef, ...]] = field(default_factory=dict)  # adopted, by rel
 
     def for_file(self, rel: str) -> FileDevices:
         path = self.paths.get(rel) or self.root / rel
         top, module = package_of(path)
         if top is None:
-            return FileDevices(min_torch=self.scripts_min_torch.get(str(path.parent)))
+            return FileDevices(helpers=self.scripts.get(rel, ()),
+                               min_torch=self.scripts_min_torch.get(str(path.parent)))
         info = self.packages.get(str(top))
         if info is None:
             return FileDevices()
@@ -113,7 +117,8 @@ class ProjectContext:
         """Part of the scan cache key: portable fixes depend on it."""
         return "devices=" + ";".join(
             f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}"
-            for k, p in sorted(self.packages.items())) + f";{sorted(self.scripts_min_torch.items())}"
+            for k, p in sorted(self.packages.items())) + \
+            f";{sorted(self.scripts_min_torch.items())};{sorted(self.scripts.items())}"
 
     def describe(self) -> list[tuple[str, str]]:
         """(package, what its portable rewrites route through), for the reports."""
@@ -121,9 +126,14 @@ class ProjectContext:
         for info in sorted(self.packages.values(), key=lambda p: p.name):
             chosen = [h.describe() for h in info.helpers]
             if chosen:
-                out.append((info.name, ", ".join(chosen)))
+                via = f" (imports {info.adopted})" if info.adopted else ""
+                out.append((info.name, ", ".join(chosen) + via))
             elif info.add_path:
                 out.append((info.name, f"adds {info.add_path} (get_device_type(), ...)"))
+        adopted = sorted({h.module.split(".")[0] for refs in self.scripts.values() for h in refs})
+        for name in adopted:
+            refs = next(r for r in self.scripts.values() if r[0].module.split(".")[0] == name)
+            out.append((f"scripts importing {name}", ", ".join(h.describe() for h in refs)))
         return out
 
 
@@ -148,6 +158,7 @@ def discover(files: list[tuple[Path, str]], root: Path,
              configured: str | None = None) -> ProjectContext:
     """The project context for the Python ``files`` ((path on disk, reported path) pairs)."""
     ctx = ProjectContext(root, configured=configured)
+    scripts: list[tuple[Path, str]] = []
     for path, rel in files:
         ctx.paths[rel] = path
         top, _ = package_of(path)
@@ -155,10 +166,65 @@ def discover(files: list[tuple[Path, str]], root: Path,
             key = str(path.parent)
             if key not in ctx.scripts_min_torch:
                 ctx.scripts_min_torch[key] = declared_min_torch(path.parent, root)
+            scripts.append((path, rel))
             continue
         if str(top) not in ctx.packages:
             ctx.packages[str(top)] = _package(top, root, configured)
+    others: dict[str, PackageInfo | None] = {}
+    for info in list(ctx.packages.values()):
+        if not info.helpers:
+            donor = _donor(info.uses, [info.path.parent], root, ctx, others, configured)
+            if donor is not None:
+                info.helpers, info.adopted = donor.helpers, donor.name
+    for path, rel in scripts:
+        data = _read(path)
+        uses = _imported_tops(data.decode("utf-8", "replace")) if data else set()
+        donor = _donor(uses, _ancestors(path.parent, root), root, ctx, others, configured)
+        if donor is not None:
+            ctx.scripts[rel] = donor.helpers
     return ctx
+
+
+_IMPORT_TOP = re.compile(r"^[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def _imported_tops(text: str) -> set[str]:
+    return set(_IMPORT_TOP.findall(text))
+
+
+def _ancestors(folder: Path, root: Path) -> list[Path]:
+    """``folder`` and its parents up to the scan root (at most 6)."""
+    out = [folder]
+    stop = os.path.realpath(root)
+    cur = folder
+    for _ in range(6):
+        if os.path.realpath(cur) == stop or cur.parent == cur:
+            break
+        cur = cur.parent
+        out.append(cur)
+    return out
+
+
+def _donor(uses, folders: list[Path], root: Path, ctx: ProjectContext, others: dict,
+           configured: str | None) -> PackageInfo | None:
+    """A package of the project that code importing ``uses`` can take its helpers from:
+    one it imports, found beside it (``recipe/`` importing ``verl``, a script importing
+    ``torchtune``), that has its own helpers."""
+    for folder in folders:
+        for name in sorted(uses):
+            cand = folder / name
+            if not (cand / "__init__.py").is_file():
+                continue
+            key = str(cand)
+            info = ctx.packages.get(key)
+            if info is None:
+                if key not in others:
+                    others[key] = _package(cand, root, configured)
+                info = others[key]
+            if info is not None and info.helpers and not info.adopted and \
+                    not all(h.ours for h in info.helpers):
+                return info
+    return None
 
 
 def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
@@ -166,12 +232,17 @@ def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
     found: list[tuple[HelperRef, int]] = []
     arms: set[str] = set()
     texts: list[str] = []
+    inits: dict[str, str] = {}  # package module -> its __init__ text
+    uses: set[str] = set()
     for path in _package_files(top):
         data = _read(path)
         if data is None:
             continue
         text = data.decode("utf-8", "replace")
         texts.append(text)
+        uses |= _imported_tops(text)
+        if path.name == "__init__.py":
+            inits[".".join([top.name, *path.parent.relative_to(top).parts])] = text
         arms.update(m.group(1) for m in _NPU_NAME.finditer(text))
         if not _CANDIDATE.search(data) or b"def " not in data:
             continue
@@ -186,7 +257,8 @@ def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
         for h in find_helpers(tree, _torch_local(tree)).values():
             found.append((HelperRef(_kind(h), module, h.name, h.call, h.ours), 0))
     info.npu_arms = frozenset(arms)
-    info.helpers = _choose(found, texts)
+    info.uses = frozenset(uses - {top.name})
+    info.helpers = tuple(_public(h, inits) for h in _choose(found, texts))
     own = _own_module_path(top, configured)
     if own is not None:
         rel = os.path.relpath(os.path.realpath(own[1]), os.path.realpath(root))
@@ -204,8 +276,8 @@ def _choose(found: list[tuple[HelperRef, int]], texts: list[str]) -> tuple[Helpe
     files name), then the one in the shallowest module."""
     by_kind: dict[str, list[HelperRef]] = {}
     for ref, _ in found:
-        if ref.kind == "device":
-            continue  # a torch.device maker: usable, but a type or module helper reads better
+        if ref.kind == "device" or (ref.name.startswith("_") and not ref.ours):
+            continue  # a torch.device maker reads worse than a type helper; private ones stay private
         by_kind.setdefault(ref.kind, []).append(ref)
     chosen = []
     for kind, refs in sorted(by_kind.items()):
@@ -214,6 +286,23 @@ def _choose(found: list[tuple[HelperRef, int]], texts: list[str]) -> tuple[Helpe
             return (not r.ours, not r.call, -uses, r.module.count("."), r.module, r.name)
         chosen.append(min(refs, key=rank))
     return tuple(chosen)
+
+
+def _public(ref: HelperRef, inits: dict[str, str]) -> HelperRef:
+    """The helper as the package exports it: from the shallowest package whose __init__
+    re-exports it (torchtune.utils, not torchtune.utils._device)."""
+    if not ref.call:
+        return ref
+    parts = ref.module.split(".")
+    for i in range(1, len(parts)):
+        pkg = ".".join(parts[:i])
+        text = inits.get(pkg, "")
+        if re.search(rf"^[ \t]*from[ \t]+\S+[ \t]+import[^\n]*\b{re.escape(ref.name)}\b", text,
+                     re.MULTILINE) or re.search(
+                rf"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]*\((?:[^)]*?)\b{re.escape(ref.name)}\b",
+                text, re.MULTILINE):
+            return HelperRef(ref.kind, pkg, ref.name, ref.call, ref.ours)
+    return ref
 
 
 def _own_module_path(top: Path, configured: str | None) -> tuple[str, Path] | None:

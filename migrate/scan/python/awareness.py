@@ -66,6 +66,11 @@ def regions(f, portable: bool) -> Regions:
         for node in ast.walk(f.tree):
             for ann in _annotations(node):
                 out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
+    if portable:  # the project's own device helpers are its device dispatch: never rewritten
+        for node in f.tree.body:
+            found = f.devices.own.get(getattr(node, "name", ""))
+            if isinstance(node, ast.FunctionDef) and found is not None and not found.ours:
+                out.aware.append((*f.span(node), f"`{node.name}()` is the project's device helper"))
     has_npu = bool(_NPU.search(text))
     arms = _npu_arms(f) if portable else set()
     cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))

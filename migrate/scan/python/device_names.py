@@ -136,6 +136,10 @@ class DeviceNames:
         own = self.fd.module
         if not own or not any(isinstance(n, ast.ImportFrom) and n.level for n in self.f.tree.body):
             return module
+        top = own.split(".")[0]
+        if any(isinstance(n, ast.ImportFrom) and not n.level and n.module and
+               n.module.split(".")[0] == top for n in self.f.tree.body):
+            return module  # the file already imports its package absolutely
         here = own.split(".")
         if not self.f.rel.endswith("__init__.py"):
             here = here[:-1]

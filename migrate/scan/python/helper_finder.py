@@ -92,7 +92,7 @@ def _required_args(node: ast.FunctionDef) -> bool:
 def _returns(node: ast.FunctionDef, known: dict[str, Found], torch_local: str,
              globals_: dict[str, list[ast.expr]]) -> str | None:
     values = [r.value for r in _own_returns(node)]
-    if not values or any(v is None for v in values):
+    if not values or any(v is None for v in values) or not _always_returns(node.body):
         return None
     local = {**globals_, **_local_assigns(node)}
     kinds = {_kind(v, known, local, torch_local, 0) for v in values}
@@ -100,6 +100,24 @@ def _returns(node: ast.FunctionDef, known: dict[str, Found], torch_local: str,
         return None
     kind = kinds.pop()
     return kind if kind in ("type", "module", "device") else None
+
+
+def _always_returns(body: list[ast.stmt]) -> bool:
+    """Does every path through ``body`` end in a return or raise (no implicit None)?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    if isinstance(last, ast.Try):
+        ok = _always_returns(last.orelse or last.body) and all(
+            _always_returns(h.body) for h in last.handlers)
+        return ok or _always_returns(last.finalbody)
+    if isinstance(last, ast.With):
+        return _always_returns(last.body)
+    return False
 
 
 def _own_returns(node: ast.FunctionDef):
@@ -169,6 +187,8 @@ def _kind(v: ast.AST, known: dict[str, Found], local: dict, torch_local: str,
             return None
         kinds = {_kind(x, known, local, torch_local, depth + 1) for x in values}
         return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(v, ast.Attribute) and v.attr == "type":
+        return "type"  # <device>.type
     dotted = _dotted(v)
     if dotted:
         head, _, rest = dotted.partition(".")
