@@ -15,6 +15,7 @@ from migrate.commands import precision as precision_cmd
 from migrate.commands import rules as rules_cmd
 from migrate.commands import run as run_cmd
 from migrate.commands import scan as scan_cmd
+from migrate.commands import sensitivity as sensitivity_cmd
 from migrate.core.errors import UsageError
 
 app = typer.Typer(
@@ -42,7 +43,8 @@ def _root(
     """Move PyTorch projects from CUDA to Ascend NPUs (torch + torch_npu)."""
 
 
-for module in (scan_cmd, apply_cmd, rules_cmd, ops_cmd, precision_cmd, run_cmd):
+for module in (scan_cmd, apply_cmd, rules_cmd, ops_cmd, precision_cmd, run_cmd,
+               sensitivity_cmd):
     module.register(app)
 
 

@@ -75,9 +75,9 @@ def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude,
               strip, jobs, no_cache, cache_dir, config, show_progress, follow_symlinks=False,
               force=False, target=None):
     from migrate.commands.scan import scan_with_config
-    from migrate.scan.session import ScanRequest
-    from migrate.fix.run import apply_scan
     from migrate.fix.rewrite import Options
+    from migrate.fix.run import apply_scan
+    from migrate.scan.session import ScanRequest
 
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt}: choose text or json")

@@ -7,8 +7,8 @@ import json
 
 from migrate import __version__
 from migrate.core.display import escape
-from migrate.fix.run import ApplyRun
 from migrate.fix.rewrite import Outcome
+from migrate.fix.run import ApplyRun
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 

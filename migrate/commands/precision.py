@@ -37,6 +37,9 @@ ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", help="ascend (default: TF32/HF32 runs judged as such) or strict.")]
 Fmt = Annotated[str, typer.Option("--format", "-f", help="text|json|html|junit|markdown")]
 Out = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to FILE.")]
+Reduced = Annotated[str | None, typer.Option(
+    "--reduced-fp32", help="What fp32 matmuls/convolutions really ran in, when the flags "
+    "cannot show it (emulation, another process): none, hf32, tf32, hf32-conv, tf32-conv.")]
 
 
 def dump_cmd(
@@ -53,23 +56,27 @@ def dump_cmd(
     include: Annotated[list[str] | None, typer.Option("--include", help="Module glob.")] = None,
     exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Module glob.")] = None,
     shard_mb: Annotated[int, typer.Option("--shard-mb", help="Shard size in MiB.")] = 64,
+    reduced: Reduced = None,
 ) -> None:
-    """Run the model once with hooks on every module and write a dump directory."""
+    """Run the model once with hooks on every module and write a dump directory.
+
+    With --grads, the spec's loss (a dict spec's 'loss') is backpropagated; without one, a
+    fixed random projection of the outputs."""
     from migrate.precision.dumper import check_out_dir, dump
-    from migrate.precision.runner import backward_from, prepare
+    from migrate.precision.runner import backward_from, prepare_spec, resolve_reduced
 
     check_out_dir(output)
-    net, args, kwargs = prepare(model, device, dtype)
+    declared = resolve_reduced(reduced)
+    got = prepare_spec(model, device, dtype)
     import torch
 
-    with dump(net, output, inputs=inputs, grads=grads, params=params, stats_only=stats_only,
-              apis=apis,
-              include=include, exclude=exclude, shard_bytes=shard_mb << 20,
-              meta={"spec": model}) as d:
+    with dump(got.model, output, inputs=inputs, grads=grads, params=params,
+              stats_only=stats_only, apis=apis, include=include, exclude=exclude,
+              shard_bytes=shard_mb << 20, meta={"spec": model}, precision=declared) as d:
         with torch.set_grad_enabled(grads):
-            out = net(*args, **kwargs)
+            out = got.model(*got.args, **got.kwargs)
             if grads:
-                backward_from(out)
+                backward_from(out, got.loss)
     typer.echo(f"wrote {len(d.records)} records to {d.out_dir}")
 
 
@@ -99,17 +106,23 @@ def replay_cmd(
     profile: ProfileOpt = None,
     fmt: Fmt = "text",
     output: Out = None,
+    reduced: Reduced = None,
+    apis: Annotated[bool | None, typer.Option(
+        "--apis/--no-apis", help="Judge every torch call inside each module (default: when "
+        "the reference was dumped with --apis).")] = None,
 ) -> None:
-    """Feed each module its reference inputs; name the module that introduces error.
+    """Feed each module its reference inputs; name the module (and with --apis the torch
+    call) that introduces error.
 
     Exit codes: 0 no culprit, 1 culprit named, 2 inconclusive (reason on stderr)."""
     from migrate.precision.replay import replay_model
-    from migrate.precision.runner import prepare, resolve_device, resolve_dtype
+    from migrate.precision.runner import prepare, resolve_device, resolve_dtype, resolve_reduced
 
+    declared = resolve_reduced(reduced)
     net, args, kwargs = prepare(model, device, dtype)
     result = replay_model(net, ref, gate=gate, device=resolve_device(device),
                           dtype=resolve_dtype(dtype), args=args, kwargs=kwargs,
-                          profile=profile)
+                          profile=profile, precision=declared or None, apis=apis)
     _emit(result, fmt, output)
     if result.inconclusive:
         typer.echo(f"migrate replay: inconclusive: {result.inconclusive}", err=True)

@@ -11,10 +11,9 @@ import typer
 import yaml
 
 from migrate.commands.output import emit
-from migrate.core.errors import UsageError
-from migrate.report import ruledoc
-from migrate.core.errors import RuleError
+from migrate.core.errors import RuleError, UsageError
 from migrate.core.rules import Rule, load_rules
+from migrate.report import ruledoc
 
 FORMATS = ("text", "json", "markdown")
 

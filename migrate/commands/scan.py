@@ -102,10 +102,11 @@ def register(app: typer.Typer) -> None:
         if threshold not in CATEGORY_RANK:
             raise UsageError(f"--fail-on {threshold}: choose {', '.join(FAIL_ON)}")
         from migrate.report import render
+        from migrate.report.effort import project_model
 
         color = output is None and fmt == "text" and sys.stdout.isatty()
         text = render(result, fmt, rules, root=root, statistics=statistics, color=color,
-                      effort=session.effort_model())
+                      effort=project_model(session.effort))
         emit(text, output)
         if not exit_zero and failed(result, threshold):
             raise typer.Exit(1)

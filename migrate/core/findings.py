@@ -2,7 +2,13 @@
 
 A Finding has a rule code, a location (1-based line and column, end exclusive), a
 category and optionally a Fix. A Fix is a list of text Edits on the file's text
-(character offsets, not bytes) plus the imports the edited code needs. Categories:
+(character offsets, not bytes) plus the imports the edited code needs.
+
+Fixes are decided once, where the finding is built (``fix_for``: applicability from the
+rule's category, the description, the edits, the imports); both are frozen. A pass that
+runs after matching (NPU-aware code, transfer_to_npu, statements held back, CI jobs on
+NVIDIA runners) makes a new finding with one of the methods below, never edits one, so
+what a report describes is what ``migrate apply`` writes. Categories:
 
 * ``auto``     — a safe fix exists; ``migrate apply`` makes it by default.
 * ``assisted`` — a fix exists but may change behaviour; applied with ``--unsafe-fixes``.
@@ -19,7 +25,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 Category = Literal["auto", "assisted", "manual", "perf"]
@@ -40,7 +46,7 @@ class Edit:
     content: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Fix:
     applicability: Literal["safe", "unsafe"]
     description: str
@@ -51,9 +57,13 @@ class Fix:
     ranges: list[tuple[int, int, int, int]] = field(default_factory=list)
 
     def locate(self, index: LineIndex) -> Fix:
-        """Record where each edit sits in the text ``index`` was built on."""
-        self.ranges = [(*index.position(e.start), *index.position(e.end)) for e in self.edits]
-        return self
+        """This fix, with where each edit sits in the text ``index`` was built on."""
+        return replace(self, ranges=[(*index.position(e.start), *index.position(e.end))
+                                     for e in self.edits])
+
+    def held_back(self) -> Fix:
+        """This fix, made only with --unsafe-fixes (a statement must not be left half ported)."""
+        return replace(self, applicability="unsafe")
 
     def edits_json(self) -> list[dict]:
         return [{"line": r[0], "column": r[1], "end_line": r[2], "end_column": r[3],
@@ -64,36 +74,45 @@ class Fix:
                 "edits": self.edits_json(), "imports": list(self.imports)}
 
 
-def fix_for(rule, edits: list[Edit], values: dict, imports: list[str] | None = None) -> Fix:
+@dataclass(frozen=True)
+class Draft:
+    """What a fixer (migrate/scan/python/fixers) proposes: what its edits write, the edits,
+    and the imports they need. ``fix_for`` turns it into the rule's Fix."""
+
+    description: str
+    edits: list[Edit]
+    imports: list[str] = field(default_factory=list)
+
+
+def fix_for(rule, edits: list[Edit], values: dict, imports: list[str] | None = None, *,
+            description: str | None = None) -> Fix:
     """The fix of a ``rule`` (a migrate.core.rules.Rule): safe for an auto rule, unsafe for
-    an assisted one. The one place a fix's applicability is derived."""
+    an assisted one; described by the rule's fix title filled with ``values`` unless the
+    edits write something else (a portable form, a fixer's helper): then ``description``
+    says what they write. The one place a fix's applicability, description and imports
+    are decided (tests/meta/test_fix_truth.py checks every description against its edits)."""
+    written = "".join(e.content for e in edits)
     return Fix(
         applicability="safe" if rule.category == "auto" else "unsafe",
-        description=rule.format_fix_title(**values),
+        description=description if description is not None else rule.format_fix_title(**values),
         edits=edits,
-        imports=list(dict.fromkeys([*rule.imports, *(imports or [])])),
+        imports=[s for s in dict.fromkeys([*rule.imports, *(imports or [])])
+                 if import_needed(s, written)],
     )
 
 
 _NAMES_TORCH_NPU = re.compile(r"(?<![\w.])torch_npu\b")
 
 
-def needed(statement: str, new_code: str) -> bool:
-    """Does code that reads ``new_code`` need the import ``statement``? ``import torch_npu``
-    only where the code names torch_npu: torch_npu >= 2.5 loads itself with ``import torch``
-    (a torch.backends entry point), so ``torch.npu`` needs no import."""
+def import_needed(statement: str, new_code: str) -> bool:
+    """`import torch_npu` only where the new code names torch_npu: torch_npu >= 2.5 loads
+    itself with `import torch` (a torch.backends entry point), so torch.npu needs no import.
+    (A fix lists only the imports its edits need; apply adds only those the pass needs.)"""
     if statement.strip() == "import torch_npu":
         code = "\n".join(line for line in new_code.splitlines()
                          if not line.lstrip().startswith(("import ", "from ")))
         return bool(_NAMES_TORCH_NPU.search(code))
     return True
-
-
-def settle_imports(fix: Fix) -> Fix:
-    """Keep only the imports ``fix``'s edits need, so the report lists what apply adds."""
-    code = "".join(e.content for e in fix.edits)
-    fix.imports = [s for s in dict.fromkeys(fix.imports) if needed(s, code)]
-    return fix
 
 
 def finding_category(rule, fix: Fix | None) -> Category:
@@ -105,7 +124,7 @@ def finding_category(rule, fix: Fix | None) -> Category:
     return rule.category if fix is not None else "manual"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Finding:
     rule: str  # stable code, e.g. MIG101
     name: str  # kebab-case rule name
@@ -133,6 +152,27 @@ class Finding:
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.rule)
+
+    # -- verdicts of the passes after matching: each returns a new finding -----------------
+    def left_as_is(self, why: str) -> Finding:
+        """The code already handles NPU (or a runtime patch does): no fix, no work."""
+        return replace(self, fix=None, npu_aware=True, category="auto",
+                       message=f"{self.message} ({why})")
+
+    def for_a_person(self, note: str) -> Finding:
+        """No automatic fix here after all: a person acts (``note`` says why)."""
+        return replace(self, fix=None, category="manual", message=f"{self.message} ({note})")
+
+    def held_back(self, category: Category, fix: Fix | None, note: str) -> Finding:
+        """Raised to ``category`` with ``fix`` (None: left to a person), ``note`` saying why."""
+        return replace(self, category=category, fix=fix, message=f"{self.message} ({note})")
+
+    def with_fix(self, fix: Fix, note: str = "") -> Finding:
+        """The same finding with another fix (decided by ``fix_for``)."""
+        return replace(self, fix=fix, message=f"{self.message} ({note})" if note else self.message)
+
+    def for_target(self, target: str) -> Finding:
+        return self if self.target == target else replace(self, target=target)
 
     def to_json(self) -> dict:
         return {

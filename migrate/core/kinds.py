@@ -23,15 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from migrate.core.errors import RuleError
+from migrate.core.filekinds import engine_of
 from migrate.core.registry import Registry
 
 ENGINES = ("python", "text", "onnx")
-# File kinds (a rule's ``files``) that each engine reads; every other file kind is text.
-_ENGINE_OF = {"python": "python", "notebook": "python", "onnx": "onnx"}
-
-
-def engine_of(file_kind: str) -> str:
-    return _ENGINE_OF.get(file_kind, "text")
 
 
 @dataclass(frozen=True)
@@ -91,6 +86,9 @@ class RuleKind:
     # "always run"); ``rules`` is the whole selection (some kinds pick tokens by what rules share).
     tokens: Callable[..., Iterable[Any]]
     paths: tuple[str, ...] | None = None  # file-name globs the kind is limited to
+    # compile(rules) -> what ``run`` receives instead of the rules: a table built once per
+    # run from the kind's selected rows (migrate/scan/ruleset.py); None: the rules themselves
+    compile: Callable[[tuple[Any, ...]], Any] | None = None
     schema: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -113,11 +111,14 @@ KINDS: Registry[RuleKind] = Registry(
 
 
 def rule_kind(name: str, *, engine: str, params: Schema, tokens: Callable[..., Iterable[Any]],
-              paths: tuple[str, ...] | None = None) -> Callable[[Callable], Callable]:
-    """Register the decorated function as the ``engine`` matcher of kind ``name``."""
+              paths: tuple[str, ...] | None = None,
+              compile: Callable[[tuple[Any, ...]], Any] | None = None,
+              ) -> Callable[[Callable], Callable]:
+    """Register the decorated function as the ``engine`` matcher of kind ``name``.
+    ``compile``: builds, once per run, what ``run`` gets in place of the kind's rules."""
 
     def wrap(run: Callable) -> Callable:
-        KINDS.add(f"{engine}:{name}", RuleKind(name, engine, run, params, tokens, paths))
+        KINDS.add(f"{engine}:{name}", RuleKind(name, engine, run, params, tokens, paths, compile))
         return run
 
     return wrap

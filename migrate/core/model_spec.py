@@ -7,7 +7,8 @@ path (``path/to/file.py``); ``FN`` names a factory that takes no arguments and r
   (``args`` may be a single tensor), or
 * a dict with ``model`` and ``args`` and optionally ``kwargs``, ``loss`` (a callable taking the
   model's output and returning a scalar tensor, used by ``--train``) and ``optimizer`` (a
-  ``torch.optim.Optimizer`` over the model's parameters).
+  ``torch.optim.Optimizer`` over the model's parameters) and ``calibration`` (a list of input
+  batches for ``migrate sensitivity``, each ``args`` or ``(args, kwargs)``).
 
 Every bad form is one ``UsageError`` line naming the flag (exit 2),
 never a traceback: the user's import or factory may raise anything (even ``SystemExit``).
@@ -25,7 +26,7 @@ from typing import Any
 
 from migrate.core.errors import UsageError
 
-SPEC_KEYS = ("model", "args", "kwargs", "loss", "optimizer")
+SPEC_KEYS = ("model", "args", "kwargs", "loss", "optimizer", "calibration")
 
 
 @dataclass
@@ -35,6 +36,7 @@ class ModelSpec:
     kwargs: dict = field(default_factory=dict)
     loss: Any = None  # callable(output) -> scalar tensor, or None
     optimizer: Any = None  # a torch.optim.Optimizer, or None
+    calibration: Any = None  # batches for `migrate sensitivity`: a list of args or (args, kwargs)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -100,7 +102,7 @@ def _from_dict(made: dict, spec: str, fn: str, option: str) -> ModelSpec:
     if made.get("loss") is not None and not callable(made["loss"]):
         raise UsageError(f"{option} {spec}: 'loss' must be a callable taking the model output")
     return ModelSpec(made["model"], made["args"], made.get("kwargs") or {},
-                     made.get("loss"), made.get("optimizer"))
+                     made.get("loss"), made.get("optimizer"), made.get("calibration"))
 
 
 def _normalise(made, spec: str, fn: str, option: str) -> ModelSpec:

@@ -10,8 +10,8 @@ from functools import cache
 from pathlib import Path
 
 from migrate.core.errors import UsageError
-from migrate.ops.registry import load_yaml
 from migrate.core.resources import op_registry_dir
+from migrate.ops.registry import load_yaml
 
 HERE = Path(__file__).resolve().parent
 

@@ -13,9 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from migrate.core.errors import UsageError
 from migrate.emulate.activate import ENV, REPORT_ENV, TARGET_ENV
 from migrate.emulate.report import merge, read_parts
-from migrate.core.errors import UsageError
 
 BOOT = Path(__file__).resolve().parent / "boot"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]

@@ -14,14 +14,14 @@ import io
 import re
 import tokenize
 
-from migrate.core.findings import Edit, Finding, LineIndex
-from migrate.core.findings import splice
 from migrate.core.fileio import newline_of
+from migrate.core.filekinds import FILE_KINDS
+from migrate.core.findings import Edit, Finding, LineIndex, splice
 
 ANNOTATION = re.compile(r"^[ \t]*(?:#|//) migrate\[(MIG\d{3})\]: .*$")
-# File kinds where a whole-line comment above any logical line is safe, and its marker.
-COMMENT_KINDS = {"python": "#", "shell": "#", "docker": "#", "env": "#", "requirements": "#",
-                 "cuda": "//"}
+# File kinds where a whole-line comment above any logical line is safe, and its marker
+# (the file-kind table's ``comment`` column).
+COMMENT_KINDS = {k.name: k.comment for k in FILE_KINDS.values() if k.comment}
 
 
 MAX_NOTE = 160  # characters of message kept on the comment line

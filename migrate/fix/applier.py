@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from dataclasses import dataclass
 
-from migrate.core.findings import Edit, Finding, LineIndex, needed, splice
 from migrate.core.fileio import newline_of
-from migrate.fix.imports import import_edits
+from migrate.core.findings import Edit, Finding, LineIndex, import_needed, splice
+from migrate.core.import_placement import import_edits
 
 
 @dataclass
@@ -130,7 +129,7 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
     new_code = "".join(e.content for e in edits)
     for f in chosen:
         wanted.extend((s, f) for s in f.fix.imports
-                      if s not in [w for w, _ in wanted] and needed(s, new_code))
+                      if s not in [w for w, _ in wanted] and import_needed(s, new_code))
     if wanted:
         new_text, more = add_imports(new_text, wanted, edits, path)
         applied.extend(more)

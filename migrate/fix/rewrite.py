@@ -16,12 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate.core.errors import FileProblem
-from migrate.core.findings import Finding
-from migrate.core.rules import Rule
-from migrate.core.targets import TargetChoice
-from migrate.fix.annotate import annotate, strip_annotations
-from migrate.fix.applier import AppliedEdit, apply_fixes
-from migrate.fix.verify import verify_python
 from migrate.core.fileio import (
     SourceError,
     SourceFile,
@@ -30,6 +24,12 @@ from migrate.core.fileio import (
     read_source,
     write_source,
 )
+from migrate.core.findings import Finding
+from migrate.core.rules import Rule
+from migrate.core.targets import TargetChoice
+from migrate.fix.annotate import annotate, strip_annotations
+from migrate.fix.applier import AppliedEdit, apply_fixes
+from migrate.fix.verify import verify_python
 
 MAX_PASSES = 5
 ScanFn = Callable[[str, str, str, list[Rule]], list[Finding]]

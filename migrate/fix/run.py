@@ -13,21 +13,22 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from migrate.core.filekinds import FILE_KINDS, detect
 from migrate.core.findings import FileError, Finding, ScanResult
 from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.fix.applier import fixable
 from migrate.fix.rewrite import Options, Outcome, rewrite_file
+from migrate.scan.readers import scan_text
+from migrate.scan.ruleset import RuleSet
+from migrate.scan.worker import clamp_jobs
 
-NOT_REWRITTEN = ("onnx", "notebook")  # reported by scan, never edited by apply
 PARALLEL_THRESHOLD = 6  # files to rewrite before worker processes pay off
 
 
-def engine_scan(text: str, rel: str, kind: str, rules: list[Rule],
+def engine_scan(text: str, rel: str, kind: str, rules: RuleSet | list[Rule],
                 target: str = DEFAULT_TARGET, devices=None) -> list[Finding]:
     """The scan engine on one text (raises FileProblem when the text cannot be scanned)."""
-    from migrate.scan.engine import scan_text
-
     return scan_text(text, rel, kind, rules, target, devices)
 
 
@@ -103,8 +104,8 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
         for rel, findings in by_file.items():
             record = result.files.get(rel)
             path = Path(record.path) if record else root / rel
-            kind = record.kind if record else _kind(path)
-            if kind and kind not in NOT_REWRITTEN and _wanted(findings, options):
+            kind = record.kind if record else detect(path)
+            if kind and FILE_KINDS[kind].rewritable and _wanted(findings, options):
                 devices = result.project.for_file(rel) if result.project else None
                 todo.append(ApplyItem(path, rel, kind, findings, record.digest if record else None,
                                       devices))
@@ -133,17 +134,11 @@ def _add_helper_modules(run: ApplyRun, project, options: Options) -> None:
             run.errors.append(FileError(rel, out.error))
 
 
-def _kind(path: Path) -> str | None:
-    from migrate.scan.discover import file_kind
-
-    return file_kind(path)
-
-
 class Rewriter:
     """Rewrites apply items with one rule selection and one set of options."""
 
-    def __init__(self, rules: list[Rule], options: Options):
-        self.rules, self.options = rules, options
+    def __init__(self, rules: RuleSet | list[Rule], options: Options):
+        self.rules, self.options = RuleSet.of(rules), options
 
     def __call__(self, item: ApplyItem) -> Outcome:
         scan = partial(engine_scan, target=self.options.targets.for_path(item.rel),
@@ -161,7 +156,7 @@ class Rewriter:
 _rewriter: Rewriter | None = None  # this worker process's Rewriter, set by the initializer
 
 
-def _init_worker(rules: list[Rule], options: Options) -> None:
+def _init_worker(rules: RuleSet, options: Options) -> None:
     global _rewriter
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     _rewriter = Rewriter(rules, options)
@@ -174,14 +169,14 @@ def _rewrite_in_worker(item: ApplyItem) -> Outcome:
 
 def _rewrite_all(todo: list[ApplyItem], rules: list[Rule], options: Options,
                  jobs: int | None) -> list[Outcome]:
-    """Rewrite files, in worker processes when there are enough to pay for them."""
-    from migrate.scan.worker import clamp_jobs
-
+    """Rewrite files, in worker processes when there are enough to pay for them; the rules
+    are compiled once for all of them."""
     jobs = clamp_jobs(jobs, len(todo))
+    ruleset = RuleSet(rules)
     methods = multiprocessing.get_all_start_methods()
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD or "fork" not in methods:
-        rewriter = Rewriter(rules, options)
+        rewriter = Rewriter(ruleset, options)
         return [rewriter(item) for item in todo]
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(rules, options)) as pool:
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(ruleset, options)) as pool:
         return pool.map(_rewrite_in_worker, todo, chunksize=1)

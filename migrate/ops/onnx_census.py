@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from migrate.core.errors import UsageError
+from migrate.ops.onnx_limits import NodeView
+from migrate.ops.onnx_limits import check as check_limits
 from migrate.ops.onnx_load import default_opset, load_graph
 from migrate.ops.registry import (
     DEFAULT_DOMAINS,
@@ -20,8 +22,6 @@ from migrate.ops.registry import (
     load_aten,
     load_onnx,
 )
-from migrate.ops.onnx_limits import NodeView
-from migrate.ops.onnx_limits import check as check_limits
 
 
 def walk(graph, prefix: str = "") -> Iterator[tuple[str, object]]:

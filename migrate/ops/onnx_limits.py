@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
-from migrate.ops.registry import RESTRICTED, Verdict, load_yaml
 from migrate.core.resources import op_registry_dir
+from migrate.ops.registry import RESTRICTED, Verdict, load_yaml
 
 KINDS = ("attribute", "attribute_length", "attribute_min", "attribute_odd", "output_unused",
          "max_inputs", "max_outputs", "input_dtype", "input_rank", "constant_input")

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from migrate.precision.checks import IncompatibleDumps
 from migrate.precision.compare import compare_dumps
-from migrate.precision.result import ComparisonResult
 from migrate.precision.dumper import dump
 from migrate.precision.manifest import Dump
 from migrate.precision.replay import replay_model
+from migrate.precision.result import ComparisonResult
 from migrate.precision.thresholds import Gate, load_gate
 
 __all__ = ["ComparisonResult", "Dump", "Gate", "IncompatibleDumps", "compare_dumps", "dump",

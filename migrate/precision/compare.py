@@ -98,12 +98,15 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
                "target": run_class(tgt.meta, gate.profile), "profile": gate.profile_name}
     run = loosest(classes["reference"], classes["target"])
     entries, cache, by_call = [], {}, {}
+    floors = grad_floors(ref_recs, gate.grad_floor)
     for rec, other in pairs:
         by_call.setdefault((rec["name"], rec["call"]), []).append((rec, other))
         if other is None:
             entries.append(missing_entry(rec, "target"))
             continue
         th = gate.for_entry(rec["name"], rec["dtype"], other["dtype"], run, kind=rec["kind"])
+        if rec["kind"] == "backward.parameter":
+            th["norm_floor"] = floors.get(rec["name"], 0.0)
         ck = (rec.get("file"), rec.get("tensor"), other.get("file"), other.get("tensor"),
               tuple(sorted((k, str(v)) for k, v in th.items())))
         if None not in ck[:4] and ck in cache:
@@ -130,6 +133,19 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
                             reference=str(ref_dir), target=str(tgt_dir), weights=weights,
                             precision=classes)
 
+
+
+def grad_floors(records: list[dict], share: float) -> dict[str, float]:
+    """``{module: share * |grad_output|}`` (over its calls): a weight gradient is a reduction of the
+    module's output gradient, and one far below it (a bias gradient that cancels to zero
+    in exact arithmetic, as a key projection's bias under softmax) is judged against that
+    scale, not its own rounding noise."""
+    sums: dict[str, float] = {}
+    for rec in records:
+        norm = (rec.get("stats") or {}).get("norm")
+        if rec["kind"] == "backward.grad_output" and isinstance(norm, (int, float)):
+            sums[rec["name"]] = sums.get(rec["name"], 0.0) + float(norm) ** 2
+    return {k: share * v ** 0.5 for k, v in sums.items()}
 
 
 _STATS = ("min", "max", "mean", "norm", "nan", "inf")

@@ -4,7 +4,8 @@
         model(x)
 
 Forward outputs always; forward inputs (``inputs=True``), the module's own parameters
-(``params=True``, kind ``forward.parameter``), backward gradients (``grads=True``) and the
+(``params=True``, kind ``forward.parameter``), backward gradients (``grads=True``: of each
+module's inputs and outputs, and of its own parameters, kind ``backward.parameter``) and the
 outputs of torch functions called inside each module (``apis=True``, kind ``api.output``,
 named ``module/function``) on request. A tensor recorded twice unchanged is stored once and
 referenced by both records. Each tensor's bytes are written to its shard inside the hook
@@ -27,7 +28,7 @@ from migrate.core.errors import UsageError
 from migrate.precision import run_precision
 from migrate.precision.api_hooks import ApiRecorder
 from migrate.precision.digest import BackgroundDigest, digest_of
-from migrate.precision.flatten import encode, iter_tensors
+from migrate.precision.flatten import encode, iter_tensors, substitute
 from migrate.precision.shards import DEFAULT_SHARD_BYTES, ShardWriter
 from migrate.precision.stats import tensor_stats
 from migrate.precision.threads import one_intra_op_thread
@@ -44,7 +45,7 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
                  grads: bool = False, params: bool = False, stats_only: bool = False,
                  apis: bool = False, include: list[str] | None = None,
                  exclude: list[str] | None = None, shard_bytes: int = DEFAULT_SHARD_BYTES,
-                 meta: dict | None = None) -> None:
+                 meta: dict | None = None, precision: dict | None = None) -> None:
         self.model = model
         self._base_dir = Path(out_dir)
         self.out_dir = _rank_dir(self._base_dir)
@@ -53,6 +54,7 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         self.include, self.exclude = list(include or []), list(exclude or [])
         self.shard_bytes = shard_bytes
         self.extra_meta = dict(meta or {})
+        self.declared = dict(precision or {})  # meta.precision keys the flags cannot show
         self.records: list[dict] = []
         self.input_specs: dict[str, Any] = {}
         self._handles: list[Any] = []
@@ -74,7 +76,9 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         if not self.stats_only:
             self._writer = ShardWriter(self.out_dir, self.shard_bytes)
         self._meta = _model_meta(self.model)
-        self._precision = run_precision.record(self.model)
+        self._precision = {**run_precision.record(self.model), **self.declared}
+        if self.declared:
+            self._precision["source"] = "declared"
         self._digest = BackgroundDigest(self.model)
         import torch
 
@@ -85,6 +89,8 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             self._names.append(name)
             if self._selected(name):
                 self._attach(name, module)
+                if self.grads:
+                    self._param_grad_hooks(name, module)
         if self.apis:
             self._api = ApiRecorder(self)
             self._api.__enter__()
@@ -125,7 +131,8 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
                 self.input_specs[f"{name}#{call}"] = encode(call_args, [0])
                 self._record_all(name, call, "forward.input", call_args)
             if self.grads:
-                self._grad_hooks(name, "backward.grad_input", call_args)
+                return self._grad_input_hooks(name, call_args)
+            return None
 
         def post(mod, args, kwargs, output):
             stack = self._stack[name]
@@ -141,6 +148,36 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
 
         self._handles.append(module.register_forward_pre_hook(pre, with_kwargs=True))
         self._handles.append(module.register_forward_hook(post, with_kwargs=True))
+
+    def _grad_input_hooks(self, name: str, call_args: dict) -> tuple | None:
+        """Hook the gradient this module produces for its inputs: each input that requires
+        grad is handed to the module as a fresh alias (``view_as``), so its gradient holds
+        this module's contribution only - not that of every other use of the same tensor,
+        which would differ between runs where one casts (a new tensor) and the other does
+        not (the same tensor, e.g. Mamba's ``hidden_states.to(norm dtype)``)."""
+        if not any(t.requires_grad for _, t in iter_tensors(call_args)):
+            return None
+        aliases = iter([t.view_as(t) if t.requires_grad else t
+                        for _, t in iter_tensors(call_args)])
+        call_args = substitute(call_args, aliases)
+        self._grad_hooks(name, "backward.grad_input", call_args)
+        return tuple(call_args["args"]), dict(call_args["kwargs"])
+
+    def _param_grad_hooks(self, name: str, module: Any) -> None:
+        """Weight gradients (kind ``backward.parameter``): each backward's gradient of the
+        module's own parameters, numbered per backward call."""
+        for index, (pname, p) in enumerate(module.named_parameters(recurse=False)):
+            if not p.requires_grad:
+                continue
+            counter = [0]
+
+            def hook(g, i=index, path=pname, n=counter):
+                call = n[0]
+                n[0] += 1
+                with one_intra_op_thread():
+                    self._record(name, call, "backward.parameter", i, path, g)
+
+            self._handles.append(p.register_hook(hook))
 
     def _grad_hooks(self, name: str, kind: str, obj: Any) -> None:
         """Record the gradient of every tensor in ``obj`` that requires grad: the grads

@@ -50,7 +50,8 @@ def _reason(spec: metrics.MetricSpec, value: float, limit: Any, th: dict) -> str
 def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
     """``(status, reason)`` of computed metrics against thresholds (fail before warn)."""
     if m.get("nonfinite_mismatch"):
-        return "fail", f"{m['nonfinite_mismatch']} NaN/Inf where the reference differs"
+        return "fail", (f"{m['nonfinite_mismatch']} NaN/Inf or dtype-extreme values where "
+                        "the reference differs")
     tiny = SMALLEST_NORMAL.get(th.get("class") or "")
     if tiny and m.get("rmse") is not None and m["rmse"] <= tiny:
         return "pass", f"error below the smallest normal {th['class']} ({tiny:.2g})"

@@ -1,108 +1,45 @@
 """Replay: run the target model once, feeding every module the exact inputs recorded in the
-reference dump, and compare each module's outputs with the reference's.
+reference dump, and find the code that introduces an error.
 
 Each module's pre-hook swaps the tensors of its call for the reference's (by flatten
 order); everything else - caches (``DynamicCache``), configs, flags - stays the live
-object, so decoders replay with ``use_cache=True``. A module whose output differs although
-its inputs were the reference's introduces the error (with its submodules: the innermost
-failing module in execution order is the culprit); modules that only inherit error replay
-clean. One forward pass replays every module, so replay costs about one forward plus
-reading the reference.
+object, so decoders replay with ``use_cache=True``. Three kinds of evidence, in execution
+order (replay_events.py):
 
-A culprit is named only when it and every descendant were replayed on reference inputs;
-otherwise, or when too few outputs could be compared (``min_compared``), the result is
-inconclusive (exit 2) with the reason.
+* a module's **outputs** against the reference's: the module (with its submodules) made
+  the error, since its inputs were the reference's;
+* a module's **own code**: before a child's inputs are swapped, they are compared with the
+  reference's. They were computed by the calling module from reference inputs (and from
+  children that got reference inputs), so a difference was made by the caller's code
+  between its children - functional calls, fused ops, in-place math - and is its fault;
+* with a reference dumped with ``--apis``, every torch function's output inside a module:
+  names the function call (and its ``file:line``) that made the error.
+
+The culprit is the module of the first failing evidence in execution order. It is named
+only when it and every descendant were replayed on reference inputs; otherwise, or when
+too few outputs could be compared (``min_compared``), the result is inconclusive (exit 2)
+with the reason. One forward pass replays every module.
 """
 
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from migrate.core.errors import UsageError
 from migrate.precision import run_precision
-from migrate.precision.dumper import ROOT
-from migrate.precision.flatten import decode, iter_tensors, substitute
 from migrate.precision.discrete import soften_flips
-from migrate.precision.judge import compare_records
+from migrate.precision.dumper import ROOT
+from migrate.precision.flatten import decode
 from migrate.precision.manifest import Dump
+from migrate.precision.replay_events import Replayer
 from migrate.precision.result import ComparisonResult, evaluate_gate, missing_entry
 from migrate.precision.threads import one_intra_op_thread
 from migrate.precision.thresholds import Gate, load_gate
 
 
-def _group(records: list[dict]) -> tuple[dict, dict, list]:
-    inputs, outputs, order = defaultdict(list), defaultdict(list), []
-    for rec in records:
-        k = (rec["name"], rec["call"])
-        if rec["kind"] == "forward.input":
-            inputs[k].append(rec)
-        elif rec["kind"] == "forward.output":
-            if k not in outputs:
-                order.append(k)
-            outputs[k].append(rec)
-    for recs in inputs.values():
-        recs.sort(key=lambda r: r["index"])
-    return inputs, outputs, order
-
-
-class _Replayer:
-    def __init__(self, model: Any, ref: Dump, gate: Gate, run_class: str | None) -> None:
-        self.model, self.ref, self.gate, self.run_class = model, ref, gate, run_class
-        self.inputs, self.outputs, self.order = _group(ref.records)
-        self.calls: dict[str, int] = defaultdict(int)
-        self.stack: dict[str, list[int]] = defaultdict(list)
-        self.entries: dict[tuple, list[dict]] = {}
-        self.forced: dict[tuple, str] = {}  # (name, call) -> "" or why not replayed
-
-    def pre(self, name: str, args: tuple, kwargs: dict) -> tuple | None:
-        call = self.calls[name]
-        self.calls[name] += 1
-        self.stack[name].append(call)
-        live = [t for _, t in iter_tensors({"args": args, "kwargs": kwargs})]
-        recs = self.inputs.get((name, call), [])
-        why = ""
-        if not recs and live:
-            why = "no recorded inputs"
-        elif len(recs) != len(live):
-            why = f"{len(live)} input tensors, the reference recorded {len(recs)}"
-        elif any(list(t.shape) != r["shape"] for t, r in zip(live, recs, strict=True)):
-            why = "input shapes differ from the reference's"
-        self.forced[(name, call)] = why
-        if why or not live:
-            return None
-        # copies: the model may modify its inputs in place, and a shard's tensors are
-        # shared by every read of that shard
-        new = [self.ref.tensor(r).to(device=t.device, dtype=t.dtype, copy=True)
-               for t, r in zip(live, recs, strict=True)]
-        call_args = substitute({"args": args, "kwargs": kwargs}, iter(new))
-        return tuple(call_args["args"]), dict(call_args["kwargs"])
-
-    def post(self, name: str, output: Any) -> None:
-        stack = self.stack[name]
-        call = stack.pop() if stack else self.calls[name] - 1
-        outs = [t for _, t in iter_tensors(output)]
-        entries = []
-        for rec in self.outputs.get((name, call), []):
-            if rec["index"] >= len(outs):
-                entries.append(missing_entry(rec, "replay"))
-                continue
-            t = outs[rec["index"]].detach()
-            got = {**rec, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)}
-            th = self.gate.for_entry(name, rec["dtype"], got["dtype"], self.run_class,
-                                     replay=True)
-            entry = compare_records(rec, got, self.ref.tensor(rec), t.cpu(), th)
-            entry["replayed"] = not self.forced.get((name, call))
-            if not entry["replayed"]:
-                entry["reason"] = (entry["reason"] + "; " if entry["reason"] else "") + \
-                    f"not replayed: {self.forced[(name, call)]}"
-            entries.append(entry)
-        self.entries[(name, call)] = entries
-
-
-def _run(model: Any, rp: _Replayer, args: tuple, kwargs: dict) -> None:
+def _run(model: Any, rp: Replayer, args: tuple, kwargs: dict) -> None:
     import torch
 
     handles = []
@@ -113,7 +50,7 @@ def _run(model: Any, rp: _Replayer, args: tuple, kwargs: dict) -> None:
         handles.append(module.register_forward_hook(
             lambda m, a, k, o, n=name: rp.post(n, o), with_kwargs=True))
     try:
-        with torch.no_grad():
+        with torch.no_grad(), rp.api_mode():
             model(*args, **kwargs)
     except (RuntimeError, TypeError, ValueError) as exc:
         raise UsageError(f"replay: the model failed on the reference inputs: "
@@ -140,56 +77,74 @@ def _root_call(ref: Dump, args: tuple | None, kwargs: dict | None, device, dtype
     return tuple(call["args"]), dict(call["kwargs"])
 
 
-def _culprit(rp: _Replayer, names: list[str]) -> tuple[dict | None, str | None]:
-    """The innermost first failing module, if it and its descendants were replayed."""
-    for key in rp.order:
-        entries = rp.entries.get(key, [])
-        if not any(e["status"] == "fail" for e in entries):
+def _below(name: str, parent: str) -> bool:
+    return parent == ROOT or name.startswith(parent + ".")
+
+
+def _culprit(rp: Replayer) -> tuple[dict | None, str | None]:
+    """The module of the first failing evidence, if it and its descendants were replayed."""
+    for owner, entries in rp.events:
+        bad = next((e for e in entries if e["status"] == "fail"), None)
+        if bad is None:
             continue
-        name, call = key
-        if rp.forced.get(key):
+        name, call = owner
+        if rp.forced.get(owner):
             return None, (f"{name}#{call} fails but was not replayed on reference inputs "
-                          f"({rp.forced[key]})")
-        prefix = "" if name == ROOT else name + "."
-        skipped = sorted({n for (n, c), why in rp.forced.items() if why and n != name and
-                          (name == ROOT or n.startswith(prefix))})
+                          f"({rp.forced[owner]})")
+        skipped = sorted({n for (n, c), why in rp.forced.items()
+                          if why and n != name and _below(n, name)})
         if skipped:
             return None, (f"{name}#{call} fails, but its submodules {', '.join(skipped[:5])} "
                           "were not replayed on reference inputs: cannot tell which is at "
                           "fault")
-        return {"name": name, "call": call}, None
+        culprit = {"name": name, "call": call}
+        if bad["kind"] == "forward.child_input":
+            culprit["own_code"] = {"before": bad["child"], "reason": bad["reason"]}
+        elif bad["kind"] == "api.output":
+            culprit["api"] = {"function": bad["name"].partition("/")[2], "call": bad["call"],
+                              "location": bad.get("location"), "reason": bad["reason"]}
+        return culprit, None
     return None, None
 
 
 def replay_model(model: Any, ref_dir: str | Path, gate: Gate | str | Path | None = None,
                  device: Any = None, dtype: Any = None, args: tuple | None = None,
                  kwargs: dict | None = None, profile: str | None = None,
-                 precision: dict | None = None) -> ComparisonResult:
+                 precision: dict | None = None, apis: bool | None = None) -> ComparisonResult:
     """Replay ``model`` against the reference dump. ``precision`` overrides what is read
     from the flags about the target's compute precision (``meta.precision`` keys, e.g.
-    ``{"conv": "hf32"}`` when HF32 is emulated or set where the flags cannot be read)."""
+    ``{"conv": "hf32"}`` when HF32 is emulated or set where the flags cannot be read).
+    ``apis`` (default: when the reference holds them) compares every torch function's
+    output inside each module, to name the call that made an error."""
     gate = gate if isinstance(gate, Gate) else load_gate(gate, profile)
     ref = Dump(ref_dir)
     if not ref.has_tensors or not ref.meta.get("inputs"):
         raise UsageError(f"{ref_dir}: replay needs a full dump made with --inputs")
+    if apis and not ref.meta.get("apis"):
+        raise UsageError(f"{ref_dir}: replay --apis needs a reference dumped with --apis")
     tgt_prec = {**run_precision.record(model), **(precision or {})}
     tgt_class = run_precision.run_class({"precision": tgt_prec}, gate.profile)
     ref_class = run_precision.run_class(ref.meta, gate.profile)
-    rp = _Replayer(model, ref, gate, run_precision.loosest(ref_class, tgt_class))
+    rp = Replayer(ref, gate, run_precision.loosest(ref_class, tgt_class),
+                  apis=bool(ref.meta.get("apis")) if apis is None else apis)
     call_args, call_kwargs = _root_call(ref, args, kwargs, device, dtype)
     t0 = time.perf_counter()
     with one_intra_op_thread():
         _run(model, rp, call_args, call_kwargs)
     seconds = time.perf_counter() - t0
     entries = []
+    for _, evidence in rp.events:
+        entries.extend(evidence)
+    ran = {owner for owner, _ in rp.events}
     for key in rp.order:
-        entries.extend(rp.entries.get(key) or [
-            {**missing_entry(r, "replay"), "reason": "module not run in replay"}
-            for r in rp.outputs[key]])
+        if key not in ran:
+            entries.extend({**missing_entry(r, "replay"), "reason": "module not run in replay"}
+                           for r in rp.outputs[key])
     ref.close()
     soften_flips(entries)
-    culprit, why = _culprit(rp, [n for n, _ in rp.order])
-    compared = sum(1 for e in entries if e["status"] != "missing" and e.get("replayed"))
+    culprit, why = _culprit(rp)
+    outputs = [e for e in entries if e["kind"] == "forward.output"]
+    compared = sum(1 for e in outputs if e["status"] != "missing" and e.get("replayed"))
     total = sum(len(v) for v in rp.outputs.values())
     if total == 0 or compared < gate.min_compared * total:
         why = (f"only {compared} of {total} reference outputs were replayed and compared "
@@ -203,5 +158,6 @@ def replay_model(model: Any, ref_dir: str | Path, gate: Gate | str | Path | None
         culprit=culprit, replay=True, inconclusive=why,
         precision={"reference": ref_class, "target": tgt_class, "profile": gate.profile_name},
         replay_stats={"seconds": round(seconds, 4), "compared": compared, "outputs": total,
+                      "own_code_checks": rp.handoffs, "api_checks": rp.api_checks,
                       "not_replayed": sorted(f"{n}#{c}" for (n, c), w in rp.forced.items()
                                              if w)})

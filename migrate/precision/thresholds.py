@@ -19,7 +19,7 @@ from migrate.precision.run_precision import CLASSES, dtype_class, loosest
 DEFAULTS_FILE = Path(__file__).with_name("thresholds.yaml")
 BAND_KEYS = ("rtol", "atol", "atol_rms")
 TOP_KEYS = ("profile", "profiles", "dtypes", "overrides", "allowed_violations",
-            "fail_on_missing", "rel_floor", "min_compared")
+            "fail_on_missing", "rel_floor", "min_compared", "grad_floor")
 PROFILE_KEYS = ("why", "reduced_fp32", "unknown_flags")
 DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32",
                  "float": "float32", "fp64": "float64", "double": "float64", "tf32": "hf32"}
@@ -42,6 +42,7 @@ class Gate:
     fail_on_missing: bool = True
     rel_floor: float = 1e-3
     min_compared: float = 0.5
+    grad_floor: float = 0.1
     profile_name: str = "ascend"
     profile: dict[str, Any] = field(default_factory=dict)
 
@@ -168,9 +169,14 @@ def load_gate(path: str | Path | None = None, profile: str | None = None) -> Gat
     floor = user.get("rel_floor", base.get("rel_floor", 1e-3))
     if isinstance(floor, bool) or not isinstance(floor, (int, float)) or floor < 0:
         raise UsageError(f"{path}: rel_floor must be a non-negative number")
+    grad_floor = user.get("grad_floor", base.get("grad_floor", 0.1))
+    if isinstance(grad_floor, bool) or not isinstance(grad_floor, (int, float)) or \
+            not 0 <= grad_floor <= 1:
+        raise UsageError(f"{path}: grad_floor must be a number in [0, 1]")
     name, prof = _profile(path, base, user, profile)
     return Gate(dtypes=_dtypes(path, base, user), overrides=_overrides(path, user),
                 allowed_violations=allowed,
                 fail_on_missing=bool(user.get("fail_on_missing", base.get("fail_on_missing"))),
-                rel_floor=float(floor), min_compared=float(share), profile_name=name,
+                rel_floor=float(floor), min_compared=float(share),
+                grad_floor=float(grad_floor), profile_name=name,
                 profile=prof)

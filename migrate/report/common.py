@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 import pathlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 

@@ -93,6 +93,13 @@ class EffortModel:
         return self._cache[key]
 
 
+def project_model(overrides: Mapping[str, object] | None = None) -> EffortModel:
+    """The model of a scan: the shipped rule rows plus the project's [tool.migrate.effort]."""
+    from migrate.core.rules import default_rules
+
+    return EffortModel({r.code: r for r in default_rules()}, overrides)
+
+
 def library_of(symbol: str) -> str:
     head = symbol.split(".", 1)[0].split("[", 1)[0].strip()
     return head.lower().replace("-", "_")

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from migrate import __version__
 from migrate.core.findings import ScanResult
-from migrate.report.common import sorted_findings, statistics_rows
 from migrate.core.rules import Rule
+from migrate.report.common import sorted_findings, statistics_rows
 
 TOOL_NAME = "ascend-migrate"
 

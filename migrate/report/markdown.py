@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from migrate.core.display import escape
 from migrate.core.findings import CATEGORIES, Finding, ScanResult
+from migrate.core.rules import Rule
 from migrate.report import effort, effort_table
 from migrate.report.common import (
     ACTIONS,
@@ -17,7 +18,6 @@ from migrate.report.common import (
     plural,
     rule_map,
 )
-from migrate.core.rules import Rule
 
 LIMIT = 60_000  # GitHub caps comments at 65,536 characters; keep room for a footer.
 FIX_MARK = {"safe": "safe fix", "unsafe": "unsafe fix"}

@@ -25,10 +25,10 @@ from urllib.parse import quote
 
 from migrate import __version__
 from migrate.core.findings import Finding, ScanResult
+from migrate.core.rules import Rule
 from migrate.report.common import SourceLines, level, sorted_findings
 from migrate.report.json_report import TOOL_NAME
 from migrate.report.ruledoc import doc_markdown, fix_availability, short_description
-from migrate.core.rules import Rule
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "migrateFinding/v1"

@@ -12,6 +12,7 @@ from rich.style import Style
 
 from migrate.core.display import escape
 from migrate.core.findings import CATEGORIES, Finding, ScanResult
+from migrate.core.rules import Rule
 from migrate.report import effort, effort_table
 from migrate.report.common import (
     ACTIONS,
@@ -23,7 +24,6 @@ from migrate.report.common import (
     rule_map,
     statistics_rows,
 )
-from migrate.core.rules import Rule
 
 STYLES = {"auto": "green", "assisted": "yellow", "manual": "red", "perf": "cyan"}
 TOP_RULES = 10

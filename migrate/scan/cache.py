@@ -12,7 +12,6 @@ leaves no temporary file behind.
 from __future__ import annotations
 
 import dataclasses
-
 import hashlib
 import json
 import os

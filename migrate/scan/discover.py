@@ -18,6 +18,7 @@ from pathlib import Path
 import pathspec
 
 from migrate.core.fileio import SourceError, read_bytes, read_head
+from migrate.core.filekinds import detect
 from migrate.core.findings import FileError
 
 SKIP_DIRS = {
@@ -31,22 +32,12 @@ SKIP_DIRS = {
 class SourceFile:
     path: Path  # as found (may be relative to cwd): the path that is opened
     rel: str  # relative to the scan root, forward slashes
-    kind: str  # python | onnx | notebook | a text kind from textfiles.file_kind
+    kind: str  # a file kind of migrate/core/filekinds.py
 
 
 def file_kind(path: Path) -> str | None:
-    suffix = path.suffix.lower()
-    if suffix in (".py", ".pyi", ".pyw"):
-        return "python"
-    if suffix == ".onnx":
-        return "onnx"
-    if suffix == ".ipynb":
-        return "notebook"
-    try:
-        from migrate.scan.text import scanner as textfiles
-    except ImportError:  # pragma: no cover - text rules not installed
-        return None
-    return textfiles.file_kind(path)
+    """The kind of a file met while walking a folder (migrate/core/filekinds.py)."""
+    return detect(path)
 
 
 def _shebang_kind(path: Path) -> str | None:

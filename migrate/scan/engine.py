@@ -1,11 +1,13 @@
 """The scan engine: files -> findings.
 
     scan_text(text, rel, file_kind, rules) -> list[Finding]
-        Findings (with fixes) for one file's decoded text; FileProblem if it cannot be parsed.
+        Findings (with fixes) for one file's decoded text; FileProblem if it cannot be parsed
+        (migrate/scan/readers.py).
     scan_paths(paths, options) -> ScanResult
-        Discovery, cache, parallel read/decode/prefilter/parse (scan/worker.py); never
-        raises on bad files. ``result.files`` records, per reported path, the path that was
-        opened and the content hash of the bytes scanned: apply rewrites only those bytes.
+        Discovery, cache, the rules compiled once (scan/ruleset.py), parallel
+        read/decode/prefilter/parse (scan/worker.py); never raises on bad files.
+        ``result.files`` records, per reported path, the path that was opened and the
+        content hash of the bytes scanned: apply rewrites only those bytes.
 """
 
 from __future__ import annotations
@@ -13,18 +15,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
+from migrate.core.errors import FileProblem
 from migrate.core.findings import FileError, FileRecord, Finding, ScanResult
 from migrate.core.rules import Rule, default_rules, select_rules
-from migrate.core.targets import DEFAULT_TARGET, TargetChoice
+from migrate.core.targets import TargetChoice
 from migrate.scan.cache import Entry, ScanCache
 from migrate.scan.discover import Walker, scan_root
-from migrate.scan.project import FileDevices, discover
-from migrate.scan.python.kinds import rules_for_path
-from migrate.scan.python.scanner import ParseError, scan_python
-from migrate.core.errors import FileProblem
+from migrate.scan.project import discover
+from migrate.scan.readers import scan_text
+from migrate.scan.ruleset import RuleSet
 from migrate.scan.worker import FileResult, WorkItem, run_items
 
 PARALLEL_THRESHOLD = 200  # files before worker processes pay off
@@ -47,56 +48,6 @@ class ScanOptions:
     rules: Sequence[Rule] | None = None  # default: the shipped rules, filtered by select/ignore
     targets: TargetChoice = field(default_factory=TargetChoice)
     device_helper: str | None = None  # [tool.migrate] device-helper: the project's helper module
-
-
-def with_shadows(rules: Sequence[Rule]) -> tuple[tuple[Rule, ...], frozenset[str] | None]:
-    """(rules to match with, codes to keep or None for all).
-
-    ruff parity: ignoring a rule drops its findings, and no other rule takes them over.
-    Rules of one kind share a table (longest match first), so an unselected shipped rule
-    of a selected kind still matches, to claim its names, and its findings are dropped
-    (``--ignore MIG101`` must not turn torch.cuda calls into MIG105 "unlisted" findings).
-    Only for shipped rules: custom rule sets are matched as given."""
-    return _shadows(tuple(rules))
-
-
-@lru_cache(maxsize=16)
-def _shadows(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, ...], frozenset[str] | None]:
-    shipped = default_rules()
-    known = set(map(id, shipped))
-    if not all(id(r) in known for r in rules) or len(rules) == len(shipped):
-        return rules, None
-    kinds = {r.kind for r in rules}
-    codes = frozenset(r.code for r in rules)
-    extra = tuple(r for r in shipped if r.kind in kinds and r.code not in codes)
-    if not extra:
-        return rules, None
-    return tuple(sorted(rules + extra, key=lambda r: r.code)), codes
-
-
-def scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule],
-              target: str = DEFAULT_TARGET, devices: FileDevices | None = None) -> list[Finding]:
-    """Findings of ``rules`` for one decoded file, with fixes for ``target`` (portable fixes
-    route through the ``devices`` helpers). Raises FileProblem for unparsable input."""
-    rules, keep = with_shadows(rules)
-    found = _scan_text(text, rel, file_kind, rules, target, devices)
-    return found if keep is None else [f for f in found if f.rule in keep]
-
-
-def _scan_text(text: str, rel: str, file_kind: str, rules: Sequence[Rule],
-               target: str = DEFAULT_TARGET, devices: FileDevices | None = None) -> list[Finding]:
-    if file_kind in ("python", "notebook"):
-        rules = rules_for_path(rules, rel)
-    if file_kind == "python":
-        try:
-            return scan_python(text, rel, rules, target, devices)
-        except ParseError as exc:
-            raise FileProblem(str(exc)) from None
-    from migrate.scan.text import scanner as textfiles
-    from migrate.scan.text.targets import retarget_text
-
-    return retarget_text(textfiles.scan_text_file(text, rel, file_kind, rules), text, rel,
-                         file_kind, target)
 
 
 def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> ScanResult:
@@ -124,7 +75,7 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
         known = cache.entries[sf.rel].digest if sf.rel in cache.entries else None
         todo.append(WorkItem(str(sf.path), sf.rel, sf.kind, known,
                              options.targets.for_path(sf.rel), project.for_file(sf.rel)))
-    for res in run_items(todo, rules, scan_text, options.jobs, PARALLEL_THRESHOLD,
+    for res in run_items(todo, RuleSet(rules), options.jobs, PARALLEL_THRESHOLD,
                          options.progress):
         _store(result, cache, res)
     cache.save({sf.rel for sf in files})

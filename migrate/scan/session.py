@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrate.core.errors import UsageError
 from migrate.core.display import escape
+from migrate.core.errors import UsageError
 from migrate.core.findings import ScanResult
 from migrate.core.rules import Rule, default_rules, select_rules
 from migrate.core.targets import DEFAULT_TARGET, TargetChoice, check_target
@@ -44,11 +44,6 @@ class Session:
     config: ProjectConfig
     effort: dict[str, object] | None = None  # [tool.migrate.effort] overrides
     targets: TargetChoice = TargetChoice()
-
-    def effort_model(self):
-        from migrate.report.effort import EffortModel
-
-        return EffortModel({r.code: r for r in default_rules()}, self.effort)
 
 
 def target_choice(request: ScanRequest, cfg: ProjectConfig) -> TargetChoice:

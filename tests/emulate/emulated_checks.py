@@ -124,7 +124,7 @@ def cuda_extension_sample() -> None:
 
 
 def fixers() -> None:
-    from migrate.fix.fixers import flash_attention, xformers_attention
+    from migrate.scan.python.fixers import flash_attention, xformers_attention
 
     ns = {"torch": torch, "torch_npu": torch_npu}
     for code in (flash_attention.FUNC_HELPER, flash_attention.VARLEN_HELPER,
@@ -209,7 +209,7 @@ def names() -> None:
     missing = [f"{m}.{n}" for m, ns in wheel_surface().modules.items()
                for n in ns if not hasattr(importlib.import_module(m), n)]
     written = set()
-    for path in [*ROOT.glob("rules/*.yaml"), *ROOT.glob("migrate/fix/fixers/*.py")]:
+    for path in [*ROOT.glob("rules/*.yaml"), *ROOT.glob("migrate/scan/python/fixers/*.py")]:
         written |= set(re.findall(r"\btorch_npu(?:\.[A-Za-z_][A-Za-z0-9_]*)+", path.read_text()))
     unresolved = []
     for name in sorted(written):

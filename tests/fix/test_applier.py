@@ -6,7 +6,7 @@ import ast
 
 from migrate.core.findings import Edit, Finding, Fix
 from migrate.fix.applier import apply_fixes, choose
-from migrate.fix.imports import import_edit
+from migrate.core.import_placement import import_edit
 from migrate.fix.rewrite import fix_text
 
 from .conftest import make_finding, token_scan

@@ -8,8 +8,6 @@ import re
 import pytest
 from migrate.core.npu_wheel import npu_wheel
 
-from migrate.fix.fixers import get_fixer
-
 from .goldens import EXPECTED
 
 pytestmark = pytest.mark.slow  # the shared resolver fetches the wheel on its first run
@@ -17,11 +15,8 @@ _NPU_NAME = re.compile(r"\b(?:torch_npu|torch\.npu)(?:\.[A-Za-z_][A-Za-z0-9_]*)+
 
 
 def _fixer_texts() -> str:
-    # Load through the registry: importing one fixer module directly would stop
-    # get_fixer() from discovering the others.
-    get_fixer("flash-attention")
-    from migrate.fix.fixers import apex_amp, flash_attention, fused_rms_norm
-    from migrate.fix.fixers import xformers_attention
+    from migrate.scan.python.fixers import apex_amp, flash_attention, fused_rms_norm
+    from migrate.scan.python.fixers import xformers_attention
 
     return "\n".join([flash_attention.FUNC_HELPER, flash_attention.VARLEN_HELPER,
                       xformers_attention.HELPER, fused_rms_norm.HELPER, apex_amp.NOTE,

@@ -106,7 +106,9 @@ def test_include_exclude_inputs_and_grads(tmp_path, build):
     kinds = {r["kind"] for r in d.records}
     assert names == {f"layers.{i}" for i in range(5)}
     assert kinds == {"forward.input", "forward.output", "backward.grad_input",
-                     "backward.grad_output"}
+                     "backward.grad_output", "backward.parameter"}
+    weights = {(r["name"], r["path"]) for r in d.records if r["kind"] == "backward.parameter"}
+    assert weights == {(f"layers.{i}", p) for i in range(5) for p in ("weight", "bias")}
     assert "layers.0#0" in manifest(tmp_path / "d")["input_specs"]
 
 

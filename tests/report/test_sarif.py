@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -105,8 +106,8 @@ def test_fingerprint_changes_with_the_flagged_line(result, rules, project):
 
 def test_fingerprint_reads_source_when_no_snippet(result, rules, project):
     with_root = _prints(_sarif(result, rules, project))
-    for f in result.findings:
-        f.snippet = (project / f.path).read_text().splitlines()[f.line - 1]
+    result.findings = [replace(f, snippet=(project / f.path).read_text().splitlines()[f.line - 1])
+                       for f in result.findings]
     with_snippets = _prints(_sarif(result, rules, None))
     assert with_root == with_snippets
 

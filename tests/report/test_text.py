@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from migrate.core.findings import Finding, ScanResult
 from migrate.report import effort, render
 from migrate.report.common import rule_map
@@ -90,7 +92,7 @@ def test_statistics(result, rules):
 
 def test_statistics_marks_rules_whose_fixer_sometimes_declines(result, rules):
     # A fixer may decline (the finding stays without a fix): the rule is 'partially' fixable.
-    result.findings[3].fix = None  # one of the four MIG101 findings
+    result.findings[3] = replace(result.findings[3], fix=None)  # one of the four MIG101 findings
     out = render(result, "text", rules, statistics=True)
     assert out.splitlines()[0] == "4  MIG101  [~] torch-cuda-api"
     assert "[~] some findings fixable" in out

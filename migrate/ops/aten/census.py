@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from migrate.core.errors import UsageError
 from migrate.ops.aten import run, where
-from migrate.ops.aten.capture import Census, CaptureError, make_modes, module_hooks
+from migrate.ops.aten.capture import CaptureError, Census, make_modes, module_hooks
 from migrate.ops.aten.judge import Judge
 from migrate.ops.registry import CPU_FALLBACK, SUPPORTED, load_aten
 from migrate.ops.versions import torch_versions

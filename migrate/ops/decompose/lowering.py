@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from migrate.ops.registry import load_yaml
 from migrate.core.resources import op_registry_dir
+from migrate.ops.registry import load_yaml
 
 
 @cache

@@ -20,16 +20,34 @@ def cosine_from_norms(na: float, nb: float, nd: float) -> float:
 
 
 @METRICS.register("cosine", limit="min", fmt=".8f")
-def cosine(p: Pair) -> float:
+def cosine(p: Pair) -> float | None:
+    """None for a reference below its norm floor: its direction is rounding noise."""
+    if p.below_floor:
+        return None
     return cosine_from_norms(p.norm_ref, p.norm_tgt, p.norm_diff)
 
 
 @METRICS.register("rel_err", limit="max", label="rel err")
 def rel_err(p: Pair) -> float:
-    """|t - r| / |r|: the error relative to the tensor's scale (L2)."""
-    if p.norm_ref == 0.0:
+    """|t - r| / max(|r|, norm floor): the error relative to the tensor's scale (L2)."""
+    scale = max(p.norm_ref, p.norm_floor)
+    if scale == 0.0:
         return 0.0 if p.norm_diff == 0.0 else math.inf
-    return p.norm_diff / p.norm_ref
+    return p.norm_diff / scale
+
+
+@METRICS.register("scale_err", limit="max", label="scale err")
+def scale_err(p: Pair) -> float | None:
+    """|<t, r> / <r, r> - 1|: how far the target is a scaled copy of the reference. Honest
+    rounding adds noise that is uncorrelated with the reference (this stays near 0 while
+    rel_err grows); a wrong factor (a gradient scaled by 1.25, a halved weight gradient)
+    shows in full here even when the noise of a low-precision run hides it in rel_err."""
+    if p.below_floor:
+        return None
+    if p.norm_ref == 0.0:
+        return 0.0 if p.norm_tgt == 0.0 else math.inf
+    dot = (p.norm_tgt ** 2 + p.norm_ref ** 2 - p.norm_diff ** 2) / 2.0
+    return abs(dot / p.norm_ref ** 2 - 1.0)
 
 
 @METRICS.register("max_abs", limit="max", label="max abs")

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from migrate.precision.report.plot import error_plot
-from migrate.precision.report.text import (failures_first, locus_line, rank_lines,
-                                           summary_line, used_columns)
+from migrate.precision.report.text import failures_first, locus_line, rank_lines, summary_line, used_columns
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 

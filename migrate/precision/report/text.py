@@ -66,7 +66,7 @@ def locus_line(result) -> str:
     if result.replay:
         c = result.culprit
         if c:
-            return f"culprit: {c['name']}#{c['call']}"
+            return f"culprit: {c['name']}#{c['call']}{culprit_detail(c)}"
         if result.inconclusive:
             return f"culprit: unknown ({result.inconclusive})"
         skipped = result.replay_stats.get("not_replayed") or []
@@ -79,6 +79,16 @@ def locus_line(result) -> str:
     if result.weights:
         text = f"root cause: {result.weights[0]['reason']}; " + text
     return text
+
+
+def culprit_detail(c: dict) -> str:
+    """Where inside the culprit module: the torch call, or its own code before a child."""
+    if c.get("api"):
+        api = c["api"]
+        return f" at {api['function']}#{api['call']} ({api.get('location') or '?'})"
+    if c.get("own_code"):
+        return f" (its own code, before {c['own_code']['before']})"
+    return ""
 
 
 def rank_lines(result) -> list[str]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 _NPU = re.compile(r"(?<![a-z])(npu|hccl)|(npu|hccl)(?![a-z])", re.IGNORECASE)
 _CUDA_FN = re.compile(r"cuda|rocm|(?<![a-z])hip(?![a-z])|nccl|nvml|nvidia", re.IGNORECASE)
@@ -201,26 +202,26 @@ def _imports_transfer(tree: ast.Module) -> bool:
     return False
 
 
-def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> None:
-    """Mark ``findings`` of ``f`` in NPU-aware regions; drop fixes where code stays as is."""
+def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> list:
+    """``findings`` of ``f``, those in NPU-aware regions marked so (new findings), fixes
+    dropped where the code stays as it is."""
     if not findings:
-        return
+        return findings
     reg = regions(f, portable)
     if not reg.aware and not reg.keep and not reg.renames:
-        return
+        return findings
+    out = []
     for x in findings:
         start = f.index.offset(x.line, x.column - 1)
         why = reg.aware_at(start)
         if why is not None and why.endswith(BY_NAME) and x.rule not in generic:
             why = None  # an env var or library named in a CUDA helper is still work
-        if why is not None:
-            x.npu_aware = True
-            x.fix = None
-            x.category = "auto"  # no work: never fails --fail-on (see docs/contracts.md §3)
-            x.message += f" ({why}: left as is)"
+        if why is not None:  # no work: never fails --fail-on (see docs/contracts.md §3)
+            x = x.left_as_is(f"{why}: left as is")
         elif (why := reg.keep_at(start)) is not None and x.fix is not None:
-            x.fix = None
-            x.category = "manual"
-            x.message += f" (left as is: {why})"
+            x = x.for_a_person(f"left as is: {why}")
         elif x.fix is not None and (name := _renamed(reg, start)):
-            x.message += f" (`{name}` is named for CUDA; once ported, consider a device-neutral name)"
+            x = replace(x, message=f"{x.message} (`{name}` is named for CUDA; once ported, "
+                                   "consider a device-neutral name)")
+        out.append(x)
+    return out

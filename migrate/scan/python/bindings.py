@@ -26,9 +26,6 @@ class Binding:
 class Bindings:
     names: dict[str, Binding] = field(default_factory=dict)
 
-    def as_map(self) -> dict[str, str]:
-        return {k: b.qualname for k, b in self.names.items()}
-
     def local_for(self, qualname: str) -> str | None:
         """Shortest way to spell ``qualname`` with the module's bindings, or None."""
         best: Binding | None = None
@@ -39,6 +36,13 @@ class Bindings:
         if best is None:
             return None
         return best.local + qualname[len(best.qualname):]
+
+    def qualname_of(self, node: ast.AST) -> str | None:
+        """The imported name an attribute chain stands for (th.cuda.x -> torch.cuda.x)."""
+        parts = chain_parts(node)
+        if not parts or parts[0] not in self.names:
+            return None
+        return ".".join([self.names[parts[0]].qualname, *parts[1:]])
 
 
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")

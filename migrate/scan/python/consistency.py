@@ -47,27 +47,29 @@ def _by_default(x, unsafe_too: bool) -> bool:
     return x.fix is not None and (x.fix.applicability == "safe" or unsafe_too)
 
 
-def settle(f, findings) -> None:
-    """Raise safe fixes that share a statement with findings `apply` leaves by default."""
+def settle(f, findings: list) -> list:
+    """``findings``, with safe fixes that share a statement with findings `apply` leaves by
+    default raised (new findings)."""
     live = [x for x in findings if not x.npu_aware]
     if len(live) < 2:
-        return
+        return findings
     stmts = [n for t, ns in f.by_type.items() if issubclass(t, ast.stmt) for n in ns]
     units: dict[tuple, list] = {}
     for x in live:
         key = _unit(f, f.index.offset(x.line, x.column - 1), stmts)
         if key is not None:
             units.setdefault(key, []).append(x)
+    raised: dict[int, object] = {}
     for group in units.values():
         safe = [x for x in group if _by_default(x, False)]
         rest = [x for x in group if not _by_default(x, False)]
         if not safe or not rest:
             continue
         strict = max(rest, key=lambda x: CATEGORY_RANK[x.category])
+        note = f"held back: {strict.rule} in the same statement needs review"
         for x in safe:
-            x.category = strict.category
             if strict.category == "manual" or strict.fix is None:
-                x.category, x.fix = "manual", None
+                raised[id(x)] = x.held_back("manual", None, note)
             else:
-                x.fix.applicability = "unsafe"
-            x.message += f" (held back: {strict.rule} in the same statement needs review)"
+                raised[id(x)] = x.held_back(strict.category, x.fix.held_back(), note)
+    return [raised.get(id(x), x) for x in findings]

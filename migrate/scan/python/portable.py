@@ -40,12 +40,10 @@ def spell(f, template: str, quote: str = '"', node=None, **values: str) -> tuple
 
 
 def portable_fix(rule, edits, imports: list[str], shown: str):
-    """A portable fix: safe for an auto rule, described by what its edits write, with only
-    the imports that code needs (the row's NPU imports are the NPU form's)."""
-    from migrate.core.findings import Fix
+    """A portable fix (core/findings.fix_for decides it), described by what its edits write."""
+    from migrate.core.findings import fix_for
 
-    return Fix("safe" if rule.category == "auto" else "unsafe", f"Portable: {shown}",
-               list(edits), list(dict.fromkeys(imports)))
+    return fix_for(rule, list(edits), {}, imports, description=f"Portable: {shown}")
 
 
 def declines(fn):

@@ -35,7 +35,8 @@ def _segments(key: str) -> list[str]:
 
 @lru_cache(maxsize=8)
 def segment_counts(rules: tuple[Rule, ...]) -> dict[str, int]:
-    """How many qualified-name keys share each segment: the shared ones make few tokens."""
+    """How many qualified-name keys share each segment: the shared ones make few tokens.
+    (Asked once per rule while a RuleSet builds its prefilters: cached for that pass.)"""
     counts: dict[str, int] = {}
     for rule in rules:
         if rule.kind == "qualified-name":
@@ -109,7 +110,6 @@ class Prefilter:
         return out
 
 
-@lru_cache(maxsize=8)
 def python_prefilter(rules: tuple[Rule, ...]) -> Prefilter | None:
     """None means: no sound prefilter (some python rule declares no tokens); read every file."""
     tokens: set[Token] = set()
@@ -122,8 +122,3 @@ def python_prefilter(rules: tuple[Rule, ...]) -> Prefilter | None:
             return None  # the rule table's load check makes this unreachable for shipped rules
         tokens |= t
     return Prefilter(minimal_tokens(tokens))
-
-
-def python_hit_pattern(rules: tuple[Rule, ...]) -> Prefilter | None:
-    """Lines without a token are not walked (see PyFile.parse); None: walk everything."""
-    return python_prefilter(rules)

@@ -7,12 +7,12 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from migrate.core.findings import Finding, Fix, LineIndex, finding_category, settle_imports
+from migrate.core.findings import Finding, Fix, LineIndex, finding_category
 from migrate.core.rules import Rule
-from migrate.scan.python.bindings import Bindings, chain_parts, collect_bindings
-from migrate.fix.fixers import FixContext
+from migrate.scan.python.bindings import Bindings, collect_bindings
 from migrate.scan.project import FileDevices
 from migrate.scan.python.device_names import DeviceNames
+from migrate.scan.python.fixers import FixContext
 from migrate.scan.python.guards import Guards, find_guards
 
 _SYMBOL_KEYS = ("name", "value", "attr", "symbol")
@@ -65,10 +65,7 @@ class PyFile:
 
     def qualname(self, node: ast.AST) -> str | None:
         """The imported name an attribute chain stands for (th.cuda.x -> torch.cuda.x)."""
-        parts = chain_parts(node)
-        if not parts or parts[0] not in self.bindings.names:
-            return None
-        return ".".join([self.bindings.names[parts[0]].qualname, *parts[1:]])
+        return self.bindings.qualname_of(node)
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))
@@ -81,7 +78,7 @@ class PyFile:
         return self.text[start:end]
 
     def fix_context(self, qualname: str = "", target: str | None = None) -> FixContext:
-        return FixContext(self.text, self.index, self.bindings.as_map(), qualname, target)
+        return FixContext(self.text, self.index, self.bindings, qualname, target)
 
     def report(self, rule: Rule, start: int, end: int, values: dict, fix: Fix | None) -> None:
         key = (rule.code, start, end)
@@ -96,9 +93,9 @@ class PyFile:
         self.findings.append(Finding(
             rule=rule.code, name=rule.name, path=self.rel, line=line, column=col,
             end_line=end_line, end_column=end_col, message=rule.format_message(**values),
-            category=category, fix=settle_imports(fix).locate(self.index) if fix else None,
+            category=category, fix=fix.locate(self.index) if fix else None,
             snippet=snippet, snippet_start=snippet_start, impact=rule.impact, symbol=symbol,
-            guarded=self.guards.covers(start, symbol),
+            guarded=self.guards.covers(start, symbol), target=self.target,
         ))
 
     @property

@@ -6,11 +6,10 @@ import warnings
 
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
-from migrate.core.kinds import kinds_of
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.scan.project import FileDevices
-from migrate.scan.python.prefilter import python_hit_pattern
 from migrate.scan.python.pyfile import PyFile
+from migrate.scan.ruleset import Plan
 from migrate.scan.suppress import drop_suppressed
 
 
@@ -32,18 +31,18 @@ def parse_python(text: str, rel: str, hit=None) -> PyFile:
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
 
 
-def scan_python(text: str, rel: str, rules: list[Rule] | tuple[Rule, ...],
-                target: str = DEFAULT_TARGET, devices: FileDevices | None = None) -> list[Finding]:
-    f = parse_python(text, rel, python_hit_pattern(tuple(rules)))
+def scan_python(text: str, rel: str, plan: Plan, target: str = DEFAULT_TARGET,
+                devices: FileDevices | None = None) -> list[Finding]:
+    """Findings of ``plan`` (RuleSet.python(rel)) on one Python text, with fixes for
+    ``target`` (portable fixes route through the ``devices`` of the project around it).
+    Raises ParseError."""
+    f = parse_python(text, rel, plan.hits)
     f.target = target
     f.file_devices = devices
-    for spec in kinds_of("python"):
-        group = [r for r in rules if r.kind == spec.name and "python" in r.files]
-        if group:
-            spec.run(f, group)
+    for spec, group in plan.groups:
+        spec.run(f, group)
     kept = drop_own_helpers(f, drop_suppressed(f.findings, f.index))
-    settle_target(f, kept, rules, target)
-    return sorted(kept, key=Finding.sort_key)
+    return sorted(settle_target(f, kept, plan.rules, target), key=Finding.sort_key)
 
 
 def drop_own_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
@@ -62,16 +61,19 @@ def drop_own_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
             if not any(a <= f.index.offset(x.line, x.column - 1) < b for a, b in spans)]
 
 
-def env_vars_beside(f: PyFile, findings: list[Finding], codes: set[str]) -> None:
+def env_vars_beside(f: PyFile, findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
     """Portable: CUDA_VISIBLE_DEVICES keeps meaning something on CUDA hosts. In a list of
     names the Ascend one is added beside it; elsewhere the fix is left to a person."""
     import ast
 
-    from migrate.core.findings import Edit
+    from migrate.core.findings import Edit, fix_for
 
     consts = {f.span(n): n for n in f.nodes(ast.Constant) if isinstance(n.value, str)}
+    out = []
     for x in findings:
-        if x.rule not in codes or x.fix is None or len(x.fix.edits) != 1:
+        rule = rules.get(x.rule)
+        if rule is None or rule.kind != "env-var" or x.fix is None or len(x.fix.edits) != 1:
+            out.append(x)
             continue
         start = f.index.offset(x.line, x.column - 1)
         node = next((n for (a, b), n in consts.items() if a <= start < b), None)
@@ -79,64 +81,68 @@ def env_vars_beside(f: PyFile, findings: list[Finding], codes: set[str]) -> None
         new = x.fix.edits[0].content
         if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and any(
                 isinstance(e, ast.Constant) and e.value == new for e in parent.elts):
-            x.fix, x.npu_aware, x.category = None, True, "auto"
-            x.message += f" ({new} is already beside it: left as is)"
+            x = x.left_as_is(f"{new} is already beside it: left as is")
         elif isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and new.isidentifier():
             a, b = f.span(node)
             q = f.text[a:b][-1]
             end = f.span(parent.elts[-1])[1]
-            x.fix.edits = [Edit(end, end, f", {q}{new}{q}")]
-            x.fix.description = f"Portable: add {q}{new}{q} beside it"
+            x = x.with_fix(fix_for(rule, [Edit(end, end, f", {q}{new}{q}")], {},
+                                   description=f"Portable: add {q}{new}{q} beside it"
+                                   ).locate(f.index))
         else:
-            x.fix, x.category = None, "manual"
-            x.message += f" (portable: keep it for CUDA hosts and set {new} beside it)"
+            x = x.for_a_person(f"portable: keep it for CUDA hosts and set {new} beside it")
+        out.append(x)
+    return out
 
 
-def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> None:
+def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> list[Finding]:
     """What every target shares after matching: NPU-aware code is left alone, transfer
-    leaves what it patches, no statement is left half ported."""
+    leaves what it patches, no statement is left half ported. Each pass makes new findings."""
     from migrate.scan.python import awareness, consistency, transfer
 
+    by_code = {r.code: r for r in rules}
     generic = frozenset(r.code for r in rules if r.portable)
-    awareness.mark(f, findings, portable=target == "portable", generic=generic)
+    findings = awareness.mark(f, findings, portable=target == "portable", generic=generic)
     if target == "portable":
-        env_vars_beside(f, findings, {r.code for r in rules if r.kind == "env-var"})
+        findings = env_vars_beside(f, findings, by_code)
     if target == "transfer":
-        transfer.settle(f, findings, {r.code: r for r in rules})
-    consistency.settle(f, findings)
+        findings = transfer.settle(f, findings, by_code)
+    findings = consistency.settle(f, findings)
     if target == "portable":
-        define_helpers(f, findings)
-    for x in findings:
-        x.target = target
+        findings = define_helpers(f, findings)
+    return findings
 
 
-def define_helpers(f: PyFile, findings: list[Finding]) -> None:
+def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
     """A script gets the port's helpers defined once, after its imports: every fix that
-    calls one carries the same insertion (apply makes it once)."""
+    calls one carries the same insertion (apply makes it once), and says so."""
     import re
+    from dataclasses import replace
+
+    from migrate.scan.python.device_names import Unspellable
 
     planned = f.devices.planned if f._devices is not None else set()
     if not planned:
-        return
+        return findings
     calls = re.compile(r"\b(" + "|".join(sorted(planned)) + r")\(")
-    users = [(x, set(calls.findall("".join(e.content for e in x.fix.edits))))
-             for x in findings if x.fix is not None]
-    users = [(x, names) for x, names in users if names]
-    from migrate.scan.python.device_names import Unspellable
-
-    first = min((e.start for x, _ in users for e in x.fix.edits), default=None)
+    uses = {id(x): set(calls.findall("".join(e.content for e in x.fix.edits)))
+            for x in findings if x.fix is not None}
+    users = [x for x in findings if uses.get(id(x))]
+    if not users:
+        return findings
+    first = min(e.start for x in users for e in x.fix.edits)
     try:
-        edit = f.devices.definitions_edit(set().union(*(names for _, names in users)) if users
-                                          else set(), first)
+        edit = f.devices.definitions_edit(set().union(*uses.values()), first)
     except Unspellable as exc:
-        for x, _ in users:
-            x.fix, x.category = None, "manual"
-            x.message += f" (portable: {exc})"
-        return
+        return [x.for_a_person(f"portable: {exc}") if uses.get(id(x)) else x for x in findings]
     if edit is None:
-        return
-    for x, _ in users:
-        x.fix.edits.append(edit)
-        x.fix.imports = [i for i in x.fix.imports if i != "import torch" or
-                         f.bindings.local_for("torch") is not None]
-        x.fix.locate(f.index)
+        return findings
+    out = []
+    for x in findings:
+        if uses.get(id(x)):
+            names = ", ".join(sorted(uses[id(x)]))
+            fix = replace(x.fix, edits=[*x.fix.edits, edit],
+                          description=f"{x.fix.description}; defines {names} after the imports")
+            x = x.with_fix(fix.locate(f.index))
+        out.append(x)
+    return out

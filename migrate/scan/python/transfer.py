@@ -10,25 +10,25 @@ from __future__ import annotations
 import ast
 import re
 
-from migrate.core.findings import Edit, Finding, Fix
-from migrate.fix.imports import anchor_offset
+from migrate.core.findings import Edit, Finding, fix_for
+from migrate.core.import_placement import anchor_offset
 
 IMPORT = "from torch_npu.contrib import transfer_to_npu  # noqa: F401"
 ENTRY_RULE = "MIG206"
 
 
-def settle(f, findings: list[Finding], rules) -> None:
-    for x in findings:
-        rule = rules.get(x.rule)
-        if rule is None or rule.transfer != "patched" or x.npu_aware:
-            continue
-        start = f.index.offset(x.line, x.column - 1)
-        if rule.kind == "context-string" and _in_compare(f, start):
-            continue  # x.device.type == "cuda": no patch reaches a string comparison
-        x.fix = None
-        x.npu_aware = True
-        x.category = "auto"
-        x.message += " (transfer_to_npu patches it at run time: left as is)"
+def settle(f, findings: list[Finding], rules) -> list[Finding]:
+    """``findings`` with what transfer_to_npu patches marked as handled (new findings)."""
+    return [_settled(f, x, rules.get(x.rule)) for x in findings]
+
+
+def _settled(f, x: Finding, rule) -> Finding:
+    if rule is None or rule.transfer != "patched" or x.npu_aware:
+        return x
+    start = f.index.offset(x.line, x.column - 1)
+    if rule.kind == "context-string" and _in_compare(f, start):
+        return x  # x.device.type == "cuda": no patch reaches a string comparison
+    return x.left_as_is("transfer_to_npu patches it at run time: left as is")
 
 
 def _in_compare(f, offset: int) -> bool:
@@ -53,5 +53,6 @@ def entry_finding(f, rule) -> None:
         return
     pos = anchor_offset(f.text, f.tree)
     nl = "\r\n" if "\r\n" in f.text[:2000] else "\n"
-    fix = Fix("safe", f"add `{IMPORT.split('  #')[0]}`", [Edit(pos, pos, IMPORT + nl)])
+    fix = fix_for(rule, [Edit(pos, pos, IMPORT + nl)], {},
+                  description=f"add `{IMPORT.split('  #')[0]}`")
     f.report(rule, pos, pos, {}, fix)

@@ -18,7 +18,8 @@ one whose specifier does not parse, is never flagged.
 
 from __future__ import annotations
 
-from packaging.requirements import InvalidRequirement, Requirement as Spec
+from packaging.requirements import InvalidRequirement
+from packaging.requirements import Requirement as Spec
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 

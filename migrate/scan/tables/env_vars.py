@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 
-from migrate.core.kinds import param
+from migrate.core.kinds import Token, param
 from migrate.core.rules import Rule
 
 KIND = "env-var"
@@ -34,6 +35,28 @@ PARAMS = {
 }
 
 EnvEntry = tuple[Rule, "str | None", str]
+
+
+def tokens(rule: Rule, rules) -> set[Token]:
+    """A row's prefilter tokens: its variable names and prefixes (both engines)."""
+    p = rule.params
+    return {Token(str(n)) for n in [*(p.get("vars") or {}), *(p.get("prefixes") or {})]}
+
+
+@dataclass(frozen=True)
+class EnvTable:
+    """The selected env-var rows of a run, compiled once (the kind's ``compile`` hook)."""
+
+    table: dict[str, EnvEntry]
+    wanted: frozenset[str]  # codes of the selected rows: a name another row owns is theirs
+
+    def lookup(self, name: str) -> EnvEntry | None:
+        entry = lookup_env_var(name, self.table)
+        return entry if entry is not None and entry[0].code in self.wanted else None
+
+
+def compile_table(rules: Sequence[Rule]) -> EnvTable:
+    return EnvTable(table_for(rules), frozenset(r.code for r in rules))
 
 
 def env_var_table(rules: Sequence[Rule]) -> dict[str, EnvEntry]:

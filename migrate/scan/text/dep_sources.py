@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from migrate.scan.text.textfile import TextFile
 from migrate.scan.tables.requirements import Requirement, normalize, parse_requirement
+from migrate.scan.text.textfile import TextFile
 
 _LINE = re.compile(r"^[^\n]*", re.MULTILINE)
 _INSTALL = re.compile(

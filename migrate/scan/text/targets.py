@@ -38,21 +38,20 @@ def gpu_job_lines(text: str) -> list[tuple[int, int]]:
 
 def retarget_text(findings: list[Finding], text: str, rel: str, kind: str,
                   target: str = DEFAULT_TARGET) -> list[Finding]:
+    """``findings`` of one text file for ``target`` (new findings): CI jobs on NVIDIA
+    runners and, for portable, CUDA env vars are left to a person."""
     if findings and _CI_PATH.search(rel):
         jobs = gpu_job_lines(text)
-        for x in findings:
-            if x.fix is not None and any(a <= x.line <= b for a, b in jobs):
-                x.fix = None
-                x.category = "manual"
-                x.message += " (this CI job runs on an NVIDIA runner: move it to Ascend by hand, or keep it)"
+        findings = [x.for_a_person("this CI job runs on an NVIDIA runner: move it to Ascend by "
+                                   "hand, or keep it")
+                    if x.fix is not None and any(a <= x.line <= b for a, b in jobs) else x
+                    for x in findings]
     if target == "portable":
         from migrate.core.rules import default_rules
 
         env = {r.code for r in default_rules() if r.kind == "env-var"}
-        for x in findings:  # `export CUDA_VISIBLE_DEVICES=0` keeps working on CUDA hosts
-            if x.rule in env and x.fix is not None:
-                x.fix, x.category = None, "manual"
-                x.message += " (portable: keep it for CUDA hosts and set the Ascend variable beside it)"
-    for x in findings:
-        x.target = target
-    return findings
+        # `export CUDA_VISIBLE_DEVICES=0` keeps working on CUDA hosts
+        findings = [x.for_a_person("portable: keep it for CUDA hosts and set the Ascend "
+                                   "variable beside it")
+                    if x.rule in env and x.fix is not None else x for x in findings]
+    return [x.for_target(target) for x in findings]

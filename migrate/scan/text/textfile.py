@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from migrate.core.findings import Edit, Finding, LineIndex, finding_category, fix_for
+from migrate.core.findings import Edit, Finding, Fix, LineIndex, finding_category, fix_for
 from migrate.core.rules import Rule
 
 
@@ -20,14 +20,17 @@ class TextFile:
     index: LineIndex
 
     def finding(self, rule: Rule, start: int, end: int, values: dict[str, Any],
-                replacement: str | None = None) -> Finding | None:
+                replacement: str | None = None, *, fix: Fix | None = None,
+                described: dict[str, Any] | None = None) -> Finding | None:
         """A finding of ``rule`` on text[start:end]; a fix replaces that span by
-        ``replacement`` when the rule is not manual."""
+        ``replacement`` when the rule is not manual (or is ``fix``, made by fix_for).
+        ``described``: the values its fix title names, where they differ from the message's."""
         line, col = self.index.position(start)
         end_line, end_col = self.index.position(max(end, start))
-        fix = None
         if replacement is not None and rule.category != "manual":
-            fix = fix_for(rule, [Edit(start, end, replacement)], values).locate(self.index)
+            fix = fix_for(rule, [Edit(start, end, replacement)], described or values)
+        if fix is not None:
+            fix = fix.locate(self.index)
         snippet, snippet_start = self.index.snippet(line, col)
         return Finding(
             rule=rule.code,
@@ -45,7 +48,3 @@ class TextFile:
             impact=rule.impact,
             symbol=str(values.get("package") or values.get("name") or values.get("match") or ""),
         )
-
-
-def applies(rule: Rule, kind: str) -> bool:
-    return kind in rule.files

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from migrate.core.rules import default_rules
-from migrate.scan.python.kinds import rules_for_path
-from migrate.scan.python.prefilter import python_prefilter
+from migrate.scan.ruleset import RuleSet
+
+RULESET = RuleSet(default_rules())
 
 PLAIN_MODEL = b'''
 """A transformer block. Parameters are required to have requires_grad=True."""
@@ -30,7 +31,7 @@ class Block(nn.Module):
 
 @pytest.fixture(scope="module")
 def prefilter():
-    pf = python_prefilter(rules_for_path(default_rules(), "model.py"))
+    pf = RULESET.python("model.py").prefilter
     assert pf is not None, "a python rule yields no prefilter token: every file would be parsed"
     return pf
 
@@ -51,4 +52,4 @@ def test_cuda_code_passes(prefilter, snippet):
 
 def test_setup_py_dependency_lists_pass_only_for_setup_files():
     code = b'setup(install_requires=["flash-attn"])'
-    assert python_prefilter(rules_for_path(default_rules(), "setup.py")).search(code)
+    assert RULESET.python("setup.py").prefilter.search(code)

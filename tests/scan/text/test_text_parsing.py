@@ -10,7 +10,8 @@ from migrate.core.rules import load_rules
 from migrate.core.findings import splice
 from migrate.scan.text.mask import mask_comments
 from migrate.scan.tables.requirements import parse_requirement
-from migrate.scan.text.scanner import TEXT_KINDS, scan_text_file
+from migrate.core.filekinds import TEXT_KINDS
+from migrate.scan.text.scanner import scan_text_file
 
 RULES = load_rules()
 

@@ -9,7 +9,8 @@ import pytest
 
 from migrate.core.rules import load_rules, select_rules
 from migrate.scan.tables.env_vars import env_var_table, lookup_env_var
-from migrate.scan.text.scanner import file_kind, scan_text_file
+from migrate.core.filekinds import detect as file_kind
+from migrate.scan.text.scanner import scan_text_file
 
 RULES = load_rules()
 

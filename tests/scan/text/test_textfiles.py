@@ -8,7 +8,9 @@ import pytest
 
 from migrate.core.rules import load_rules
 from migrate.core.findings import splice
-from migrate.scan.text.scanner import TEXT_KINDS, file_kind, scan_text_file
+from migrate.core.filekinds import TEXT_KINDS
+from migrate.core.filekinds import detect as file_kind
+from migrate.scan.text.scanner import scan_text_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "textfiles"
 RULES = load_rules()
@@ -26,34 +28,6 @@ def fixed(text: str, findings, unsafe: bool = False) -> str:
     edits = [e for f in findings if f.fix and (unsafe or f.fix.applicability == "safe")
              for e in f.fix.edits]
     return splice(text, edits)
-
-
-@pytest.mark.parametrize("path, kind", [
-    ("scripts/train.sh", "shell"), ("run.bash", "shell"), ("x.zsh", "shell"),
-    ("jobs/pretrain.slurm", "shell"), ("job.sbatch", "shell"), (".envrc", "shell"),
-    ("Dockerfile", "docker"), ("docker/Dockerfile.gpu", "docker"), ("train.dockerfile", "docker"),
-    ("Containerfile", "docker"), ("Makefile", "make"), ("GNUmakefile", "make"),
-    ("build/rules.mk", "make"), ("ci.yml", "yaml"), ("k8s/job.yaml", "yaml"),
-    ("environment.yml", "conda"), ("requirements.txt", "requirements"),
-    ("requirements-dev.txt", "requirements"), ("requirements/base.txt", "requirements"),
-    ("requirements/base.in", "requirements"), ("constraints.txt", "requirements"),
-    ("pyproject.toml", "pyproject"), ("setup.cfg", "setup-cfg"), ("k.cu", "cuda"),
-    ("k.cuh", "cuda"), (".env", "env"), ("prod.env", "env"), ("train.py", None),
-    ("model.onnx", None), ("README.md", None), ("Makefile.in", None), ("MANIFEST.in", None),
-    ("notes.txt", None),
-])
-def test_file_kind_by_name(path, kind):
-    assert file_kind(PurePath(path)) == kind
-
-
-def test_file_kind_reads_shebang_of_files_without_suffix(tmp_path):
-    (tmp_path / "launch").write_text("#!/usr/bin/env bash\nexport CUDA_VISIBLE_DEVICES=0\n")
-    (tmp_path / "tool").write_text("#!/usr/bin/env python3\nprint(1)\n")
-    (tmp_path / "blob").write_bytes(b"\x00\x01\x02")
-    assert file_kind(tmp_path / "launch") == "shell"
-    assert file_kind(tmp_path / "tool") is None
-    assert file_kind(tmp_path / "blob") is None
-    assert file_kind(tmp_path / "missing") is None
 
 
 EXPECTED = {

@@ -11,10 +11,9 @@ from __future__ import annotations
 import ast
 import re
 
-from migrate.core.rules import Rule
 from migrate.core.kinds import param, prefilter_words, rule_kind
+from migrate.core.rules import Rule
 from migrate.scan.python.pyfile import PyFile
-
 
 PARAMS = {
     "calls": param(dict, required=True, doc="qualified call name -> argument positions"),

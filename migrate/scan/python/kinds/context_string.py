@@ -21,14 +21,12 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 
-from migrate.core.findings import Edit
-from migrate.core.rules import Rule
+from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import param, prefilter_words, rule_kind
-from migrate.core.findings import fix_for
-from migrate.scan.python.pyfile import PyFile
+from migrate.core.rules import Rule
 from migrate.scan.python.portable_strings import portable_literal
+from migrate.scan.python.pyfile import PyFile
 
 _STRING_PREFIX = re.compile(r"[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
 
@@ -59,9 +57,9 @@ class Spec:
         return bool(name and self.names and self.names.search(name.lstrip("-").replace("-", "_")))
 
 
-@lru_cache(maxsize=8)
-def _specs(rules: tuple[Rule, ...]) -> list[Spec]:
-    return [Spec(r) for r in rules]
+def _specs(rules: tuple[Rule, ...]) -> tuple[Spec, ...]:
+    """The rows of a run, their regexes compiled once (the kind's ``compile`` hook)."""
+    return tuple(Spec(r) for r in rules)
 
 
 PARAMS = {
@@ -78,9 +76,9 @@ PARAMS = {
 }
 
 
-@rule_kind("context-string", engine="python", params=PARAMS, tokens=prefilter_words)
-def run(f: PyFile, rules: list[Rule]) -> None:
-    specs = _specs(tuple(rules))
+@rule_kind("context-string", engine="python", params=PARAMS, tokens=prefilter_words,
+           compile=_specs)
+def run(f: PyFile, specs: tuple[Spec, ...]) -> None:
     anywhere = [s for s in specs if s.anywhere]
     if anywhere:
         for node in f.nodes(ast.Constant):

@@ -12,8 +12,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from migrate.core.rules import Rule
 from migrate.core.kinds import Token, rule_kind
+from migrate.core.rules import Rule
 from migrate.scan.python.pyfile import PyFile
 from migrate.scan.tables.dependencies import KIND, PARAMS, suggestion_for
 from migrate.scan.tables.requirements import parse_requirement

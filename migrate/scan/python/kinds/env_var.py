@@ -13,27 +13,22 @@ from __future__ import annotations
 import ast
 import re
 
-from migrate.core.findings import Edit
+from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import rule_kind
-from migrate.core.rules import Rule
-from migrate.core.findings import fix_for
 from migrate.scan.python.pyfile import PyFile
-from migrate.scan.tables.env_vars import KIND, PARAMS, lookup_env_var, table_for, verdict
-from migrate.scan.text.kinds.env_var import tokens
+from migrate.scan.tables.env_vars import KIND, PARAMS, EnvTable, compile_table, tokens, verdict
 
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
-@rule_kind(KIND, engine="python", params=PARAMS, tokens=tokens)
-def run(f: PyFile, rules: list[Rule]) -> None:
-    wanted = {r.code for r in rules}
-    table = table_for(rules)
+@rule_kind(KIND, engine="python", params=PARAMS, tokens=tokens, compile=compile_table)
+def run(f: PyFile, table: EnvTable) -> None:
     for node in f.nodes(ast.Constant):
         if not isinstance(node.value, str) or not _ENV_NAME.match(node.value):
             continue
         name = node.value
-        entry = lookup_env_var(name, table)
-        if entry is None or entry[0].code not in wanted:
+        entry = table.lookup(name)
+        if entry is None:
             continue
         rule = entry[0]
         target, note = verdict(entry, name, _assigned_value(f, node))

@@ -9,14 +9,12 @@ from __future__ import annotations
 import ast
 import re
 
-from migrate.core.findings import Edit
+from migrate.core.findings import Edit, fix_for
+from migrate.core.kinds import Token, param, rule_kind
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts
-from migrate.core.kinds import Token, param, rule_kind
-from migrate.core.findings import fix_for
-from migrate.scan.python.pyfile import PyFile
 from migrate.scan.python.portable import declines, portable_fix, quote_for, spell
-
+from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {"attrs": param(dict, required=True, doc="method or property -> replacement")}
 

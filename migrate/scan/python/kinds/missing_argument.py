@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.findings import Edit
-from migrate.core.rules import Rule
+from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import Token, param, rule_kind
-from migrate.core.findings import fix_for
-from migrate.scan.python.pyfile import PyFile
+from migrate.core.rules import Rule
 from migrate.scan.python.portable import declines, portable_fix, spell
-
+from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {"calls": param(dict, required=True, doc="qualified call -> the argument to add")}
 

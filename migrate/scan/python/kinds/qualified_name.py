@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from functools import lru_cache
 
-from migrate.core.findings import Edit
+from migrate.core.findings import Edit, fix_for
+from migrate.core.kinds import Token, param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
 from migrate.scan.python.bindings import chain_parts, import_statements
-from migrate.fix.fixers import get_fixer
-from migrate.core.kinds import Token, param, prefilter_words, rule_kind
-from migrate.scan.python.prefilter import key_token, segment_counts
-from migrate.core.findings import fix_for
-from migrate.scan.python.pyfile import PyFile
+from migrate.scan.python.fixers import FIXERS
 from migrate.scan.python.portable_names import portable_use
+from migrate.scan.python.prefilter import key_token, segment_counts
+from migrate.scan.python.pyfile import PyFile
 
 
 @dataclass(frozen=True)
@@ -108,11 +106,6 @@ class Table:
         return not any(qualname == m or qualname.startswith(m + ".") for m in self.not_modules)
 
 
-@lru_cache(maxsize=8)
-def _table(rules: tuple[Rule, ...]) -> Table:
-    return Table(rules)
-
-
 def import_form(qualname: str) -> str:
     """torch.npu[.x] is registered at run time; import statements use torch_npu.npu."""
     if qualname == "torch.npu" or qualname.startswith("torch.npu."):
@@ -135,7 +128,7 @@ def _values(m: Match) -> dict:
 
 PARAMS = {
     "names": param(dict, required=True, doc="qualified name (or prefix.*) -> replacement"),
-    "fixers": param(dict, doc="qualified name -> fixer (migrate/fix/fixers) for its calls"),
+    "fixers": param(dict, doc="qualified name -> fixer (migrate/scan/python/fixers) for its calls"),
     "notes": param(dict, doc="qualified name -> note shown in the message"),
     "ignore": param(list, doc="qualified names a prefix row must not catch"),
     "not_modules": param(list, doc="names that are attributes, not importable modules"),
@@ -151,9 +144,8 @@ def _tokens(rule: Rule, rules) -> set[Token]:
     return {key_token(k, counts) for k in rule.params.get("names") or {}}
 
 
-@rule_kind("qualified-name", engine="python", params=PARAMS, tokens=_tokens)
-def run(f: PyFile, rules: list[Rule]) -> None:
-    table = _table(tuple(rules))
+@rule_kind("qualified-name", engine="python", params=PARAMS, tokens=_tokens, compile=Table)
+def run(f: PyFile, table: Table) -> None:
     rewritten = _imports(f, table)
     for node in f.nodes(ast.Attribute, ast.Name):
         if isinstance(node.ctx, (ast.Load, ast.Store)):
@@ -201,15 +193,12 @@ def _use(f: PyFile, table: Table, node: ast.AST, parent, rewritten: set[str]) ->
 
 
 def _fixer_fix(f: PyFile, m: Match, call: ast.Call):
-    try:
-        fn = get_fixer(m.entry.fixer)
-    except KeyError:
+    """The rule's fix from what the row's fixer proposes (None: the fixer declines)."""
+    draft = FIXERS[m.entry.fixer](f.fix_context(m.qualname, m.new_qualname), call)
+    if draft is None:
         return None
-    fix = fn(f.fix_context(m.qualname, m.new_qualname), call)
-    if fix is not None:
-        fix.applicability = "safe" if m.entry.rule.category == "auto" else "unsafe"
-        fix.imports = list(dict.fromkeys([*m.entry.rule.imports, *fix.imports]))
-    return fix
+    return fix_for(m.entry.rule, draft.edits, _values(m), draft.imports,
+                   description=draft.description)
 
 
 def _rename_use(f: PyFile, m: Match, node: ast.AST, parts: list[str]):

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from migrate.core.findings import Finding
 from migrate.core.kinds import Token, rule_kind
 from migrate.core.rules import Rule
-from migrate.scan.text.textfile import TextFile
-from migrate.scan.text.dep_sources import locate
 from migrate.scan.tables.dependencies import KIND, PARAMS, suggestion_for
 from migrate.scan.tables.requirements import Requirement, hash_pinned
+from migrate.scan.text.dep_sources import locate
+from migrate.scan.text.textfile import TextFile
 
 _ALNUM = re.compile(r"[a-z0-9]+")
 _GLOB_CLASS = re.compile(r"\[[^\]]*\]")

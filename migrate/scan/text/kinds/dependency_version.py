@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from migrate.core.findings import Edit, Finding, finding_category, fix_for
+from migrate.core.findings import Edit, Finding, fix_for
 from migrate.core.kinds import rule_kind
 from migrate.core.rules import Rule
 from migrate.scan.tables.dependency_versions import KIND, PARAMS, tokens, verdict
@@ -34,18 +34,17 @@ def scan_dependency_versions(tf: TextFile, rules: Sequence[Rule]) -> list[Findin
             spec = tf.text[req.spec_start:req.spec_end].strip()
             values = {"package": req.raw_name, "spec": spec, "version": want}
             if rule.params.get("mode") == "companion":
-                f = tf.finding(rule, req.start, req.end, values)
                 # pip's hash-checking mode (any --hash in the file) refuses an unhashed line
                 insert = None if "--hash" in tf.text else _companion_insert(tf, req, want)
-                if f is not None and insert is not None:
-                    f.fix = fix_for(rule, [Edit(insert[0], insert[0], insert[1])],
-                                    values).locate(tf.index)
-                    f.category = finding_category(rule, f.fix)
+                fix = None if insert is None else fix_for(
+                    rule, [Edit(insert[0], insert[0], insert[1])], values)
+                f = tf.finding(rule, req.start, req.end, values, fix=fix)
             else:
                 local = "+cpu" if "+" in spec else ""  # a local build stays the CPU build
                 pinned = hash_pinned(tf.text, req.start)  # a new pin would fail its --hash
                 f = tf.finding(rule, req.spec_start, req.spec_end, values,
-                               f"=={want}{local}" if spec and not pinned else None)
+                               f"=={want}{local}" if spec and not pinned else None,
+                               described={**values, "version": want + local})
             if f is not None:
                 findings.append(f)
     return findings

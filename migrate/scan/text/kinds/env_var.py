@@ -11,36 +11,34 @@ list items.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from migrate.core.findings import Finding
-from migrate.core.kinds import Token, rule_kind
-from migrate.core.rules import Rule
-from migrate.scan.tables.env_vars import KIND, PARAMS, EnvEntry, lookup_env_var, table_for, verdict
+from migrate.core.kinds import rule_kind
+from migrate.scan.tables.env_vars import (
+    KIND,
+    PARAMS,
+    EnvEntry,
+    EnvTable,
+    compile_table,
+    tokens,
+    verdict,
+)
 from migrate.scan.text.textfile import TextFile
 
 _NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]*[A-Z0-9](?![A-Za-z0-9_])")
 _ASSIGNED = re.compile(r"[ \t]*[=:][ \t]*[\"']?([0-9][0-9, \t]*[0-9])")
 
 
-def tokens(rule: Rule, rules) -> set[Token]:
-    """Its variable names and prefixes (shared with the Python env-var kind)."""
-    p = rule.params
-    return {Token(str(n)) for n in [*(p.get("vars") or {}), *(p.get("prefixes") or {})]}
-
-
-@rule_kind(KIND, engine="text", params=PARAMS, tokens=tokens)
-def scan_env_vars(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
-    wanted = {r.code for r in rules}
-    table = table_for(rules)
+@rule_kind(KIND, engine="text", params=PARAMS, tokens=tokens, compile=compile_table)
+def scan_env_vars(tf: TextFile, table: EnvTable) -> list[Finding]:
     cache: dict[str, EnvEntry | None] = {}
     findings: list[Finding] = []
     for m in _NAME.finditer(tf.masked):
         name = m.group()
         if name not in cache:
-            cache[name] = lookup_env_var(name, table)
+            cache[name] = table.lookup(name)
         entry = cache[name]
-        if entry is None or entry[0].code not in wanted:
+        if entry is None:
             continue
         assigned = _ASSIGNED.match(tf.masked, m.end())
         replacement, note = verdict(entry, name, assigned.group(1) if assigned else None)

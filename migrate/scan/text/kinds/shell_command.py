@@ -16,9 +16,9 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from migrate.core.errors import RuleError
 from migrate.core.findings import Finding
 from migrate.core.kinds import param, prefilter_words, rule_kind
-from migrate.core.errors import RuleError
 from migrate.core.rules import Rule
 from migrate.scan.text.textfile import TextFile
 

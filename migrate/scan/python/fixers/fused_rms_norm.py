@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.findings import Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import bind_args, helper_edits, import_group
+from migrate.core.findings import Draft
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import bind_args, helper_edits, import_group
 
 PARAMS = ["normalized_shape", "eps", "elementwise_affine", "memory_efficient"]
 NAME = "NpuRMSNorm"
@@ -55,7 +55,7 @@ def _accepts(qualname: str, call: ast.Call) -> bool:
 
 
 @fixer("fused-rms-norm")
-def fused_rms_norm(ctx: FixContext, call: ast.Call) -> Fix | None:
+def fused_rms_norm(ctx: FixContext, call: ast.Call) -> Draft | None:
     if not _accepts(ctx.qualname, call):
         return None
     group = import_group(ctx, _accepts)
@@ -63,4 +63,4 @@ def fused_rms_norm(ctx: FixContext, call: ast.Call) -> Fix | None:
     edits = [ctx.replace(c.func, NAME) for c, _ in uses]
     edits += helper_edits(ctx, [(NAME, HELPER)], [c for c, _ in uses],
                           group[0] if group else None)
-    return Fix("unsafe", DESCRIPTION, edits, ["import torch", "import torch_npu"])
+    return Draft(DESCRIPTION, edits, ["import torch", "import torch_npu"])

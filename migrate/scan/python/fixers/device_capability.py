@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.findings import Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import module_tree, spell
+from migrate.core.findings import Draft
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import module_tree, spell
 
 AMPERE = (8, 0)
 MIRROR = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
@@ -63,7 +63,7 @@ def _at_least(op: type, threshold: tuple[int, int]) -> tuple[tuple[int, int], bo
 
 
 @fixer("device-capability-compare")
-def device_capability_compare(ctx: FixContext, call: ast.Call) -> Fix | None:
+def device_capability_compare(ctx: FixContext, call: ast.Call) -> Draft | None:
     found = _find(module_tree(ctx.text), call)
     if found is None:
         return None
@@ -83,7 +83,7 @@ def device_capability_compare(ctx: FixContext, call: ast.Call) -> Fix | None:
         text = "False" if positive else "True"
     if text.startswith("not ") and not _test_position(module_tree(ctx.text), compare):
         text = f"({text})"
-    return Fix("unsafe", DESCRIPTION, [ctx.replace(compare, text)], ["import torch_npu", *imports])
+    return Draft(DESCRIPTION, [ctx.replace(compare, text)], ["import torch_npu", *imports])
 
 
 def _test_position(tree: ast.Module, compare: ast.Compare) -> bool:

@@ -13,7 +13,7 @@ import ast
 from functools import lru_cache
 
 from migrate.core.findings import Edit
-from migrate.fix.fixers import FixContext
+from migrate.scan.python.fixers import FixContext
 
 
 @lru_cache(maxsize=8)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.findings import Edit, Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import bind_args, enclosing_statement, module_tree
+from migrate.core.findings import Draft, Edit
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import bind_args, enclosing_statement, module_tree
 
 PARAMS = ["models", "optimizers", "enabled", "opt_level", "cast_model_type",
           "patch_torch_functions", "keep_batchnorm_fp32", "master_weights", "loss_scale",
@@ -40,7 +40,7 @@ def _names(node: ast.expr) -> list[str] | None:
 
 
 @fixer("apex-amp-initialize")
-def apex_amp_initialize(ctx: FixContext, call: ast.Call) -> Fix | None:
+def apex_amp_initialize(ctx: FixContext, call: ast.Call) -> Draft | None:
     bound = bind_args(call, PARAMS)
     if bound is None or "models" not in bound:
         return None
@@ -56,9 +56,9 @@ def apex_amp_initialize(ctx: FixContext, call: ast.Call) -> Fix | None:
         if same and len(body) > 1:
             edit = _replace_statement(ctx, stmt, opt)
             if edit is not None:
-                return Fix("unsafe", DESCRIPTION, [edit])
+                return Draft(DESCRIPTION, [edit])
     text = sources[0] if len(sources) == 1 else f"({', '.join(sources)})"
-    return Fix("unsafe", DESCRIPTION, [ctx.replace(call, text)])
+    return Draft(DESCRIPTION, [ctx.replace(call, text)])
 
 
 def _replace_statement(ctx: FixContext, stmt: ast.stmt, opt: str) -> Edit | None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.findings import Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import bind_args, spell
+from migrate.core.findings import Draft
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import bind_args, spell
 
 # Parameters of each fused optimizer's __init__ in the torch_npu 2.14.0 wheel
 # (torch_npu/optim/npu_fused_adamw.py, npu_fused_adam.py); defaults equal torch's.
@@ -22,10 +22,10 @@ PARAMS = {
 
 
 @fixer("npu-fused-optimizer")
-def npu_fused_optimizer(ctx: FixContext, call: ast.Call) -> Fix | None:
+def npu_fused_optimizer(ctx: FixContext, call: ast.Call) -> Draft | None:
     params = PARAMS.get(ctx.target or "")
     if params is None or bind_args(call, params) is None:
         return None
     name, imports = spell(ctx, ctx.target)
-    return Fix("unsafe", f"Use `{ctx.target}` (same arguments)", [ctx.replace(call.func, name)],
+    return Draft(f"Use `{ctx.target}` (same arguments)", [ctx.replace(call.func, name)],
                imports)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.findings import Edit, Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import (
+from migrate.core.findings import Draft, Edit
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import (
     bind_args,
     helper_edits,
     is_const,
@@ -60,23 +60,13 @@ DESCRIPTION = (
 )
 
 
-def _qualname(ctx: FixContext, node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or node.id not in ctx.imports:
-        return None
-    return ".".join([ctx.imports[node.id], *reversed(parts)])
-
-
 @fixer("xformers-attention")
-def xformers_attention(ctx: FixContext, call: ast.Call) -> Fix | None:
+def xformers_attention(ctx: FixContext, call: ast.Call) -> Draft | None:
     edits = _call_edits(ctx, call)
     if edits is None:
         return None
     edits += helper_edits(ctx, [(NAME, HELPER)], [call], _import_removal(ctx, call))
-    return Fix("unsafe", DESCRIPTION, edits, ["import torch", "import torch_npu"])
+    return Draft(DESCRIPTION, edits, ["import torch", "import torch_npu"])
 
 
 def _import_removal(ctx: FixContext, call: ast.Call) -> Edit | None:
@@ -90,7 +80,7 @@ def _import_removal(ctx: FixContext, call: ast.Call) -> Edit | None:
     tree = module_tree(ctx.text)
     uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == head.id]
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
-             and _qualname(ctx, n.func) == ctx.qualname]
+             and ctx.bindings.qualname_of(n.func) == ctx.qualname]
     for use in uses:
         owner = next((c for c in calls if ctx.span(c)[0] <= ctx.span(use)[0] < ctx.span(c)[1]), None)
         if owner is None or _call_edits(ctx, owner) is None:
@@ -114,7 +104,7 @@ def _call_edits(ctx: FixContext, call: ast.Call) -> list[Edit] | None:
     edits = [ctx.replace(call.func, NAME)]
     bias = bound.get("attn_bias")
     if isinstance(bias, ast.Call | ast.Attribute | ast.Name):
-        qual = _qualname(ctx, bias.func if isinstance(bias, ast.Call) else bias) or ""
+        qual = ctx.bindings.qualname_of(bias.func if isinstance(bias, ast.Call) else bias) or ""
         if qual.startswith("xformers"):
             if not (qual.endswith(".LowerTriangularMask") and isinstance(bias, ast.Call)
                     and not bias.args and not bias.keywords):

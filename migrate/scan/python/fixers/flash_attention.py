@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.findings import Fix
-from migrate.fix.fixers import FixContext, fixer
-from migrate.fix.fixers._support import bind_args, helper_edits, import_group, is_const
+from migrate.core.findings import Draft
+from migrate.scan.python.fixers import FixContext, fixer
+from migrate.scan.python.fixers._support import bind_args, helper_edits, import_group, is_const
 
 FUNC_PARAMS = ["q", "k", "v", "dropout_p", "softmax_scale", "causal", "window_size",
                "softcap", "alibi_slopes", "deterministic", "return_attn_probs"]
@@ -112,7 +112,7 @@ def _accepts(qualname: str, call: ast.Call) -> bool:
 
 
 @fixer("flash-attention")
-def flash_attention(ctx: FixContext, call: ast.Call) -> Fix | None:
+def flash_attention(ctx: FixContext, call: ast.Call) -> Draft | None:
     if not _accepts(ctx.qualname, call):
         return None
     group = import_group(ctx, _accepts)
@@ -121,5 +121,5 @@ def flash_attention(ctx: FixContext, call: ast.Call) -> Fix | None:
     helpers = [(k[1], k[2]) for k in KINDS.values() if any(_kind(q) is k for _, q in uses)]
     edits += helper_edits(ctx, helpers, [c for c, _ in uses], group[0] if group else None)
     name = " and ".join(n for n, _ in helpers)
-    return Fix("unsafe", DESCRIPTION.format(name=name), edits,
+    return Draft(DESCRIPTION.format(name=name), edits,
                ["import torch", "import torch_npu"])

@@ -6,7 +6,7 @@ from textwrap import dedent
 
 import pytest
 
-from .fixer_util import findings_for, run_fixer
+from fixer_util import findings_for, run_fixer
 
 FA = {"flash_attn.flash_attn_func", "flash_attn.flash_attn_varlen_func",
       "flash_attn.flash_attn_interface.flash_attn_func"}

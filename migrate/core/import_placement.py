@@ -18,8 +18,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from migrate.core.findings import Edit, LineIndex
 from migrate.core.fileio import newline_of
+from migrate.core.findings import Edit, LineIndex
 
 
 @dataclass

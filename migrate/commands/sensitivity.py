@@ -1,0 +1,80 @@
+"""CLI: `migrate sensitivity` - which layers can't take a lower precision (fp16, bf16,
+HF32, int8/int4), ranked, and the files that keep them in high precision.
+
+Exit codes: 0 done (the keep set brings the lowered model within the limit), 1 no keep
+set does (even keeping every measured unit), 2 usage error."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from migrate.commands.output import emit
+
+
+def _progress(done: int, total: int, unit: str, eta: float) -> None:
+    sys.stderr.write(f"\r[{done}/{total}] {unit[:60]:<60} about {eta:5.0f} s left")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def sensitivity_cmd(
+    model: Annotated[str, typer.Option("--model", "-m", help="MOD:FN: model, example batch; "
+                                       "a dict spec may add 'calibration' and 'loss'.")],
+    fmt: Annotated[str, typer.Option("--to", help="fp16, bf16, hf32, int8 or int4.")] = "bf16",
+    unit: Annotated[str, typer.Option("--unit", help="module, type or op.")] = "module",
+    granularity: Annotated[str, typer.Option(
+        "--granularity", help="int formats: tensor, channel or group.")] = "channel",
+    group: Annotated[int, typer.Option("--group-size", help="int formats, group size.")] = 128,
+    activations: Annotated[bool, typer.Option(
+        "--activations", help="int formats: also quantize each unit's inputs (int8).")] = False,
+    max_units: Annotated[int | None, typer.Option(
+        "--max-units", help="Measure at most N units (in model order).")] = None,
+    max_rel_err: Annotated[float | None, typer.Option(
+        "--max-rel-err", help="Limit for the lowered model (default: the gate's rel_err_max "
+        "of the format's class; 0.05 for int formats).")] = None,
+    keep_out: Annotated[Path | None, typer.Option(
+        "--keep-out", help="Write keep_dtype.cfg, modify_mixlist.json, autocast_exclude.py, "
+        "quant_skip.txt and model.onnx here.")] = None,
+    out_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Report file.")] = None,
+    gate: Annotated[Path | None, typer.Option("--gate", help="Thresholds YAML.")] = None,
+) -> None:
+    """Lower one unit at a time to a format, rank units by end-to-end effect, and emit
+    what keeps the sensitive ones in high precision (docs/precision.md §6)."""
+    from migrate.core.errors import UsageError
+    from migrate.precision.runner import prepare_spec
+    from migrate.precision.sensitivity import run_sensitivity
+    from migrate.precision.sensitivity.formats import parse_format
+    from migrate.precision.sensitivity.report import render_text
+    from migrate.precision.thresholds import load_gate
+
+    if out_format not in ("text", "json"):
+        raise UsageError(f"--format must be text or json, got {out_format!r}")
+    if max_units is not None and max_units < 1:
+        raise UsageError("--max-units must be at least 1")
+    if max_rel_err is not None and not 0 < max_rel_err < 1e6:
+        raise UsageError("--max-rel-err must be a positive number")
+    if keep_out is not None and keep_out.exists() and not keep_out.is_dir():
+        raise UsageError(f"--keep-out {keep_out}: exists and is not a folder")
+    target = parse_format(fmt, granularity, group, activations)
+    got = prepare_spec(model)
+    report = run_sensitivity(got.model, got.calibration, target, unit, loss=got.loss,
+                             gate=load_gate(gate), max_units=max_units,
+                             max_rel_err=max_rel_err, keep_out=keep_out,
+                             progress=_progress, model_name=model)
+    import torch
+
+    report["torch"] = torch.__version__
+    text = json.dumps(report, indent=1) + "\n" if out_format == "json" else render_text(report)
+    emit(text, output)
+    raise typer.Exit(0 if report["keep"]["within_limit"] else 1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sensitivity")(sensitivity_cmd)
