@@ -6,19 +6,21 @@ import difflib
 import json
 
 from migrate import __version__
-from migrate.core.display import escape
+from migrate.core.display import escape, shown_path
 from migrate.fix.rewrite import Outcome
 from migrate.fix.run import ApplyRun
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 
 
-def unified_diff(outcome: Outcome) -> str:
-    """A `git apply`-able diff of one file (CRLF and missing final newlines kept)."""
+def unified_diff(outcome: Outcome, root=None) -> str:
+    """A `git apply`-able diff of one file (CRLF and missing final newlines kept), its path
+    relative to the current directory where the file lies under it (``root``: the folder
+    ``outcome.rel`` is relative to)."""
     old = outcome.old_text.splitlines(keepends=True)
     new = outcome.new_text.splitlines(keepends=True)
     out = []
-    name = escape(outcome.rel)
+    name = escape(shown_path(outcome.rel, root))
     before = "/dev/null" if outcome.created else f"a/{name}"
     for line in difflib.unified_diff(old, new, before, f"b/{name}"):
         if line.endswith("\n"):
@@ -44,7 +46,7 @@ def to_json(run: ApplyRun, *, written: bool, diffs: bool = False) -> str:
         "summary": run.summary(),
     }
     if diffs:
-        doc["diffs"] = {o.rel: unified_diff(o) for o in run.changed}
+        doc["diffs"] = {o.rel: unified_diff(o, run.root) for o in run.changed}
     return json.dumps(doc, indent=2) + "\n"
 
 
@@ -88,6 +90,8 @@ def summary_text(run: ApplyRun, *, written: bool, unsafe: bool, color: bool) -> 
 
 def errors_text(run: ApplyRun) -> str:
     """Errors and warnings (hard links split), one line each, names escaped."""
-    lines = [f"{escape(e.path)}: error: {escape(e.message)}\n" for e in run.errors]
-    lines += [f"{escape(o.rel)}: warning: {escape(w)}\n" for o in run.outcomes for w in o.warnings]
+    lines = [f"{escape(shown_path(e.path, run.root))}: error: {escape(e.message)}\n"
+             for e in run.errors]
+    lines += [f"{escape(shown_path(o.rel, run.root))}: warning: {escape(w)}\n"
+              for o in run.outcomes for w in o.warnings]
     return "".join(lines)

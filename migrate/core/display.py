@@ -28,3 +28,19 @@ def _one(m: re.Match) -> str:
 def escape(text: str) -> str:
     """``text`` with control, line-separator, bidi and surrogate characters escaped."""
     return _UNSAFE.sub(_one, text) if _UNSAFE.search(text) else text
+
+
+def shown_path(rel: str, root=None) -> str:
+    """A reported path as ruff prints it: relative to the current directory when the file
+    lies under it (so `git apply` takes a --diff made from anywhere inside the project),
+    else relative to the scan root, as the JSON and SARIF reports give it."""
+    import os
+    from pathlib import Path
+
+    if root is None or os.path.isabs(rel):
+        return rel
+    full = os.path.normpath(os.path.join(os.path.abspath(root), rel))
+    here = os.path.abspath(os.getcwd())
+    if full == here or not full.startswith(here.rstrip(os.sep) + os.sep):
+        return rel
+    return Path(os.path.relpath(full, here)).as_posix()

@@ -91,7 +91,7 @@ def fix_for(rule, edits: list[Edit], values: dict, imports: list[str] | None = N
     edits write something else (a portable form, a fixer's helper): then ``description``
     says what they write. The one place a fix's applicability, description and imports
     are decided (tests/meta/test_fix_truth.py checks every description against its edits)."""
-    written = "".join(e.content for e in edits)
+    written = "\n".join(e.content for e in edits)
     return Fix(
         applicability="safe" if rule.category == "auto" else "unsafe",
         description=description if description is not None else rule.format_fix_title(**values),
@@ -227,7 +227,8 @@ class ScanResult:
         npu_aware = 0
         for f in self.findings:
             npu_aware += f.npu_aware
-            by_category[f.category] = by_category.get(f.category, 0) + 1
+            if not f.npu_aware:  # code left as it is: no work in any category
+                by_category[f.category] = by_category.get(f.category, 0) + 1
             by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
         return {
             "files_scanned": self.files_scanned,

@@ -126,7 +126,7 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
                                        text[e.start:e.end], e.content, f.fix.description))
     new_text = splice(text, edits)
     wanted: list[tuple[str, Finding]] = []
-    new_code = "".join(e.content for e in edits)
+    new_code = "\n".join(e.content for e in edits)
     for f in chosen:
         wanted.extend((s, f) for s in f.fix.imports
                       if s not in [w for w, _ in wanted] and import_needed(s, new_code))
@@ -139,7 +139,7 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
 def add_imports(text: str, wanted: list[tuple[str, Finding]], edits: list[Edit],
                 path: str) -> tuple[str, list[AppliedEdit]]:
     tree = ast.parse(text)
-    new_code = "".join(e.content for e in edits)
+    new_code = "\n".join(e.content for e in edits)
     made = import_edits(text, tree, [s for s, _ in wanted], new_code)
     if not made:
         return text, []

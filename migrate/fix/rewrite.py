@@ -29,6 +29,7 @@ from migrate.core.rules import Rule
 from migrate.core.targets import TargetChoice
 from migrate.fix.annotate import annotate, strip_annotations
 from migrate.fix.applier import AppliedEdit, apply_fixes
+from migrate.fix.reformat import keep_formatted
 from migrate.fix.verify import verify_python
 
 MAX_PASSES = 5
@@ -127,6 +128,8 @@ def _rewrite(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanFn,
         if out.error:
             return out
         out.remaining = findings
+        if kind == "python" and out.edits:
+            text = keep_formatted(path, out.old_text, text)
         if options.annotate:
             text, out.annotated = annotate(text, findings, kind)
     out.new_text = text

@@ -50,6 +50,7 @@ class ApplyRun:
     errors: list[FileError] = field(default_factory=list)
     remaining: list[Finding] = field(default_factory=list)  # findings left after the run
     files_scanned: int = 0
+    root: Path | None = None  # the folder the reported paths are relative to
 
     @property
     def changed(self) -> list[Outcome]:
@@ -93,7 +94,7 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
                annotated_files: list[tuple[Path, str, str]] = (),
                jobs: int | None = None) -> ApplyRun:
     """Rewrite the files of ``result`` (or, with options.strip, ``annotated_files``)."""
-    run = ApplyRun(errors=list(result.errors), files_scanned=result.files_scanned)
+    run = ApplyRun(errors=list(result.errors), files_scanned=result.files_scanned, root=root)
     by_file: dict[str, list[Finding]] = {}
     for f in result.findings:
         by_file.setdefault(f.path, []).append(f)

@@ -41,13 +41,22 @@ class HelperRef:
     """A project helper: ``module.name`` answers ``kind`` (called, or read when a variable)."""
 
     kind: str
-    module: str
+    module: str  # where it is defined
     name: str
     call: bool = True
     ours: bool = False
+    public: str | None = None  # the package that re-exports it, for code outside it
+
+    def import_from(self, package: str | None) -> str:
+        """Where code in ``package`` imports it: inside the helper's own package from the
+        module that defines it (an import through a package __init__ can be circular),
+        elsewhere from where the package exports it."""
+        if self.public and package != self.module.split(".")[0]:
+            return self.public
+        return self.module
 
     def describe(self) -> str:
-        return f"{self.module}.{self.name}{'()' if self.call else ''}"
+        return f"{self.public or self.module}.{self.name}{'()' if self.call else ''}"
 
 
 @dataclass(frozen=True)
@@ -98,14 +107,19 @@ class ProjectContext:
     scripts_min_torch: dict[str, tuple[int, int] | None] = field(default_factory=dict)
     configured: str | None = None  # [tool.migrate] device-helper
     paths: dict[str, Path] = field(default_factory=dict)  # reported path -> path on disk
-    scripts: dict[str, tuple[HelperRef, ...]] = field(default_factory=dict)  # adopted, by rel
+    scripts: dict[str, PackageInfo] = field(default_factory=dict)  # the package a script uses
 
     def for_file(self, rel: str) -> FileDevices:
         path = self.paths.get(rel) or self.root / rel
         top, module = package_of(path)
         if top is None:
-            return FileDevices(helpers=self.scripts.get(rel, ()),
-                               min_torch=self.scripts_min_torch.get(str(path.parent)))
+            donor = self.scripts.get(rel)
+            floor = self.scripts_min_torch.get(str(path.parent))
+            if donor is None:
+                return FileDevices(min_torch=floor)
+            return FileDevices(helpers=donor.helpers, add_module=donor.add_module,
+                               add_path=donor.add_path, min_torch=floor or donor.min_torch,
+                               npu_arms=donor.npu_arms)
         info = self.packages.get(str(top))
         if info is None:
             return FileDevices()
@@ -118,7 +132,8 @@ class ProjectContext:
         return "devices=" + ";".join(
             f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}"
             for k, p in sorted(self.packages.items())) + \
-            f";{sorted(self.scripts_min_torch.items())};{sorted(self.scripts.items())}"
+            f";{sorted(self.scripts_min_torch.items())};" + \
+            ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
 
     def describe(self) -> list[tuple[str, str]]:
         """(package, what its portable rewrites route through), for the reports."""
@@ -130,10 +145,10 @@ class ProjectContext:
                 out.append((info.name, ", ".join(chosen) + via))
             elif info.add_path:
                 out.append((info.name, f"adds {info.add_path} (get_device_type(), ...)"))
-        adopted = sorted({h.module.split(".")[0] for refs in self.scripts.values() for h in refs})
-        for name in adopted:
-            refs = next(r for r in self.scripts.values() if r[0].module.split(".")[0] == name)
-            out.append((f"scripts importing {name}", ", ".join(h.describe() for h in refs)))
+        for name in sorted({p.name for p in self.scripts.values()}):
+            donor = next(p for p in self.scripts.values() if p.name == name)
+            what = ", ".join(h.describe() for h in donor.helpers) or f"adds {donor.add_path}"
+            out.append((f"scripts importing {name}", what))
         return out
 
 
@@ -176,12 +191,14 @@ def discover(files: list[tuple[Path, str]], root: Path,
             donor = _donor(info.uses, [info.path.parent], root, ctx, others, configured)
             if donor is not None:
                 info.helpers, info.adopted = donor.helpers, donor.name
+                if donor.add_module:  # one helper module for the project, in the package used
+                    info.add_module, info.add_path = donor.add_module, donor.add_path
     for path, rel in scripts:
         data = _read(path)
         uses = _imported_tops(data.decode("utf-8", "replace")) if data else set()
         donor = _donor(uses, _ancestors(path.parent, root), root, ctx, others, configured)
         if donor is not None:
-            ctx.scripts[rel] = donor.helpers
+            ctx.scripts[rel] = donor
     return ctx
 
 
@@ -207,24 +224,25 @@ def _ancestors(folder: Path, root: Path) -> list[Path]:
 
 def _donor(uses, folders: list[Path], root: Path, ctx: ProjectContext, others: dict,
            configured: str | None) -> PackageInfo | None:
-    """A package of the project that code importing ``uses`` can take its helpers from:
-    one it imports, found beside it (``recipe/`` importing ``verl``, a script importing
-    ``torchtune``), that has its own helpers."""
+    """The package of the project that code importing ``uses`` takes its device helpers
+    from: one it imports, found beside it or under ``src/`` (``recipe/`` importing ``verl``,
+    tests importing ``peft``); one with helpers of its own first."""
+    found: list[PackageInfo] = []
     for folder in folders:
         for name in sorted(uses):
-            cand = folder / name
-            if not (cand / "__init__.py").is_file():
-                continue
-            key = str(cand)
-            info = ctx.packages.get(key)
-            if info is None:
-                if key not in others:
-                    others[key] = _package(cand, root, configured)
-                info = others[key]
-            if info is not None and info.helpers and not info.adopted and \
-                    not all(h.ours for h in info.helpers):
-                return info
-    return None
+            for cand in (folder / name, folder / "src" / name):
+                if not (cand / "__init__.py").is_file():
+                    continue
+                key = str(cand)
+                info = ctx.packages.get(key)
+                if info is None:
+                    if key not in others:
+                        others[key] = _package(cand, root, configured)
+                    info = others[key]
+                if info is not None and not info.adopted:
+                    found.append(info)
+    own = [p for p in found if p.helpers and not all(h.ours for h in p.helpers)]
+    return (own or [p for p in found if p.add_module] or [None])[0]
 
 
 def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
@@ -301,7 +319,7 @@ def _public(ref: HelperRef, inits: dict[str, str]) -> HelperRef:
                      re.MULTILINE) or re.search(
                 rf"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]*\((?:[^)]*?)\b{re.escape(ref.name)}\b",
                 text, re.MULTILINE):
-            return HelperRef(ref.kind, pkg, ref.name, ref.call, ref.ours)
+            return HelperRef(ref.kind, ref.module, ref.name, ref.call, ref.ours, public=pkg)
     return ref
 
 

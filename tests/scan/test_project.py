@@ -52,8 +52,11 @@ def test_the_projects_helper_is_chosen_and_imported_from_where_the_package_expor
                      "kit/train.py": "import torch\ntorch.cuda.synchronize()\n",
                      "pyproject.toml": '[project]\ndependencies = ["torch>=2.1"]\n'})
     fd = context(tmp_path, ["kit/train.py"]).for_file("kit/train.py")
-    assert {(h.kind, h.module, h.name) for h in fd.helpers} == {
+    assert {(h.kind, h.public, h.name) for h in fd.helpers} == {
         ("type", "kit", "get_device_name"), ("module", "kit", "get_torch_device")}
+    ref = fd.helper("type")
+    assert ref.import_from("kit") == "kit.util.accel"  # inside: no import through __init__
+    assert ref.import_from("scripts") == "kit"
     assert fd.add_path == "kit/_device.py" and fd.min_torch == (2, 1)
 
 

@@ -43,6 +43,10 @@ class Regions:
         self.aware: list[tuple[int, int, str]] = []
         self.keep: list[tuple[int, int, str]] = []
         self.renames: list[tuple[int, int, str]] = []  # functions named for CUDA, ported
+        self.own: list[tuple[int, int]] = []  # the portable forms this tool writes
+
+    def own_at(self, offset: int) -> bool:
+        return any(a <= offset < b for a, b in self.own)
 
     def aware_at(self, offset: int) -> str | None:
         for a, b, why in self.aware:
@@ -73,6 +77,8 @@ def regions(f, portable: bool) -> Regions:
             if isinstance(node, ast.FunctionDef) and found is not None and not found.ours:
                 out.aware.append((*f.span(node), f"`{node.name}()` is the project's device helper"))
     has_npu = bool(_NPU.search(text))
+    if has_npu:
+        out.own = [f.span(n) for n in ast.walk(f.tree) if _own_form(f, n)]
     arms = _npu_arms(f) if portable else set()
     cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))
     proven = portable and '"cuda"' in text.replace("'", '"')
@@ -106,6 +112,48 @@ def regions(f, portable: bool) -> Regions:
                 _CUDA_FN.search(node.name):
             out.renames.append((*f.span(node), node.name))
     return out
+
+
+_OWN_PAIRS = ({"cuda", "npu"}, {"nccl", "hccl"})
+
+
+def _own_form(f, node) -> bool:
+    """A form a portable port writes, recognised exactly: `x in ("cuda", "npu")`,
+    `s.startswith(("cuda", "npu"))`, `("cuda" in d or "npu" in d)`, and the NPU arms
+    `(A if get_device_type() == "npu" else B)` (with the file's type helper)."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+            isinstance(node.ops[0], (ast.In, ast.NotIn)):
+        return _pair(node.comparators[0])
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "startswith" and len(node.args) == 1:
+        return _pair(node.args[0])
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
+        consts = [v.left.value for v in node.values if isinstance(v, ast.Compare) and
+                  isinstance(v.left, ast.Constant) and isinstance(v.ops[0], ast.In)]
+        return set(consts) in _OWN_PAIRS
+    if isinstance(node, ast.IfExp):
+        test = node.test
+        return isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq) and \
+            isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "npu" \
+            and isinstance(test.left, ast.Call) and isinstance(test.left.func, ast.Name) and \
+            (found := f.devices.own.get(test.left.func.id)) is not None and found.kind == "type" \
+            or _imported_type_helper(f, test)
+    return False
+
+
+def _imported_type_helper(f, test) -> bool:
+    if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Call) and
+            isinstance(test.left.func, ast.Name)):
+        return False
+    name = test.left.func.id
+    return name in f.devices.imported and f.devices.imported[name].kind == "type" or (
+        name in f.bindings.names and f.bindings.names[name].qualname.endswith("._device." + name))
+
+
+def _pair(node) -> bool:
+    return isinstance(node, ast.Tuple) and len(node.elts) == 2 and all(
+        isinstance(e, ast.Constant) for e in node.elts) and \
+        {e.value for e in node.elts} in _OWN_PAIRS
 
 
 def _renamed(reg: Regions, offset: int) -> str | None:
@@ -208,11 +256,13 @@ def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> 
     if not findings:
         return findings
     reg = regions(f, portable)
-    if not reg.aware and not reg.keep and not reg.renames:
+    if not reg.aware and not reg.keep and not reg.renames and not reg.own:
         return findings
     out = []
     for x in findings:
         start = f.index.offset(x.line, x.column - 1)
+        if reg.own_at(start):
+            continue  # what a portable port wrote: not a finding
         why = reg.aware_at(start)
         if why is not None and why.endswith(BY_NAME) and x.rule not in generic:
             why = None  # an env var or library named in a CUDA helper is still work

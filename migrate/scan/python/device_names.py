@@ -44,9 +44,10 @@ class DeviceNames:
         self.torch = f.bindings.local_for("torch") or "torch"
         imported = {}
         for ref in self.fd.helpers:
-            local = f.bindings.local_for(f"{ref.module}.{ref.name}")
-            if local and "." not in local:
-                imported[local] = Found(local, ref.kind, ref.call, ref.ours)
+            for module in filter(None, (ref.module, ref.public)):
+                local = f.bindings.local_for(f"{module}.{ref.name}")
+                if local and "." not in local:
+                    imported[local] = Found(local, ref.kind, ref.call, ref.ours)
         self.own = find_helpers(f.tree, self.torch, imported)  # defined or bound in this file
         self.imported = imported
         self.planned: set[str] = set()  # port helpers this file's fixes define in the file
@@ -98,12 +99,13 @@ class DeviceNames:
         if ref is not None and ref.module != self.fd.module:
             if not ref.call:
                 return None  # a module-level variable of another module: not imported
-            local = self.f.bindings.local_for(f"{ref.module}.{ref.name}")
-            if local:
-                return f"{local}()", []
+            for module in (ref.module, ref.public):
+                local = module and self.f.bindings.local_for(f"{module}.{ref.name}")
+                if local:
+                    return f"{local}()", []
             if self._taken(ref.name):
                 return None
-            return f"{ref.name}()", [self._import(ref.module, ref.name)]
+            return f"{ref.name}()", [self._import(ref.import_from(self.fd.package), ref.name)]
         return None
 
     def _project_type(self, node):

@@ -125,7 +125,7 @@ def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
     if not planned:
         return findings
     calls = re.compile(r"\b(" + "|".join(sorted(planned)) + r")\(")
-    uses = {id(x): set(calls.findall("".join(e.content for e in x.fix.edits)))
+    uses = {id(x): set(calls.findall(" ".join(e.content for e in x.fix.edits)))
             for x in findings if x.fix is not None}
     users = [x for x in findings if uses.get(id(x))]
     if not users:

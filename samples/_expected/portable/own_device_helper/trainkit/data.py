@@ -2,7 +2,7 @@
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from trainkit import get_device_name, get_torch_device
+from trainkit.accel import get_device_name, get_torch_device
 
 
 def make_loader(n: int = 64, batch_size: int = 16) -> DataLoader:

@@ -5,7 +5,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from trainkit.data import make_loader, to_gpu
-from trainkit import get_device_name, get_torch_device
+from trainkit.accel import get_device_name, get_torch_device
 
 
 def build_model() -> nn.Module:
