@@ -20,10 +20,10 @@ from migrate.fix.rewrite import Outcome
 _IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(.+)$", re.MULTILINE)
 
 
-def needed(outcomes: list[Outcome], project) -> dict[str, tuple[Path, str]]:
-    """add_path -> (path, module) for every helper module a rewritten file now imports and
-    that does not exist yet."""
-    out: dict[str, tuple[Path, str]] = {}
+def needed(outcomes: list[Outcome], project) -> dict[str, tuple[Path, str, tuple | None]]:
+    """add_path -> (path, module, type_from) for every helper module a rewritten file now
+    imports and that does not exist yet."""
+    out: dict[str, tuple[Path, str, tuple | None]] = {}
     if project is None:
         return out
     for o in outcomes:
@@ -38,7 +38,7 @@ def needed(outcomes: list[Outcome], project) -> dict[str, tuple[Path, str]]:
         if any(_absolute(m.group(1), fd.module, o.rel) == fd.add_module
                for m in _IMPORT.finditer(o.new_text)
                if any(n in m.group(2) for n in device_helpers.NAMES.values())):
-            out[fd.add_path] = (path, fd.add_module)
+            out[fd.add_path] = (path, fd.add_module, fd.type_from)
     return out
 
 
@@ -54,9 +54,10 @@ def _absolute(module: str, here: str | None, rel: str) -> str:
     return ".".join([*base, rest] if rest else base)
 
 
-def create(path: Path, rel: str, write: bool) -> Outcome:
-    """The outcome of adding the helper module at ``path`` (written when ``write``)."""
-    text = device_helpers.module_text()
+def create(path: Path, rel: str, write: bool, type_from: tuple | None = None) -> Outcome:
+    """The outcome of adding the helper module at ``path`` (written when ``write``);
+    ``type_from``: the project's type helper it imports instead of defining one."""
+    text = device_helpers.module_text(type_from)
     out = Outcome(path, rel, old_text="", new_text=text, created=True)
     if not write:
         return out

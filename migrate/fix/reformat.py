@@ -1,13 +1,16 @@
-"""Keep a ruff-formatted file ruff-formatted after a port.
+"""Keep a port's lines within the file's own habits.
 
 A rewrite makes lines longer (``torch.cuda.empty_cache()`` becomes
-``get_device_module().empty_cache()``); in a project whose files pass ``ruff format
---check``, a line past the project's limit would make that check fail after the port. So
-when the original text passes the check (with the project's own configuration, found from
-the file's path), the rewritten text is formatted the same way: only what the port changed
-can move, because the rest was formatted already. A file that was not formatted, a project
-that does not use ruff format (no ``[tool.ruff]``/``ruff.toml``), or a machine without ruff:
-the text is left exactly as the port wrote it.
+``get_device_module().empty_cache()``).
+
+* In a project whose files pass ``ruff format --check`` (a ``[tool.ruff]``/``ruff.toml``
+  governs the file, and the original text passes with it), the rewritten text is formatted
+  the same way: only what the port changed can move, the rest was formatted already.
+* Elsewhere, a line the port made longer than the file's longest line (79 at least) is
+  wrapped as ruff format wraps it (``--range``: only the statements holding such lines,
+  quotes as written), never anything else.
+
+Without ruff (neither on PATH nor importable) the text stays exactly as the port wrote it.
 """
 
 from __future__ import annotations
@@ -49,9 +52,10 @@ def _uses_ruff(path: Path) -> bool:
     return False
 
 
-def _format(cmd: list[str], path: Path, text: str, check: bool) -> str | None:
+def _format(cmd: list[str], path: Path, text: str, check: bool,
+            extra: tuple[str, ...] = ()) -> str | None:
     path = Path(os.path.abspath(path))  # ruff finds the project's configuration from it
-    args = [*cmd, "format", "--stdin-filename", str(path), "--quiet"]
+    args = [*cmd, "format", *extra, "--stdin-filename", str(path), "--quiet"]
     if check:
         args.insert(len(cmd) + 1, "--check")
     try:
@@ -65,13 +69,35 @@ def _format(cmd: list[str], path: Path, text: str, check: bool) -> str | None:
 
 
 def keep_formatted(path: Path, old_text: str, new_text: str) -> str:
-    """``new_text``, formatted as ruff formats the project if ``old_text`` was."""
+    """``new_text``, formatted as ruff formats the project if ``old_text`` was; else with
+    the lines the port made too long wrapped."""
     if new_text == old_text or not str(path).endswith((".py", ".pyi")):
         return new_text
     cmd = _ruff()
-    if cmd is None or not _uses_ruff(path):
+    if cmd is None:
         return new_text
-    if _format(cmd, path, old_text, check=True) is None:
-        return new_text  # not formatted before the port: not the port's business
-    formatted = _format(cmd, path, new_text, check=False)
-    return formatted if formatted else new_text
+    if _uses_ruff(path) and _format(cmd, path, old_text, check=True) is not None:
+        formatted = _format(cmd, path, new_text, check=False)
+        return formatted if formatted else new_text
+    return _wrap_long(cmd, path, old_text, new_text)
+
+
+def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str) -> str:
+    """Wrap the new lines longer than the file's longest old line, bottom up."""
+    import difflib
+
+    old, new = old_text.splitlines(), new_text.splitlines()
+    limit = max([len(x) for x in old] + [79])
+    long_lines = []
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            long_lines += [j + 1 for j in range(j1, j2)
+                           if len(new[j]) > limit and not new[j].lstrip().startswith("#")]
+    text = new_text
+    for line in sorted(long_lines, reverse=True):
+        extra = ("--isolated", "--line-length", str(min(limit, 320)),
+                 "--config", "format.quote-style='preserve'", "--range", f"{line}:1-{line + 1}:1")
+        wrapped = _format(cmd, path, text, check=False, extra=extra)
+        if wrapped:
+            text = wrapped
+    return text

@@ -128,10 +128,10 @@ def _rewrite(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanFn,
         if out.error:
             return out
         out.remaining = findings
-        if kind == "python" and out.edits:
-            text = keep_formatted(path, out.old_text, text)
         if options.annotate:
             text, out.annotated = annotate(text, findings, kind)
+        if kind == "python" and out.edits:  # after the annotations: they point at lines
+            text = keep_formatted(path, out.old_text, text)
     out.new_text = text
     if text == out.old_text:
         return out

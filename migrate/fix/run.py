@@ -128,8 +128,9 @@ def _add_helper_modules(run: ApplyRun, project, options: Options) -> None:
     """Create the device helper module of each package whose rewritten files import it."""
     from migrate.fix import helper_module
 
-    for rel, (path, _module) in sorted(helper_module.needed(run.outcomes, project).items()):
-        out = helper_module.create(path, rel, options.write)
+    for rel, (path, _module, type_from) in sorted(helper_module.needed(run.outcomes,
+                                                                        project).items()):
+        out = helper_module.create(path, rel, options.write, type_from)
         run.outcomes.append(out)
         if out.error:
             run.errors.append(FileError(rel, out.error))

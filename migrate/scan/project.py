@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate.core import device_helpers
+from migrate.core.display import shown_path
 from migrate.scan.python.helper_finder import Found, find_helpers
 
 MAX_PACKAGE_FILES = 5000
@@ -45,18 +46,23 @@ class HelperRef:
     name: str
     call: bool = True
     ours: bool = False
-    public: str | None = None  # the package that re-exports it, for code outside it
+    publics: tuple[str, ...] = ()  # packages whose __init__ re-exports it, shallowest first
 
-    def import_from(self, package: str | None) -> str:
-        """Where code in ``package`` imports it: inside the helper's own package from the
-        module that defines it (an import through a package __init__ can be circular),
-        elsewhere from where the package exports it."""
-        if self.public and package != self.module.split(".")[0]:
-            return self.public
+    def import_from(self, importer: str | None) -> str:
+        """Where the module ``importer`` (None: a script) imports it from: the shallowest
+        package that re-exports it and does not contain the importer (importing through an
+        __init__ the importer belongs to can be circular), else the defining module."""
+        for public in self.publics:
+            if importer is None or not (importer == public or importer.startswith(public + ".")):
+                return public
         return self.module
 
+    @property
+    def public(self) -> str:
+        return self.publics[0] if self.publics else self.module
+
     def describe(self) -> str:
-        return f"{self.public or self.module}.{self.name}{'()' if self.call else ''}"
+        return f"{self.public}.{self.name}{'()' if self.call else ''}"
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,8 @@ class FileDevices:
     add_path: str | None = None  # ... and its path relative to the scan root
     min_torch: tuple[int, int] | None = None
     npu_arms: frozenset[str] = frozenset()
+    # the project's type helper the added module imports (module, name), if it has one
+    type_from: tuple[str, str] | None = None
 
     def helper(self, kind: str) -> HelperRef | None:
         return next((h for h in self.helpers if h.kind == kind), None)
@@ -94,6 +102,7 @@ class PackageInfo:
     add_path: str | None = None
     min_torch: tuple[int, int] | None = None
     npu_arms: frozenset[str] = frozenset()
+    type_from: tuple[str, str] | None = None  # see FileDevices
     uses: frozenset[str] = frozenset()  # top-level packages its modules import
     adopted: str | None = None  # the package whose helpers it uses (it has none)
 
@@ -119,18 +128,19 @@ class ProjectContext:
                 return FileDevices(min_torch=floor)
             return FileDevices(helpers=donor.helpers, add_module=donor.add_module,
                                add_path=donor.add_path, min_torch=floor or donor.min_torch,
-                               npu_arms=donor.npu_arms)
+                               npu_arms=donor.npu_arms, type_from=donor.type_from)
         info = self.packages.get(str(top))
         if info is None:
             return FileDevices()
         return FileDevices(module=module, package=info.name, helpers=info.helpers,
                            add_module=info.add_module, add_path=info.add_path,
-                           min_torch=info.min_torch, npu_arms=info.npu_arms)
+                           min_torch=info.min_torch, npu_arms=info.npu_arms,
+                           type_from=info.type_from)
 
     def key(self) -> str:
         """Part of the scan cache key: portable fixes depend on it."""
         return "devices=" + ";".join(
-            f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}"
+            f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}:{p.type_from}"
             for k, p in sorted(self.packages.items())) + \
             f";{sorted(self.scripts_min_torch.items())};" + \
             ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
@@ -144,7 +154,8 @@ class ProjectContext:
                 via = f" (imports {info.adopted})" if info.adopted else ""
                 out.append((info.name, ", ".join(chosen) + via))
             elif info.add_path:
-                out.append((info.name, f"adds {info.add_path} (get_device_type(), ...)"))
+                shown = shown_path(info.add_path, self.root)
+                out.append((info.name, f"adds {shown} (get_device_type(), ...)"))
         for name in sorted({p.name for p in self.scripts.values()}):
             donor = next(p for p in self.scripts.values() if p.name == name)
             what = ", ".join(h.describe() for h in donor.helpers) or f"adds {donor.add_path}"
@@ -193,6 +204,7 @@ def discover(files: list[tuple[Path, str]], root: Path,
                 info.helpers, info.adopted = donor.helpers, donor.name
                 if donor.add_module:  # one helper module for the project, in the package used
                     info.add_module, info.add_path = donor.add_module, donor.add_path
+                    info.type_from = donor.type_from
     for path, rel in scripts:
         data = _read(path)
         uses = _imported_tops(data.decode("utf-8", "replace")) if data else set()
@@ -279,10 +291,21 @@ def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
     info.helpers = tuple(_public(h, inits) for h in _choose(found, texts))
     own = _own_module_path(top, configured)
     if own is not None:
-        rel = os.path.relpath(os.path.realpath(own[1]), os.path.realpath(root))
-        if not rel.startswith(".."):  # the port writes nothing outside the scanned tree
+        real = os.path.realpath(own[1])
+        rel = os.path.relpath(real, os.path.realpath(root))
+        # the port writes nothing outside the scanned tree or the current directory (a file
+        # given on its own still gets its package's module, as a run over the package would)
+        if not rel.startswith("..") or _under(real, os.getcwd()):
             info.add_module, info.add_path = own[0], Path(rel).as_posix()
+    typed = next((h for h in info.helpers if h.kind == "type" and h.call and not h.ours), None)
+    if typed is not None and info.add_module:  # the added module builds on the project's
+        info.type_from = (typed.import_from(info.add_module), typed.name)
     return info
+
+
+def _under(path: str, folder: str) -> bool:
+    folder = os.path.realpath(folder)
+    return path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _kind(h: Found) -> str:
@@ -307,11 +330,12 @@ def _choose(found: list[tuple[HelperRef, int]], texts: list[str]) -> tuple[Helpe
 
 
 def _public(ref: HelperRef, inits: dict[str, str]) -> HelperRef:
-    """The helper as the package exports it: from the shallowest package whose __init__
-    re-exports it (torchtune.utils, not torchtune.utils._device)."""
+    """The helper with the packages that export it (torchtune.utils re-exports
+    torchtune.utils._device.get_torch_device_namespace), shallowest first."""
     if not ref.call:
         return ref
     parts = ref.module.split(".")
+    publics = []
     for i in range(1, len(parts)):
         pkg = ".".join(parts[:i])
         text = inits.get(pkg, "")
@@ -319,8 +343,8 @@ def _public(ref: HelperRef, inits: dict[str, str]) -> HelperRef:
                      re.MULTILINE) or re.search(
                 rf"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]*\((?:[^)]*?)\b{re.escape(ref.name)}\b",
                 text, re.MULTILINE):
-            return HelperRef(ref.kind, ref.module, ref.name, ref.call, ref.ours, public=pkg)
-    return ref
+            publics.append(pkg)
+    return HelperRef(ref.kind, ref.module, ref.name, ref.call, ref.ours, tuple(publics))
 
 
 def _own_module_path(top: Path, configured: str | None) -> tuple[str, Path] | None:

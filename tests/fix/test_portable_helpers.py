@@ -139,3 +139,46 @@ def test_module_level_code_before_the_functions_can_use_the_helper():
     defs = out.index("def get_device_type")
     assert defs < out.index('DEVICE = torch.device(get_device_type())')
     compile(out, "t.py", "exec")
+
+
+def test_one_helper_family_per_project(tmp_path, monkeypatch):
+    """A project that names its device type itself gets only what it lacks, built on its own
+    helper: the added module imports the project's type helper instead of defining another.
+    A file given on its own (from the project's folder) gets the package's module too."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {
+        "kit/__init__.py": "",
+        "kit/device/__init__.py": "from kit.device.utils import get_device\n",
+        "kit/device/utils.py": """\
+            import torch
+
+            DEVICE = "cpu"
+            if torch.cuda.is_available():
+                DEVICE = "cuda"
+            elif is_npu_available():
+                DEVICE = "npu"
+
+
+            def get_device():
+                return DEVICE
+            """,
+        "kit/dist/__init__.py": "",
+        "kit/dist/dist.py": """\
+            import torch
+
+
+            def f(x):
+                torch.cuda.synchronize()
+                return x.to("cuda")
+            """,
+    })
+    assert migrate_cli(["apply", str(tmp_path / "kit" / "dist" / "dist.py"), "--no-cache"]
+                       ).exit_code == 0
+    dist = (tmp_path / "kit" / "dist" / "dist.py").read_text()
+    assert "from kit.device import get_device\n" in dist  # the public name, not .utils
+    assert "from kit._device import get_device_module\n" in dist
+    assert 'return x.to(get_device())' in dist and "def get_device_type" not in dist
+    helper = (tmp_path / "kit" / "_device.py").read_text()  # made for a single file too
+    assert "from kit.device import get_device as get_device_type\n" in helper
+    assert "def get_device_type" not in helper and "def get_device_module" in helper
+    assert (tmp_path / "kit" / "device" / "utils.py").read_text().count("torch.cuda") == 1

@@ -55,8 +55,8 @@ def test_the_projects_helper_is_chosen_and_imported_from_where_the_package_expor
     assert {(h.kind, h.public, h.name) for h in fd.helpers} == {
         ("type", "kit", "get_device_name"), ("module", "kit", "get_torch_device")}
     ref = fd.helper("type")
-    assert ref.import_from("kit") == "kit.util.accel"  # inside: no import through __init__
-    assert ref.import_from("scripts") == "kit"
+    assert ref.import_from("kit.train") == "kit.util.accel"  # inside: not through its __init__
+    assert ref.import_from("other.mod") == "kit" and ref.import_from(None) == "kit"
     assert fd.add_path == "kit/_device.py" and fd.min_torch == (2, 1)
 
 

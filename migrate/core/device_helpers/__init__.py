@@ -32,9 +32,24 @@ MODULE_NAME = "_device"  # the module added to a package: <package>/_device.py
 
 
 @cache
-def module_text() -> str:
-    """The helper module as it is written into a package."""
-    return resources.files(__package__).joinpath("template.py").read_text(encoding="utf-8")
+def module_text(type_from: tuple[str, str] | None = None) -> str:
+    """The helper module as it is written into a package. ``type_from`` (module, name): the
+    project's own type helper, which the module then imports as ``get_device_type`` instead
+    of defining its own (one helper family per project)."""
+    text = resources.files(__package__).joinpath("template.py").read_text(encoding="utf-8")
+    if type_from is None:
+        return text
+    module, name = type_from
+    tree = ast.parse(text)
+    own = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == NAMES["type"])
+    lines = text.splitlines(keepends=True)
+    start = own.lineno - 1
+    end = own.end_lineno
+    while end < len(lines) and not lines[end].strip():
+        end += 1
+    alias = f"{name} as {NAMES['type']}" if name != NAMES["type"] else name
+    body = "".join(lines[:start]).rstrip("\n") + f"\nfrom {module} import {alias}\n\n\n"
+    return body.replace("\nimport torch\n\nfrom", "\nimport torch\nfrom") + "".join(lines[end:])
 
 
 @cache

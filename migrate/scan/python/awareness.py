@@ -44,6 +44,7 @@ class Regions:
         self.keep: list[tuple[int, int, str]] = []
         self.renames: list[tuple[int, int, str]] = []  # functions named for CUDA, ported
         self.own: list[tuple[int, int]] = []  # the portable forms this tool writes
+        self.hccl: list[tuple[int, int]] = []  # functions that already test for HCCL
 
     def own_at(self, offset: int) -> bool:
         return any(a <= offset < b for a, b in self.own)
@@ -72,13 +73,21 @@ def regions(f, portable: bool) -> Regions:
             for ann in _annotations(node):
                 out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
     if portable:  # the project's own device helpers are its device dispatch: never rewritten
-        for node in f.tree.body:
-            found = f.devices.own.get(getattr(node, "name", ""))
-            if isinstance(node, ast.FunctionDef) and found is not None and not found.ours:
-                out.aware.append((*f.span(node), f"`{node.name}()` is the project's device helper"))
+        helpers = [n for n in f.tree.body if isinstance(n, ast.FunctionDef) and
+                   (found := f.devices.own.get(n.name)) is not None and not found.ours]
+        for node in helpers:
+            out.aware.append((*f.span(node), f"`{node.name}()` is the project's device helper"))
+        if helpers:  # ... and so is the module-level code of the module defining them
+            for node in f.tree.body:
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    out.aware.append((*f.span(node), "module-level code of the module that "
+                                                     "defines the project's device helpers"))
     has_npu = bool(_NPU.search(text))
     if has_npu:
         out.own = [f.span(n) for n in ast.walk(f.tree) if _own_form(f, n)]
+    if "hccl" in text.lower():
+        out.hccl = [f.span(n) for n in ast.walk(f.tree)
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _tests_hccl(n)]
     arms = _npu_arms(f) if portable else set()
     cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))
     proven = portable and '"cuda"' in text.replace("'", '"')
@@ -115,6 +124,18 @@ def regions(f, portable: bool) -> Regions:
 
 
 _OWN_PAIRS = ({"cuda", "npu"}, {"nccl", "hccl"})
+
+
+def _tests_hccl(fn) -> bool:
+    """Does the function compare something with HCCL ("hccl", Backend.HCCL): an NPU arm
+    of its backend logic already exists."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                if (isinstance(side, ast.Constant) and side.value == "hccl") or (
+                        isinstance(side, ast.Attribute) and side.attr == "HCCL"):
+                    return True
+    return False
 
 
 def _own_form(f, node) -> bool:
@@ -256,7 +277,7 @@ def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> 
     if not findings:
         return findings
     reg = regions(f, portable)
-    if not reg.aware and not reg.keep and not reg.renames and not reg.own:
+    if not reg.aware and not reg.keep and not reg.renames and not reg.own and not reg.hccl:
         return findings
     out = []
     for x in findings:
@@ -264,6 +285,8 @@ def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> 
         if reg.own_at(start):
             continue  # what a portable port wrote: not a finding
         why = reg.aware_at(start)
+        if why is None and "nccl" in x.name and any(a <= start < b for a, b in reg.hccl):
+            why = _HANDLED + " (this function already tests for HCCL)"
         if why is not None and why.endswith(BY_NAME) and x.rule not in generic:
             why = None  # an env var or library named in a CUDA helper is still work
         if why is not None:  # no work: never fails --fail-on (see docs/contracts.md §3)

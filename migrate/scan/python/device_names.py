@@ -44,7 +44,7 @@ class DeviceNames:
         self.torch = f.bindings.local_for("torch") or "torch"
         imported = {}
         for ref in self.fd.helpers:
-            for module in filter(None, (ref.module, ref.public)):
+            for module in (*ref.publics, ref.module):
                 local = f.bindings.local_for(f"{module}.{ref.name}")
                 if local and "." not in local:
                     imported[local] = Found(local, ref.kind, ref.call, ref.ours)
@@ -93,19 +93,22 @@ class DeviceNames:
             if found.kind == kind and not found.call and self._readable(found.name, node):
                 return found.name, []
         for found in self.own.values():
-            if found.kind == kind and found.call and not self._shadowed(found.name, node):
+            if found.kind == kind and found.call and not self._shadowed(found.name, node) and \
+                    self._defined_before(found.name, node):
                 return f"{found.name}()", []
         ref = self.fd.helper(kind)
         if ref is not None and ref.module != self.fd.module:
             if not ref.call:
                 return None  # a module-level variable of another module: not imported
-            for module in (ref.module, ref.public):
-                local = module and self.f.bindings.local_for(f"{module}.{ref.name}")
-                if local:
+            for module in (*ref.publics, ref.module):
+                local = self.f.bindings.local_for(f"{module}.{ref.name}")
+                # a name, or a short path through a bound subpackage (`utils.helper`);
+                # never a long path through the top package (`mmengine.device.utils.x`)
+                if local and local.count(".") <= (0 if module == ref.module else 1):
                     return f"{local}()", []
             if self._taken(ref.name):
                 return None
-            return f"{ref.name}()", [self._import(ref.import_from(self.fd.package), ref.name)]
+            return f"{ref.name}()", [self._import(ref.import_from(self.fd.module), ref.name)]
         return None
 
     def _project_type(self, node):
@@ -178,6 +181,15 @@ class DeviceNames:
                     isinstance(t, ast.Name) and t.id == name for t in _targets(stmt)):
                 return self.f.span(stmt)[1] <= start
         return False
+
+    def _defined_before(self, name: str, node) -> bool:
+        """A function of this module can be called at ``node``: inside a function (it runs
+        after the module is loaded), or below its definition."""
+        if node is None or self._function_of(node) is not None:
+            return True
+        start = self.f.span(node)[0]
+        return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and
+                   self.f.span(n)[1] <= start for n in self.f.tree.body)
 
     def _shadowed(self, name: str, node) -> bool:
         cur = self.f.parent(node) if node is not None else None

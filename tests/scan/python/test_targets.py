@@ -215,3 +215,39 @@ def test_portable_keeps_cuda_env_vars_and_adds_the_ascend_name_to_lists():
     assert 'ENVS = ["CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"]' in out
     assert 'os.environ["CUDA_VISIBLE_DEVICES"] = "0"' in out
     assert port(out, "portable") == out
+
+
+def test_a_backend_spec_with_devices_gets_its_npu_arm():
+    code = 'import torch.distributed as dist\ndist.init_process_group(backend="cpu:gloo,cuda:nccl")\n'
+    out = port(code, "portable")
+    assert ('backend="cpu:gloo,npu:hccl" if get_device_type() == "npu" else "cpu:gloo,cuda:nccl"'
+            in out)
+    assert findings(out, "portable") == []  # the port's own NPU arm is not a finding
+    assert 'backend="cpu:gloo,npu:hccl"' in port(code, "npu")
+
+
+def test_rng_states_are_ported_whole_whatever_the_variables_are_called():
+    code = """\
+        import torch
+        cuda_states = torch.cuda.get_rng_state_all()
+        torch.cuda.set_rng_state_all(cuda_states)
+        """
+    out = port(code, "portable")
+    assert "cuda_states = get_device_module().get_rng_state_all()" in out
+    assert "get_device_module().set_rng_state_all(cuda_states)" in out
+
+
+def test_backend_logic_beside_an_hccl_test_is_left_alone():
+    code = """\
+        import torch.distributed as torch_dist
+
+        def broadcast(group_backend):
+            is_hccl_backend = group_backend == "hccl"
+            is_nccl_backend = group_backend == torch_dist.Backend.NCCL
+            if is_hccl_backend:
+                return 1
+            elif is_nccl_backend:
+                return 2
+        """
+    assert port(code, "portable") == textwrap.dedent(code)
+    assert all(f.npu_aware for f in findings(code, "portable"))

@@ -26,7 +26,7 @@ from apex.normalization import FusedRMSNorm
 
 
 def get_device_type() -> str:
-    """The accelerator's device type, "cuda" or "npu", or "cpu" where there is none."""
+    """The device type: "cuda" or "npu" (Ascend), else "cpu"."""
     accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
     if accelerator is not None and accelerator.is_available():
         device_type = accelerator.current_accelerator().type
@@ -36,8 +36,8 @@ def get_device_type() -> str:
 
 
 def get_device_module():
-    """torch.npu on an Ascend host, else torch.cuda (without a GPU its calls do what they
-    did before the port: no-ops, zeros, the same errors)."""
+    """torch.npu on an Ascend host, else torch.cuda (on a host without a GPU
+    its calls do what they did before the port: no-ops, zeros, errors)."""
     if get_device_type() == "npu":
         return torch.get_device_module("npu")
     return torch.cuda

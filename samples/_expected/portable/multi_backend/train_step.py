@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 
 def get_device_type() -> str:
-    """The accelerator's device type, "cuda" or "npu", or "cpu" where there is none."""
+    """The device type: "cuda" or "npu" (Ascend), else "cpu"."""
     accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
     if accelerator is not None and accelerator.is_available():
         device_type = accelerator.current_accelerator().type
@@ -16,16 +16,16 @@ def get_device_type() -> str:
 
 
 def get_device_module():
-    """torch.npu on an Ascend host, else torch.cuda (without a GPU its calls do what they
-    did before the port: no-ops, zeros, the same errors)."""
+    """torch.npu on an Ascend host, else torch.cuda (on a host without a GPU
+    its calls do what they did before the port: no-ops, zeros, errors)."""
     if get_device_type() == "npu":
         return torch.get_device_module("npu")
     return torch.cuda
 
 
 def get_amp_device_type() -> str:
-    """The device type for autocast and GradScaler: "cuda" where there is no accelerator,
-    so they stay disabled on a CPU-only host, as before the port."""
+    """The device type for autocast and GradScaler: "cuda" without an
+    accelerator, so they stay disabled on a CPU-only host as before."""
     device_type = get_device_type()
     return "cuda" if device_type == "cpu" else device_type
 
@@ -49,7 +49,9 @@ def train_step(steps=1):
     x, y = make_batch(device)
     for _ in range(steps):
         opt.zero_grad()
-        with torch.autocast(device_type=get_amp_device_type(), dtype=torch.float16, enabled=use_amp):
+        with torch.autocast(
+            device_type=get_amp_device_type(), dtype=torch.float16, enabled=use_amp
+        ):
             loss = F.cross_entropy(model(x), y)
         scaler.scale(loss).backward()
         scaler.step(opt)

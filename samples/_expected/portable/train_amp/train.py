@@ -20,7 +20,7 @@ from data import build_datasets
 
 
 def get_device_type() -> str:
-    """The accelerator's device type, "cuda" or "npu", or "cpu" where there is none."""
+    """The device type: "cuda" or "npu" (Ascend), else "cpu"."""
     accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
     if accelerator is not None and accelerator.is_available():
         device_type = accelerator.current_accelerator().type
@@ -30,16 +30,16 @@ def get_device_type() -> str:
 
 
 def get_device_module():
-    """torch.npu on an Ascend host, else torch.cuda (without a GPU its calls do what they
-    did before the port: no-ops, zeros, the same errors)."""
+    """torch.npu on an Ascend host, else torch.cuda (on a host without a GPU
+    its calls do what they did before the port: no-ops, zeros, errors)."""
     if get_device_type() == "npu":
         return torch.get_device_module("npu")
     return torch.cuda
 
 
 def get_amp_device_type() -> str:
-    """The device type for autocast and GradScaler: "cuda" where there is no accelerator,
-    so they stay disabled on a CPU-only host, as before the port."""
+    """The device type for autocast and GradScaler: "cuda" without an
+    accelerator, so they stay disabled on a CPU-only host as before."""
     device_type = get_device_type()
     return "cuda" if device_type == "cpu" else device_type
 
@@ -68,7 +68,9 @@ def parse_args():
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--resume", default=None, help="checkpoint to resume from")
-    p.add_argument("--device", default=get_device_type(), help="device to train on (cuda or cpu)")
+    p.add_argument(
+        "--device", default=get_device_type(), help="device to train on (cuda or cpu)"
+    )
     p.add_argument("--no-amp", action="store_true", help="disable mixed precision on cuda")
     return p.parse_args()
 

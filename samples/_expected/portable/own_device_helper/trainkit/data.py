@@ -16,4 +16,6 @@ def make_loader(n: int = 64, batch_size: int = 16) -> DataLoader:
 
 def to_gpu(batch):
     x, y = batch
-    return x.to(get_device_name(), non_blocking=True), y.to(get_device_name(), non_blocking=True)
+    return x.to(get_device_name(), non_blocking=True), y.to(
+        get_device_name(), non_blocking=True
+    )

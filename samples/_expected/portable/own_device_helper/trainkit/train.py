@@ -11,7 +11,9 @@ from trainkit.accel import get_device_name, get_torch_device
 def build_model() -> nn.Module:
     torch.manual_seed(0)
     get_torch_device().manual_seed_all(0)
-    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to(get_device_name())
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to(
+        get_device_name()
+    )
 
 
 def train_epoch(model: nn.Module, steps: int = 4) -> float:
@@ -24,7 +26,9 @@ def train_epoch(model: nn.Module, steps: int = 4) -> float:
             break
         x, y = to_gpu(batch)
         opt.zero_grad()
-        with torch.autocast(device_type=get_device_name(), dtype=torch.float16, enabled=use_amp):
+        with torch.autocast(
+            device_type=get_device_name(), dtype=torch.float16, enabled=use_amp
+        ):
             loss = F.cross_entropy(model(x), y)
         scaler.scale(loss).backward()
         scaler.step(opt)
