@@ -10,6 +10,7 @@ import typer
 
 from migrate import __version__
 from migrate.commands import apply as apply_cmd
+from migrate.commands import doctor as doctor_cmd
 from migrate.commands import ops as ops_cmd
 from migrate.commands import precision as precision_cmd
 from migrate.commands import rules as rules_cmd
@@ -44,7 +45,7 @@ def _root(
 
 
 for module in (scan_cmd, apply_cmd, rules_cmd, ops_cmd, precision_cmd, run_cmd,
-               sensitivity_cmd):
+               sensitivity_cmd, doctor_cmd):
     module.register(app)
 
 

@@ -53,11 +53,13 @@ def install():
     _setup_privateuseone_for_python_backend("npu", module, _Hooks(), _Guard())
     lib = torch.library.Library("_", "IMPL")
     lib.fallback(_fallback, "PrivateUse1")
-    from migrate.emulate import autocast
+    from migrate.emulate import accelerator, autocast, rng, serialize
 
     amp_lib = autocast.install(lib)
+    accelerator.install()
+    rng.install()
     _patch_pinning()
-    _patch_load()
+    serialize.install()
     _patch_from_data()
     _STATE.update(module=module, lib=lib, amp_lib=amp_lib)
     return module
@@ -83,30 +85,6 @@ def _patch_pinning() -> None:
 
 def installed() -> bool:
     return "module" in _STATE
-
-
-def _npu_location(location) -> bool:
-    if isinstance(location, dict):
-        return any(_npu_location(v) for v in location.values())
-    return isinstance(location, str | torch.device) and str(location).split(":")[0] == "npu"
-
-
-def _patch_load() -> None:
-    """torch.load(map_location="npu...") would make NPU *storages*, which a Python backend
-    cannot hold: load onto the CPU, then move every tensor to the NPU device asked for."""
-    from torch.utils._pytree import tree_map
-
-    load = torch.load
-
-    def npu_load(f, map_location=None, *args, **kwargs):
-        if not _npu_location(map_location):
-            return load(f, map_location, *args, **kwargs)
-        dev = map_location if not isinstance(map_location, dict) else "npu"
-        obj = load(f, "cpu", *args, **kwargs)
-        return tree_map(lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t, obj)
-
-    npu_load.__doc__ = load.__doc__
-    torch.load = npu_load
 
 
 def _patch_from_data() -> None:

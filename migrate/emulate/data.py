@@ -5,6 +5,7 @@ modules.yaml, all built from the wheel)."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -18,23 +19,25 @@ HERE = Path(__file__).resolve().parent
 
 @dataclass(frozen=True)
 class Settings:
-    torch_versions: tuple[str, ...]
+    also_tested_torch: tuple[str, ...]
     torch_npu: str
     device_count: int
     cross_device_ops: frozenset[str]
-    host_sync_ops: dict[str, str]
+    host_copy_ops: dict[str, str]
     metadata_ops: frozenset[str]
     noop_ops: frozenset[str]
+    unjudged_namespaces: frozenset[str]
 
 
 @cache
 def settings() -> Settings:
     raw = load_yaml(HERE / "emulate.yaml")
     try:
-        return Settings(tuple(str(v) for v in raw["torch_versions"]), str(raw["torch_npu"]),
+        return Settings(tuple(str(v) for v in raw["also_tested_torch"]), str(raw["torch_npu"]),
                         int(raw["device_count"]), frozenset(raw["cross_device_ops"]),
-                        {str(k): str(v) for k, v in raw["host_sync_ops"].items()},
-                        frozenset(raw["metadata_ops"]), frozenset(raw["noop_ops"]))
+                        {str(k): str(v) for k, v in raw["host_copy_ops"].items()},
+                        frozenset(raw["metadata_ops"]), frozenset(raw["noop_ops"]),
+                        frozenset(raw["unjudged_namespaces"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{HERE / 'emulate.yaml'}: bad or missing key: {exc}") from exc
 
@@ -47,6 +50,29 @@ def load_yaml_section(name: str) -> dict:
     return raw[name]
 
 
+_PIN = re.compile(r"^torch\s*==\s*(\d+)\.(\d+)")
+
+
+@cache
+def pinned_torch() -> dict[str, str]:
+    """torch major.minor -> the torch_npu release of the op registry that pins it (from its
+    wheel's metadata, ``requires_torch`` in native.yaml)."""
+    from migrate.ops.registry import load_aten, versions
+
+    found = {}
+    for name in versions("aten"):
+        match = _PIN.match((load_aten(name).requires_torch or "").replace(" ", ""))
+        if match:
+            found[f"{match.group(1)}.{match.group(2)}"] = name.removeprefix("torch_npu-")
+    return found
+
+
+def supported_torch() -> list[str]:
+    """torch releases (major.minor) the emulation runs on, oldest first."""
+    found = set(pinned_torch()) | set(settings().also_tested_torch)
+    return sorted(found, key=lambda v: tuple(int(p) for p in v.split(".")))
+
+
 def check_torch() -> str:
     """The installed torch version, or a UsageError naming the supported ones."""
     try:
@@ -55,9 +81,10 @@ def check_torch() -> str:
         raise UsageError("--emulate needs torch: pip install 'ascend-migrate[torch]'") from None
     version = torch.__version__.split("+", 1)[0]
     major_minor = ".".join(version.split(".")[:2])
-    wanted = settings().torch_versions
+    wanted = supported_torch()
     if major_minor not in wanted and not os.environ.get("MIGRATE_EMULATE_ANY_TORCH"):
-        raise UsageError(f"NPU emulation supports torch {', '.join(wanted)} (installed: "
+        pins = ", ".join(f"torch_npu {npu} pins {v}" for v, npu in pinned_torch().items())
+        raise UsageError(f"NPU emulation supports torch {', '.join(wanted)} ({pins}; installed: "
                          f"{version}); set MIGRATE_EMULATE_ANY_TORCH=1 to try anyway")
     return version
 

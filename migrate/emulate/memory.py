@@ -37,17 +37,28 @@ memory_reserved = memory_cached = memory_allocated
 max_memory_reserved = max_memory_cached = max_memory_allocated
 
 
-def memory_stats(device=None) -> dict:
-    cur, peak = memory_allocated(), max_memory_allocated()
-    return {"allocated_bytes.all.current": cur, "allocated_bytes.all.peak": peak,
-            "reserved_bytes.all.current": cur, "reserved_bytes.all.peak": peak,
-            "num_alloc_retries": 0, "num_ooms": 0}
-
-
 def memory_stats_as_nested_dict(device=None) -> dict:
+    """The allocator statistics in the shape torch's allocators give them (current, peak,
+    allocated, freed per pool): what ``torch.accelerator.memory_stats`` flattens."""
     cur, peak = memory_allocated(), max_memory_allocated()
-    return {"allocated_bytes": {"all": {"current": cur, "peak": peak}},
-            "reserved_bytes": {"all": {"current": cur, "peak": peak}}}
+    row = {"all": {"current": cur, "peak": peak, "allocated": peak, "freed": peak - cur}}
+    return {"allocated_bytes": row, "reserved_bytes": row, "active_bytes": row,
+            "requested_bytes": row, "num_alloc_retries": 0, "num_ooms": 0,
+            "num_device_alloc": 0, "num_device_free": 0}
+
+
+def memory_stats(device=None) -> dict:
+    flat: dict = {}
+
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for key, nested in value.items():
+                walk(f"{prefix}.{key}" if prefix else key, nested)
+        else:
+            flat[prefix] = value
+
+    walk("", memory_stats_as_nested_dict(device))
+    return dict(sorted(flat.items()))
 
 
 host_memory_stats = memory_stats

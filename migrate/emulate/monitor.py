@@ -14,6 +14,7 @@ import contextlib
 import types
 import warnings
 
+import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -21,6 +22,9 @@ from migrate.emulate import modules
 from migrate.emulate.callsite import call_site, where
 from migrate.emulate.data import settings
 from migrate.emulate.tensor import NpuTensor, _leaves, is_npu_device
+from migrate.ops.aten.judge import NO_KERNEL_REASON, namespace
+from migrate.ops.aten.rows import _host_sync
+from migrate.ops.aten.where import current_fused_backward, tag_fused
 
 SUPPORTED = "supported"
 _METADATA = settings().metadata_ops
@@ -77,14 +81,18 @@ class DispatchMonitor(TorchDispatchMode):
         flat = _leaves(out, _leaves(kwargs, _leaves(args, [])))
         if not _on_npu(flat, kwargs):
             return out
+        if current_fused_backward() is not None:
+            return out  # the backward of a kernel torch_npu runs whole (FunctionMonitor)
         name = func.name()
+        if namespace(name) not in settings().unjudged_namespaces:
+            verdict = self._judge(rec, name)
+            if verdict.reason == NO_KERNEL_REASON:
+                return out  # a metadata query, not an op a device runs
+            if verdict.status != SUPPORTED:
+                self._fallback(rec, name, verdict)
         rec.ops[name] = rec.ops.get(name, 0) + 1
-        if name.startswith("aten::"):  # c10d collectives run on HCCL, not ATen kernels
-            self._judge(rec, func, name, args, kwargs)
-        short = name.split("::", 1)[-1].removesuffix(".default")
-        base = short.split(".", 1)[0]
-        sync = settings().host_sync_ops.get(base)
-        if sync and _is_sync(base, args, kwargs, out):
+        sync = _sync_reason(rec, func, name, args, kwargs)
+        if sync:
             rec.add("host_sync", name, sync)
         weak = rec.judge.reg.weak_dtypes
         for dt in _dtype_of(flat):
@@ -92,7 +100,8 @@ class DispatchMonitor(TorchDispatchMode):
                 rec.add("dtype", name, weak[dt], dtype=dt)
         return out
 
-    def _judge(self, rec, func, name, args, kwargs) -> None:
+    @staticmethod
+    def _judge(rec, name):
         judge = rec.judge
         verdict = judge.cache.get(name)
         if verdict is None:
@@ -100,15 +109,30 @@ class DispatchMonitor(TorchDispatchMode):
             if verdict is None:  # CompositeExplicitAutograd: judged by what it calls
                 verdict = _composite_verdict(judge, name)
             judge.cache[name] = verdict
-        if verdict.status != SUPPORTED:
-            op = judge.alias(name)
-            if not any(k[0] == "cpu_fallback" and k[1] == op for k in rec.findings):
-                path, line = call_site(3)
-                warnings.warn_explicit(
-                    f"CAUTION: The operator '{op}' is not currently supported on the NPU "
-                    "backend and will fall back to run on the CPU (torch_npu's warning on the "
-                    "device; emulated)", UserWarning, path, line)
-            rec.add("cpu_fallback", op, verdict.reason)
+        return verdict
+
+    @staticmethod
+    def _fallback(rec, name, verdict) -> None:
+        op = rec.judge.alias(name)
+        if not any(k[0] == "cpu_fallback" and k[1] == op for k in rec.findings):
+            path, line = call_site(4)
+            warnings.warn_explicit(
+                f"CAUTION: The operator '{op}' is not currently supported on the NPU "
+                "backend and will fall back to run on the CPU (torch_npu's warning on the "
+                "device; emulated)", UserWarning, path, line)
+        rec.add("cpu_fallback", op, verdict.reason, site=where(4))
+
+
+def _sync_reason(rec, func, name, args, kwargs) -> str | None:
+    """Why the op makes the host wait: the registry's host syncs (shared with ``migrate ops
+    --torch``), or a copy from the NPU to the host."""
+    found = _host_sync(rec.judge, name, args)
+    if found:
+        return found[1]
+    copy = settings().host_copy_ops.get(func._opname)
+    if copy and _is_host_copy(func._opname, args, kwargs):
+        return copy
+    return None
 
 
 def _composite_verdict(judge, name):
@@ -125,13 +149,11 @@ def _composite_verdict(judge, name):
                               "(not seen here: the emulation runs it whole)")
 
 
-def _is_sync(base: str, args, kwargs, out) -> bool:
-    if base == "_to_copy":
+def _is_host_copy(name: str, args, kwargs) -> bool:
+    if name == "_to_copy":
         dev = kwargs.get("device")
         return dev is not None and not is_npu_device(dev) and isinstance(args[0], NpuTensor)
-    if base == "copy_":
-        return not isinstance(args[0], NpuTensor) and isinstance(args[1], NpuTensor)
-    return True
+    return not isinstance(args[0], NpuTensor) and isinstance(args[1], NpuTensor)
 
 
 class FunctionMonitor(TorchFunctionMode):
@@ -147,15 +169,21 @@ class FunctionMonitor(TorchFunctionMode):
         name = getattr(func, "__name__", "") or ""
         if isinstance(func, types.FunctionType):
             name = rec.judge.reg.python_forwards.get(name, "")
-        op = rec.judge.composite(name) if name and not rec.suppress else None
+        op = rec.judge.composite(name, args, kwargs) if name and not rec.suppress else None
         if op is None or not _on_npu(_leaves(kwargs, _leaves(args, [])), kwargs):
             return func(*args, **kwargs)
         rec.ops[op] = rec.ops.get(op, 0) + 1
+        sync = _host_sync(rec.judge, op, args)
+        if sync:
+            rec.add("host_sync", op, sync[1])
         rec.suppress += 1
         try:
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
         finally:
             rec.suppress -= 1
+        if torch.is_grad_enabled():
+            tag_fused(out, (args, tuple(kwargs.values())), op)
+        return out
 
 
 @contextlib.contextmanager
@@ -193,6 +221,14 @@ def record_sync(what: str, depth: int = 2) -> None:
     rec = RECORD["current"]
     if rec is not None:
         rec.add("host_sync", what, "waits for the device to finish", site=where(depth))
+
+
+def record_host_sync(call: str) -> None:
+    """A Tensor method that reads values on the host without an op (``tolist``)."""
+    rec = RECORD["current"]
+    if rec is not None and not rec.suppress:
+        why = rec.judge.reg.host_sync_calls.get(call, "reads the tensor on the host")
+        rec.add("host_sync", f"Tensor.{call}", why, site=where(3))
 
 
 def record_note(note: str) -> None:

@@ -56,6 +56,45 @@ def set_rng_state_all(states) -> None:
         set_rng_state(state)
 
 
+def generator() -> torch.Generator:
+    """The NPU's default generator: the CPU's, which NPU tensors draw from."""
+    return torch.default_generator
+
+
+_BASE = torch.Generator
+
+
+class _GeneratorType(type(_BASE)):
+    """Keeps ``isinstance(g, torch.Generator)`` true for every generator, ours or torch's."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _BASE)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return issubclass(sub, _BASE)
+
+
+class Generator(_BASE, metaclass=_GeneratorType):
+    """``torch.Generator(device="npu")``: a CPU generator (NPU tensors are drawn on the CPU)
+    whose ``device`` is the NPU. Other devices get torch's own generator."""
+
+    def __new__(cls, device="cpu"):
+        from migrate.emulate.tensor import is_npu_device
+
+        if not (is_npu_device(device) or isinstance(device, int)):  # an index: the accelerator
+            return _BASE(device)
+        return super().__new__(cls, "cpu")
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device("npu", 0)
+
+
+def install() -> None:
+    """``torch.Generator`` accepts the npu device (idempotent)."""
+    torch.Generator = Generator
+
+
 def module() -> types.ModuleType:
     mod = types.ModuleType("torch_npu.npu.random", __doc__)
     for name in EXPORTS:

@@ -29,7 +29,8 @@ def resolve(command: list[str]) -> list[str]:
         return [sys.executable, *command[1:]]
     if exe.endswith(".py") and Path(exe).is_file():
         return [sys.executable, *command]
-    found = shutil.which(exe) or shutil.which(exe, path=str(Path(sys.executable).parent))
+    # a console script of this interpreter first (torchrun of the torch that runs migrate)
+    found = shutil.which(exe, path=str(Path(sys.executable).parent)) or shutil.which(exe)
     if found is None:
         raise UsageError(f"command not found: {exe}")
     return [found, *command[1:]]

@@ -1,6 +1,10 @@
 """``torch.npu`` streams and events. Every emulated op runs to completion on the CPU before
 the next starts, so all orderings a program asks for hold already: streams and events are
-bookkeeping (an event records the time it was recorded, for ``elapsed_time``)."""
+bookkeeping (an event records the time it was recorded, for ``elapsed_time``).
+
+As torch_npu's, they are ``torch.Stream`` / ``torch.Event`` subclasses, so device-generic code
+(``torch.accelerator.current_stream().wait_stream(s)``, ``isinstance(s, torch.Stream)``)
+takes them; every method that would reach the device is answered here."""
 
 from __future__ import annotations
 
@@ -13,12 +17,28 @@ EXPORTS = ("Stream", "Event", "current_stream", "default_stream", "set_stream", 
            "StreamContext")
 
 
-class Stream:
-    def __init__(self, device=None, priority: int = 0, **_kwargs):
+def _sync(what: str) -> None:
+    from migrate.emulate.monitor import record_sync
+
+    record_sync(what, depth=4)
+
+
+class Stream(torch.Stream):
+    """``torch.npu.Stream(device=None, priority=0)``."""
+
+    def __new__(cls, device=None, priority: int = 0, **_kwargs):
         from migrate.emulate.device import _index
 
-        self.device = torch.device("npu", _index(device))
-        self.priority = priority
+        self = super().__new__(cls, torch.device("npu", _index(device)), priority=priority)
+        self.npu_index, self.npu_priority = _index(device), priority
+        return self
+
+    def __init__(self, device=None, priority: int = 0, **_kwargs):
+        pass
+
+    @property
+    def priority(self) -> int:
+        return self.npu_priority
 
     def wait_event(self, event) -> None:
         pass
@@ -27,7 +47,7 @@ class Stream:
         pass
 
     def record_event(self, event=None):
-        event = event or Event()
+        event = event if event is not None else Event()
         event.record(self)
         return event
 
@@ -35,9 +55,7 @@ class Stream:
         return True
 
     def synchronize(self) -> None:
-        from migrate.emulate.monitor import record_sync
-
-        record_sync("Stream.synchronize()", depth=3)
+        _sync("Stream.synchronize()")
 
     def __enter__(self):
         self._prev = _CURRENT["stream"]
@@ -54,12 +72,21 @@ class Stream:
     def __hash__(self):
         return id(self)
 
+    def __repr__(self) -> str:
+        return f"<torch.npu.Stream device=npu:{self.npu_index} (emulated) at {id(self):#x}>"
 
-class Event:
-    def __init__(self, enable_timing: bool = False, blocking: bool = False,
-                 interprocess: bool = False):
-        self.enable_timing = enable_timing
-        self.time: float | None = None
+
+class Event(torch.Event):
+    """``torch.npu.Event(enable_timing=False, blocking=False, interprocess=False)``."""
+
+    def __new__(cls, enable_timing: bool = False, blocking: bool = False,
+                interprocess: bool = False, **_kwargs):
+        self = super().__new__(cls, torch.device("npu", 0), enable_timing=enable_timing)
+        self.timing, self.time = enable_timing, None
+        return self
+
+    def __init__(self, *_args, **_kwargs):
+        pass
 
     def record(self, stream=None) -> None:
         self.time = time.perf_counter()
@@ -71,16 +98,17 @@ class Event:
         return True
 
     def synchronize(self) -> None:
-        from migrate.emulate.monitor import record_sync
-
-        record_sync("Event.synchronize()", depth=3)
+        _sync("Event.synchronize()")
 
     def elapsed_time(self, end: Event) -> float:
-        if not (self.enable_timing and end.enable_timing):
+        if not (self.timing and getattr(end, "timing", False)):
             raise RuntimeError("Both events must be created with enable_timing=True")
         if self.time is None or end.time is None:
             raise RuntimeError("Both events must be recorded before calling elapsed_time()")
         return (end.time - self.time) * 1000.0
+
+    def __repr__(self) -> str:
+        return f"<torch.npu.Event (emulated) at {id(self):#x}>"
 
 
 _CURRENT: dict = {"stream": None}
@@ -97,7 +125,7 @@ def current_stream(device=None) -> Stream:
 
 
 def set_stream(stream: Stream) -> None:
-    _CURRENT["stream"] = stream
+    _CURRENT["stream"] = stream if isinstance(stream, Stream) else None
 
 
 def stream(stream: Stream | None):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from migrate.emulate.data import settings
+from migrate.emulate.kernels import KERNELS
 
 CPU = torch.device("cpu")
 
@@ -47,10 +48,31 @@ class NpuTensor(torch.Tensor):
             extra += ", requires_grad=True"
         return text[:-1] + extra + ")" if text.endswith(")") else text
 
+    @property
+    def data(self):
+        return torch._C.TensorBase.data.__get__(self)
+
+    @data.setter
+    def data(self, new) -> None:
+        # ``param.data = t`` (Module.to/half/float, channels_last, user code) swaps the tensor
+        # under the Python object in C++, which never reaches __torch_dispatch__: the CPU
+        # tensor it holds is swapped here too.
+        torch._C.TensorBase.data.__set__(self, new)
+        self._data = new._data if isinstance(new, NpuTensor) else new
+
     def __reduce_ex__(self, protocol):
-        # Saved as the CPU tensor it holds, so torch.load (weights_only) reads it anywhere;
-        # map_location="npu" moves it back. torch_npu records the npu location instead.
-        return self._data.detach().clone().__reduce_ex__(protocol)
+        # Saved as torch_npu saves it: the values, in a storage whose location is npu:0
+        # (serialize.py), so torch.load gives an NPU tensor back unless map_location says
+        # otherwise, and a CPU host reads the file with map_location="cpu".
+        from migrate.emulate.serialize import reduce_npu
+
+        return reduce_npu(self)
+
+    def __getitem__(self, index):
+        return super().__getitem__(_index_tensors(index))
+
+    def __setitem__(self, index, value) -> None:
+        super().__setitem__(_index_tensors(index), value)
 
     def data_ptr(self) -> int:
         return self._data.data_ptr()
@@ -63,7 +85,32 @@ class NpuTensor(torch.Tensor):
                         "Tensor.cpu() to copy the tensor to host memory first.")
 
     def tolist(self):
+        from migrate.emulate.monitor import record_host_sync
+
+        record_host_sync("tolist")
         return self._data.tolist()
+
+
+def _is_index_sequence(obj) -> bool:
+    """A list index that PyTorch reads as a tuple of indices (its treatSequenceAsTuple)."""
+    return len(obj) < 32 and any(
+        isinstance(o, (torch.Tensor, list, tuple, slice)) or o is None or o is Ellipsis
+        for o in obj)
+
+
+def _index_tensors(index):
+    """List indices as CPU index tensors: PyTorch turns a list into a tensor on the indexed
+    tensor's device in C++, through a path a Python backend cannot serve (an internal
+    assert); a CPU index tensor is what the NPU's indexing kernels accept too."""
+    if isinstance(index, list) and not _is_index_sequence(index):
+        return _as_tensor(index)
+    if isinstance(index, (tuple, list)):
+        return tuple(_as_tensor(i) if isinstance(i, list) else i for i in index)
+    return index
+
+
+def _as_tensor(items: list) -> torch.Tensor:
+    return torch.tensor(items) if items else torch.tensor([], dtype=torch.long)
 
 
 def is_npu_device(dev) -> bool:
@@ -154,7 +201,7 @@ def run(func, args: tuple, kwargs: dict):
     flat = _leaves(kwargs, _leaves(args, []))
     dev = target_device(func, flat, kwargs)
     inputs = {id(_unwrap(t)): t for t in flat if isinstance(t, torch.Tensor)}
-    out = func(*_map(_unwrap, args), **_map(_unwrap, kwargs))
+    out = KERNELS.get(name, func)(*_map(_unwrap, args), **_map(_unwrap, kwargs))
 
     def wrap(o):
         if not isinstance(o, torch.Tensor):

@@ -151,10 +151,21 @@ def census(path: Path, backend: str = "atc", target: str | None = None,
     _attach_decompositions(ops)
     report = _report(path, model, opset, backend, target, ops, total)
     report["soc"] = soc
+    report["judged_for"] = judged_for(reg, soc)
     if inference_note:
         report["advice"].append(inference_note + "; dtypes are judged only where the file "
                                 "records them")
     return report
+
+
+def judged_for(reg, soc: str | None) -> str:
+    """The chip(s) the verdicts hold for: ``--soc``, or the stated default."""
+    if soc:
+        return soc
+    if reg.backend != "atc":
+        return "the CANN EP (its data has no per-chip kernels)"
+    return (f"any chip of the data ({', '.join(reg.socs())}; default: a dtype passes when one "
+            "chip's kernel takes it; --soc CHIP judges for one)")
 
 
 def _attach_decompositions(ops: list[dict]) -> None:

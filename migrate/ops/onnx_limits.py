@@ -16,7 +16,9 @@ from migrate.ops.registry import RESTRICTED, Verdict, load_yaml
 KINDS = ("attribute", "attribute_length", "attribute_min", "attribute_odd", "output_unused",
          "max_inputs", "max_outputs", "input_dtype", "input_rank", "constant_input")
 _FIELDS = {"check", "why", "note", "source", "when_rank", "attribute", "allowed", "forbidden",
-           "default", "min", "max", "output", "input", "inputs"}
+           "default", "min", "max", "output", "input", "inputs", "compare"}
+# How an attribute value is compared with the allowed ones (``compare:`` in limits.yaml).
+COMPARE = ("exact", "einsum")
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ def parse(data: dict, ops: dict) -> dict[str, list[Limit]]:
                                  f"unknown fields: {sorted(unknown)})")
             if not raw.get("note") and not raw.get("source"):
                 raise ValueError(f"limits.yaml: {op}: a check needs a note or a source")
+            if raw.get("compare", "exact") not in COMPARE:
+                raise ValueError(f"limits.yaml: {op}: compare must be one of {', '.join(COMPARE)}")
             source = raw.get("source") or _plugin_source(op, raw["note"], ops)
             params = {k: v for k, v in raw.items() if k not in ("check", "why", "note",
                                                                "source", "when_rank")}
@@ -93,7 +97,11 @@ def _broken(limit: Limit, node: NodeView) -> str | None:
             return None
         if kind == "attribute":
             allowed, forbidden = p.get("allowed"), p.get("forbidden") or []
-            bad = value in forbidden or (allowed is not None and value not in allowed)
+            seen = value
+            if p.get("compare") == "einsum":
+                seen = einsum_canonical(value)
+                allowed = [einsum_canonical(a) for a in allowed or ()]
+            bad = seen in forbidden or (allowed is not None and seen not in allowed)
         elif kind == "attribute_length":
             bad = len(value) not in p["allowed"]
             value = f"{value} (length {len(value)})"
@@ -111,6 +119,22 @@ def _broken(limit: Limit, node: NodeView) -> str | None:
         n = sum(1 for x in items if x)
         return f"{n} {kind[4:]}" if n > p["max"] else None
     return _broken_input(limit, node)
+
+
+def einsum_canonical(equation: str) -> str:
+    """An einsum equation with its letters renamed in order of first appearance and the
+    implicit output made explicit: ``ij,kj->ik`` and ``ab,cb->ac`` are one equation."""
+    eq = equation.replace(" ", "")
+    if "->" not in eq:
+        letters = eq.replace(",", "")
+        eq += "->" + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c.isalpha()))
+    names: dict[str, str] = {}
+    out = []
+    for c in eq:
+        if c.isalpha():
+            c = names.setdefault(c, chr(ord("a") + len(names)) if len(names) < 26 else c)
+        out.append(c)
+    return "".join(out)
 
 
 def _broken_input(limit: Limit, node: NodeView) -> str | None:

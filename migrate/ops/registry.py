@@ -87,6 +87,7 @@ class AtenRegistry:
         self.python_forwards: dict[str, str] = notes.get("python_forwards") or {}
         self.host_sync: dict[str, str] = notes.get("host_sync") or {}
         self.bool_mask_index: dict = notes.get("bool_mask_index") or {}
+        self.host_sync_calls: dict[str, str] = notes.get("host_sync_calls") or {}
         rewrites = base / "rewrites.yaml"
         self.rewrites: dict[str, dict] = load_yaml(rewrites) if rewrites.is_file() else {}
         self.requires_torch: str | None = (data.get("source") or {}).get("requires_torch")
@@ -95,6 +96,8 @@ class AtenRegistry:
         name = aten_name(overload)
         if overload.startswith("npu::"):
             return name in self.custom
+        if "::" in overload and not overload.startswith("aten::"):
+            return False  # another library's op: torch_npu registers none
         return name in self.overloads
 
     def lookup(self, overload: str, dtype: str | None = None) -> Verdict:
@@ -136,7 +139,9 @@ class OnnxRegistry:
             self.max_opset: int = int(data.get("max_opset") or 18)
             cons = base / "constraints.yaml"
             self.constraints: dict = (load_yaml(cons).get("ops") or {}) if cons.exists() else {}
+            self.corrections = _corrections(base.parent / "corrections.yaml", self.ops)
         else:
+            self.corrections = {}
             self.graph = data.get("graph_mode") or {}
             self.single = data.get("single_op") or []
             self.max_opset = int(self.graph.get("opsets", [8, 15])[1])
@@ -171,13 +176,20 @@ class OnnxRegistry:
         if row is None:
             where = "" if domain == "ai.onnx" else f" for custom domain '{domain}'"
             return Verdict(UNSUPPORTED, f"no ATC converter plugin for {op}{where}")
+        fix = self.corrections.get(key) or {}
+        doc = f" (source: {fix['source']})" if fix else ""
+        if opset not in row["opsets"] and opset in (fix.get("opsets") or ()):
+            return Verdict(SUPPORTED, f"ATC documents {op} for opset {opset}{doc}")
         if opset not in row["opsets"]:
             reason = (f"ATC registers {op} for model opsets {_ranges(row['opsets'])} only "
                       f"(keyed exactly); this model declares opset {opset}")
             if opset > self.max_opset:
                 reason += f"; re-export with opset_version={self.max_opset}"
             return Verdict(UNSUPPORTED, reason)
-        allowed = _input_dtypes(row, soc)
+        allowed = set(fix["input_dtypes"]) if fix.get("input_dtypes") else _input_dtypes(row, soc)
+        if fix.get("input_dtypes") and dtype and dtype in allowed:
+            return Verdict(SUPPORTED, f"ATC plugin -> {'/'.join(row.get('ge_op') or [op])}; "
+                                      f"{dtype} is a documented input type{doc}")
         if dtype and allowed and _DTYPE_ALIASES.get(dtype, dtype) not in allowed:
             chip = f" on {soc}" if soc else ""
             return Verdict(RESTRICTED, f"Ascend op {'/'.join(row.get('ge_op') or [op])} takes "
@@ -199,6 +211,23 @@ class OnnxRegistry:
         why = (f"graph mode needs model opset {lo}-{hi}" if not lo <= opset <= hi
                else "not in the CANN EP's list")
         return Verdict(CPU_FALLBACK, f"{why}; onnxruntime runs the node on its CPU provider")
+
+
+_CORRECTION_FIELDS = {"input_dtypes", "opsets", "why", "source"}
+
+
+def _corrections(path: Path, ops: dict) -> dict[str, dict]:
+    """Doc corrections (op_registry/onnx/atc/corrections.yaml), checked against ops.yaml."""
+    if not path.is_file():
+        return {}
+    rows = load_yaml(path).get("ops") or {}
+    for op, row in rows.items():
+        bad = set(row) - _CORRECTION_FIELDS
+        if op not in ops or bad or not row.get("source") or not row.get("why") or not (
+                row.get("input_dtypes") or row.get("opsets")):
+            raise ValueError(f"{path}: {op}: unknown op, unknown fields {sorted(bad)}, or a row "
+                             "without why, source and input_dtypes/opsets")
+    return rows
 
 
 def _ranges(opsets: list[int]) -> str:

@@ -22,12 +22,12 @@ def _torch(report: dict) -> str:
 
 
 def _title(report: dict) -> str:
+    chip = f"; chip: {report['judged_for']}" if report.get("judged_for") else ""
     if "opset" in report and "backend" in report:
-        soc = f", soc {report['soc']}" if report.get("soc") else ""
         return (f"{report['model']}: opset {report['opset']}, backend {report['backend']} "
-                f"({report['target']}{soc}; {_torch(report)})")
+                f"({report['target']}; {_torch(report)}{chip})")
     return (f"{report['model']}: {report['target']} ({report.get('mode', 'eval')} step "
-            f"captured on {report['device']}; {_torch(report)})")
+            f"captured on {report['device']}; {_torch(report)}{chip})")
 
 
 def _warning_lines(report: dict, prefix: str) -> list[str]:

@@ -7,19 +7,31 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from migrate.core.errors import UsageError  # noqa: E402
-from migrate.emulate.data import check_torch, settings, surface  # noqa: E402
+from migrate.emulate.data import (  # noqa: E402
+    check_torch, pinned_torch, supported_torch, surface)
 
 
 def test_installed_torch_is_supported():
-    assert ".".join(torch.__version__.split(".")[:2]) in settings().torch_versions
+    assert ".".join(torch.__version__.split(".")[:2]) in supported_torch()
     assert check_torch() == torch.__version__.split("+")[0]
+
+
+def test_supported_torch_follows_the_wheel_pin():
+    """torch_npu 2.14.0's wheel requires torch==2.14.0.*: 2.14 is supported because of that
+    pin (read from the registry built from the wheel), 2.13 because the tests run on it."""
+    from migrate.ops.registry import load_aten
+
+    assert load_aten("2.14.0").requires_torch == "torch==2.14.0.*"
+    assert pinned_torch() == {"2.14": "2.14.0"}
+    assert supported_torch() == ["2.13", "2.14"]
 
 
 def test_unsupported_torch_fails_with_a_clear_message(monkeypatch):
     monkeypatch.setattr(torch, "__version__", "2.9.1+cpu")
     monkeypatch.delenv("MIGRATE_EMULATE_ANY_TORCH", raising=False)
-    with pytest.raises(UsageError, match=r"NPU emulation supports torch 2\.13 \(installed: "
-                                         r"2\.9\.1\); set MIGRATE_EMULATE_ANY_TORCH=1"):
+    with pytest.raises(UsageError, match=r"NPU emulation supports torch 2\.13, 2\.14 \(torch_npu "
+                                         r"2\.14\.0 pins 2\.14; installed: 2\.9\.1\); set "
+                                         r"MIGRATE_EMULATE_ANY_TORCH=1"):
         check_torch()
     monkeypatch.setenv("MIGRATE_EMULATE_ANY_TORCH", "1")
     assert check_torch() == "2.9.1"
@@ -54,3 +66,17 @@ def test_surface_data_is_what_the_tool_builds_from_the_wheel():
     for mod in ("torch_npu.optim", "torch_npu.npu.amp", "torch_npu.profiler"):
         assert set(tool.module_names(wheel, mod)) == set(surface().names(mod)) - set(
             surface().custom_ops if mod == "torch_npu" else ())
+
+
+def test_also_tested_torch_is_what_ci_installs():
+    """emulate.yaml's also_tested_torch is the torch .ci/run installs for the test suite, and
+    CI runs the emulation tests on each torch a torch_npu release pins."""
+    import re
+    from pathlib import Path
+
+    from migrate.emulate.data import settings
+
+    ci = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text(encoding="utf-8")
+    installed = {".".join(v.split(".")[:2]) for v in re.findall(r"torch==(\d+\.\d+\.\d+)", ci)}
+    assert set(settings().also_tested_torch) <= installed
+    assert set(pinned_torch()) <= installed

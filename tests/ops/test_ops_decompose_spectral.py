@@ -39,12 +39,13 @@ def test_torch_stft_and_fft_export_decomposes_and_verifies(tmp_path):
     report, code = run_decompose(src, tmp_path / "out.onnx")
     assert code == 0, report
     rules = [r["rule"] for r in report["rewrites"]]
-    assert {"stft-dft-matmul", "dft-matmul", "reduce-l2-sumsq"} <= set(rules)
+    # ReduceL2 is documented for opset 18: lowering the model to 18 is enough for it
+    assert {"stft-dft-matmul", "dft-matmul"} <= set(rules) and "reduce-l2-sumsq" not in rules
     assert rules.count("dft-matmul") == 2
     assert report["opset"]["to"] == 18 and report["remaining"] == []
     assert max(o["max_abs_error"] for o in report["verification"]["outputs"]) <= 1e-5
     ops = {n.op_type for n in onnx.load(str(tmp_path / "out.onnx")).graph.node}
-    assert not ops & {"STFT", "DFT", "ReduceL2"} and "MatMul" in ops
+    assert not ops & {"STFT", "DFT"} and "ReduceL2" in ops and "MatMul" in ops
 
 
 def test_stft_with_a_computed_frame_step_is_declined(tmp_path):

@@ -42,7 +42,8 @@ def test_atc_keys_by_model_opset_exactly():
     assert verdict.status == "unsupported" and "opset_version=18" in verdict.reason
     assert query("atc", "LayerNormalization", opset=16).status == "unsupported"
     assert query("atc", "LayerNormalization", opset=17).status == "supported"
-    assert query("atc", "ReduceL2", opset=18).status == "unsupported"  # stops at 17
+    assert query("atc", "ReduceL1", opset=18).status == "unsupported"  # stops at 17
+    assert query("atc", "ReduceL2", opset=18).status == "supported"  # documented (corrections)
     assert query("atc", "Gelu", opset=18).status == "unsupported"
     assert query("atc", "Constant", opset=18).status == "supported"
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from migrate.core.callsite import user_location
 from migrate.ops.aten import where
-from migrate.ops.aten.judge import COMPOSITE_KEYS, COMPOSITE_REASON, Judge, from_children
+from migrate.ops.aten.judge import (
+    COMPOSITE_KEYS, COMPOSITE_REASON, FUSED_BACKWARD_REASON, Judge, from_children)
 from migrate.ops.aten.rows import Census, _dtype, _fname, _host_sync
 from migrate.ops.registry import SUPPORTED, Verdict
 
@@ -96,20 +97,29 @@ class Recorder:
         import torch
 
         census = self.census
-        op = None if census.suppress else self.judge.composite(
-            _fname(func, self.judge.reg.python_forwards))
+        fname = _fname(func, self.judge.reg.python_forwards)
+        if not census.suppress and fname in self.judge.reg.host_sync_calls:
+            self.flush()
+            location = user_location(3)
+            census.warn(f"Tensor.{fname}", "host-sync", self.judge.reg.host_sync_calls[fname],
+                        census.module, location)
+        op = None if census.suppress else self.judge.composite(fname, args, kwargs)
         if op is None:
             return func(*args, **kwargs)
         self.flush()
         path = census.module
         location = user_location(3) if census.locate_all else None
         census.add(op, Verdict(SUPPORTED, COMPOSITE_REASON), _dtype(args), path, None)
+        sync = _host_sync(self.judge, op, args)
+        if sync and census.phase != "optimizer":
+            census.warn(op, sync[0], sync[1], path, location or user_location(3))
         census.suppress += 1
         try:
             out = func(*args, **kwargs)
         finally:
             census.suppress -= 1
         if torch.is_grad_enabled():
+            where.tag_fused(out, (args, tuple(kwargs.values())), op)
             self.pending.append((out, (path, location)))
             self.flush()
         return out
@@ -122,6 +132,13 @@ class Recorder:
         if census.suppress or func.name().startswith("profiler::"):
             return func(*args, **kwargs)  # inside a recorded composite / record_function marks
         self.flush()
+        fused = where.current_fused_backward()
+        if fused is not None:  # the backward of a kernel torch_npu runs whole
+            out = func(*args, **kwargs)
+            origin = census.origin()
+            census.add(fused, Verdict(SUPPORTED, FUSED_BACKWARD_REASON), _dtype(args),
+                       origin[0] if origin else census.module, None, phase="backward", calls=0)
+            return out
         name = func.name()
         verdict = self.known(name)
         if verdict is None:

@@ -10,6 +10,8 @@ from migrate.ops.registry import CPU_FALLBACK, SUPPORTED, load_aten
 from migrate.ops.versions import torch_versions
 
 OPTION = "--torch"
+JUDGED_FOR = ("every chip torch_npu supports (its kernel registrations are not per chip; "
+              "dtype limits of a chip's kernels are not in the wheel)")
 
 
 def _step(model, args, kwargs, census: Census, train: bool, loss, optimizer) -> None:
@@ -97,6 +99,7 @@ def aten_census(spec: str, target: str | None = None, device: str = "cpu",
                       f"{versions['registry_requires']}: ops new in that torch are not seen "
                       "here; capture with the torch the NPU machine will run")
     return {"model": spec, "target": reg.version, "device": device, "dtype": dtype,
+            "judged_for": JUDGED_FOR,
             "mode": "train" if train else "eval", "torch": versions,
             "ops": ops, "summary": {**summary, "ops": len(ops),
                                     "calls": sum(r["count"] for r in ops),

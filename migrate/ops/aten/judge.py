@@ -15,13 +15,19 @@ from __future__ import annotations
 
 from functools import cache
 
-from migrate.ops.registry import SUPPORTED, AtenRegistry, Verdict, aten_name, load_aten
+from migrate.ops.registry import (
+    CPU_FALLBACK, SUPPORTED, AtenRegistry, Verdict, aten_name, load_aten)
 
 # The dispatcher's order for a backend key without its own kernel (computeDispatchTableEntry).
 COMPOSITE_KEYS = ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd",
                   "CompositeImplicitAutograd")
 COMPOSITE_REASON = ("torch_npu has a kernel for this CompositeImplicitAutograd op; the ops it "
                     "decomposes into on the CPU are not used on the NPU")
+NO_KERNEL_REASON = ("no kernel in any backend: a tensor metadata query the tensor answers "
+                    "itself (no device runs it)")
+FUSED_BACKWARD_REASON = ("torch_npu has a kernel for this CompositeImplicitAutograd op, which owns "
+                         "its backward: the backward ops of the CPU's decomposition are not used "
+                         "on the NPU")
 
 
 @cache
@@ -52,6 +58,19 @@ def has_key(name: str, key: str) -> bool:
         return False
 
 
+def has_any_kernel(name: str) -> bool:
+    import torch
+
+    try:
+        return torch._C._dispatch_has_kernel(name)
+    except RuntimeError:
+        return True  # unknown to the dispatcher: judged by the registry
+
+
+def namespace(name: str) -> str:
+    return name.split("::", 1)[0] if "::" in name else "aten"
+
+
 def serving_composite(name: str) -> str | None:
     """The composite dispatch key whose kernel serves PrivateUse1 for ``name`` when torch_npu
     has none, or None (then torch_npu's CPU fallback runs it)."""
@@ -64,7 +83,7 @@ class Judge:
     def __init__(self, target: str | None):
         self.reg: AtenRegistry = load_aten(target)
         self.cache: dict[str, Verdict] = {}
-        self.composites: dict[str, str | None] = {}
+        self.composites: dict[str, list] = {}
         self.descend: dict[str, str] = {}  # overload -> composite key to re-run it at
         self.aliases: dict[str, str] = {}
 
@@ -75,6 +94,8 @@ class Judge:
     def direct(self, name: str) -> Verdict | None:
         """A verdict that needs no descent, or None when ``self.descend[name]`` says at which
         composite key to re-run the op to judge what it calls."""
+        if namespace(name) not in ("aten", "npu"):
+            return self._library_op(name)
         if self.reg.has_kernel(name):
             return self.reg.lookup(name)
         key = aten_name(name)
@@ -85,28 +106,66 @@ class Judge:
         out = structured_delegates().get(key)
         if out and self.reg.has_kernel(out):
             return Verdict(SUPPORTED, f"structured op: NPU kernel for aten::{out}")
+        return self._without_npu_kernel(name, self.reg.lookup)
+
+    def _without_npu_kernel(self, name: str, fallback) -> Verdict | None:
+        """No NPU kernel: a composite kernel serves the NPU (None: descend into it), or no
+        backend has a kernel (a metadata query), or ``fallback(name)`` says what happens."""
         composite = serving_composite(name)
         if composite is not None:
             self.descend[name] = composite
             return None
-        return self.reg.lookup(name)
+        if not has_any_kernel(name):
+            return Verdict(SUPPORTED, NO_KERNEL_REASON)
+        return fallback(name)
 
-    def composite(self, fname: str) -> str | None:
-        """aten overload of a CompositeImplicitAutograd op named ``fname`` with an NPU kernel."""
-        if fname in self.composites:
-            return self.composites[fname]
+    def _library_op(self, name: str) -> Verdict | None:
+        """An op of another library (``torchvision::nms``, a ``torch.library`` op): the same
+        dispatcher rules, with the kernels registered in this process standing for the NPU's
+        (torch_npu brings none for them)."""
+        if has_key(name, "PrivateUse1"):
+            return Verdict(SUPPORTED, "an NPU (PrivateUse1) kernel is registered for it")
+        pkg = f"torch_npu {self.reg.version.split('-', 1)[-1]}"
+        return self._without_npu_kernel(name, lambda op: Verdict(
+            CPU_FALLBACK, f"no NPU kernel: {namespace(op)} registers CPU/CUDA kernels only and "
+                          f"{pkg} brings none; runs on the CPU through torch_npu's fallback (an "
+                          "error with TORCH_NPU_FALLBACK_CPU_DISABLE=1)"))
+
+    def composite(self, fname: str, args=(), kwargs=None) -> str | None:
+        """aten overload of a CompositeImplicitAutograd op named ``fname`` with an NPU kernel
+        that this call's arguments fit (``torch.where(c)`` is the composite ``where``;
+        ``torch.where(c, x, y)`` is ``where.self``, an op of its own)."""
+        found = self.composites.get(fname)
+        if found is None:
+            found = self.composites[fname] = self._composites(fname)
+        for full, schema in found:
+            if schema is None or _fits(schema, args, kwargs or {}):
+                return full
+        return None
+
+    def _composites(self, fname: str) -> list:
         import torch
 
-        found = None
+        found = []
         packet = getattr(torch.ops.aten, fname, None) if fname.isidentifier() else None
         if packet is not None and hasattr(packet, "overloads"):
             for ov in packet.overloads():
                 full = f"aten::{fname}" if ov == "default" else f"aten::{fname}.{ov}"
                 if has_key(full, "CompositeImplicitAutograd") and self.reg.has_kernel(full):
-                    found = full
-                    break
-        self.composites[fname] = found
+                    found.append((full, getattr(getattr(packet, ov), "_schema", None)))
         return found
+
+
+def _fits(schema, args, kwargs: dict) -> bool:
+    """Can ``args``/``kwargs`` bind to ``schema`` (count and names, not types)?"""
+    params = schema.arguments
+    if len(args) > len(params):
+        return False
+    names = {p.name for p in params}
+    if any(k not in names for k in kwargs):
+        return False
+    return all(i < len(args) or p.name in kwargs or p.has_default_value()
+               for i, p in enumerate(params))
 
 
 def from_children(name: str, key: str, children: list[tuple[str, Verdict]]) -> Verdict:

@@ -40,7 +40,10 @@ class Census:
         return self.stack[-1] if self.stack else "<root>"
 
     def add(self, op: str, verdict: Verdict, dtype: str | None, path: str,
-            location: str | None, note: str | None = None, phase: str | None = None) -> None:
+            location: str | None, note: str | None = None, phase: str | None = None,
+            calls: int = 1) -> None:
+        """One call of ``op`` (``calls=0``: a phase of a call already counted, such as the
+        backward of a fused op)."""
         key = (op, verdict.status)
         row = self.rows.get(key)
         if row is None:
@@ -49,7 +52,7 @@ class Census:
                                     "decomposition": None, "dtypes": [], "phases": []}
             if verdict.status != SUPPORTED:
                 row["locations"] = []
-        row["count"] += 1
+        row["count"] += calls
         _append(row["nodes"], path)
         _append(row["phases"], phase or self.phase)
         if dtype:
@@ -98,13 +101,15 @@ def _fname(func, forwards: dict[str, str]) -> str:
 
 
 def _host_sync(judge: Judge, name: str, args) -> tuple[str, str] | None:
-    """(kind, why) when the op makes the host wait or gives a data-dependent shape."""
+    """(kind, why) when the op makes the host wait or gives a data-dependent shape: by the
+    overload (``where.default``), by the op (``nonzero``), or boolean-mask indexing."""
     import torch
 
     key = name.split("::", 1)[-1]
+    overload = key if "." in key else f"{key}.default"
     key = key[: -len(".default")] if key.endswith(".default") else key
     notes = judge.reg.host_sync
-    why = notes.get(key) or notes.get(key.split(".", 1)[0])
+    why = notes.get(overload) or notes.get(key.split(".", 1)[0])
     if why:
         return "host-sync", why
     mask = judge.reg.bool_mask_index

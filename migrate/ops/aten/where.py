@@ -52,3 +52,42 @@ def tag_parameters(model) -> list:
             acc.metadata[TAG] = (name.rpartition(".")[0] or "<root>", None)
             keep.append(acc)
     return keep
+
+
+FUSED = "migrate_fused"  # key in an autograd Node's metadata: the fused op that made it
+
+
+def _boundary(inputs) -> set:
+    """Autograd nodes that existed before a call: its inputs' grad_fns."""
+    import torch
+
+    found = set()
+    for t in inputs:
+        if isinstance(t, torch.Tensor) and t.grad_fn is not None:
+            found.add(t.grad_fn)
+        elif isinstance(t, (list, tuple)):
+            found |= _boundary(t)
+    return found
+
+
+def tag_fused(outputs, inputs, op: str) -> None:
+    """Mark the autograd nodes a composite op created on the CPU (the graph between its
+    outputs and its inputs) as the backward of ``op``: torch_npu runs ``op`` as one kernel
+    that owns its backward, so the ops these nodes run are not NPU ops of their own."""
+    stop = _boundary(inputs)
+    todo = [n for n in _grad_fns(outputs if isinstance(outputs, (list, tuple)) else (outputs,))
+            if n not in stop]
+    while todo:
+        node = todo.pop()
+        if FUSED in node.metadata or type(node).__name__ == "AccumulateGrad":
+            continue
+        node.metadata[FUSED] = op
+        todo.extend(n for n, _ in node.next_functions if n is not None and n not in stop)
+
+
+def current_fused_backward() -> str | None:
+    """The fused op whose backward is running (see :func:`tag_fused`), if any."""
+    import torch
+
+    node = torch._C._current_autograd_node()
+    return None if node is None else node.metadata.get(FUSED)

@@ -109,3 +109,16 @@ def _candidates(spec: SpecifierSet, minimum: str) -> list[str]:
         if v >= floor:
             named.append(str(v))
     return [minimum, FAR, *named]
+
+
+def minimum_versions(rules) -> dict[str, tuple[str, Rule]]:
+    """Package (normalized name) -> (its first release with NPU support, the rule row that
+    says so): the ``minimum`` rows of this kind (MIG752). One table for the scan, which
+    judges declared pins, and `migrate doctor`, which judges installed versions."""
+    out: dict[str, tuple[str, Rule]] = {}
+    for rule in rules:
+        if rule.kind != KIND or rule.params.get("mode") != "minimum":
+            continue
+        for name, version in (rule.params.get("versions") or {}).items():
+            out[normalize(str(name))] = (str(version), rule)
+    return out

@@ -1,0 +1,149 @@
+"""CLI: `migrate doctor` — is this machine ready to run the port on an NPU; `--explain CODE`
+and `--log FILE` — what a CANN / ACL / HCCL / torch_npu error means."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from migrate.commands.output import emit
+from migrate.core.display import escape
+from migrate.core.errors import UsageError
+
+FORMATS = ("text", "json")
+
+
+def _python(value: str | None) -> str:
+    """The interpreter to probe: a file that can be executed, or a virtualenv folder."""
+    if value is None:
+        return sys.executable
+    path = Path(value)
+    if path.is_dir():
+        path = path / "bin" / "python"
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise UsageError(f"--python {escape(value)}: not an executable Python interpreter")
+    return str(path)
+
+
+def doctor(
+    python: Annotated[
+        str | None,
+        typer.Option(
+            "--python",
+            metavar="PATH",
+            help="The interpreter that runs the training (a python executable or a "
+            "virtualenv folder; default: this one).",
+        ),
+    ] = None,
+    explain: Annotated[
+        str | None,
+        typer.Option(
+            "--explain", metavar="CODE", help="Explain an error code (507015, EI0006, ERR00100) or message."
+        ),
+    ] = None,
+    log: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--log",
+            metavar="FILE",
+            help="Find and explain the error codes and known messages in a log "
+            "(a plog or training log; - for stdin). Repeatable.",
+        ),
+    ] = None,
+    project: Annotated[
+        Path | None,
+        typer.Option(
+            "--project", metavar="PATH", help="Also check the pins in this project's requirement files."
+        ),
+    ] = None,
+    root: Annotated[
+        Path,
+        typer.Option(
+            "--root",
+            metavar="DIR",
+            help="Read system files (/etc, /usr/local/Ascend, /dev, /proc) under this "
+            "folder: a container image or chroot.",
+        ),
+    ] = Path("/"),
+    timeout: Annotated[
+        float, typer.Option("--timeout", metavar="SECONDS", help="Seconds the import probe may take.")
+    ] = 120.0,
+    no_import: Annotated[
+        bool, typer.Option("--no-import", help="Do not import torch / torch_npu (metadata and files only).")
+    ] = False,
+    fmt: Annotated[str, typer.Option("--format", metavar="FORMAT", help="text | json")] = "text",
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the report to this file.")
+    ] = None,
+) -> None:
+    """Check that this machine can run the port on an Ascend NPU, or explain an error."""
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
+    if explain is not None and log:
+        raise UsageError("give --explain or --log, not both")
+    if explain is not None:
+        raise typer.Exit(_explain(explain, fmt, output))
+    if log:
+        raise typer.Exit(_logs(log, fmt, output))
+    if timeout <= 0:
+        raise UsageError(f"--timeout {timeout:g}: must be more than 0")
+    if not root.is_dir():
+        raise UsageError(f"--root {escape(str(root))}: not a folder")
+    if project is not None and not project.exists():
+        raise UsageError(f"--project {escape(str(project))}: no such file or folder")
+    from migrate.doctor.context import Options
+    from migrate.doctor.report import render_text
+    from migrate.doctor.run import run_doctor
+
+    report = run_doctor(
+        Options(_python(python), root=root, timeout=timeout, import_probe=not no_import, project=project)
+    )
+    if fmt == "json":
+        text = json.dumps(report.to_json(), indent=2, ensure_ascii=False)
+    else:
+        text = render_text(report, color=output is None and sys.stdout.isatty())
+    emit(text, output)
+    raise typer.Exit(0 if report.ready else 1)
+
+
+def _explain(arg: str, fmt: str, output: Path | None) -> int:
+    """0: explained; 1: a well-formed code the table has no row for; 2 (UsageError): not a
+    code and no known message in it."""
+    from migrate.doctor.explain import explain_arg, explain_json, render_findings
+
+    findings = explain_arg(arg)
+    if fmt == "json":
+        emit(json.dumps(explain_json(arg, findings), indent=2, ensure_ascii=False), output)
+    else:
+        emit(render_findings(findings), output)
+    return 0 if all(f.explanation is not None for f in findings) else 1
+
+
+def _logs(paths: list[str], fmt: str, output: Path | None) -> int:
+    """0: no error code or known message found; 1: findings (or a file that could not be
+    read to the end); 2 (UsageError): a path that is not a readable regular file."""
+    from migrate.doctor.explain import log_json, render_findings, scan_logs
+
+    scan = scan_logs(paths)
+    if fmt == "json":
+        emit(json.dumps(log_json(scan), indent=2, ensure_ascii=False), output)
+    else:
+        head = (
+            f"{len(scan.findings)} finding(s) in {scan.lines} line(s) of "
+            f"{', '.join(escape(p) for p in scan.paths)}"
+            + (" (stopped at the size limit)" if scan.truncated else "")
+        )
+        body = render_findings(scan.findings, head + "\n") if scan.findings else head + "\n"
+        for err in scan.errors:
+            body += f"{escape(err['path'])}: cannot read to the end: {err['message']}\n"
+        emit(body, output)
+    return 1 if scan.findings or scan.errors else 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)

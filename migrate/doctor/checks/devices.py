@@ -1,0 +1,231 @@
+"""The NPUs this process can reach: device nodes, the variables that select devices, and
+processes that still hold a device (a leftover training run)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from migrate.doctor.checks import CHECKS
+from migrate.doctor.context import Context
+from migrate.doctor.report import Check
+
+GROUP = "devices"
+MAX_PROCESSES = 4096  # /proc entries inspected
+MAX_FDS = 4096  # descriptors inspected per process
+
+
+def device_nodes(ctx: Context) -> tuple[list[Path], list[Path]]:
+    """(numbered device nodes /dev/davinciN, shared nodes that are missing)."""
+    spec = ctx.environment.device_nodes
+    pattern = re.compile(spec.path)
+    dev = ctx.layout.system("/dev")
+    numbered: list[Path] = []
+    try:
+        names = sorted(os.listdir(dev))
+    except OSError:
+        names = []
+    for name in names:
+        if pattern.fullmatch(f"/dev/{name}"):
+            numbered.append(dev / name)
+    numbered.sort(key=lambda p: int(re.sub(r"\D", "", p.name) or 0))
+    missing = [
+        ctx.layout.system(p) for p in spec.extra["shared"] if not os.path.lexists(ctx.layout.system(p))
+    ]
+    return numbered, missing
+
+
+@CHECKS.register("device-nodes", group=GROUP, order=10)
+def nodes(ctx: Context) -> Check:
+    spec = ctx.environment.device_nodes
+    cite = (spec.source.cite(),)
+    numbered, missing = device_nodes(ctx)
+    evidence = (
+        [
+            f"{len(numbered)} device node(s): {', '.join(p.name for p in numbered[:16])}"
+            + (" ..." if len(numbered) > 16 else "")
+        ]
+        if numbered
+        else []
+    )
+    shared = spec.extra["shared"]
+    fix = "on the host, check the driver (npu-smi info); in a container, pass the devices: " + " ".join(
+        f"--device {p}" for p in ["/dev/davinciN", *shared]
+    )
+    if not numbered:
+        return Check(
+            "device-nodes",
+            GROUP,
+            "fail",
+            "no NPU device nodes (/dev/davinciN)",
+            [f"looked in {ctx.layout.system('/dev')}"],
+            fix=fix,
+            sources=cite,
+        )
+    if missing:
+        return Check(
+            "device-nodes",
+            GROUP,
+            "fail",
+            "shared device nodes are missing: " + ", ".join(p.name for p in missing),
+            evidence,
+            fix=fix,
+            sources=cite,
+        )
+    denied = [p.name for p in numbered if not os.access(p, os.R_OK | os.W_OK)]
+    if denied:
+        evidence.append(f"not readable and writable by this user: {', '.join(denied)}")
+        return Check(
+            "device-nodes",
+            GROUP,
+            "fail",
+            "this user cannot open the device nodes",
+            evidence,
+            fix="run as a user allowed to use the devices (check the owner and mode of /dev/davinci*)",
+            sources=cite,
+        )
+    return Check("device-nodes", GROUP, "ok", f"{len(numbered)} NPU device node(s)", evidence, sources=cite)
+
+
+def parse_visible(value: str) -> tuple[list[int], str]:
+    """torch_npu's reading of ASCEND_RT_VISIBLE_DEVICES: the comma-separated indices up to
+    the first other character (``torch_npu/npu/__init__.py``), and what was ignored."""
+    cut = len(value)
+    for i, ch in enumerate(value):
+        if not (ch.isdigit() or ch == ","):
+            cut = i
+            break
+    ids: list[int] = []
+    for part in value[:cut].split(","):
+        if not part:
+            break
+        ids.append(int(part))
+    return ids, value[cut:]
+
+
+@CHECKS.register("visible-devices", group=GROUP, order=20)
+def visible(ctx: Context) -> Check:
+    spec = ctx.environment.visible_devices
+    var = spec.path
+    cites = tuple(s.cite() for s in spec.extra["sources"])
+    numbered, _ = device_nodes(ctx)
+    count = len(numbered)
+    if not count:
+        return Check("visible-devices", GROUP, "skip", "no NPU device nodes to select from")
+    value = ctx.env.get(var)
+    others = {v: ctx.env[v] for v in spec.extra["not_for_npu"] if ctx.env.get(v) is not None}
+    fix: str | None
+    if value is None:
+        if others:
+            name, other = next(iter(others.items()))
+            ids, rest = parse_visible(other)
+            fix = (
+                f"export {var}={','.join(map(str, sorted(set(ids))))}"
+                if ids and not rest
+                else f"export {var}=<device indices, ascending>"
+            )
+            return Check(
+                "visible-devices",
+                GROUP,
+                "warn",
+                f"{name} is set but selects no NPU; {var} is not set",
+                [f"{name}={other}", f"all {count} NPU(s) are visible"],
+                fix=fix,
+                sources=cites,
+            )
+        return Check(
+            "visible-devices", GROUP, "ok", f"{var} not set: all {count} NPU(s) visible", sources=cites
+        )
+    evidence = [f"{var}={value!r}"] + [f"{k}={v} (ignored by the NPU runtime)" for k, v in others.items()]
+    ids, rest = parse_visible(value)
+    problems, status = [], "ok"
+    if rest:
+        problems.append(f"{rest!r} is ignored: only digits and commas are read")
+        status = "warn"
+    if not ids:
+        return Check(
+            "visible-devices",
+            GROUP,
+            "fail",
+            f"{var} makes no NPU visible",
+            evidence + problems,
+            fix=f"export {var}=0 (or unset it)",
+            sources=cites,
+        )
+    if any(b <= a for a, b in zip(ids, ids[1:])):
+        problems.append("indices are not in strictly ascending order: torch.npu.is_available() returns False")
+        status = "fail"
+    if any(i >= count for i in ids):
+        problems.append(
+            f"index {max(ids)} is not below the {count} device(s) here (indices "
+            "count the devices this host or container sees, from 0)"
+        )
+        status = "fail"
+    good = sorted({i for i in ids if i < count})
+    fix = f"export {var}={','.join(map(str, good))}" if status != "ok" and good else None
+    summary = {
+        "ok": f"{var} selects {len(ids)} NPU(s)",
+        "warn": f"{var} is partly ignored",
+        "fail": f"{var} is not usable as set",
+    }[status]
+    return Check("visible-devices", GROUP, status, summary, evidence + problems, fix=fix, sources=cites)
+
+
+@CHECKS.register("device-holders", group=GROUP, order=30)
+def holders(ctx: Context) -> Check:
+    proc = ctx.layout.system("/proc")
+    node = re.compile(ctx.environment.device_nodes.path)
+    if not device_nodes(ctx)[0]:
+        return Check("device-holders", GROUP, "skip", "no NPU device nodes")
+    cite = (ctx.errors.codes["EJ0001"].sources[0].cite(),)
+    try:
+        pids = [p for p in os.listdir(proc) if p.isdigit()][:MAX_PROCESSES]
+    except OSError:
+        return Check("device-holders", GROUP, "skip", f"{proc} cannot be read")
+    me = {str(os.getpid())}
+    held: dict[str, set[str]] = {}
+    hidden = 0
+    for pid in pids:
+        if pid in me:
+            continue
+        fd_dir = proc / pid / "fd"
+        try:
+            fds = os.listdir(fd_dir)[:MAX_FDS]
+        except OSError:
+            hidden += 1
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(fd_dir / fd)
+            except OSError:
+                continue
+            if node.fullmatch(target):
+                held.setdefault(pid, set()).add(Path(target).name)
+    notes = [f"{hidden} process(es) could not be inspected (other users)"] if hidden else []
+    if not held:
+        return Check("device-holders", GROUP, "ok", "no other process holds an NPU", notes)
+    evidence = [
+        f"pid {pid} holds {', '.join(sorted(devs))}: {_cmdline(proc / pid)}"
+        for pid, devs in sorted(held.items(), key=lambda kv: int(kv[0]))
+    ][:16]
+    pids_text = " ".join(sorted(held, key=int))
+    return Check(
+        "device-holders",
+        GROUP,
+        "warn",
+        f"{len(held)} other process(es) hold NPUs (a leftover run causes EJ0001 and out-of-memory errors)",
+        evidence + notes,
+        fix=f"stop them if they are leftovers (kill {pids_text}; wait 10 s), or pick "
+        "free devices with ASCEND_RT_VISIBLE_DEVICES",
+        sources=cite,
+    )
+
+
+def _cmdline(folder: Path) -> str:
+    try:
+        with open(folder / "cmdline", "rb") as f:
+            raw = f.read(400)
+    except OSError:
+        return "?"
+    return raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()[:200] or "?"

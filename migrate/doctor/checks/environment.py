@@ -1,0 +1,184 @@
+"""The environment CANN's set_env.sh sets, and the shared libraries the port loads."""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+
+from migrate.core.fileio import SourceError, read_bytes
+from migrate.doctor.checks import CHECKS
+from migrate.doctor.context import Context
+from migrate.doctor.install import CannInstall
+from migrate.doctor.report import Check
+
+GROUP = "environment"
+
+
+def source_line(cann: CannInstall | None) -> str | None:
+    """``source /usr/local/Ascend/cann/set_env.sh`` for the toolkit found, if it has one."""
+    if cann is None or cann.set_env is None:
+        return None
+    return f"source {cann.set_env}"
+
+
+@CHECKS.register("set-env", group=GROUP, order=10)
+def set_env(ctx: Context) -> Check:
+    """What torch_npu checks when it loads (registry_manager.py): a variable that names a
+    missing folder, or ASCEND_HOME_PATH without its runtime/compiler folders, fails the
+    import; a variable not set at all is the table's ``unset`` verdict."""
+    table = ctx.environment
+    cites = tuple(dict.fromkeys(s.cite() for v in table.variables for s in v.extra["sources"]))
+    problems, evidence, status = [], [], "ok"
+    for var in table.variables:
+        value = ctx.env.get(var.path)
+        if not value:
+            problems.append(f"{var.path} is not set")
+            status = _worse(status, var.extra["unset"])
+        elif not Path(value).is_dir():
+            problems.append(f"{var.path}={value} does not exist")
+            status = "fail"
+        else:
+            evidence.append(f"{var.path}={value}")
+    home = ctx.env.get("ASCEND_HOME_PATH")
+    if home and Path(home).is_dir():
+        for sub in table.home_dirs:
+            if not (Path(home) / sub.path).is_dir():
+                problems.append(f"$ASCEND_HOME_PATH/{sub.path} does not exist (a CANN package is missing)")
+                status = "fail"
+    if status == "ok":
+        if ctx.cann is not None and ctx.cann.via == "default location":
+            evidence.append(
+                f"note: $ASCEND_HOME_PATH holds no toolkit record; the toolkit "
+                f"checked is the one at {ctx.cann.home}"
+            )
+        return Check("set-env", GROUP, "ok", "the CANN environment is set", evidence, sources=cites)
+    if ctx.cann is None:
+        fix = "install the CANN toolkit, then source its set_env.sh"
+    else:
+        fix = source_line(ctx.cann) or f"source the set_env.sh of the CANN at {ctx.cann.home}"
+    summary = (
+        "the CANN environment is not set (set_env.sh not sourced in this shell)"
+        if status == "fail"
+        else "the CANN environment is only partly set"
+    )
+    return Check("set-env", GROUP, status, summary, problems + evidence, fix=fix, sources=cites)
+
+
+def _worse(a: str, b: str) -> str:
+    order = ("ok", "skip", "warn", "fail")
+    return max(a, b, key=order.index)
+
+
+def search_dirs(ctx: Context) -> list[tuple[Path, str]]:
+    """Where the dynamic loader looks, in order: LD_LIBRARY_PATH, then /etc/ld.so.conf(.d),
+    then the default folders (system paths under --root)."""
+    out: list[tuple[Path, str]] = []
+    for entry in (ctx.env.get("LD_LIBRARY_PATH") or "").split(":"):
+        if entry:
+            out.append((Path(entry), "LD_LIBRARY_PATH"))
+    out += [(d, "ld.so.conf") for d in _ld_so_conf(ctx)]
+    arch = ctx.arch or "x86_64"
+    for default in (
+        "/lib",
+        "/usr/lib",
+        "/lib64",
+        "/usr/lib64",
+        f"/lib/{arch}-linux-gnu",
+        f"/usr/lib/{arch}-linux-gnu",
+    ):
+        out.append((ctx.layout.system(default), "default"))
+    return out
+
+
+def _ld_so_conf(ctx: Context, limit: int = 64) -> list[Path]:
+    """Folders named in /etc/ld.so.conf and the files it includes (at most ``limit`` files,
+    64 KiB each)."""
+    dirs: list[Path] = []
+    todo = [ctx.layout.system("/etc/ld.so.conf")]
+    seen = 0
+    while todo and seen < limit:
+        path = todo.pop(0)
+        seen += 1
+        try:
+            data, _ = read_bytes(path, limit=64 * 1024)
+        except SourceError:
+            continue
+        for raw in data.decode("utf-8", "replace").splitlines():
+            line = raw.split("#", 1)[0].strip()
+            if line.startswith("include "):
+                pattern = str(ctx.layout.system(line.split(None, 1)[1].strip()))
+                todo.extend(Path(p) for p in sorted(glob.glob(pattern))[:limit])
+            elif line.startswith("/"):
+                dirs.append(ctx.layout.system(line))
+    return dirs
+
+
+def resolve(name: str, dirs: list[tuple[Path, str]]) -> tuple[Path, str] | None:
+    for folder, why in dirs:
+        candidate = folder / name
+        if candidate.is_file():  # follows symlinks: a dangling link does not count
+            return candidate, why
+    return None
+
+
+@CHECKS.register("libraries", group=GROUP, order=20)
+def libraries(ctx: Context) -> Check:
+    table = ctx.environment
+    dirs = search_dirs(ctx)
+    evidence, missing, fixes, warn_only = [], [], [], []
+    for lib in table.libraries:
+        hit = resolve(lib.path, dirs)
+        if hit is not None:
+            evidence.append(f"{lib.path}: {hit[0]} (via {hit[1]})")
+            continue
+        provider, required = lib.extra["provider"], lib.extra["required"]
+        if not required:
+            if ctx.nnal is None:
+                evidence.append(
+                    f"{lib.path}: not found; NNAL is not installed (needed only for "
+                    "ATB operators, e.g. by vllm-ascend)"
+                )
+                continue
+            warn_only.append(lib.path)
+            fixes.append(f"source {ctx.nnal[1]}")
+            continue
+        missing.append(lib.path)
+        fixes.append(_fix_for(ctx, provider))
+    fixes = list(dict.fromkeys(f for f in fixes if f))
+    cites = tuple(dict.fromkeys(lib.source.cite() for lib in table.libraries))
+    if missing:
+        return Check(
+            "libraries",
+            GROUP,
+            "fail",
+            f"not found by the loader: {', '.join(missing)}",
+            evidence + ["searched: LD_LIBRARY_PATH, ld.so.conf and the default folders"],
+            fix="\n".join(fixes) or None,
+            sources=cites,
+        )
+    if warn_only:
+        return Check(
+            "libraries",
+            GROUP,
+            "warn",
+            f"NNAL is installed but {', '.join(warn_only)} is not on the library path",
+            evidence,
+            fix="\n".join(fixes),
+            sources=cites,
+        )
+    return Check("libraries", GROUP, "ok", "the CANN and driver libraries resolve", evidence, sources=cites)
+
+
+def _fix_for(ctx: Context, provider: str) -> str:
+    if provider == "cann":
+        line = source_line(ctx.cann)
+        return line or "install the CANN toolkit, then source its set_env.sh"
+    base = ctx.driver.base
+    dirs = [base / d.path for d in ctx.environment.driver_lib_dirs]
+    if any(d.is_dir() for d in dirs):
+        joined = ":".join(str(d) for d in dirs)
+        return f"export LD_LIBRARY_PATH={joined}:$LD_LIBRARY_PATH"
+    return (
+        "install the NPU driver (Ascend HDK); in a container, mount "
+        f"{ctx.environment.driver_lib_dirs[0].path} from the host"
+    )

@@ -1,0 +1,112 @@
+"""``torch.save`` / ``torch.load`` of NPU tensors, with torch_npu's semantics.
+
+torch_npu saves an NPU tensor's storage with the location ``npu:N``; ``torch.load`` puts it
+back on the NPU unless ``map_location`` maps it elsewhere (``"cpu"``, a dict, a function),
+and ``map_location="npu"`` moves CPU checkpoints onto the NPU. The emulation writes the same
+files (``_rebuild_tensor_v2`` over a storage tagged ``npu:0``, readable on a CPU host with
+``map_location="cpu"``), but an emulated NPU tensor cannot own an NPU *storage*: storages
+bound for the NPU are restored on the CPU, remembered, and the tensors built on them are
+moved to the NPU once ``torch.load`` has built the object.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import threading
+
+import torch
+
+_NPU_LOCATION = re.compile(r"^npu(:\d+)?$")
+_SAVING: set[int] = set()  # data_ptr of CPU storages held by NPU tensors being saved
+_LOADING = threading.local()  # .marks: storages restored for the NPU in the running load
+
+
+def reduce_npu(tensor):
+    """An NPU tensor's pickle form: torch's own, over its values' storage tagged npu (a
+    parameter on the NPU is an NpuTensor marked ``_is_param``: rebuilt as a Parameter)."""
+    if getattr(tensor, "_is_param", False):
+        return (torch._utils._rebuild_parameter,
+                (tensor.detach(), tensor.requires_grad, collections.OrderedDict()))
+    data = tensor._data.detach()
+    storage = data.untyped_storage()
+    _SAVING.add(storage.data_ptr())
+    typed = torch.storage.TypedStorage(wrap_storage=storage, dtype=data.dtype, _internal=True)
+    return (torch._utils._rebuild_tensor_v2,
+            (typed, data.storage_offset(), tuple(data.size()), data.stride(),
+             tensor.requires_grad, collections.OrderedDict()))
+
+
+def _tag(storage):
+    if storage.device.type == "cpu" and storage.data_ptr() in _SAVING and storage.nbytes():
+        return "npu:0"
+    return None
+
+
+def _restore(storage, location):
+    """Storages bound for the NPU stay on the CPU, remembered for the move after the load."""
+    marks = getattr(_LOADING, "marks", None)
+    if marks is None or not _NPU_LOCATION.match(str(location)):
+        return None
+    marks.add(storage.data_ptr())
+    return storage
+
+
+def _move(obj, marks: set, seen: set, depth: int = 0):
+    """``obj`` with every CPU tensor over a remembered storage moved to the NPU."""
+    if depth > 64 or id(obj) in seen:
+        return obj
+    if isinstance(obj, torch.Tensor):
+        if obj.device.type != "cpu" or obj.untyped_storage().data_ptr() not in marks:
+            return obj
+        moved = obj.detach().to("npu")
+        if isinstance(obj, torch.nn.Parameter):
+            return torch.nn.Parameter(moved, requires_grad=obj.requires_grad)
+        return moved.requires_grad_(obj.requires_grad)
+    seen.add(id(obj))
+    if isinstance(obj, torch.nn.Module):
+        return obj._apply(lambda t: _move(t, marks, seen, depth + 1))
+    if isinstance(obj, dict):
+        for key, value in list(obj.items()):
+            obj[key] = _move(value, marks, seen, depth + 1)
+        return obj
+    if isinstance(obj, list):
+        obj[:] = [_move(v, marks, seen, depth + 1) for v in obj]
+        return obj
+    if isinstance(obj, tuple):
+        items = [_move(v, marks, seen, depth + 1) for v in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+    if hasattr(obj, "__dict__") and not isinstance(obj, type):
+        for key, value in list(vars(obj).items()):
+            moved = _move(value, marks, seen, depth + 1)
+            if moved is not value:
+                setattr(obj, key, moved)
+    return obj
+
+
+def install() -> None:
+    """Register the npu location with torch.serialization and wrap torch.load."""
+    if getattr(torch.load, "__emulated__", False):
+        return
+    torch.serialization.register_package(5, _tag, _restore)
+    load, save = torch.load, torch.save
+
+    def npu_load(f, map_location=None, *args, **kwargs):
+        outer = getattr(_LOADING, "marks", None)
+        _LOADING.marks = marks = set()
+        try:
+            obj = load(f, map_location, *args, **kwargs)
+        finally:
+            _LOADING.marks = outer
+        return _move(obj, marks, set()) if marks else obj
+
+    def npu_save(obj, f, *args, **kwargs):
+        try:
+            return save(obj, f, *args, **kwargs)
+        finally:
+            _SAVING.clear()
+
+    for new, old in ((npu_load, load), (npu_save, save)):
+        new.__doc__, new.__name__, new.__wrapped__ = old.__doc__, old.__name__, old
+        new.__emulated__ = True
+    torch.load, torch.save = npu_load, npu_save

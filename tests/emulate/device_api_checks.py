@@ -1,0 +1,139 @@
+"""Runs inside ``migrate run --emulate npu`` (test_device_api.py starts it once): what a
+portable port calls (torch.accelerator, torch.get_device_module, torch.amp), what models use
+(RNNs, list indexing, save/load, memory formats), and what the report must say about them.
+
+python device_api_checks.py OUT_DIR  -> OUT_DIR/results.json
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+import parity_model
+
+OUT = Path(sys.argv[1])
+results: dict = {}
+
+
+def attempt(fn):
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - the message is the result
+        return f"{type(exc).__name__}: {exc}"
+
+
+def accelerator() -> None:
+    acc = torch.accelerator
+    side = torch.npu.Stream()
+    acc.current_stream().wait_stream(side)
+    acc.synchronize()
+    start, end = torch.npu.Event(enable_timing=True), torch.npu.Event(enable_timing=True)
+    start.record()
+    with side:
+        inside = acc.current_stream() is side
+    end.record(side)
+    end.synchronize()
+    acc.set_device_index(3)
+    index = [acc.current_device_index(), torch.npu.current_device()]
+    with acc.device_index(1):
+        index.append(torch.npu.current_device())
+    index.append(acc.current_device_index())
+    acc.set_device_index(0)
+    acc.reset_peak_memory_stats()
+    acc.empty_cache()
+    gen = torch.Generator(device="npu").manual_seed(7)
+    drawn = torch.randn(3, device="npu", generator=gen)
+    results["accelerator"] = {
+        "accelerator": str(acc.current_accelerator()), "count": acc.device_count(),
+        "module": torch.get_device_module().__name__,
+        "module_npu": torch.get_device_module("npu:0") is torch.npu,
+        "streams": [isinstance(side, torch.Stream), isinstance(start, torch.Event), inside,
+                    start.elapsed_time(end) >= 0],
+        "index": index,
+        "memory": [acc.memory_allocated() > 0, acc.max_memory_allocated() > 0,
+                   acc.memory_reserved() > 0, acc.memory_stats()["allocated_bytes.all.current"] > 0,
+                   acc.get_memory_info()[1] > 0],
+        "generator": [str(gen.device), str(drawn.device), isinstance(gen, torch.Generator),
+                      torch.equal(drawn.cpu(), torch.randn(3, generator=torch.Generator().manual_seed(7)))],
+        "autocast": str(_autocast_dtype()),
+        "not_emulated": attempt(acc.get_device_capability),
+    }
+
+
+def _autocast_dtype():
+    lin = torch.nn.Linear(4, 4).to("npu")
+    with torch.amp.autocast("npu", dtype=torch.bfloat16):
+        return lin(torch.ones(2, 4, device="npu")).dtype
+
+
+def models() -> None:
+    x = torch.arange(6.0, device="npu").reshape(3, 2)
+    y = x.clone()
+    y[[0, 2]] = -1.0
+    index = [x[[2, 0]].tolist(), x[[2, 0], [1, 0]].tolist(), x[[True, False, True]].tolist(),
+             list(x[[]].shape), y.tolist()]
+    rnn = {}
+    for cls in (torch.nn.LSTM, torch.nn.GRU):
+        torch.manual_seed(0)
+        cpu = cls(4, 5, num_layers=2)
+        npu = copy.deepcopy(cpu).to("npu")
+        inp = torch.randn(3, 2, 4)
+        grads = []
+        for model, dev in ((cpu, "cpu"), (npu, "npu")):
+            out, _ = model(inp.to(dev))
+            out.pow(2).sum().backward()
+            grads.append([p.grad.cpu() for p in model.parameters()])
+        rnn[cls.__name__] = max(float((a - b).abs().max()) for a, b in zip(*grads))
+    conv = torch.nn.Conv2d(3, 4, 3).to("npu").to(memory_format=torch.channels_last)
+    half = torch.nn.Linear(2, 2).to("npu").half()
+    formats = [conv.weight.is_contiguous(memory_format=torch.channels_last),
+               str(half.weight.dtype), str(half(torch.ones(1, 2, device="npu").half()).dtype)]
+    results["models"] = {"index": index, "rnn": rnn, "formats": formats}
+
+
+def save_load() -> None:
+    lin = torch.nn.Linear(2, 2).to("npu")
+    buf = io.BytesIO()
+    torch.save({"sd": lin.state_dict(), "model": lin, "step": torch.tensor(3)}, buf)
+    (OUT / "npu_checkpoint.pt").write_bytes(buf.getvalue())
+    found = {}
+    for name, where in (("default", None), ("cpu", "cpu"), ("dict", {"npu:0": "cpu"}),
+                        ("function", lambda storage, loc: storage), ("npu", "npu")):
+        buf.seek(0)
+        got = torch.load(buf, map_location=where, weights_only=False)
+        found[name] = [str(got["sd"]["weight"].device), str(got["model"].weight.device),
+                       isinstance(got["model"].weight, torch.nn.Parameter),
+                       str(got["step"].device)]
+    cpu_buf = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, cpu_buf)
+    cpu_buf.seek(0)
+    found["cpu_file_to_npu"] = str(torch.load(cpu_buf, map_location="npu")["w"].device)
+    results["save_load"] = found
+
+
+def reports() -> None:
+    x = torch.arange(6.0, device="npu")
+    x.tolist()                                  # host sync: tolist
+    x[x > 2]                                    # host sync: boolean mask
+    torch.where(x > 2)                          # host sync: one-argument where
+    torch.where(x > 2, x, 0.0)                  # not a host sync
+    torch.randn(1, 3, 4, 4, device="npu").to(memory_format=torch.channels_last).is_contiguous(
+        memory_format=torch.channels_last)      # metadata query: not a fallback
+    model, args = parity_model.build()
+    model = model.to("npu")
+    loss = model(*(a.to("npu") for a in args)).float().mean()
+    loss.backward()
+    torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False).step()
+
+
+accelerator()
+models()
+save_load()
+reports()
+(OUT / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
