@@ -27,7 +27,7 @@ from pathlib import Path
 
 from migrate.core import device_helpers
 from migrate.core.display import shown_path
-from migrate.scan.python.helper_finder import Found, find_helpers
+from migrate.scan.python.helper_finder import find_helpers
 
 MAX_PACKAGE_FILES = 5000
 MAX_READ = 1024 * 1024
@@ -285,7 +285,7 @@ def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
         if configured and module != configured:
             continue
         for h in find_helpers(tree, _torch_local(tree)).values():
-            found.append((HelperRef(_kind(h), module, h.name, h.call, h.ours), 0))
+            found.append((HelperRef(h.kind, module, h.name, h.call, h.ours), 0))
     info.npu_arms = frozenset(arms)
     info.uses = frozenset(uses - {top.name})
     info.helpers = tuple(_public(h, inits) for h in _choose(found, texts))
@@ -308,10 +308,6 @@ def _under(path: str, folder: str) -> bool:
     return path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _kind(h: Found) -> str:
-    return h.kind
-
-
 def _choose(found: list[tuple[HelperRef, int]], texts: list[str]) -> tuple[HelperRef, ...]:
     """One helper per kind: the port's own where present, else the most used (the one most
     files name), then the one in the shallowest module."""
@@ -321,7 +317,7 @@ def _choose(found: list[tuple[HelperRef, int]], texts: list[str]) -> tuple[Helpe
             continue  # a torch.device maker reads worse than a type helper; private ones stay private
         by_kind.setdefault(ref.kind, []).append(ref)
     chosen = []
-    for kind, refs in sorted(by_kind.items()):
+    for _kind, refs in sorted(by_kind.items()):
         def rank(r: HelperRef):
             uses = sum(1 for t in texts if re.search(rf"\b{re.escape(r.name)}\b", t))
             return (not r.ours, not r.call, -uses, r.module.count("."), r.module, r.name)

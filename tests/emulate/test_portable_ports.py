@@ -98,16 +98,16 @@ SCRIPTS = {
 }
 FLAGS = {"mnist": [], "word_lm": ["--cuda"], "dcgan": ["--cuda"]}
 # Runs every script in one process (the emulation starts once): python drive.py [cpu|npu]
-DRIVER = """\
+DRIVER = f"""\
 import runpy, sys
-FLAGS = %r
+FLAGS = {FLAGS!r}
 where = sys.argv[1]
 for name, flags in sorted(FLAGS.items()):
     if where == "cpu":
         flags = [f for f in flags if f != "--cuda"]  # as the original on a CPU host
     sys.argv = [name + ".py", *flags]
-    runpy.run_path(name + ".py", init_globals={"NAME": name}, run_name="__main__")
-""" % (FLAGS,)
+    runpy.run_path(name + ".py", init_globals={{"NAME": name}}, run_name="__main__")
+"""
 
 
 def _run(cmd: list[str], cwd: Path) -> str:

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from migrate.core.findings import Finding, Fix, LineIndex, finding_category
 from migrate.core.rules import Rule
-from migrate.scan.python.bindings import Bindings, collect_bindings
 from migrate.scan.project import FileDevices
+from migrate.scan.python.bindings import Bindings, collect_bindings
 from migrate.scan.python.device_names import DeviceNames
 from migrate.scan.python.fixers import FixContext
 from migrate.scan.python.guards import Guards, find_guards
