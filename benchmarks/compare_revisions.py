@@ -32,8 +32,9 @@ def run_rev(checkout: Path, trees: list[str]) -> tuple[set, bytes]:
         findings = json.loads(out.read_text())["findings"]
     diff = subprocess.run([*base, "apply", *trees, "--diff", "--unsafe-fixes", "--no-cache",
                            "--exit-zero"], cwd=checkout, env=env, capture_output=True).stdout
-    keys = {(f["path"], f["line"], f["column"], f["rule"], f["category"],
-             json.dumps(f.get("fix"), sort_keys=True)) for f in findings}
+    keys = {(f["path"], f["line"], f["column"], f["rule"], f["category"], f["message"],
+             f.get("npu_aware"), f.get("impact"), json.dumps(f.get("fix"), sort_keys=True))
+            for f in findings}
     return keys, diff
 
 

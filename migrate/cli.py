@@ -58,7 +58,7 @@ def _safe_streams() -> None:
     """Non-UTF-8 file names (lone surrogates) are printed escaped, never a traceback."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(errors="backslashreplace")
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
             pass
 

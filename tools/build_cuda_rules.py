@@ -1,26 +1,33 @@
-"""Build rules/torch_cuda.yaml (MIG101..MIG105) from torch and the torch_npu wheel.
+"""Build rules/torch_cuda.yaml (MIG101..MIG105) from every supported torch and the torch_npu wheel.
 
-    /work/venv/bin/python tools/build_cuda_rules.py [--data DIR] [--check]
+    python tools/build_cuda_rules.py [--data DIR] [--check]
+    python tools/build_cuda_rules.py --snapshot      # under each supported torch, once
 
-1. Lists every public ``torch.cuda`` name of the installed torch: ``__all__``, public names
-   defined in torch.cuda, and the public names of its submodules (amp, memory, graphs,
-   streams, random, nvtx, comm, profiler, sparse, jiterator, tunable, gds, green_contexts).
-2. Sorts each into a rule with tools/cuda_rules_notes.yaml (curated renames, behaviour
-   notes, names without a counterpart) and the torch_npu wheel (``torch.npu`` is
-   ``torch_npu.npu``, parsed statically by migrate/core/npu_wheel.py).
+1. Lists every public ``torch.cuda`` name of each supported torch: ``__all__``, public
+   names defined in torch.cuda, and the public names of its submodules (amp, memory,
+   graphs, streams, random, nvtx, comm, profiler, sparse, jiterator, tunable, gds,
+   green_contexts). One torch is installed at a time, so each torch's list is a snapshot
+   in tools/torch_cuda_names/<version>.json, written by ``--snapshot`` under that torch (the
+   tests run on torch 2.13, the NPU runs torch 2.14: the table covers both).
+2. Sorts every name of the snapshots into a rule with tools/cuda_rules_notes.yaml (curated
+   renames, behaviour notes, names without a counterpart) and the torch_npu wheel
+   (``torch.npu`` is ``torch_npu.npu``, parsed statically by tools/npu_wheel.py).
 3. Checks that every target exists (torch.npu/torch_npu names in the wheel, other torch
    names in the installed torch) and refuses to write otherwise.
 4. With ``--data`` (default /work/shared/data when present), compares the result with
    cuda_without_npu.txt and reports disagreements.
 
-``--check`` exits 1 if rules/torch_cuda.yaml is out of date instead of writing it;
-``--notes`` and ``--out`` choose other input and output files.
+``--check`` exits 1 if rules/torch_cuda.yaml is out of date, and also when the installed
+torch has no snapshot or lists other names than its snapshot (run ``--snapshot`` under it):
+it never passes by comparing against the wrong torch. ``--notes`` and ``--out`` choose other
+input and output files.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 import types
 from pathlib import Path
@@ -30,10 +37,11 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from migrate.core.npu_wheel import VERSION, installed_name_exists, npu_wheel, target_exists  # noqa: E402
+from npu_wheel import VERSION, installed_name_exists, npu_wheel, target_exists  # noqa: E402
 
 NOTES = REPO / "tools" / "cuda_rules_notes.yaml"
 OUT = REPO / "rules" / "torch_cuda.yaml"
+SNAPSHOTS = REPO / "tools" / "torch_cuda_names"
 SUBMODULES = ("amp", "amp.autocast_mode", "amp.grad_scaler", "amp.common", "memory", "graphs",
               "streams", "random", "nvtx", "comm", "profiler", "sparse", "jiterator", "tunable",
               "gds", "green_contexts", "nccl")
@@ -53,6 +61,50 @@ def torch_cuda_names() -> dict[str, object]:
     return names
 
 
+def snapshot_of(names: dict[str, object]) -> dict[str, str | None]:
+    """Qualified name -> the top-level ``torch.cuda.<leaf>`` it is the same object as (an
+    alias such as torch.cuda.memory.empty_cache), else None: what classification needs."""
+    out: dict[str, str | None] = {}
+    for qual, obj in sorted(names.items()):
+        top = f"torch.cuda.{qual.rpartition('.')[2]}"
+        out[qual] = top if top != qual and top in names and names[top] is obj else None
+    return out
+
+
+def snapshot_path(version: str) -> Path:
+    return SNAPSHOTS / f"{version}.json"
+
+
+def load_snapshots() -> tuple[list[str], dict[str, str | None]]:
+    """(torch versions, the union of their names), from tools/torch_cuda_names/*.json."""
+    versions, names = [], {}
+    for path in sorted(SNAPSHOTS.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        versions.append(data["torch"])
+        for qual, alias in data["names"].items():
+            names[qual] = names.get(qual) or alias
+    if not versions:
+        raise SystemExit(f"error: no snapshots in {SNAPSHOTS}: run --snapshot under each torch")
+    return versions, dict(sorted(names.items()))
+
+
+def snapshot_problem() -> str | None:
+    """Why the installed torch's names are not what its snapshot says (None: they are)."""
+    version = _torch_version()
+    path = snapshot_path(version)
+    if not path.exists():
+        return (f"torch {version} has no snapshot ({path}): run "
+                "`python tools/build_cuda_rules.py --snapshot` under it")
+    recorded = json.loads(path.read_text(encoding="utf-8"))["names"]
+    live = snapshot_of(torch_cuda_names())
+    if recorded != live:
+        added = sorted(set(live) - set(recorded))[:5]
+        gone = sorted(set(recorded) - set(live))[:5]
+        return (f"torch {version} lists other torch.cuda names than its snapshot (new: {added}, "
+                f"gone: {gone}): run `python tools/build_cuda_rules.py --snapshot` under it")
+    return None
+
+
 def _public(mod: types.ModuleType) -> list[str]:
     declared = list(getattr(mod, "__all__", None) or ())
     for name in dir(mod):
@@ -68,7 +120,7 @@ def _public(mod: types.ModuleType) -> list[str]:
     return declared
 
 
-def classify(names: dict[str, object], curated: dict) -> dict[str, dict]:
+def classify(names: dict[str, str | None], curated: dict) -> dict[str, dict]:
     """Rule code -> {"names": {...}, "notes": {...}, "fixers": {...}}."""
     rules = {code: {"names": {}, "notes": {}, "fixers": {}} for code in
              ("MIG101", "MIG102", "MIG103", "MIG104", "MIG105")}
@@ -130,9 +182,8 @@ def _classify_one(qual: str, names: dict, curated: dict, wheel):
     if respelled != "torch.npu" + tail and wheel.exists(respelled):
         return "MIG102", respelled, None, None
     leaf = qual.rpartition(".")[2]
-    top = names.get(f"torch.cuda.{leaf}")
-    if top is not None and top is names.get(qual) and wheel.exists(f"torch.npu.{leaf}"):
-        return "MIG102", f"torch.npu.{leaf}", None, None
+    if names.get(qual) == f"torch.cuda.{leaf}" and wheel.exists(f"torch.npu.{leaf}"):
+        return "MIG102", f"torch.npu.{leaf}", None, None  # an alias of a top-level name
     print(f"note: {qual} has no counterpart and no curated note", file=sys.stderr)
     return "MIG103", None, ("torch_npu has no counterpart. Remove the call or find another way to "
                             "do its job on the NPU."), None
@@ -142,8 +193,8 @@ def _sentence(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def build(curated: dict) -> tuple[list[dict], dict[str, dict]]:
-    tables = classify(torch_cuda_names(), curated)
+def build(curated: dict, names: dict[str, str | None]) -> tuple[list[dict], dict[str, dict]]:
+    tables = classify(names, curated)
     bad = [(code, key, target) for code, table in tables.items()
            for key, target in table["names"].items()
            if target is not None and not target_exists(target)]
@@ -192,9 +243,9 @@ def compare_with_data(data: Path, tables: dict[str, dict]) -> None:
             print(f"info: {name} from {listed.name} is not in MIG103", file=sys.stderr)
 
 
-def render(rows: list[dict]) -> str:
+def render(rows: list[dict], versions: list[str]) -> str:
     header = ("# Generated by tools/build_cuda_rules.py from torch "
-              f"{_torch_version()} and the torch_npu {VERSION} wheel.\n"
+              f"{', '.join(versions)} and the torch_npu {VERSION} wheel.\n"
               "# Do not edit by hand: change tools/cuda_rules_notes.yaml and rerun the script.\n")
     body = yaml.dump({"rules": rows}, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
                      width=100)
@@ -226,17 +277,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notes", type=Path, default=NOTES, help="curated input")
     parser.add_argument("--out", type=Path, default=OUT, help="rule file to write")
     parser.add_argument("--check", action="store_true", help="exit 1 if --out is out of date")
+    parser.add_argument("--snapshot", action="store_true",
+                        help="record the installed torch's torch.cuda names, then build")
     args = parser.parse_args(argv)
+    if args.snapshot:
+        path = snapshot_path(_torch_version())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"torch": _torch_version(),
+                                    "names": snapshot_of(torch_cuda_names())},
+                                   indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {path.relative_to(REPO)}", file=sys.stderr)
+    if args.check and (problem := snapshot_problem()) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     curated = yaml.safe_load(args.notes.read_text(encoding="utf-8"))
-    rows, tables = build(curated)
+    versions, names = load_snapshots()
+    rows, tables = build(curated, names)
     if args.data.exists():
         compare_with_data(args.data, tables)
-    text = render(rows)
+    text = render(rows, versions)
     for code, table in tables.items():
         print(f"{code}: {len(table['names'])} names", file=sys.stderr)
     if args.check:
         current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
-        return 0 if current == text else 1
+        if current != text:
+            print(f"error: {args.out} is out of date: run `python tools/build_cuda_rules.py`",
+                  file=sys.stderr)
+            return 1
+        return 0
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     return 0

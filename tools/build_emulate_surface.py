@@ -1,5 +1,5 @@
 """Write op_registry/aten/torch_npu-<version>/modules.yaml: the public names of torch_npu's
-public modules, read statically from the wheel (migrate/core/npu_wheel.py; nothing imported).
+public modules, read statically from the wheel (tools/npu_wheel.py; nothing imported).
 
 ``migrate run --emulate npu`` makes every one of these names importable from its fake
 torch_npu (migrate/emulate/surface.py)::
@@ -17,7 +17,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from migrate.core.npu_wheel import VERSION, npu_wheel  # noqa: E402
+from npu_wheel import VERSION, npu_wheel  # noqa: E402
 
 # Trees that are compiler/graph internals, not an API a training script imports.
 SKIP = ("torch_npu.dynamo", "torch_npu.jit", "torch_npu.onnx", "torch_npu.asd")

@@ -19,21 +19,21 @@ CheckOpt = Annotated[bool, typer.Option("--check", help="Exit 1 if anything woul
 UnsafeOpt = Annotated[bool, typer.Option("--unsafe-fixes",
                                          help="Also make fixes that may change behaviour.")]
 FormatOpt = Annotated[str, typer.Option("--format", help="text | json (every edit).")]
-SelectOpt = Annotated[list[str], typer.Option("--select", help="Rule codes or prefixes.")]
-IgnoreOpt = Annotated[list[str], typer.Option("--ignore", help="Rule codes or prefixes to skip.")]
-ExcludeOpt = Annotated[list[str], typer.Option("--exclude", help="Glob of paths to skip.")]
+SelectOpt = Annotated[list[str] | None, typer.Option("--select", help="Rule codes or prefixes.")]
+IgnoreOpt = Annotated[list[str] | None, typer.Option("--ignore", help="Rule codes or prefixes to skip.")]
+ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of paths to skip.")]
 AnnotateOpt = Annotated[bool, typer.Option(
     "--annotate", help="Mark manual findings with # migrate[RULE] comments.")]
 StripOpt = Annotated[bool, typer.Option(
     "--strip-annotations", help="Only remove # migrate[RULE] comments.")]
 ExitZeroOpt = Annotated[bool, typer.Option(
     "--exit-zero", help="Exit 0 even if files would change or a rewrite was refused.")]
-JobsOpt = Annotated[int, typer.Option("--jobs", "-j", help="Worker processes for the scan.")]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="Worker processes for the scan.")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not use the scan cache.")]
-CacheDirOpt = Annotated[Path, typer.Option("--cache-dir", help="Cache folder.")]
-ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml with [tool.migrate].")]
+CacheDirOpt = Annotated[Path | None, typer.Option("--cache-dir", help="Cache folder.")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="pyproject.toml with [tool.migrate].")]
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="No progress bar.")]
-TargetOpt = Annotated[str, typer.Option(
+TargetOpt = Annotated[str | None, typer.Option(
     "--target", help="portable (keeps CUDA working; default) | npu (NPU only) | transfer "
                      "(torch_npu's transfer_to_npu at entry points).")]
 FollowOpt = Annotated[bool, typer.Option(
@@ -61,23 +61,13 @@ def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignor
     return out
 
 
-def perf_opt_in(rules, select: list[str] | None):
-    """Perf advice is optional: apply makes its fixes only for perf rules named in
-    --select (``--select MIG901`` or ``--select MIG9``), never by default."""
-    from migrate.scan.session import split_codes
-
-    wanted = split_codes(select) or []
-    return [r for r in rules if r.category != "perf"
-            or any(r.code.startswith(c) or r.name == c for c in wanted if len(c) > 3)]
-
-
 def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude, annotate,
               strip, jobs, no_cache, cache_dir, config, show_progress, follow_symlinks=False,
               force=False, target=None):
-    from migrate.commands.scan import scan_with_config
+    from migrate.commands.progress import scan_with_config
     from migrate.fix.rewrite import Options
     from migrate.fix.run import apply_scan
-    from migrate.scan.session import ScanRequest
+    from migrate.scan.session import ScanRequest, for_apply
 
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt}: choose text or json")
@@ -87,10 +77,8 @@ def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude,
                                            cache_dir, config, target=target,
                                            follow_symlinks=follow_symlinks,
                                            verify_content=True), show_progress)
+    session = for_apply(session, select)
     result, rules, root, cfg = session.result, session.rules, session.root, session.config
-    rules = perf_opt_in(rules, select)
-    kept = {r.code for r in rules}
-    result.findings = [f for f in result.findings if f.rule in kept]
     options = Options(unsafe=unsafe_fixes or cfg.unsafe_fixes, annotate=annotate, strip=strip,
                       write=not (diff or check), force=force, targets=session.targets)
     files = _annotated_files(paths, root, [*cfg.exclude, *(exclude or [])],

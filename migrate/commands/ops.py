@@ -66,6 +66,7 @@ def ops(
                 raise UsageError("--train applies to --torch MOD:FN, not to an ONNX model")
             from migrate.ops.onnx_census import census
 
+            assert model is not None  # exactly one of MODEL and --torch (checked above)
             report = census(model, backend=backend, target=target, soc=soc)
         _emit(render_census(report, fmt), output)
     except UsageError as exc:

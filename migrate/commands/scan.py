@@ -3,46 +3,17 @@
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 
 from migrate.commands.output import emit
+from migrate.commands.progress import scan_with_config
 from migrate.core.errors import UsageError
 from migrate.core.findings import CATEGORY_RANK, ScanResult
-from migrate.scan.session import ScanRequest, Session, run_session
+from migrate.scan.session import ScanRequest
 
 FORMATS = ("text", "json", "sarif", "markdown", "github")
-
-
-@contextmanager
-def progress_bar(enabled: bool):
-    """Yields a callback(done, total) that drives a rich progress bar on stderr."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    progress = Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(),
-                        console=Console(stderr=True), transient=True)
-    task = None
-
-    def update(done: int, total: int) -> None:
-        nonlocal task
-        if task is None:
-            task = progress.add_task("scan", total=total)
-        progress.update(task, completed=done)
-
-    with progress:
-        yield update
-
-
-def scan_with_config(request: ScanRequest, show_progress: bool) -> Session:
-    """The session both commands run, with a progress bar on a terminal."""
-    with progress_bar(show_progress) as update:
-        return run_session(request, update)
 
 
 def failed(result: ScanResult, fail_on: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
+import types
 from functools import cache
 
 
@@ -22,7 +23,8 @@ def _skipped_prefixes() -> tuple[str, ...]:
                 module = __import__(name)
             except ImportError:
                 continue
-        dirs.add(os.path.dirname(module.__file__))
+        if module.__file__:
+            dirs.add(os.path.dirname(module.__file__))
     return tuple(os.path.realpath(d) + os.sep for d in dirs)
 
 
@@ -46,7 +48,7 @@ def shown(filename: str) -> str:
 def user_frame(skip: int = 1) -> tuple[str, int] | None:
     """(file, line) of the innermost user frame on the stack, starting ``skip`` frames
     above the caller of this function (as ``sys._getframe(skip)`` there), or None."""
-    frame = sys._getframe(skip + 1)
+    frame: types.FrameType | None = sys._getframe(skip + 1)
     while frame is not None:
         if is_user_file(frame.f_code.co_filename):
             return frame.f_code.co_filename, frame.f_lineno

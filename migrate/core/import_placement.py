@@ -154,7 +154,7 @@ def _shared_line_end(tree: ast.Module, line: int, index: LineIndex) -> int | Non
                 isinstance(node, ast.ImportFrom) and node.module == "__future__")):
             continue
         if i + 1 < len(body) and body[i + 1].lineno == line:
-            return index.offset_of_node(node.end_lineno, node.end_col_offset)
+            return index.offset_of_node(line, node.end_col_offset or 0)
         return None
     return None
 

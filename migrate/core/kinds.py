@@ -18,13 +18,17 @@ the registry finds them by walking those packages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from migrate.core.errors import RuleError
-from migrate.core.filekinds import engine_of
+from migrate.core.filekinds import FILE_KINDS, engine_of
 from migrate.core.registry import Registry
+from migrate.core.schema import Param, Schema, param, problems, strings
+
+__all__ = ["KINDS", "Param", "RuleKind", "Schema", "Token", "check_rule", "kind", "kinds_of",
+           "param", "prefilter_words", "rule_kind", "strings"]
 
 ENGINES = ("python", "text", "onnx")
 
@@ -39,34 +43,10 @@ class Token:
     pattern: str | None = None
 
 
-@dataclass(frozen=True)
-class Param:
-    """One key of a kind's ``params``: the types its value may have."""
-
-    types: tuple[type, ...]
-    required: bool = False
-    doc: str = ""
-
-    def accepts(self, value: Any) -> bool:
-        if isinstance(value, bool) and bool not in self.types:
-            return False  # YAML's yes/no are not numbers or strings
-        return isinstance(value, self.types)
-
-    def type_names(self) -> str:
-        names = {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer",
-                 float: "number"}
-        return " or ".join(names.get(t, t.__name__) for t in self.types)
-
-
-def param(*types: type, required: bool = False, doc: str = "") -> Param:
-    return Param(tuple(types), required, doc)
-
-
-Schema = Mapping[str, Param]
 # Keys every kind accepts: explicit prefilter words. (The effort estimate is the row's own
 # ``effort:`` field, migrate/core/effort_spec.py, not a param.)
 COMMON_PARAMS: dict[str, Param] = {
-    "prefilter": param(list, doc="words of which a file must hold one for the rule to match"),
+    "prefilter": strings(doc="words of which a file must hold one for the rule to match"),
 }
 
 
@@ -89,6 +69,11 @@ class RuleKind:
     # compile(rules) -> what ``run`` receives instead of the rules: a table built once per
     # run from the kind's selected rows (migrate/scan/ruleset.py); None: the rules themselves
     compile: Callable[[tuple[Any, ...]], Any] | None = None
+    # the keys a row's ``portable:`` forms may have (None: the kind has no portable forms)
+    portable: Schema | None = None
+    # refs(rule) -> the first cross-reference of the row that does not resolve (a fixer
+    # nobody registered, a note for a name the row does not list), or None
+    refs: Callable[[Any], str | None] | None = None
     schema: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -100,9 +85,13 @@ def _check(key: str, kind: RuleKind, meta: dict) -> None:
         raise ValueError(f"engine {kind.engine!r} is not one of {', '.join(ENGINES)}")
     if not callable(kind.tokens):
         raise ValueError("declares no prefilter tokens function")
-    for name, spec in kind.params.items():
+    for name, spec in [*kind.params.items(), *(kind.portable or {}).items()]:
         if not isinstance(spec, Param):
-            raise ValueError(f"params key {name!r} is not a Param")
+            raise ValueError(f"params or portable key {name!r} is not a Param")
+    twin = next((k for k in KINDS.registered()
+                 if k.name == kind.name and k.engine != kind.engine), None)
+    if twin is not None and (twin.params != kind.params or twin.portable != kind.portable):
+        raise ValueError(f"its {twin.engine} matcher declares other params or portable forms")
 
 
 KINDS: Registry[RuleKind] = Registry(
@@ -113,12 +102,16 @@ KINDS: Registry[RuleKind] = Registry(
 def rule_kind(name: str, *, engine: str, params: Schema, tokens: Callable[..., Iterable[Any]],
               paths: tuple[str, ...] | None = None,
               compile: Callable[[tuple[Any, ...]], Any] | None = None,
+              portable: Schema | None = None, refs: Callable[[Any], str | None] | None = None,
               ) -> Callable[[Callable], Callable]:
     """Register the decorated function as the ``engine`` matcher of kind ``name``.
-    ``compile``: builds, once per run, what ``run`` gets in place of the kind's rules."""
+    ``compile``: builds, once per run, what ``run`` gets in place of the kind's rules;
+    ``portable``: the schema of a row's portable forms; ``refs``: checks a row's
+    cross-references when the rules load."""
 
     def wrap(run: Callable) -> Callable:
-        KINDS.add(f"{engine}:{name}", RuleKind(name, engine, run, params, tokens, paths, compile))
+        KINDS.add(f"{engine}:{name}", RuleKind(name, engine, run, params, tokens, paths, compile,
+                                               portable, refs))
         return run
 
     return wrap
@@ -133,10 +126,15 @@ def kinds_of(engine: str) -> list[RuleKind]:
 
 
 def check_rule(rule: Any, rules: Sequence[Any]) -> None:
-    """Validate one loaded rule against its kind: known kind, an engine for every file kind
-    it names, params of the schema's keys and types, Python prefilter tokens.
-    Raises RuleError."""
+    """Validate one loaded rule against its kind: known kind and file kinds, an engine for
+    every file kind it names, params and portable forms of the schema's keys and shapes (to
+    full depth), its cross-references, Python prefilter tokens. Raises RuleError naming the
+    file, the rule and the key."""
     where = f"{rule.source}: rule {rule.code}"
+    unknown_files = [f for f in rule.files if f not in FILE_KINDS]
+    if unknown_files:
+        raise RuleError(f"{where}: files {unknown_files[0]!r} is not a file kind "
+                        f"(known: {', '.join(FILE_KINDS)})")
     engines = sorted({engine_of(f) for f in rule.files})
     specs = {e: kind(e, rule.kind) for e in engines}
     known = sorted({k.name for _, k in KINDS.items()})
@@ -152,12 +150,24 @@ def check_rule(rule: Any, rules: Sequence[Any]) -> None:
         if p is None:
             raise RuleError(f"{where}: unknown params key {key!r} for kind {rule.kind!r} "
                             f"(known: {', '.join(sorted(spec.schema))})")
-        if not p.accepts(value):
-            raise RuleError(f"{where}: params key {key!r} must be a {p.type_names()}, "
-                            f"not {type(value).__name__}")
+        if (why := p.problem(value, f"params key {key!r}")) is not None:
+            raise RuleError(f"{where}: {why}")
     for key, p in spec.schema.items():
         if p.required and key not in rule.params:
             raise RuleError(f"{where}: kind {rule.kind!r} needs params key {key!r}")
+    _check_portable(rule, spec, where)
+    if spec.refs is not None and (why := spec.refs(rule)) is not None:
+        raise RuleError(f"{where}: {why}")
     python = specs.get("python")
     if python is not None and not set(python.tokens(rule, rules)):
         raise RuleError(f"{where}: gives the Python prefilter no tokens (add params.prefilter)")
+
+
+def _check_portable(rule: Any, spec: RuleKind, where: str) -> None:
+    if not rule.portable:
+        return
+    if spec.portable is None:
+        raise RuleError(f"{where}: kind {rule.kind!r} has no portable forms, but the rule gives "
+                        f"portable keys {sorted(rule.portable)}")
+    if (why := problems(spec.portable, rule.portable, "", what="portable key")) is not None:
+        raise RuleError(f"{where}: {why}")

@@ -107,6 +107,11 @@ class Registry(Generic[T]):
         self.discover()
         return list(self._members.items())
 
+    def registered(self) -> list[T]:
+        """The members registered so far, without walking the packages (for ``check``
+        functions that compare a new member with the others)."""
+        return list(self._members.values())
+
     def unregister(self, name: str) -> None:
         """Remove a member (tests that add one clean up after themselves)."""
         self._members.pop(name, None)

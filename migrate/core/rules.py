@@ -23,6 +23,7 @@ Schema of one rule (a list item under ``rules:`` in any rules/*.yaml file)::
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -35,6 +36,7 @@ from migrate.core.effort_spec import EffortError, check_effort
 from migrate.core.errors import RuleError
 from migrate.core.findings import CATEGORIES, IMPACTS
 from migrate.core.resources import rules_dir
+from migrate.core.schema import freeze
 
 DOC_SECTIONS = ("what", "why", "example", "fix_safety")  # every rule has these
 DOC_OPTIONAL = ("references",)  # links to the sources a rule rests on
@@ -115,9 +117,9 @@ def _rule_from(raw: dict, source: str) -> Rule:
         impact=impact,
         message=raw["message"].strip(),
         fix_title=raw.get("fix_title"),
-        imports=tuple(raw.get("imports") or ()),
+        imports=_imports(raw, source),
         files=tuple(raw.get("files") or ("python",)),
-        params=raw.get("params") or {},
+        params=freeze(raw.get("params") or {}),
         doc={k: str(v).strip() for k, v in (raw.get("doc") or {}).items()},
         examples=tuple(raw.get("examples") or ()),
         effort=dict(effort),
@@ -127,20 +129,28 @@ def _rule_from(raw: dict, source: str) -> Rule:
     )
 
 
-# Keys of a row's `portable:` forms, by what reads them (migrate/scan/python/portable_*.py,
-# kinds/method_rename.py, kinds/missing_argument.py).
-PORTABLE_KEYS = {"names", "default", "prefix", "literal", "device", "guarded", "amp", "spec",
-                 "compare", "startswith", "collection_adds", "attrs", "value"}
-
-
 def _portable(raw: dict, source: str) -> dict[str, Any]:
+    """The row's portable forms; their keys and shapes are its kind's (core/kinds.py)."""
     value = raw.get("portable") or {}
     if not isinstance(value, dict):
         raise RuleError(f"{source}: {raw['code']} portable must be a mapping")
-    unknown = set(value) - PORTABLE_KEYS
-    if unknown:
-        raise RuleError(f"{source}: rule {raw['code']}: unknown portable keys {sorted(unknown)}")
-    return value
+    return freeze(value)
+
+
+def _imports(raw: dict, source: str) -> tuple[str, ...]:
+    """The row's ``imports``: each one import statement (apply places them)."""
+    value = raw.get("imports") or []
+    if not isinstance(value, list):
+        raise RuleError(f"{source}: rule {raw['code']}: imports must be a list of statements")
+    for stmt in value:
+        try:
+            body = ast.parse(str(stmt)).body if isinstance(stmt, str) else []
+        except SyntaxError:
+            body = []
+        if len(body) != 1 or not isinstance(body[0], ast.Import | ast.ImportFrom):
+            raise RuleError(f"{source}: rule {raw['code']}: imports entry {stmt!r} is not one "
+                            "import statement")
+    return tuple(value)
 
 
 def _transfer(raw: dict, source: str) -> str:

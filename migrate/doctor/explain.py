@@ -402,7 +402,7 @@ def longest_literal(pattern: str) -> str:
     try:
         import re._parser as sre_parse  # Python 3.11+
     except ImportError:  # Python 3.10
-        import sre_parse  # type: ignore[no-redef]
+        import sre_parse  # type: ignore[no-redef, unused-ignore]
     best, run = "", []
     for op, arg in sre_parse.parse(pattern):
         if str(op) == "LITERAL":

@@ -52,4 +52,4 @@ def from_environment() -> None:
     folder = os.environ.get(REPORT_ENV)
     if folder:
         pid = os.getpid()
-        atexit.register(lambda: os.getpid() == pid and _write_part(Path(folder), rec))
+        atexit.register(lambda: _write_part(Path(folder), rec) if os.getpid() == pid else None)

@@ -126,4 +126,4 @@ def _patch_from_data() -> None:
         out = torch.tensor(data, dtype=dtype or self.dtype).to(device)
         return out.requires_grad_() if requires_grad else out
 
-    torch.Tensor.new_tensor = npu_new_tensor
+    torch.Tensor.new_tensor = npu_new_tensor  # type: ignore[assignment]

@@ -9,29 +9,15 @@ import types
 import torch
 
 from migrate.emulate import amp, memory, streams
-from migrate.emulate.data import settings
+from migrate.emulate.current import CURRENT as _CURRENT
+from migrate.emulate.current import device_count
+from migrate.emulate.current import index as _index
 
-_CURRENT = {"device": 0}
 DEVICE_NAME = "Ascend (emulated on CPU)"
-
-
-def _index(device) -> int:
-    if device is None:
-        return _CURRENT["device"]
-    if isinstance(device, int):
-        return device
-    dev = torch.device(device)
-    if dev.type != "npu":
-        raise ValueError(f"Expected a npu device, but got: {dev}")
-    return _CURRENT["device"] if dev.index is None else dev.index
 
 
 def current_device() -> int:
     return _CURRENT["device"]
-
-
-def device_count() -> int:
-    return settings().device_count
 
 
 def set_device(device) -> None:

@@ -30,7 +30,7 @@ def memory_allocated(device=None) -> int:
 
 def max_memory_allocated(device=None) -> int:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return max(peak - _STATE["peak_base"], memory_allocated())
+    return int(max(peak - _STATE["peak_base"], memory_allocated()))
 
 
 memory_reserved = memory_cached = memory_allocated

@@ -21,7 +21,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from migrate.emulate import modules
 from migrate.emulate.callsite import call_site, where
 from migrate.emulate.data import settings
-from migrate.emulate.tensor import NpuTensor, _leaves, is_npu_device
+from migrate.emulate.tensor import HOST_SYNC_HOOKS, NpuTensor, _leaves, is_npu_device
 from migrate.ops.aten.judge import NO_KERNEL_REASON, namespace
 from migrate.ops.aten.rows import _host_sync
 from migrate.ops.aten.where import current_fused_backward, tag_fused
@@ -229,6 +229,9 @@ def record_host_sync(call: str) -> None:
     if rec is not None and not rec.suppress:
         why = rec.judge.reg.host_sync_calls.get(call, "reads the tensor on the host")
         rec.add("host_sync", f"Tensor.{call}", why, site=where(3))
+
+
+HOST_SYNC_HOOKS.append(record_host_sync)
 
 
 def record_note(note: str) -> None:

@@ -46,7 +46,7 @@ def set_rng_state(new_state: torch.Tensor, device="npu") -> None:
 
 
 def get_rng_state_all() -> list[torch.Tensor]:
-    from migrate.emulate.device import device_count
+    from migrate.emulate.current import device_count
 
     return [get_rng_state() for _ in range(device_count())]
 
@@ -64,7 +64,7 @@ def generator() -> torch.Generator:
 _BASE = torch.Generator
 
 
-class _GeneratorType(type(_BASE)):
+class _GeneratorType(type(_BASE)):  # type: ignore[misc]  # torch.Generator's metaclass
     """Keeps ``isinstance(g, torch.Generator)`` true for every generator, ours or torch's."""
 
     def __instancecheck__(cls, obj) -> bool:
@@ -85,14 +85,14 @@ class Generator(_BASE, metaclass=_GeneratorType):
             return _BASE(device)
         return super().__new__(cls, "cpu")
 
-    @property
-    def device(self) -> torch.device:
+    @property  # read-only: an NPU generator stays on the NPU
+    def device(self) -> torch.device:  # type: ignore[override]
         return torch.device("npu", 0)
 
 
 def install() -> None:
     """``torch.Generator`` accepts the npu device (idempotent)."""
-    torch.Generator = Generator
+    torch.Generator = Generator  # type: ignore[misc]  # the emulation patches torch
 
 
 def module() -> types.ModuleType:

@@ -107,6 +107,7 @@ def install() -> None:
             _SAVING.clear()
 
     for new, old in ((npu_load, load), (npu_save, save)):
-        new.__doc__, new.__name__, new.__wrapped__ = old.__doc__, old.__name__, old
-        new.__emulated__ = True
+        new.__doc__, new.__name__ = old.__doc__, old.__name__
+        new.__wrapped__ = old  # type: ignore[union-attr]
+        new.__emulated__ = True  # type: ignore[union-attr]
     torch.load, torch.save = npu_load, npu_save

@@ -27,10 +27,10 @@ class Stream(torch.Stream):
     """``torch.npu.Stream(device=None, priority=0)``."""
 
     def __new__(cls, device=None, priority: int = 0, **_kwargs):
-        from migrate.emulate.device import _index
+        from migrate.emulate.current import index
 
-        self = super().__new__(cls, torch.device("npu", _index(device)), priority=priority)
-        self.npu_index, self.npu_priority = _index(device), priority
+        self = super().__new__(cls, torch.device("npu", index(device)), priority=priority)
+        self.npu_index, self.npu_priority = index(device), priority
         return self
 
     def __init__(self, device=None, priority: int = 0, **_kwargs):
@@ -82,7 +82,8 @@ class Event(torch.Event):
     def __new__(cls, enable_timing: bool = False, blocking: bool = False,
                 interprocess: bool = False, **_kwargs):
         self = super().__new__(cls, torch.device("npu", 0), enable_timing=enable_timing)
-        self.timing, self.time = enable_timing, None
+        self.timing = enable_timing
+        self.time = None  # type: ignore[assignment]  # set by record()
         return self
 
     def __init__(self, *_args, **_kwargs):
@@ -100,7 +101,7 @@ class Event(torch.Event):
     def synchronize(self) -> None:
         _sync("Event.synchronize()")
 
-    def elapsed_time(self, end: Event) -> float:
+    def elapsed_time(self, end: Event) -> float:  # type: ignore[override]
         if not (self.timing and getattr(end, "timing", False)):
             raise RuntimeError("Both events must be created with enable_timing=True")
         if self.time is None or end.time is None:

@@ -78,7 +78,7 @@ def build_tree() -> dict[str, types.ModuleType]:
         if not isinstance(obj, types.ModuleType):
             obj = _existing_submodule(modules, mod) or types.ModuleType(mod)
         obj.__path__ = []  # every emulated module may have submodules
-        obj.__emulated__ = True
+        obj.__emulated__ = True  # type: ignore[union-attr]
         modules[mod] = obj
     kids = _children(modules)
     for mod, obj in modules.items():

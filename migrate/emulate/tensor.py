@@ -19,6 +19,11 @@ from migrate.emulate.kernels import KERNELS
 CPU = torch.device("cpu")
 
 
+# Called with a method's name when a tensor method reads values on the host without an op;
+# the monitor (which imports this module) adds its recorder here.
+HOST_SYNC_HOOKS: list = []
+
+
 class NpuTensor(torch.Tensor):
     """A tensor on an emulated NPU; ``_data`` is the CPU tensor holding its values."""
 
@@ -33,7 +38,7 @@ class NpuTensor(torch.Tensor):
         out._data = data
         return out
 
-    __torch_function__ = torch._C._disabled_torch_function_impl
+    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
 
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
@@ -85,9 +90,8 @@ class NpuTensor(torch.Tensor):
                         "Tensor.cpu() to copy the tensor to host memory first.")
 
     def tolist(self):
-        from migrate.emulate.monitor import record_host_sync
-
-        record_host_sync("tolist")
+        for hook in HOST_SYNC_HOOKS:  # the monitor's record_host_sync, once it is imported
+            hook("tolist")
         return self._data.tolist()
 
 

@@ -92,7 +92,8 @@ def annotate(text: str, findings: list[Finding], kind: str) -> tuple[str, list[F
         if f.rule in present or any(g.rule == f.rule for _, g in wanted.get(target, [])):
             continue
         wanted.setdefault(target, []).append((note, f))
-    edits, marked = [], []
+    edits: list[Edit] = []
+    marked: list[Finding] = []
     for target, notes in wanted.items():
         line_text = lines.line_text(target)
         indent = line_text[: len(line_text) - len(line_text.lstrip(" \t"))]

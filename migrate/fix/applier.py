@@ -13,7 +13,7 @@ import bisect
 from dataclasses import dataclass
 
 from migrate.core.fileio import newline_of
-from migrate.core.findings import Edit, Finding, LineIndex, import_needed, splice
+from migrate.core.findings import Edit, Finding, Fix, LineIndex, import_needed, splice
 from migrate.core.import_placement import import_edits
 
 
@@ -30,6 +30,12 @@ class AppliedEdit:
     def to_json(self) -> dict:
         return {"rule": self.rule, "name": self.name, "path": self.path, "line": self.line,
                 "before": self.before, "after": self.after, "description": self.description}
+
+
+def fix_of(finding: Finding) -> Fix:
+    """The fix of a finding chosen to apply (only findings with one are chosen)."""
+    assert finding.fix is not None
+    return finding.fix
 
 
 def fixable(finding: Finding, unsafe: bool) -> bool:
@@ -79,18 +85,18 @@ def choose(findings: list[Finding], *, unsafe: bool) -> list[Finding]:
     findings never reach here: the scan drops them.)"""
     candidates = []
     for f in findings:
-        if not fixable(f, unsafe) or not _self_consistent(f.fix.edits):
+        if not fixable(f, unsafe) or not _self_consistent(fix_of(f).edits):
             continue
-        first = min((e.start for e in f.fix.edits), default=-1)
+        first = min((e.start for e in fix_of(f).edits), default=-1)
         candidates.append((first, f.line, f.column, f.rule, f))
     candidates.sort(key=lambda c: c[:4])
     chosen: list[Finding] = []
     taken = _Taken()
     for *_, f in candidates:
-        if any(taken.conflicts(e) for e in f.fix.edits):
+        if any(taken.conflicts(e) for e in fix_of(f).edits):
             continue
         chosen.append(f)
-        for e in f.fix.edits:
+        for e in fix_of(f).edits:
             taken.add(e)
     return chosen
 
@@ -116,19 +122,19 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
     edits: list[Edit] = []
     made: set[Edit] = set()
     for f in chosen:
-        for e in f.fix.edits:
+        for e in fix_of(f).edits:
             e = Edit(e.start, e.end, _newlines(e.content, nl))
             if e in made:
                 continue
             made.add(e)
             edits.append(e)
             applied.append(AppliedEdit(f.rule, f.name, path or f.path, lines.position(e.start)[0],
-                                       text[e.start:e.end], e.content, f.fix.description))
+                                       text[e.start:e.end], e.content, fix_of(f).description))
     new_text = splice(text, edits)
     wanted: list[tuple[str, Finding]] = []
     new_code = "\n".join(e.content for e in edits)
     for f in chosen:
-        wanted.extend((s, f) for s in f.fix.imports
+        wanted.extend((s, f) for s in fix_of(f).imports
                       if s not in [w for w, _ in wanted] and import_needed(s, new_code))
     if wanted:
         new_text, more = add_imports(new_text, wanted, edits, path)

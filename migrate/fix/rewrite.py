@@ -11,7 +11,7 @@ file is read once more: if it changed, nothing is written (see core/fileio.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,9 +31,11 @@ from migrate.fix.annotate import annotate, strip_annotations
 from migrate.fix.applier import AppliedEdit, apply_fixes
 from migrate.fix.reformat import keep_formatted
 from migrate.fix.verify import verify_python
+from migrate.scan.ruleset import RuleSet
 
 MAX_PASSES = 5
-ScanFn = Callable[[str, str, str, list[Rule]], list[Finding]]
+Rules = RuleSet | Sequence[Rule]  # a RuleSet compiled once, or rules compiled per scan
+ScanFn = Callable[[str, str, str, Rules], list[Finding]]
 
 
 @dataclass
@@ -66,7 +68,7 @@ class Outcome:
         return self.error is None and self.new_text != self.old_text
 
 
-def fix_text(text: str, rel: str, kind: str, rules: list[Rule], scan: ScanFn, *,
+def fix_text(text: str, rel: str, kind: str, rules: Rules, scan: ScanFn, *,
              unsafe: bool, first: list[Finding] | None = None
              ) -> tuple[str, list[AppliedEdit], list[Finding], str | None]:
     """Fix passes until nothing changes: (text, edits, findings on the text, error)."""
@@ -100,7 +102,7 @@ def _refusal(rules: list[str], why: str) -> str:
     return f"not written: fixes by {by} produce code that does not parse ({why})"
 
 
-def rewrite_file(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanFn,
+def rewrite_file(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
                  options: Options, first: list[Finding] | None = None,
                  digest: str | None = None) -> Outcome:
     """Rewrite ``path`` (the path the scan opened). ``first``: the scan's findings, valid
@@ -109,7 +111,7 @@ def rewrite_file(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanF
         return _rewrite(path, rel, kind, rules, scan, options, first, digest)
 
 
-def _rewrite(path: Path, rel: str, kind: str, rules: list[Rule], scan: ScanFn,
+def _rewrite(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
              options: Options, first: list[Finding] | None, digest: str | None) -> Outcome:
     out = Outcome(path, rel)
     try:

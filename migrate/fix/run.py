@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -91,7 +92,7 @@ def _wanted(findings: list[Finding], options: Options) -> bool:
 
 
 def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Options,
-               annotated_files: list[tuple[Path, str, str]] = (),
+               annotated_files: Sequence[tuple[Path, str, str]] = (),
                jobs: int | None = None) -> ApplyRun:
     """Rewrite the files of ``result`` (or, with options.strip, ``annotated_files``)."""
     run = ApplyRun(errors=list(result.errors), files_scanned=result.files_scanned, root=root)

@@ -17,7 +17,8 @@ def compile_error(text: str, rel: str) -> str | None:
     try:
         compile(text, rel or "<file>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
-        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        line = getattr(exc, "lineno", None)
+        where = f" (line {line})" if line else ""
         return f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}{where}"
     return None
 

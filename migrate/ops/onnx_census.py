@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from migrate.core.errors import UsageError
 from migrate.ops.onnx_limits import NodeView
@@ -24,7 +25,7 @@ from migrate.ops.registry import (
 )
 
 
-def walk(graph, prefix: str = "") -> Iterator[tuple[str, object]]:
+def walk(graph, prefix: str = "") -> Iterator[tuple[str, Any]]:
     """(node path, node) for every node, depth first into subgraph attributes."""
     for i, node in enumerate(graph.node):
         name = node.name or f"{node.op_type}_{i}"
@@ -87,7 +88,7 @@ def attr_values(node) -> dict:
 def node_view(node, info: dict) -> NodeView:
     from onnx import TensorProto
 
-    inputs = []
+    inputs: list[tuple[str | None, int | None, bool] | None] = []
     for name in node.input:
         got = info.get(name) if name else None
         if got is None:
@@ -169,7 +170,7 @@ def judged_for(reg, soc: str | None) -> str:
 
 
 def _attach_decompositions(ops: list[dict]) -> None:
-    from migrate.ops.decompose.registry import decomposition_for
+    from migrate.ops.decompositions import decomposition_for
 
     for row in ops:
         if row["status"] != SUPPORTED:

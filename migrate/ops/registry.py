@@ -155,7 +155,7 @@ class OnnxRegistry:
 
     def socs(self) -> list[str]:
         """Chips named by the per-kernel dtype data (``--soc`` choices)."""
-        found = set()
+        found: set[str] = set()
         for row in self.ops.values() if self.backend == "atc" else ():
             for info in (row.get("ge_op_dtypes") or {}).values():
                 found.update(info.get("socs") or [])

@@ -147,8 +147,9 @@ def _fused_pairs(fused: list[Fused], ref_by: dict, tgt_by: dict, used_r: set, us
             if not m:
                 continue
             names = [_fill(g, m.groups()) for g in many_side]
-            parts = [many_by.get((n, *k[1:])) for n in names]
-            if any(p is None for p in parts):
+            found = [many_by.get((n, *k[1:])) for n in names]
+            parts = [p for p in found if p is not None]
+            if len(parts) < len(found):
                 continue
             cat = Concat(parts, rule.dim)
             ref, other = (rec, cat) if one_by is ref_by else (cat, rec)

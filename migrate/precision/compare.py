@@ -66,8 +66,9 @@ def _load(d: Dump, side: Any) -> Any:
     if isinstance(side, Concat):
         import torch
 
-        parts = [d.tensor(r) for r in side.records]
-        if any(p is None for p in parts):
+        found = [d.tensor(r) for r in side.records]
+        parts = [p for p in found if p is not None]
+        if len(parts) < len(found):
             return None
         try:
             return torch.cat(parts, dim=side.dim)
@@ -97,7 +98,9 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
     classes = {"reference": run_class(ref.meta, gate.profile),
                "target": run_class(tgt.meta, gate.profile), "profile": gate.profile_name}
     run = loosest(classes["reference"], classes["target"])
-    entries, cache, by_call = [], {}, {}
+    entries: list = []
+    cache: dict = {}
+    by_call: dict = {}
     floors = grad_floors(ref_recs, gate.grad_floor)
     for rec, other in pairs:
         by_call.setdefault((rec["name"], rec["call"]), []).append((rec, other))

@@ -39,7 +39,8 @@ def weight_table(model: Any, buffers: bool | None = None) -> dict[str, dict[str,
         if buffers is not None and (name in names) != buffers:
             continue
         t = t.detach()
-        entry = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+        entry: dict[str, object] = {"dtype": str(t.dtype).removeprefix("torch."),
+                                    "shape": list(t.shape),
                  "crc": f"{crc32(t):08x}"}
         if (t.is_floating_point() or t.is_complex()) and t.numel():
             wide = torch.float64 if t.dtype in (torch.float64, torch.complex128) else \

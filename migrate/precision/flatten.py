@@ -54,10 +54,10 @@ def substitute(obj: Any, new: Iterator[Any]) -> Any:
         except TypeError:
             return items
     if isinstance(obj, (tuple, list)):
-        items = [substitute(v, new) for v in obj]
+        elems = [substitute(v, new) for v in obj]
         if type(obj) in (tuple, list):
-            return type(obj)(items)
-        return type(obj)(*items) if isinstance(obj, tuple) else type(obj)(items)
+            return type(obj)(elems)
+        return type(obj)(*elems) if isinstance(obj, tuple) else type(obj)(elems)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         changes = {f.name: substitute(getattr(obj, f.name), new)
                    for f in dataclasses.fields(obj) if f.init}

@@ -59,7 +59,7 @@ def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
         for spec in metrics.gated():
             key = spec.gate_keys[0 if level == "fail" else 1]
             value = m.get(spec.field)
-            if _crossed(spec, value, th.get(key)):
+            if value is not None and _crossed(spec, value, th.get(key)):
                 return level, _reason(spec, value, th[key], th)
     return "pass", ""
 

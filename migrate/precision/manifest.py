@@ -92,6 +92,14 @@ class Dump:
                              "checksum: the dump is corrupt")
         return _restore(t, rec)
 
+    def stored(self, rec: dict) -> Any:
+        """The stored tensor of a record that must have one (a stats-only record: an error)."""
+        t = self.tensor(rec)
+        if t is None:
+            raise UsageError(f"{self.path}: record {_label(rec)} holds no tensor (a stats-only "
+                             "dump cannot be replayed)")
+        return t
+
     def _open(self, file: str) -> Any:
         handle = self._handles.get(file)
         if handle is None:

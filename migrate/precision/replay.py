@@ -71,7 +71,7 @@ def _root_call(ref: Dump, args: tuple | None, kwargs: dict | None, device, dtype
     recs = sorted((r for r in ref.records if (r["name"], r["call"], r["kind"]) ==
                    (ROOT, 0, "forward.input")), key=lambda r: r["index"])
     try:
-        call = decode(spec, [move(ref.tensor(r).clone(), device, dtype) for r in recs])
+        call = decode(spec, [move(ref.stored(r).clone(), device, dtype) for r in recs])
     except ValueError as exc:
         raise UsageError(f"{ref.path}: {exc}; pass the model's inputs (MOD:FN)") from None
     return tuple(call["args"]), dict(call["kwargs"])

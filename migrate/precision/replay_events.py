@@ -92,7 +92,7 @@ class Replayer:
             self._handoff(caller, f"{name}#{call}", live, recs)
         # copies: the model may modify its inputs in place, and a shard's tensors are
         # shared by every read of that shard
-        new = [saturating_cast(self.ref.tensor(r).to(device=t.device, copy=True), t.dtype)
+        new = [saturating_cast(self.ref.stored(r).to(device=t.device, copy=True), t.dtype)
                for t, r in zip(live, recs, strict=True)]
         call_args = substitute({"args": args, "kwargs": kwargs}, iter(new))
         return tuple(call_args["args"]), dict(call_args["kwargs"])

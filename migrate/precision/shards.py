@@ -53,6 +53,7 @@ class ShardWriter:
         if self._file is None or full or self._header_len + entry_len + 64 > HEADER_ROOM:
             self._rotate()
             entry["data_offsets"] = [0, data.nbytes]
+        assert self._file is not None  # _rotate opened the next shard
         self._file.write(data)
         self._header[key] = entry
         self._header_len += entry_len

@@ -86,7 +86,7 @@ def rule_fix_kind(findings: Sequence[Finding]) -> str:
         return ""
     if not all(fixes):
         return "partial"
-    return "safe" if all(x.applicability == "safe" for x in fixes) else "unsafe"
+    return "safe" if all(x is not None and x.applicability == "safe" for x in fixes) else "unsafe"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from urllib.parse import quote
 
 from migrate import __version__
-from migrate.core.findings import Finding, ScanResult
+from migrate.core.findings import Finding, Fix, ScanResult
 from migrate.core.rules import Rule
 from migrate.report.common import SourceLines, level, sorted_findings
 from migrate.report.json_report import TOOL_NAME
@@ -113,21 +113,21 @@ def _result(f: Finding, index: int | None, fingerprint: str) -> dict:
                        "npu_aware": f.npu_aware, "target": f.target},
     })
     if f.fix is not None and f.fix.ranges:
-        out["fixes"] = [_fix(f)]
+        out["fixes"] = [_fix(f, f.fix)]
     return out
 
 
-def _fix(f: Finding) -> dict:
-    text = f.fix.description
-    if f.fix.imports:
-        text += f" (adds: {'; '.join(f.fix.imports)})"
+def _fix(f: Finding, fix: Fix) -> dict:
+    text = fix.description
+    if fix.imports:
+        text += f" (adds: {'; '.join(fix.imports)})"
     return {"description": {"text": text}, "artifactChanges": [{
         "artifactLocation": {"uri": uri(f.path), "uriBaseId": "%SRCROOT%"},
         "replacements": [{
             "deletedRegion": {"startLine": r[0], "startColumn": r[1],
                               "endLine": r[2], "endColumn": r[3]},
             "insertedContent": {"text": e.content},
-        } for e, r in zip(f.fix.edits, f.fix.ranges)],
+        } for e, r in zip(fix.edits, fix.ranges)],
     }]}
 
 

@@ -77,7 +77,7 @@ def _finding(d: dict) -> Finding:
     fix = d.get("fix")
     if fix is not None:
         edits = [Edit(int(s), int(e), str(c)) for s, e, c in fix["edits"]]
-        ranges = [tuple(int(x) for x in r) for r in fix.get("ranges") or ()]
+        ranges = [(int(a), int(b), int(c), int(e)) for a, b, c, e in fix.get("ranges") or ()]
         fix = Fix(str(fix["applicability"]), str(fix["description"]), edits,  # type: ignore[arg-type]
                   [str(i) for i in fix["imports"]], ranges)
     f = Finding(**values, fix=fix)

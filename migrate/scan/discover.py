@@ -119,7 +119,7 @@ class Walker:
 
     def _walk_dir(self, top: Path, seen: set[str]) -> Iterator[SourceFile]:
         top_rel = _rel(top, self.root)
-        stack = [(top, "" if top_rel == "." else top_rel, [])]
+        stack: list[tuple[Path, str, list]] = [(top, "" if top_rel == "." else top_rel, [])]
         while stack:
             folder, folder_rel, specs = stack.pop()
             real = os.path.realpath(folder)
@@ -172,7 +172,7 @@ class Walker:
                 self.errors.append(FileError(rel, "symlink loop; skipped"))
                 return None
             return None if key in seen else (path, rel)
-        if key in seen:
+        if key in seen or kind is None:
             return None
         seen.add(key)
         return SourceFile(path, rel, kind)

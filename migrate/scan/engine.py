@@ -53,7 +53,7 @@ class ScanOptions:
 def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> ScanResult:
     options = options or ScanOptions()
     custom = options.rules is not None
-    rules = list(options.rules) if custom else select_rules(
+    rules = list(options.rules or ()) if custom else select_rules(
         default_rules(), options.select, options.ignore, options.extend_select)
     paths = [Path(p) for p in paths]
     root = scan_root(paths)

@@ -1,7 +1,7 @@
 """What a portable port needs to know about the project around a file, found once per scan.
 
 * **Device helpers** — per top-level package, the functions the project already uses to name
-  its device (migrate/scan/python/helper_finder.py decides from the code what each one is),
+  its device (migrate/scan/helper_finder.py decides from the code what each one is),
   one per kind, the most imported one where there are several; a project may name the
   module with ``device-helper = "pkg.utils.device"`` in ``[tool.migrate]``.
 * **Where the port's own helper goes** where the project has none: ``<package>/_device.py``
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from migrate.core import device_helpers
 from migrate.core.display import shown_path
-from migrate.scan.python.helper_finder import find_helpers
+from migrate.scan.helper_finder import find_helpers
 
 MAX_PACKAGE_FILES = 5000
 MAX_READ = 1024 * 1024

@@ -19,6 +19,7 @@ distinct plans.
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,9 @@ class RuleSet:
         self.rules = tuple(rules)
         self.matching, self.keep = shadows(self.rules)
         self._limited = {k.name: k.paths for k in kinds_of("python") if k.paths}
+        # one regex per path-limited kind, on the file's base name (fnmatch per file is slow)
+        self._globs = {name: re.compile("|".join(fnmatch.translate(p) for p in globs))
+                       for name, globs in self._limited.items()}
         self._plans: dict[tuple, Plan] = {}
 
     @classmethod
@@ -64,8 +68,7 @@ class RuleSet:
         """The plan for the Python file ``rel``: kinds limited to some file names (setup.py)
         apply only to those names."""
         base = rel.rsplit("/", 1)[-1]
-        applying = frozenset(name for name, globs in self._limited.items()
-                             if any(fnmatch.fnmatch(base, p) for p in globs))
+        applying = frozenset(name for name, rx in self._globs.items() if rx.match(base))
         key = ("python", applying)
         plan = self._plans.get(key)
         if plan is None:

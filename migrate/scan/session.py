@@ -3,6 +3,7 @@ selected once, the files scanned. `migrate scan` renders the result; `migrate ap
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 from collections.abc import Callable
@@ -162,3 +163,15 @@ def run_session(request: ScanRequest,
     drop_per_file(result, per_file)
     rules = select_rules(default_rules(), select, ignore, extend)
     return Session(result, rules, scan_root(request.paths), cfg, cfg.effort, targets)
+
+
+def for_apply(session: Session, select: list[str] | None) -> Session:
+    """The session `migrate apply` works on: perf advice is optional, so its rules (and
+    their findings) stay only when --select names them (``--select MIG901`` or ``MIG9``)."""
+    wanted = split_codes(select) or []
+    rules = [r for r in session.rules if r.category != "perf"
+             or any(r.code.startswith(c) or r.name == c for c in wanted if len(c) > 3)]
+    kept = {r.code for r in rules}
+    result = dataclasses.replace(session.result,
+                                 findings=[f for f in session.result.findings if f.rule in kept])
+    return dataclasses.replace(session, result=result, rules=rules)

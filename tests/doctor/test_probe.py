@@ -8,7 +8,7 @@ import sys
 import time
 import zipfile
 
-from migrate.core.npu_wheel import wheel_path
+from npu_wheel import wheel_path
 from migrate.doctor.probe import MARK, metadata_facts, parse_mark, run_bounded
 
 

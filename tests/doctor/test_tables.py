@@ -10,7 +10,7 @@ from functools import cache
 import pytest
 import yaml
 
-from migrate.core.npu_wheel import wheel_path
+from npu_wheel import wheel_path
 from migrate.core.rules import default_rules
 from migrate.doctor.floors import npu_floors
 from migrate.doctor.tables import (

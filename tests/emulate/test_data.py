@@ -53,7 +53,7 @@ def test_surface_data_is_what_the_tool_builds_from_the_wheel():
     import importlib.util
     from pathlib import Path
 
-    from migrate.core import npu_wheel
+    import npu_wheel
 
     try:
         wheel = npu_wheel.npu_wheel()

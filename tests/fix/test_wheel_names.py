@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from migrate.core.npu_wheel import npu_wheel
+from npu_wheel import npu_wheel
 
 from .goldens import EXPECTED
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from ops_testlib import node_case
 
-from migrate.ops.decompose.registry import load_all, rules_for
+from migrate.ops.decompositions import load_all, rules_for
 from migrate.ops.decompose.run import run_decompose
 from migrate.ops.onnx_census import census
 from migrate.ops.registry import load_onnx

@@ -8,11 +8,11 @@ import sys
 import pytest
 
 from migrate.core.registry import RegistryError
-from migrate.ops.decompose import registry as decomp
+from migrate.ops import decompositions as decomp
 
 RULE = '''
 """A rule added by a test: Softsign as x / (1 + |x|)."""
-from migrate.ops.decompose.registry import decomposition
+from migrate.ops.decompositions import decomposition
 
 
 @decomposition({name!r}, "Softsign", emits=["Abs", "Add", "Div", "Constant"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrate.ops.decompose import registry as decomp
+from migrate.ops import decompositions as decomp
 from migrate.ops.registry import load_yaml
 from migrate.core.resources import op_registry_dir
 from migrate.core.rules import DOC_SECTIONS, load_rules

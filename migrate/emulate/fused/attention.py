@@ -23,9 +23,11 @@ def to_bnsd(x: torch.Tensor, layout: str, heads: int | None) -> torch.Tensor:
     if layout == "BSND":
         return x.transpose(1, 2)
     if layout == "BSH":
+        assert heads is not None  # the callers pass the head count for the H layouts
         b, s, h = x.shape
         return x.reshape(b, s, heads, h // heads).transpose(1, 2)
     if layout == "SBH":
+        assert heads is not None
         s, b, h = x.shape
         return x.reshape(s, b, heads, h // heads).permute(1, 2, 0, 3)
     raise ValueError(f"npu_fusion_attention: unknown input_layout {layout!r}")
@@ -142,6 +144,8 @@ def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, pa
                          next_tockens=BIG, inner_precise=0, prefix=None, actual_seq_qlen=None,
                          actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True,
                          sync=False, softmax_layout=""):
+    """(attention_out, softmax_max, softmax_sum, ...): softmax(scale * Q K^T + pse, masked) V
+    in the documented layouts, sparse modes and keep_prob dropout."""
     if padding_mask is not None:
         raise ValueError("npu_fusion_attention: padding_mask is not supported (documented)")
     if not 0.0 < keep_prob <= 1.0:

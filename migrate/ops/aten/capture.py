@@ -16,10 +16,17 @@ Three layers, so that ops torch_npu runs itself are not misreported:
 
 from __future__ import annotations
 
+from typing import Any
+
 from migrate.core.callsite import user_location
 from migrate.ops.aten import where
 from migrate.ops.aten.judge import (
-    COMPOSITE_KEYS, COMPOSITE_REASON, FUSED_BACKWARD_REASON, Judge, from_children)
+    COMPOSITE_KEYS,
+    COMPOSITE_REASON,
+    FUSED_BACKWARD_REASON,
+    Judge,
+    from_children,
+)
 from migrate.ops.aten.rows import Census, _dtype, _fname, _host_sync
 from migrate.ops.registry import SUPPORTED, Verdict
 
@@ -45,7 +52,7 @@ class Recorder:
         self.census, self.judge = census, judge
         self.keys = {k: getattr(torch._C.DispatchKey, k) for k in COMPOSITE_KEYS}
         self.pending: list = []  # (outputs, origin) of the last op, tagged once autograd ran
-        self.descent_mode = None  # set by make_modes
+        self.descent_mode: Any = None  # set by make_modes (a TorchDispatchMode class)
 
     def flush(self) -> None:
         while self.pending:
@@ -184,7 +191,8 @@ def make_modes(census: Census, judge: Judge):
     class Descent(TorchDispatchMode):
         def __init__(self, chain: tuple[str, ...]):
             super().__init__()
-            self.chain, self.seen = chain, []
+            self.chain = chain
+            self.seen: list = []
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             return rec.descent_call(self, func, args, kwargs or {})

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from migrate.ops.registry import (
-    CPU_FALLBACK, SUPPORTED, AtenRegistry, Verdict, aten_name, load_aten)
+from migrate.ops.registry import CPU_FALLBACK, SUPPORTED, AtenRegistry, Verdict, aten_name, load_aten
 
 # The dispatcher's order for a backend key without its own kernel (computeDispatchTableEntry).
 COMPOSITE_KEYS = ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd",

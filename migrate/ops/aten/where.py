@@ -3,6 +3,8 @@ and the ``file:line`` of the user code that dispatched it (migrate.core.callsite
 
 from __future__ import annotations
 
+from typing import Any
+
 TAG = "migrate_origin"  # key in an autograd Node's metadata: (module path, file:line | None)
 
 
@@ -13,7 +15,8 @@ def current_backward_origin() -> tuple[str, str | None] | None:
     node = torch._C._current_autograd_node()
     if node is None:
         return None
-    return node.metadata.get(TAG, ("<backward>", None))
+    metadata: Any = node.metadata  # a dict on autograd nodes (the stubs say otherwise)
+    return metadata.get(TAG, ("<backward>", None))
 
 
 def _grad_fns(outputs):
@@ -90,4 +93,5 @@ def current_fused_backward() -> str | None:
     import torch
 
     node = torch._C._current_autograd_node()
-    return None if node is None else node.metadata.get(FUSED)
+    metadata: Any = None if node is None else node.metadata  # a dict (the stubs say a method)
+    return None if metadata is None else metadata.get(FUSED)

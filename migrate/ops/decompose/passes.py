@@ -8,7 +8,7 @@ import onnx_ir as ir
 
 from migrate.ops.decompose import lowering
 from migrate.ops.decompose.build import Builder
-from migrate.ops.decompose.registry import rules_for
+from migrate.ops.decompositions import rules_for
 from migrate.ops.registry import DEFAULT_DOMAINS, SUPPORTED, load_onnx
 
 

@@ -25,6 +25,7 @@ def sketch_cosine(rs: dict[str, Any], ts: dict[str, Any]) -> float | None:
 
 @METRICS.register("sketch_rel_err", tier="stats", estimates="rel_err")
 def sketch_rel_err(rs: dict[str, Any], ts: dict[str, Any]) -> float | None:
+    """rel_err from the sketched norm of the difference and the reference's exact norm."""
     both = _sketches(rs, ts)
     if both is None or not rs.get("norm"):
         return None
@@ -43,6 +44,7 @@ def norm_rel(rs: dict[str, Any], ts: dict[str, Any]) -> float | None:
 
 @METRICS.register("sketch_rmse", tier="stats", estimates="rmse")
 def sketch_rmse(rs: dict[str, Any], ts: dict[str, Any]) -> float | None:
+    """RMSE from the sketched norm of the difference."""
     both = _sketches(rs, ts)
     numel = rs.get("numel")
     if both is None or not numel:

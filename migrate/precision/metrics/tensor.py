@@ -21,7 +21,8 @@ def cosine_from_norms(na: float, nb: float, nd: float) -> float:
 
 @METRICS.register("cosine", limit="min", fmt=".8f")
 def cosine(p: Pair) -> float | None:
-    """None for a reference below its norm floor: its direction is rounding noise."""
+    """Cosine similarity of target and reference (None for a reference below its norm floor:
+    its direction is rounding noise)."""
     if p.below_floor:
         return None
     return cosine_from_norms(p.norm_ref, p.norm_tgt, p.norm_diff)
@@ -52,16 +53,19 @@ def scale_err(p: Pair) -> float | None:
 
 @METRICS.register("max_abs", limit="max", label="max abs")
 def max_abs(p: Pair) -> float:
+    """The largest absolute difference |t - r|."""
     return float(p.absdiff.max()) if p.absdiff.numel() else 0.0
 
 
 @METRICS.register("max_rel", label="max rel")
 def max_rel(p: Pair) -> float:
+    """The largest relative difference, relative to max(|r|, rel_floor * rms(r))."""
     return float(p.relerr.max()) if p.relerr.numel() else 0.0
 
 
 @METRICS.register("rmse")
 def rmse(p: Pair) -> float:
+    """Root mean square of t - r."""
     return p.norm_diff / math.sqrt(p.diff.numel()) if p.diff.numel() else 0.0
 
 

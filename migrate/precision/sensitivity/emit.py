@@ -64,7 +64,8 @@ def onnx_nodes(model: Any, batch: tuple[tuple, dict], path: Path) -> tuple[list,
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(model, tuple(args), buf, kwargs=kwargs or None, dynamo=False,
+            torch.onnx.export(model, tuple(args), buf,  # type: ignore[arg-type]  # a file object is accepted
+                              kwargs=kwargs or None, dynamo=False,
                               opset_version=18)
         path.write_bytes(buf.getvalue())
         graph = onnx.load_from_string(buf.getvalue()).graph

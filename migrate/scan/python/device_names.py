@@ -23,11 +23,11 @@ import re
 
 from migrate.core import device_helpers
 from migrate.core.findings import Edit
+from migrate.core.targets import DEVICE_PLACEHOLDERS
 from migrate.scan.project import SCRIPT, FileDevices
-from migrate.scan.python.helper_finder import DEVICE_TYPES, Found, find_helpers
+from migrate.scan.helper_finder import DEVICE_TYPES, Found, find_helpers
 
-PLACEHOLDERS = {"device_type": "type", "device_module": "module",
-                "amp_device_type": "amp", "dist_backend": "backend", "device": "device"}
+PLACEHOLDERS = DEVICE_PLACEHOLDERS
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _DEVICE_NAMES = ("device",)

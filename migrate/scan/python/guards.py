@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import TypeGuard, cast
 
 from migrate.core.findings import LineIndex
 
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 _CATCHES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
@@ -51,11 +53,16 @@ def _falls_back(handler: ast.ExceptHandler) -> bool:
     return not all(isinstance(stmt, ast.Raise) for stmt in handler.body)
 
 
-def _is_guarded_try(node: ast.AST) -> bool:
-    if not isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+_TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def _is_guarded_try(node: ast.AST) -> TypeGuard[ast.Try]:
+    if not isinstance(node, _TRIES):
         return False
-    handlers = [h for h in node.handlers if _catches_import_error(h)]
-    imports = any(isinstance(s, (ast.Import, ast.ImportFrom)) for b in node.body for s in ast.walk(b))
+    try_node = cast(ast.Try, node)  # try/except* has the same fields
+    handlers = [h for h in try_node.handlers if _catches_import_error(h)]
+    imports = any(isinstance(s, (ast.Import, ast.ImportFrom))
+                  for b in try_node.body for s in ast.walk(b))
     return imports and bool(handlers) and all(_falls_back(h) for h in handlers)
 
 
@@ -89,23 +96,35 @@ def _top_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     return [node.module.split(".")[0]]
 
 
+def _statements(tree: ast.Module):
+    """Every statement, at any depth (statements nest only in statement bodies: no
+    expression is walked, which is most of a tree)."""
+    stack: list[ast.AST] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in _BODIES:
+            children = getattr(node, name, None)
+            if children:
+                stack.extend(reversed(children))
+
+
 def find_guards(tree: ast.Module, index: LineIndex) -> Guards:
     spans: list[tuple[int, int]] = []
     guarded_imports: set[int] = set()
-    for node in ast.walk(tree):
+    statements = list(_statements(tree))
+    for node in statements:
         if (_is_guarded_try(node) or _is_availability_if(node)) and node.body:
             start = index.span(node.body[0])[0]
             end = index.span(node.body[-1])[1]
             spans.append((start, end))
-            for stmt in node.body:
-                for sub in ast.walk(stmt):
-                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
-                        guarded_imports.add(id(sub))
+            guarded_imports.update(id(sub) for sub in _statements(ast.Module(node.body, []))
+                                   if isinstance(sub, (ast.Import, ast.ImportFrom)))
     if not spans:
         return Guards()
     inside: set[str] = set()
     outside: set[str] = set()
-    for node in ast.walk(tree):
+    for node in statements:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             (inside if id(node) in guarded_imports else outside).update(_top_modules(node))
     return Guards(spans, frozenset(inside - outside))

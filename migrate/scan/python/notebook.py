@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
+from typing import Any
 
 from migrate.core.findings import Finding, LineIndex
-from migrate.core.rules import Rule
 
 _MAGIC = re.compile(r"^\s*(%|!|\?)")
 
@@ -38,8 +38,9 @@ def code_cells(raw: str) -> list[tuple[int, list[str]]]:
     return cells
 
 
-def scan_notebook(raw: str, rel: str, rules: list[Rule] | tuple[Rule, ...], scan) -> list[Finding]:
-    """``scan(text, rel, rules)`` scans Python text (raising on syntax errors)."""
+def scan_notebook(raw: str, rel: str, rules: Any, scan) -> list[Finding]:
+    """``scan(text, rel, rules)`` scans Python text (raising on syntax errors); ``rules`` is
+    what it takes (the file's Plan)."""
     index = LineIndex(raw)
     out: list[Finding] = []
     cursor = 0

@@ -57,6 +57,15 @@ def declines(fn):
     return wrapper
 
 
+def chain_form(f, qualname: str) -> str:
+    """In code (not imports) torch_npu.npu[.x] reads torch.npu[.x] where `torch` is bound:
+    torch_npu registers torch.npu as that very module, so attribute access is the same."""
+    if (qualname == "torch_npu.npu" or qualname.startswith("torch_npu.npu.")) and \
+            f.bindings.local_for("torch") is not None:
+        return "torch" + qualname[len("torch_npu"):]
+    return qualname
+
+
 def enclosing(f, node, *types):
     """The nearest ancestor of one of ``types``, or None."""
     cur = f.parent(node)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 
 from migrate.core.findings import Edit, Fix
-from migrate.scan.python.portable import declines, portable_fix, quote_for, spell
+from migrate.scan.python.portable import chain_form, declines, portable_fix, quote_for, spell
 
 BRANCH = '({npu} if {device_type} == "npu" else {cuda})'
 CUDA_MODULE = "torch.cuda"
@@ -106,8 +106,6 @@ def _module(f, m, node, parts: list[str], values: dict, q: str) -> Fix | None:
 
 
 def _branch(f, m, start: int, end: int, source: str, values: dict, q: str, node) -> Fix | None:
-    from migrate.scan.python.kinds.qualified_name import chain_form
-
     new = m.new_qualname
     old_segs, new_segs = m.qualname.split("."), new.split(".")
     src_segs = source.split(".")

@@ -15,7 +15,6 @@ The same tokens, as one text regex, mark the lines the matchers walk (see pyfile
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from migrate.core.kinds import Token, kind
 from migrate.core.rules import Rule
@@ -33,16 +32,24 @@ def _segments(key: str) -> list[str]:
     return [s for s in key.removesuffix(".*").split(".") if s]
 
 
-@lru_cache(maxsize=8)
+_COUNTS: dict[tuple[str, ...], dict[str, int]] = {}  # by the selection's rule codes
+
+
 def segment_counts(rules: tuple[Rule, ...]) -> dict[str, int]:
     """How many qualified-name keys share each segment: the shared ones make few tokens.
-    (Asked once per rule while a RuleSet builds its prefilters: cached for that pass.)"""
-    counts: dict[str, int] = {}
-    for rule in rules:
-        if rule.kind == "qualified-name":
-            for key in rule.params.get("names") or {}:
-                for seg in set(_segments(key)):
-                    counts[seg] = counts.get(seg, 0) + 1
+    (Asked once per rule while a RuleSet builds its prefilters: kept per selection, keyed by
+    the rule codes, so no rule is hashed.)"""
+    key = tuple(r.code for r in rules)
+    counts = _COUNTS.get(key)
+    if counts is None:
+        if len(_COUNTS) >= 8:
+            _COUNTS.clear()
+        counts = _COUNTS[key] = {}
+        for rule in rules:
+            if rule.kind == "qualified-name":
+                for name in rule.params.get("names") or {}:
+                    for seg in set(_segments(name)):
+                        counts[seg] = counts.get(seg, 0) + 1
     return counts
 
 
@@ -70,10 +77,11 @@ def minimal_tokens(tokens: set[Token]) -> list[Token]:
 class Prefilter:
     """``search(data)``: does the file hold any token?
 
-    Stage 1 looks for a few lower-case literals in the lower-cased file (``cuda`` stands
-    for CUDA_HOME, is_cuda and CUDAGraph alike), so most files cost one lower() and a
-    handful of memmem calls. Files that pass are checked exactly: each literal, then its
-    confirming regex.
+    Stage 1 looks for a few lower-case literals (anchors) in the lower-cased file (``cuda``
+    stands for CUDA_HOME, is_cuda and CUDAGraph alike), so most files cost one lower() and a
+    handful of memmem calls. Each exact check belongs to an anchor its literal contains;
+    a file that passes is checked exactly only for the anchors it holds: each literal, then
+    its confirming regex.
     """
 
     def __init__(self, tokens: list[Token]):
@@ -83,19 +91,27 @@ class Prefilter:
             rx = re.compile(t.pattern.encode()) if t.pattern else None
             by_literal.setdefault(t.literal.encode(), []).append(rx)
         # A literal with any unconfirmed (plain) token needs no regex.
-        self._checks = [(lit, None if None in rxs else re.compile(b"|".join(r.pattern for r in rxs)))
+        self._checks = [(lit, None if None in rxs else
+                         re.compile(b"|".join(r.pattern for r in rxs if r is not None)))
                         for lit, rxs in by_literal.items()]
         lowered = {lit.lower() for lit in by_literal}
         self._stage1 = sorted((x for x in lowered if not any(o != x and o in x for o in lowered)),
                               key=len)
+        # anchor -> the exact checks whose lower-cased literal contains it (each check under
+        # the first anchor it contains: a file holding the literal holds that anchor)
+        self._by_anchor: dict[bytes, list[tuple[bytes, re.Pattern[bytes] | None]]] = {
+            a: [] for a in self._stage1}
+        for check in self._checks:
+            anchor = next(a for a in self._stage1 if a in check[0].lower())
+            self._by_anchor[anchor].append(check)
 
     def search(self, data: bytes) -> bool:
         low = data.lower()
-        if not any(lit in low for lit in self._stage1):
-            return False
-        for literal, rx in self._checks:
-            if literal in data and (rx is None or rx.search(data)):
-                return True
+        for anchor in self._stage1:
+            if anchor in low:
+                for literal, rx in self._by_anchor[anchor]:
+                    if literal in data and (rx is None or rx.search(data)):
+                        return True
         return False
 
     def hit_offsets(self, text: str) -> list[int]:

@@ -6,6 +6,7 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, overload
 
 from migrate.core.findings import Finding, Fix, LineIndex, finding_category
 from migrate.core.rules import Rule
@@ -15,6 +16,7 @@ from migrate.scan.python.device_names import DeviceNames
 from migrate.scan.python.fixers import FixContext
 from migrate.scan.python.guards import Guards, find_guards
 
+N = TypeVar("N", bound=ast.AST)
 _SYMBOL_KEYS = ("name", "value", "attr", "symbol")
 
 
@@ -57,8 +59,15 @@ class PyFile:
         f.by_type, f.parents = _index_nodes(tree, lines)
         return f
 
-    def nodes(self, *types: type) -> list[ast.AST]:
-        out: list[ast.AST] = []
+    @overload
+    def nodes(self, kind: type[N], /) -> list[N]: ...
+
+    @overload
+    def nodes(self, *types: type[ast.AST]) -> list[Any]: ...
+
+    def nodes(self, *types: type[ast.AST]) -> list[Any]:
+        """The indexed nodes of these types (of one type: typed as that type)."""
+        out: list[Any] = []
         for t in types:
             out.extend(self.by_type.get(t, ()))
         return out
@@ -122,7 +131,7 @@ def _hit_lines(text: str, index: LineIndex, hit, bindings: Bindings) -> list[int
     names = set()
     for b in bindings.names.values():
         node = b.node
-        if any(node.lineno <= ln <= node.end_lineno for ln in lines):
+        if any(node.lineno <= ln <= (node.end_lineno or node.lineno) for ln in lines):
             names.add(b.local)
     if names:
         pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
@@ -145,7 +154,7 @@ def _index_nodes(tree: ast.AST, lines: list[int] | None):
                 if not isinstance(child, ast.AST) or isinstance(child, (ast.expr_context, ast.operator,
                                                                          ast.cmpop, ast.unaryop, ast.boolop)):
                     continue
-                if lines is not None and hasattr(child, "lineno"):
+                if lines is not None and isinstance(child, ast.expr | ast.stmt):
                     i = bisect.bisect_left(lines, child.lineno)
                     if i == len(lines) or lines[i] > (child.end_lineno or child.lineno):
                         continue

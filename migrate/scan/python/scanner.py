@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.scan.project import FileDevices
 from migrate.scan.python.pyfile import PyFile
-from migrate.scan.ruleset import Plan
 from migrate.scan.suppress import drop_suppressed
+
+if TYPE_CHECKING:  # the plan a RuleSet hands the engine (scan/ruleset.py imports this engine)
+    from migrate.scan.ruleset import Plan
 
 
 class ParseError(Exception):
@@ -77,7 +80,10 @@ def env_vars_beside(f: PyFile, findings: list[Finding], rules: dict[str, Rule]) 
             continue
         start = f.index.offset(x.line, x.column - 1)
         node = next((n for (a, b), n in consts.items() if a <= start < b), None)
-        parent = f.parent(node) if node is not None else None
+        if node is None:
+            out.append(x)
+            continue
+        parent = f.parent(node)
         new = x.fix.edits[0].content
         if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and any(
                 isinstance(e, ast.Constant) and e.value == new for e in parent.elts):

@@ -19,12 +19,13 @@ from functools import lru_cache
 
 from migrate.core.kinds import param
 from migrate.core.rules import Rule
+from migrate.core.schema import mapping, regex
 from migrate.scan.tables.requirements import normalize
 
 KIND = "dependency"
 PARAMS = {
-    "packages": param(dict, required=True, doc="package name or glob -> suggestion"),
-    "version_pattern": param(str, doc="fire only when the version part matches"),
+    "packages": mapping(param(str), required=True, doc="package name or glob -> suggestion"),
+    "version_pattern": param(str, check=regex, doc="fire only when the version part matches"),
     "replace": param(str, doc="replacement for the text version_pattern matched"),
 }
 

@@ -25,15 +25,18 @@ from packaging.version import InvalidVersion, Version
 
 from migrate.core.kinds import Token, param
 from migrate.core.rules import Rule
+from migrate.core.schema import mapping, one_of
 from migrate.scan.tables.requirements import normalize
 
 KIND = "dependency-version"
 MODES = ("contains", "minimum", "companion")
 FAR = "9999"  # a version above any real release: does the specifier leave the top open?
 PARAMS = {
-    "mode": param(str, required=True, doc="contains | minimum | companion"),
-    "versions": param(dict, required=True, doc="package -> version (or companion requirement)"),
-    "follows": param(dict, doc="package -> the package whose pinned version it must match"),
+    "mode": param(str, required=True, check=one_of("contains", "minimum", "companion"),
+                  doc="contains | minimum | companion"),
+    "versions": mapping(param(str), required=True,
+                        doc="package -> version (or companion requirement)"),
+    "follows": mapping(param(str), doc="package -> the package whose pinned version it must match"),
 }
 
 

@@ -24,15 +24,29 @@ from functools import cache
 
 from migrate.core.kinds import Token, param
 from migrate.core.rules import Rule
+from migrate.core.schema import NONE, mapping, strings
 
 KIND = "env-var"
 PARAMS = {
-    "vars": param(dict, doc="variable -> replacement (null: none)"),
-    "notes": param(dict, doc="variable -> note shown in the message"),
-    "prefixes": param(dict, doc="prefix -> note, for names not listed in vars"),
-    "ignore": param(list, doc="names the prefixes must not catch"),
-    "ascending": param(list, doc="variables whose literal id list must be ascending"),
+    "vars": mapping(param(str, NONE), doc="variable -> replacement (null: none)"),
+    "notes": mapping(param(str), doc="variable -> note shown in the message"),
+    "prefixes": mapping(param(str), doc="prefix -> note, for names not listed in vars"),
+    "ignore": strings(doc="names the prefixes must not catch"),
+    "ascending": strings(doc="variables whose literal id list must be ascending"),
 }
+
+
+def refs(rule: Rule) -> str | None:
+    """Notes and ascending lists name variables the row lists."""
+    p = rule.params
+    listed = set(p.get("vars") or {})
+    for key in p.get("notes") or {}:
+        if key not in listed and key not in (p.get("prefixes") or {}):
+            return f"params key 'notes' [{key!r}]: the row lists no variable {key!r}"
+    for key in p.get("ascending") or ():
+        if key not in listed:
+            return f"params key 'ascending': the row lists no variable {key!r}"
+    return None
 
 EnvEntry = tuple[Rule, "str | None", str]
 

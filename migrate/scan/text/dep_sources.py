@@ -124,11 +124,11 @@ def _setup_cfg(tf: TextFile) -> Iterator[Requirement]:
             continue
         if indent <= key_indent or not active:
             kv = re.match(r"\s*([\w.-]+)\s*[=:]", line)
-            active = bool(kv) and (
+            active = kv is not None and (
                 (section == "options" and kv.group(1) in keys)
                 or section == "options.extras_require"
             )
-            if not active:
+            if not active or kv is None:
                 continue
             key_indent = indent
             start = m.start() + kv.end()

@@ -35,7 +35,7 @@ def dependency_strings(text: str):
         import tomllib
     except ModuleNotFoundError:  # Python 3.10 without tomli: trust the walker alone
         try:
-            import tomli as tomllib
+            import tomli as tomllib  # type: ignore[no-redef]
         except ModuleNotFoundError:
             return _Everything()
     try:

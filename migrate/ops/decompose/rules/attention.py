@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from migrate.ops.decompose.registry import decomposition
+from migrate.ops.decompositions import decomposition
 
 EMITS = ["Mul", "Transpose", "MatMul", "Add", "Softmax", "Where", "Constant", "Tanh", "Div",
          "Unsqueeze", "Expand", "Reshape", "CastLike"]

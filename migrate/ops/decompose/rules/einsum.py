@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from math import prod
 
-from migrate.ops.decompose.registry import decomposition
+from migrate.ops.decompositions import decomposition
 
 
 def parse(equation: str) -> tuple[str, str, str] | None:

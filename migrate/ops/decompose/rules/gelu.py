@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from migrate.ops.decompose.registry import decomposition
+from migrate.ops.decompositions import decomposition
 
 
 @decomposition("gelu-erf", "Gelu", emits=["Mul", "Div", "Erf", "Add", "Constant", "CastLike"])

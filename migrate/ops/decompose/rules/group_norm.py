@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from migrate.ops.decompose.registry import decomposition
 from migrate.ops.decompose.rules.norm import _mean, _stash
+from migrate.ops.decompositions import decomposition
 
 EMITS = ["Reshape", "Shape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Reciprocal", "Cast",
          "CastLike", "Constant"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrate.ops.decompose.registry import decomposition
+from migrate.ops.decompositions import decomposition
 
 MOD_EMITS = ["Div", "Mul", "Sub", "Add", "Less", "Xor", "Equal", "Not", "And", "Where",
              "Floor", "Ceil", "Constant"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrate.ops.decompose.registry import decomposition
+from migrate.ops.decompositions import decomposition
 
 _LOW_PRECISION = {"FLOAT16", "BFLOAT16"}
 NORM_EMITS = ["ReduceMean", "Sub", "Mul", "Add", "Div", "Sqrt", "Reciprocal", "Cast", "Constant",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrate.ops.decompose.registry import decomposition
+from migrate.ops.decompositions import decomposition
 
 _FLOATS = {"FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE"}
 

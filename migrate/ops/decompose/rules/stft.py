@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from migrate.ops.decompose.registry import decomposition
+from migrate.ops.decompositions import decomposition
 
 EMITS = ["Reshape", "Gather", "Mul", "MatMul", "Unsqueeze", "Concat", "Constant", "CastLike",
          "Sub", "Add"]

@@ -52,11 +52,11 @@ def defines(tree: ast.Module, name: str) -> bool:
                for n in tree.body)
 
 
-def _contains(stmt: ast.stmt, node: ast.AST) -> bool:
+def _contains(stmt: ast.stmt, node: ast.expr | ast.stmt) -> bool:
     start = (stmt.lineno, stmt.col_offset)
-    end = (stmt.end_lineno, stmt.end_col_offset)
-    return start <= (node.lineno, node.col_offset) and (node.end_lineno,
-                                                        node.end_col_offset) <= end
+    end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+    return start <= (node.lineno, node.col_offset) and (node.end_lineno or node.lineno,
+                                                        node.end_col_offset or 0) <= end
 
 
 def _first_line(stmt: ast.stmt) -> int:
@@ -70,7 +70,7 @@ def _blank_lines_before(lines, line: int) -> int:
     return n
 
 
-def helper_edits(ctx: FixContext, helpers: list[tuple[str, str]], uses: list[ast.AST],
+def helper_edits(ctx: FixContext, helpers: list[tuple[str, str]], uses: list[ast.expr],
                  removal: Edit | None = None) -> list[Edit]:
     """Edits inserting the (name, code) helpers the module does not define yet, in one
     block with two blank lines around it, plus ``removal`` (an import going away; when it
@@ -87,7 +87,7 @@ def helper_edits(ctx: FixContext, helpers: list[tuple[str, str]], uses: list[ast
     if anchor == 0:
         pos = lines.starts[_first_line(tree.body[0]) - 1]
         return [Edit(pos, pos, code + "\n\n"), *extra]
-    prev_end = tree.body[anchor - 1].end_lineno
+    prev_end = tree.body[anchor - 1].end_lineno or tree.body[anchor - 1].lineno
     if prev_end >= len(lines.starts):
         return extra
     start = end = lines.starts[prev_end]
@@ -102,7 +102,7 @@ def helper_edits(ctx: FixContext, helpers: list[tuple[str, str]], uses: list[ast
     return [Edit(start, end, lead + code + "\n" * max(0, 2 - after)), *extra]
 
 
-def enclosing_statement(tree: ast.Module, node: ast.AST) -> tuple[ast.stmt, list] | None:
+def enclosing_statement(tree: ast.Module, node: ast.expr | ast.stmt) -> tuple[ast.stmt, list] | None:
     """The innermost statement containing ``node`` and the body list it sits in."""
     best = None
     for parent in ast.walk(tree):
@@ -147,7 +147,7 @@ def import_group(ctx: FixContext, handles) -> tuple[Edit, list[tuple[ast.Call, s
         quals = {a.asname or a.name: f"{stmt.module}.{a.name}" for a in stmt.names}
         if ctx.qualname not in quals.values() or "*" in quals:
             continue
-        uses = []
+        uses: list[tuple[ast.Call, str]] = []
         for local, qual in quals.items():
             found = [n for n in names if n.id == local]
             if not found or any(id(n) not in callee_of or not isinstance(n.ctx, ast.Load)
@@ -168,11 +168,12 @@ def remove_statement(ctx: FixContext, tree: ast.Module, stmt: ast.stmt) -> Edit 
     if len(body) == 1:
         return Edit(start, end, "pass")
     first = lines.starts[stmt.lineno - 1]
-    nxt = lines.starts[stmt.end_lineno] if stmt.end_lineno < len(lines.starts) else len(ctx.text)
+    last = stmt.end_lineno or stmt.lineno
+    nxt = lines.starts[last] if last < len(lines.starts) else len(ctx.text)
     tail = ctx.text[end:nxt].strip()
     if ctx.text[first:start].strip() or (tail and not tail.startswith("#")):
         return None  # shares its line with other code (`;`)
-    after = stmt.end_lineno + 1
+    after = last + 1
     if body[0] is stmt and after < len(lines.starts) and not lines.line_text(after).strip():
         nxt = lines.starts[after]  # no blank line left at the top of the block
     return Edit(first, nxt, "")

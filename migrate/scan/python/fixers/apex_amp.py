@@ -35,7 +35,7 @@ def _names(node: ast.expr) -> list[str] | None:
     if isinstance(node, ast.Name):
         return [node.id]
     if isinstance(node, ast.Tuple | ast.List) and all(isinstance(e, ast.Name) for e in node.elts):
-        return [e.id for e in node.elts]
+        return [e.id for e in node.elts if isinstance(e, ast.Name)]
     return None
 
 
@@ -66,7 +66,7 @@ def _replace_statement(ctx: FixContext, stmt: ast.stmt, opt: str) -> Edit | None
     anything else (another statement after `;`, a trailing comment)."""
     lines = ctx.index
     first = lines.starts[stmt.lineno - 1]
-    last = stmt.end_lineno
+    last = stmt.end_lineno or stmt.lineno
     end = lines.starts[last] if last < len(lines.starts) else len(ctx.text)
     start, stop = ctx.span(stmt)
     if ctx.text[first:start].strip() or ctx.text[stop:end].strip():

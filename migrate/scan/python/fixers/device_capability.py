@@ -24,7 +24,7 @@ DESCRIPTION = (
 )
 
 
-def _same(a: ast.AST, b: ast.AST) -> bool:
+def _same(a: ast.expr, b: ast.expr) -> bool:
     return (a.lineno, a.col_offset, a.end_lineno, a.end_col_offset) == (
         b.lineno, b.col_offset, b.end_lineno, b.end_col_offset)
 
@@ -55,7 +55,7 @@ def _find(tree: ast.Module, call: ast.Call):
     return None
 
 
-def _at_least(op: type, threshold: tuple[int, int]) -> tuple[tuple[int, int], bool]:
+def _at_least(op: type[ast.cmpop], threshold: tuple[int, int]) -> tuple[tuple[int, int], bool]:
     """Rewrite `cap OP t` as (T, positive): positive means `cap >= T`, else `cap < T`."""
     bump = (threshold[0], threshold[1] + 1)
     return {ast.GtE: (threshold, True), ast.Gt: (bump, True),

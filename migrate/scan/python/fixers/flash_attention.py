@@ -117,7 +117,7 @@ def flash_attention(ctx: FixContext, call: ast.Call) -> Draft | None:
         return None
     group = import_group(ctx, _accepts)
     uses = group[1] if group else [(call, ctx.qualname)]
-    edits = [ctx.replace(c.func, _kind(q)[1]) for c, q in uses]
+    edits = [ctx.replace(c.func, (_kind(q) or ("", q))[1]) for c, q in uses]  # all accepted
     helpers = [(k[1], k[2]) for k in KINDS.values() if any(_kind(q) is k for _, q in uses)]
     edits += helper_edits(ctx, helpers, [c for c, _ in uses], group[0] if group else None)
     name = " and ".join(n for n, _ in helpers)

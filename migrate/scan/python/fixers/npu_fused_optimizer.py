@@ -23,9 +23,10 @@ PARAMS = {
 
 @fixer("npu-fused-optimizer")
 def npu_fused_optimizer(ctx: FixContext, call: ast.Call) -> Draft | None:
-    params = PARAMS.get(ctx.target or "")
-    if params is None or bind_args(call, params) is None:
+    target = ctx.target
+    params = PARAMS.get(target or "")
+    if target is None or params is None or bind_args(call, params) is None:
         return None
-    name, imports = spell(ctx, ctx.target)
-    return Draft(f"Use `{ctx.target}` (same arguments)", [ctx.replace(call.func, name)],
+    name, imports = spell(ctx, target)
+    return Draft(f"Use `{target}` (same arguments)", [ctx.replace(call.func, name)],
                imports)

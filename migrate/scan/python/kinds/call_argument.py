@@ -13,11 +13,14 @@ import re
 
 from migrate.core.kinds import param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
+from migrate.core.schema import mapping, record, regex, strings
 from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {
-    "calls": param(dict, required=True, doc="qualified call name -> argument positions"),
-    "pattern": param(str, required=True, doc="regex an argument's string value must match"),
+    "calls": mapping(record(keywords=strings(doc="keywords whose passing reveals CUDA code")),
+                     required=True, doc="qualified call name -> {keywords: [...]}"),
+    "pattern": param(str, required=True, check=regex,
+                     doc="regex an argument's string value must match"),
 }
 
 
@@ -33,7 +36,7 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         if qual not in table:
             continue
         rule, pattern, keywords = table[qual]
-        hits = [kw.arg for kw in node.keywords if kw.arg in keywords]
+        hits = [kw.arg for kw in node.keywords if kw.arg is not None and kw.arg in keywords]
         for arg in [*node.args, *(kw.value for kw in node.keywords)]:
             for sub in ast.walk(arg):
                 if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and pattern.search(sub.value):

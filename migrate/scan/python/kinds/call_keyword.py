@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.kinds import Token, param, rule_kind
+from migrate.core.kinds import Token, rule_kind, strings
 from migrate.core.rules import Rule
 from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {
-    "calls": param(list, required=True, doc="qualified call names, or *.method"),
-    "keywords": param(list, required=True, doc="keyword names that switch the feature on"),
+    "calls": strings(required=True, doc="qualified call names, or *.method"),
+    "keywords": strings(required=True, doc="keyword names that switch the feature on"),
 }
 
 

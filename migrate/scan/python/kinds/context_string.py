@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
+from migrate.core.schema import mapping, record, regex, strings
+from migrate.core.targets import template
 from migrate.scan.python.portable_strings import portable_literal
 from migrate.scan.python.pyfile import PyFile
 
@@ -62,22 +65,45 @@ def _specs(rules: tuple[Rule, ...]) -> tuple[Spec, ...]:
     return tuple(Spec(r) for r in rules)
 
 
+def _pair(value) -> str | None:
+    if len(value) != 2:
+        return f"a [pattern, replacement] pair has 2 strings, not {len(value)}"
+    return regex(value[0])
+
+
 PARAMS = {
-    "match": param(str, required=True, doc="fullmatch on the literal's value"),
-    "fstring_prefix": param(str, doc="f-strings: regex on their leading literal text"),
-    "replace": param(list, doc="[pattern, replacement] pairs applied to the literal"),
-    "calls": param(dict, doc="qualified call -> argument positions / keyword names"),
-    "keywords": param(list, doc="keyword arguments of any call"),
-    "names": param(str, doc="regex on variable / attribute / parameter / option names"),
+    "match": param(str, required=True, check=regex, doc="fullmatch on the literal's value"),
+    "fstring_prefix": param(str, check=regex, doc="f-strings: regex on their leading literal text"),
+    "replace": param(list, items=param(list, items=param(str), check=_pair),
+                     doc="[pattern, replacement] pairs applied to the literal"),
+    "calls": mapping(param(list, items=param(int, str)),
+                     doc="qualified call -> argument positions / keyword names"),
+    "keywords": strings(doc="keyword arguments of any call"),
+    "names": param(str, check=regex, doc="regex on variable / attribute / parameter / option names"),
     "compare": param(bool, doc="comparisons and membership tests"),
-    "ifexp_test": param(str, doc="regex on the test of a conditional expression"),
+    "ifexp_test": param(str, check=regex, doc="regex on the test of a conditional expression"),
     "anywhere": param(bool, doc="any string literal but docstrings"),
     "track_variables": param(bool, doc="variables later passed where a device is meant"),
+}
+# --target portable: the forms migrate/scan/python/portable_strings.py reads
+PORTABLE = {
+    "prefix": param(str, doc="the literal's device/backend name"),
+    "literal": param(str, check=template, doc="what stands for the name elsewhere"),
+    "device": param(str, check=template, doc="where a device (not only its type) is meant"),
+    "spec": param(str, check=lambda v: template(v, "new", "old"),
+                  doc="a backend spec string (\"cpu:gloo,cuda:nccl\"): {new} / {old} spellings"),
+    "guarded": param(str, check=template, doc="in `X if torch.cuda.is_available() else Y`"),
+    "amp": param(str, check=template, doc="in autocast / GradScaler device positions"),
+    "compare": record(equal=param(str, required=True), not_equal=param(str),
+                      value=param(str, required=True), symmetric=param(bool),
+                      contains=param(bool), doc="x.type == \"cuda\" -> x.type in (...)"),
+    "startswith": param(str, doc="s.startswith(\"cuda\") -> s.startswith(<this>)"),
+    "collection_adds": param(str, doc="the name added to a tuple/list/set of names"),
 }
 
 
 @rule_kind("context-string", engine="python", params=PARAMS, tokens=prefilter_words,
-           compile=_specs)
+           compile=_specs, portable=PORTABLE)
 def run(f: PyFile, specs: tuple[Spec, ...]) -> None:
     anywhere = [s for s in specs if s.anywhere]
     if anywhere:
@@ -85,7 +111,7 @@ def run(f: PyFile, specs: tuple[Spec, ...]) -> None:
             if isinstance(node.value, str) and not isinstance(f.parent(node), ast.Expr):
                 for spec in anywhere:
                     _check_value(f, spec, node)
-    specs = [s for s in specs if not s.anywhere]
+    specs = tuple(s for s in specs if not s.anywhere)
     for spec in specs:
         if spec.track:
             for value in _tracked_assignments(f, spec):
@@ -147,9 +173,9 @@ def _default_positions(spec: Spec, args: ast.arguments) -> Iterator[ast.AST]:
     for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
         if spec.name_hit(arg.arg):
             yield default
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        if default is not None and spec.name_hit(arg.arg):
-            yield default
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
+        if kw_default is not None and spec.name_hit(arg.arg):
+            yield kw_default
 
 
 def _target_name(target: ast.AST) -> str | None:
@@ -163,34 +189,52 @@ def _target_name(target: ast.AST) -> str | None:
 
 
 def _check_value(f: PyFile, spec: Spec, value: ast.AST) -> None:
-    if isinstance(value, ast.Constant) and isinstance(value.value, str):
-        if spec.match.fullmatch(value.value):
-            _report_literal(f, spec, value, value.value)
-    elif isinstance(value, ast.JoinedStr) and spec.fprefix:
-        head = value.values[0] if value.values else None
-        if isinstance(head, ast.Constant) and isinstance(head.value, str) and spec.fprefix.search(head.value):
-            _report_literal(f, spec, value, head.value, fstring=True)
-    elif _formatted(value) is not None and spec.fprefix:  # "cuda:{}".format(i), "cuda:%d" % i
-        template = _formatted(value)
-        if spec.fprefix.search(template.value):
-            _report_literal(f, spec, template, template.value, fstring=True)
-    elif isinstance(value, ast.IfExp):
-        _check_value(f, spec, value.body)
-        _check_value(f, spec, value.orelse)
-    elif isinstance(value, ast.BoolOp):
-        for v in value.values:
-            _check_value(f, spec, v)
-    elif isinstance(value, (ast.Tuple, ast.List, ast.Set)):
-        for v in value.elts:
-            _check_value(f, spec, v)
-    elif isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-        _check_value(f, spec, value.elt)  # [f"cuda:{i}" for i in range(n)]
-    elif isinstance(value, ast.DictComp):
-        _check_value(f, spec, value.value)
-    elif isinstance(value, ast.Dict):
-        for v in [*value.keys, *value.values]:
-            if v is not None:
-                _check_value(f, spec, v)
+    """Report the device literals ``value`` holds (per node type: VALUE_CHECKS)."""
+    check = VALUE_CHECKS.get(type(value))
+    if check is not None:
+        check(f, spec, value)
+
+
+def _literal(f: PyFile, spec: Spec, value: ast.Constant) -> None:
+    if isinstance(value.value, str) and spec.match.fullmatch(value.value):
+        _report_literal(f, spec, value, value.value)
+
+
+def _fstring(f: PyFile, spec: Spec, value: ast.JoinedStr) -> None:
+    head = value.values[0] if value.values else None
+    if spec.fprefix and isinstance(head, ast.Constant) and isinstance(head.value, str) and \
+            spec.fprefix.search(head.value):
+        _report_literal(f, spec, value, head.value, fstring=True)
+
+
+def _template(f: PyFile, spec: Spec, value: ast.AST) -> None:
+    """"cuda:{}".format(i), "cuda:%d" % i."""
+    template = _formatted(value)
+    if spec.fprefix and template is not None and spec.fprefix.search(str(template.value)):
+        _report_literal(f, spec, template, str(template.value), fstring=True)
+
+
+def _each(*fields: str) -> Callable[[PyFile, Spec, Any], None]:
+    """Check the values under these fields (a node or a list of nodes, None skipped)."""
+    def check(f: PyFile, spec: Spec, value: Any) -> None:
+        for name in fields:
+            part = getattr(value, name)
+            for item in part if isinstance(part, list) else [part]:
+                if item is not None:
+                    _check_value(f, spec, item)
+
+    return check
+
+
+# Node type -> how a value of that type can hold a device literal: the literal itself, an
+# f-string or format template, or the branches / elements / items that may hold one.
+VALUE_CHECKS: dict[type, Callable[[PyFile, Spec, Any], None]] = {
+    ast.Constant: _literal, ast.JoinedStr: _fstring, ast.Call: _template, ast.BinOp: _template,
+    ast.IfExp: _each("body", "orelse"), ast.BoolOp: _each("values"),
+    ast.Tuple: _each("elts"), ast.List: _each("elts"), ast.Set: _each("elts"),
+    ast.ListComp: _each("elt"), ast.SetComp: _each("elt"), ast.GeneratorExp: _each("elt"),
+    ast.DictComp: _each("value"), ast.Dict: _each("keys", "values"),
+}
 
 
 def _formatted(value: ast.AST) -> ast.Constant | None:

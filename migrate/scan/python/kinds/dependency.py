@@ -42,11 +42,12 @@ def _tokens(rule: Rule, rules) -> set[Token]:
 def run(f: PyFile, rules: list[Rule]) -> None:
     for container in _containers(f):
         for node in _strings(container):
-            req = parse_requirement(node.value, 0, len(node.value))
+            text = str(node.value)
+            req = parse_requirement(text, 0, len(text))
             if req is None:
                 continue
             for rule in rules:
-                values = _values(rule, req, node.value)
+                values = _values(rule, req, text)
                 if values is not None:
                     f.report_node(rule, node, values, None)
 

@@ -18,14 +18,14 @@ def run(f: PyFile, rules: list[Rule]) -> None:
     reqs = []
     for container in _containers(f):
         for node in _strings(container):
-            req = parse_requirement(node.value, 0, len(node.value))
+            req = parse_requirement(str(node.value), 0, len(str(node.value)))
             if req is not None:
-                reqs.append((node, req))
-    names = {req.name: node.value for node, req in reqs}
-    for node, req in reqs:
+                reqs.append((node, str(node.value), req))
+    names = {req.name: text for _, text, req in reqs}
+    for node, text, req in reqs:
         for rule in rules:
-            want = verdict(rule, req.name, node.value, names)
+            want = verdict(rule, req.name, text, names)
             if want is not None:
-                spec = node.value[req.spec_start:req.spec_end].strip()
+                spec = text[req.spec_start:req.spec_end].strip()
                 f.report_node(rule, node, {"package": req.raw_name, "spec": spec,
                                            "version": want}, None)

@@ -16,12 +16,21 @@ import re
 from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import rule_kind
 from migrate.scan.python.pyfile import PyFile
-from migrate.scan.tables.env_vars import KIND, PARAMS, EnvTable, compile_table, tokens, verdict
+from migrate.scan.tables.env_vars import (
+    KIND,
+    PARAMS,
+    EnvTable,
+    compile_table,
+    refs,
+    tokens,
+    verdict,
+)
 
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
-@rule_kind(KIND, engine="python", params=PARAMS, tokens=tokens, compile=compile_table)
+@rule_kind(KIND, engine="python", params=PARAMS, tokens=tokens, compile=compile_table,
+           refs=refs)
 def run(f: PyFile, table: EnvTable) -> None:
     for node in f.nodes(ast.Constant):
         if not isinstance(node.value, str) or not _ENV_NAME.match(node.value):

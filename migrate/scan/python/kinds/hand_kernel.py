@@ -18,44 +18,50 @@ import ast
 from collections.abc import Callable, Iterator
 
 from migrate.core.kinds import Token, param, rule_kind
+from migrate.core.registry import Registry
 from migrate.core.rules import Rule
 from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {"pattern": param(str, required=True, doc="detector name (see hand_kernel.py)")}
 
 Detector = Callable[[PyFile], Iterator[ast.AST]]
-DETECTORS: dict[str, tuple[Detector, tuple[str, ...]]] = {}
+# The detectors of this module, on the shared plug-in registry (meta: their prefilter tokens).
+DETECTORS: Registry[Detector] = Registry("hand-kernel detector", __name__)
 
 
 def detector(name: str, *tokens: str) -> Callable[[Detector], Detector]:
-    def register(fn: Detector) -> Detector:
-        if name in DETECTORS:
-            raise ValueError(f"hand-kernel detector {name!r} registered twice")
-        DETECTORS[name] = (fn, tokens)
-        return fn
-
-    return register
+    return DETECTORS.register(name, tokens=tokens)
 
 
 def _tokens(rule: Rule, rules) -> set[Token]:
-    entry = DETECTORS.get(str(rule.params.get("pattern")))
-    return {Token(t) for t in (entry[1] if entry else ())} | {
-        Token(str(w)) for w in rule.params.get("prefilter") or ()}
+    name = str(rule.params.get("pattern"))
+    words = DETECTORS.meta(name)["tokens"] if name in DETECTORS else ()
+    return {Token(t) for t in words} | {Token(str(w)) for w in rule.params.get("prefilter") or ()}
 
 
-@rule_kind("hand-kernel", engine="python", params=PARAMS, tokens=_tokens)
+def refs(rule: Rule) -> str | None:
+    name = rule.params.get("pattern")
+    if name not in DETECTORS:
+        return (f"params key 'pattern': no detector {name!r} is registered "
+                f"(known: {', '.join(sorted(DETECTORS))})")
+    return None
+
+
+@rule_kind("hand-kernel", engine="python", params=PARAMS, tokens=_tokens, refs=refs)
 def run(f: PyFile, rules: list[Rule]) -> None:
     for rule in rules:
-        entry = DETECTORS.get(str(rule.params["pattern"]))
-        if entry is None:
-            continue
-        for node in entry[0](f):
+        for node in DETECTORS[str(rule.params["pattern"])](f):
             f.report_node(rule, node, {"name": _name(f, node)}, None)
 
 
 def _name(f: PyFile, node: ast.AST) -> str:
     text = " ".join(f.source(node).split())
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _receiver(call: ast.Call) -> ast.expr | None:
+    """``x`` of a method call ``x.m(...)``."""
+    return call.func.value if isinstance(call.func, ast.Attribute) else None
 
 
 def _callee(f: PyFile, call: ast.AST) -> str:
@@ -86,9 +92,11 @@ def _is_square(node: ast.AST) -> bool:
 
 def _is_mean_of_square(f: PyFile, node: ast.AST) -> bool:
     for sub in ast.walk(node):
+        if not isinstance(sub, ast.Call):
+            continue
         callee = _callee(f, sub)
         if callee in (".mean", "torch.mean"):
-            target = sub.func.value if callee == ".mean" else (sub.args[0] if sub.args else None)
+            target = _receiver(sub) if callee == ".mean" else (sub.args[0] if sub.args else None)
             if target is not None and any(_is_square(s) for s in ast.walk(target)):
                 return True
     return False
@@ -99,12 +107,12 @@ def rms_norm(f: PyFile) -> Iterator[ast.AST]:
     for call in f.nodes(ast.Call):
         callee = _callee(f, call)
         arg = call.args[0] if callee == "torch.rsqrt" and call.args else \
-            call.func.value if callee == ".rsqrt" else None
+            _receiver(call) if callee == ".rsqrt" else None
         if arg is not None and _is_mean_of_square(f, _with_values(f, call, arg)):
             yield call
 
 
-def _with_values(f: PyFile, use: ast.AST, expr: ast.AST) -> ast.AST:
+def _with_values(f: PyFile, use: ast.expr, expr: ast.expr) -> ast.expr:
     """``expr`` and the last values of the names it reads (one step back)."""
     names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
     values = [v for name in sorted(names) if (v := _last_value(f, use, name)) is not None]
@@ -150,10 +158,10 @@ _MATMUL = {"torch.matmul", "torch.bmm", ".matmul", ".bmm"}
 def _is_qk(f: PyFile, node: ast.AST) -> bool:
     """Holds a matmul one of whose operands is transposed: q @ k.transpose(-2, -1)."""
     for sub in ast.walk(node):
-        operands: list[ast.AST] = []
+        operands: list[ast.expr] = []
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.MatMult):
             operands = [sub.left, sub.right]
-        elif _callee(f, sub) in _MATMUL:
+        elif isinstance(sub, ast.Call) and _callee(f, sub) in _MATMUL:
             operands = list(sub.args) + ([sub.func.value] if isinstance(sub.func, ast.Attribute)
                                          and _callee(f, sub).startswith(".") else [])
         for op in operands:
@@ -185,11 +193,13 @@ def _has_fused_path(f: PyFile, node: ast.AST) -> bool:
     return False
 
 
-def _function_of(f: PyFile, node: ast.AST) -> ast.AST | None:
+def _function_of(f: PyFile, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     scope = f.parent(node)
-    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    while scope is not None:
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return scope
         scope = f.parent(scope)
-    return scope
+    return None
 
 
 @detector("eager-attention", "softmax")
@@ -198,12 +208,12 @@ def eager_attention(f: PyFile) -> Iterator[ast.AST]:
         callee = _callee(f, call)
         if callee not in _SOFTMAX or _has_fused_path(f, call):
             continue
-        scores = call.func.value if callee == ".softmax" else (call.args[0] if call.args else None)
+        scores = _receiver(call) if callee == ".softmax" else (call.args[0] if call.args else None)
         if scores is not None and _is_qk(f, _with_values(f, call, scores)):
             yield call
 
 
-def _last_value(f: PyFile, use: ast.AST, name: str) -> ast.AST | None:
+def _last_value(f: PyFile, use: ast.expr, name: str) -> ast.expr | None:
     """The value last assigned to ``name`` before ``use`` in its function, if any;
     ``x = q @ k.mT; x = x * scale`` counts the first value as well."""
     scope = _function_of(f, use)

@@ -12,18 +12,39 @@ import re
 from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import Token, param, rule_kind
 from migrate.core.rules import Rule
+from migrate.core.schema import mapping, record
+from migrate.core.targets import template
 from migrate.scan.python.bindings import chain_parts
 from migrate.scan.python.portable import declines, portable_fix, quote_for, spell
 from migrate.scan.python.pyfile import PyFile
 
-PARAMS = {"attrs": param(dict, required=True, doc="method or property -> replacement")}
+PARAMS = {"attrs": mapping(record(to=param(str, doc="the NPU name"),
+                                  call=param(bool, doc="only where it is called")),
+                           required=True, doc="method or property -> replacement")}
+PORTABLE = {"attrs": mapping(record(
+    to=param(str, doc="the generic method"),
+    device_arg=param(str, check=template, doc="the device it is given first"),
+    device_type_arg=param(str, check=template,
+                          doc="the device type an index argument is paired with"),
+    expression=param(str, check=lambda v: template(v, "receiver"),
+                     doc="an expression for the whole use ({receiver}: the object)")),
+    doc="method or property -> its portable form")}
+
+
+def refs(rule: Rule) -> str | None:
+    attrs = rule.params.get("attrs") or {}
+    for attr in (rule.portable.get("attrs") or {}):
+        if attr not in attrs:
+            return f"portable key 'attrs' [{attr!r}]: params.attrs has no {attr!r}"
+    return None
 
 
 def _tokens(rule: Rule, rules) -> set[Token]:
     return {Token(a, rf"\.\s*{re.escape(a)}(?!\w)") for a in rule.params.get("attrs") or {}}
 
 
-@rule_kind("method-rename", engine="python", params=PARAMS, tokens=_tokens)
+@rule_kind("method-rename", engine="python", params=PARAMS, tokens=_tokens,
+           portable=PORTABLE, refs=refs)
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {attr: (rule, spec) for rule in rules
              for attr, spec in (rule.params.get("attrs") or {}).items()}
@@ -41,7 +62,8 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         name_start = end - len(node.attr)
         fix = None
         if f.target == "portable":
-            fix = _portable(f, rule, node, parent if is_call else None, name_start, end)
+            call = parent if is_call and isinstance(parent, ast.Call) else None
+            fix = _portable(f, rule, node, call, name_start, end)
         elif f.text[name_start:end] == node.attr and spec.get("to"):
             fix = fix_for(rule, [Edit(name_start, end, spec["to"])],
                            {"attr": node.attr, "to": spec["to"]})

@@ -13,17 +13,24 @@ import ast
 from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import Token, param, rule_kind
 from migrate.core.rules import Rule
+from migrate.core.schema import mapping, record
+from migrate.core.targets import template
 from migrate.scan.python.portable import declines, portable_fix, spell
 from migrate.scan.python.pyfile import PyFile
 
-PARAMS = {"calls": param(dict, required=True, doc="qualified call -> the argument to add")}
+PARAMS = {"calls": mapping(record(value=param(str, required=True, doc="the argument to add"),
+                                  position=param(int, doc="positional index it takes"),
+                                  keyword=param(str, doc="keyword it may be passed as")),
+                           required=True, doc="qualified call -> the argument to add")}
+PORTABLE = {"value": param(str, check=template, doc="the argument for --target portable")}
 
 
 def _tokens(rule: Rule, rules) -> set[Token]:
     return {Token(k.rsplit(".", 1)[-1]) for k in rule.params.get("calls") or {}}
 
 
-@rule_kind("missing-argument", engine="python", params=PARAMS, tokens=_tokens)
+@rule_kind("missing-argument", engine="python", params=PARAMS, tokens=_tokens,
+           portable=PORTABLE)
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {q: (rule, spec) for rule in rules for q, spec in (rule.params.get("calls") or {}).items()}
     for node in f.nodes(ast.Call):

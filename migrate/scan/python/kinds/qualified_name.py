@@ -13,13 +13,17 @@ place.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from migrate.core.findings import Edit, fix_for
 from migrate.core.kinds import Token, param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
+from migrate.core.schema import NONE, mapping, one_of, strings
+from migrate.core.targets import template
 from migrate.scan.python.bindings import chain_parts, import_statements
 from migrate.scan.python.fixers import FIXERS
+from migrate.scan.python.portable import chain_form
 from migrate.scan.python.portable_names import portable_use
 from migrate.scan.python.prefilter import key_token, segment_counts
 from migrate.scan.python.pyfile import PyFile
@@ -113,26 +117,53 @@ def import_form(qualname: str) -> str:
     return qualname
 
 
-def chain_form(f: PyFile, qualname: str) -> str:
-    """In code (not imports) torch_npu.npu[.x] reads torch.npu[.x] where `torch` is bound:
-    torch_npu registers torch.npu as that very module, so attribute access is the same."""
-    if (qualname == "torch_npu.npu" or qualname.startswith("torch_npu.npu.")) and \
-            f.bindings.local_for("torch") is not None:
-        return "torch" + qualname[len("torch_npu"):]
-    return qualname
-
-
 def _values(m: Match) -> dict:
     return {"name": m.qualname, "target": m.new_qualname or "", "note": m.entry.note}
 
 
 PARAMS = {
-    "names": param(dict, required=True, doc="qualified name (or prefix.*) -> replacement"),
-    "fixers": param(dict, doc="qualified name -> fixer (migrate/scan/python/fixers) for its calls"),
-    "notes": param(dict, doc="qualified name -> note shown in the message"),
-    "ignore": param(list, doc="qualified names a prefix row must not catch"),
-    "not_modules": param(list, doc="names that are attributes, not importable modules"),
+    "names": mapping(param(str, NONE), required=True,
+                     doc="qualified name (or prefix.*) -> replacement"),
+    "fixers": mapping(param(str), doc="qualified name -> fixer (scan/python/fixers) for its calls"),
+    "notes": mapping(param(str), doc="qualified name -> note shown in the message"),
+    "ignore": strings(doc="qualified names a prefix row must not catch"),
+    "not_modules": strings(doc="names that are attributes, not importable modules"),
 }
+def _version(value: str) -> str | None:
+    return None if re.fullmatch(r"\d+\.\d+", value) else f"{value!r} is not a MAJOR.MINOR version"
+
+
+PORTABLE = {
+    "names": mapping(param(str, dict, check=lambda v: template(v) if isinstance(v, str) else None,
+                           fields={"call": param(str, required=True, doc="the generic call"),
+                                   "device_arg": param(str, check=template,
+                                                       doc="the device type it is given first"),
+                                   "min_torch": param(str, check=_version,
+                                                      doc="the oldest torch with the call")}),
+                     doc="qualified name -> its generic spelling, an expression, or a call"),
+    "default": param(str, check=one_of("branch", "module"),
+                     doc="branch: names without an entry get an NPU arm beside the CUDA one; "
+                         "module: torch.cuda[.rest] becomes the device module helper's [.rest]"),
+}
+
+
+def refs(rule: Rule) -> str | None:
+    """Fixers, notes and portable forms name keys of ``names``; fixers are registered."""
+    names = rule.params.get("names") or {}
+    for key, fixer_name in (rule.params.get("fixers") or {}).items():
+        if key not in names:
+            return f"params key 'fixers' [{key!r}]: params.names has no {key!r}"
+        if fixer_name not in FIXERS:
+            return (f"params key 'fixers' [{key!r}]: no fixer {fixer_name!r} is registered "
+                    f"(known: {', '.join(sorted(FIXERS))})")
+    for key in rule.params.get("notes") or {}:
+        if key not in names:
+            return f"params key 'notes' [{key!r}]: params.names has no {key!r}"
+    for key in (rule.portable.get("names") or {}):
+        base = key.removesuffix(".*")
+        if not {key, base, base + ".*"} & set(names):
+            return f"portable key 'names' [{key!r}]: params.names has no {key!r}"
+    return None
 
 
 def _tokens(rule: Rule, rules) -> set[Token]:
@@ -144,7 +175,8 @@ def _tokens(rule: Rule, rules) -> set[Token]:
     return {key_token(k, counts) for k in rule.params.get("names") or {}}
 
 
-@rule_kind("qualified-name", engine="python", params=PARAMS, tokens=_tokens, compile=Table)
+@rule_kind("qualified-name", engine="python", params=PARAMS, tokens=_tokens, compile=Table,
+           portable=PORTABLE, refs=refs)
 def run(f: PyFile, table: Table) -> None:
     rewritten = _imports(f, table)
     for node in f.nodes(ast.Attribute, ast.Name):
@@ -194,7 +226,7 @@ def _use(f: PyFile, table: Table, node: ast.AST, parent, rewritten: set[str]) ->
 
 def _fixer_fix(f: PyFile, m: Match, call: ast.Call):
     """The rule's fix from what the row's fixer proposes (None: the fixer declines)."""
-    draft = FIXERS[m.entry.fixer](f.fix_context(m.qualname, m.new_qualname), call)
+    draft = FIXERS[m.entry.fixer or ""](f.fix_context(m.qualname, m.new_qualname), call)
     if draft is None:
         return None
     return fix_for(m.entry.rule, draft.edits, _values(m), draft.imports,
@@ -205,6 +237,7 @@ def _rename_use(f: PyFile, m: Match, node: ast.AST, parts: list[str]):
     start, end = f.span(node)
     if f.text[start:end] != ".".join(parts):
         return None  # comments or line breaks inside the chain: leave it to a person
+    assert m.new_qualname is not None  # only renames reach here
     new = chain_form(f, m.new_qualname)
     local = f.bindings.local_for(new)
     imports: list[str] = []
@@ -225,8 +258,8 @@ def _imports(f: PyFile, table: Table) -> set[str]:
             rewritten |= _import_from(f, table, node)
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if _import_alias(f, table, node, alias):
-                    rewritten.add(alias.asname)
+                if _import_alias(f, table, node, alias):  # only `import x as y` is rewritten
+                    rewritten.add(alias.asname or alias.name)
     return rewritten
 
 
@@ -267,7 +300,7 @@ def _import_from(f: PyFile, table: Table, node: ast.ImportFrom) -> set[str]:
     for alias in node.names:
         qual = f"{node.module}.{alias.name}"
         m = table.lookup(qual) if alias.name != "*" else None
-        module, name = node.module, alias.name
+        module, name = node.module or "", alias.name
         if m is not None:
             matched.append((alias, m))
             if m.new_qualname is not None and not m.entry.fixer:

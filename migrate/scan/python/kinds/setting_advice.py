@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import ast
 
-from migrate.core.kinds import Token, param, rule_kind
+from migrate.core.kinds import Token, rule_kind, strings
 from migrate.core.rules import Rule
 from migrate.scan.python.pyfile import PyFile
 
-PARAMS = {"targets": param(list, required=True, doc="qualified names whose assignment triggers")}
+PARAMS = {"targets": strings(required=True, doc="qualified names whose assignment triggers")}
 
 
 def _tokens(rule: Rule, rules) -> set[Token]:

@@ -20,6 +20,7 @@ from migrate.scan.tables.env_vars import (
     EnvEntry,
     EnvTable,
     compile_table,
+    refs,
     tokens,
     verdict,
 )
@@ -29,7 +30,8 @@ _NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]*[A-Z0-9](?![A-Za-z0-9_])")
 _ASSIGNED = re.compile(r"[ \t]*[=:][ \t]*[\"']?([0-9][0-9, \t]*[0-9])")
 
 
-@rule_kind(KIND, engine="text", params=PARAMS, tokens=tokens, compile=compile_table)
+@rule_kind(KIND, engine="text", params=PARAMS, tokens=tokens, compile=compile_table,
+           refs=refs)
 def scan_env_vars(tf: TextFile, table: EnvTable) -> list[Finding]:
     cache: dict[str, EnvEntry | None] = {}
     findings: list[Finding] = []

@@ -20,11 +20,13 @@ from migrate.core.errors import RuleError
 from migrate.core.findings import Finding
 from migrate.core.kinds import param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
+from migrate.core.schema import regex, strings
 from migrate.scan.text.textfile import TextFile
 
 KIND = "shell-command"
 PARAMS = {
-    "patterns": param(list, required=True, doc="Python regexes (MULTILINE), one finding a match"),
+    "patterns": strings(required=True, check=regex,
+                        doc="Python regexes (MULTILINE), one finding a match"),
     "replace": param(str, doc="replacement; may use \\g<name> group references"),
     "comments": param(bool, doc="match in comments too (directives such as #SBATCH)"),
 }

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from migrate.core import device_helpers
-from migrate.scan.python.helper_finder import find_helpers
+from migrate.scan.helper_finder import find_helpers
 
 
 def found(code: str) -> dict[str, tuple[str, bool]]:

@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 
 VERSION = "2.14.0"
-REPO = Path(__file__).resolve().parents[2]  # the checkout, when run from one
+REPO = Path(__file__).resolve().parents[1]  # the checkout (this file is tools/npu_wheel.py)
 
 
 def _cache_dir() -> Path:
