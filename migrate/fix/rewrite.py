@@ -29,6 +29,7 @@ from migrate.core.rules import Rule
 from migrate.core.targets import TargetChoice
 from migrate.fix.annotate import annotate, strip_annotations
 from migrate.fix.applier import AppliedEdit, apply_fixes
+from migrate.fix.hoist import helper_calls, hoist
 from migrate.fix.reformat import keep_formatted
 from migrate.fix.verify import verify_python
 from migrate.scan.ruleset import RuleSet
@@ -133,6 +134,7 @@ def _rewrite(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
         if options.annotate:
             text, out.annotated = annotate(text, findings, kind)
         if kind == "python" and out.edits:  # after the annotations: they point at lines
+            text = hoist(out.old_text, text, helper_calls([e.after for e in out.edits]))
             text = keep_formatted(path, out.old_text, text)
     out.new_text = text
     if text == out.old_text:
