@@ -199,7 +199,8 @@ def discover(files: list[tuple[Path, str]], root: Path,
     others: dict[str, PackageInfo | None] = {}
     for info in list(ctx.packages.values()):
         if not info.helpers:
-            donor = _donor(info.uses, [info.path.parent], root, ctx, others, configured)
+            donor = _donor(info.uses, _ancestors(info.path.parent, root), root, ctx, others,
+                           configured)
             if donor is not None:
                 info.helpers, info.adopted = donor.helpers, donor.name
                 if donor.add_module:  # one helper module for the project, in the package used
@@ -237,8 +238,9 @@ def _ancestors(folder: Path, root: Path) -> list[Path]:
 def _donor(uses, folders: list[Path], root: Path, ctx: ProjectContext, others: dict,
            configured: str | None) -> PackageInfo | None:
     """The package of the project that code importing ``uses`` takes its device helpers
-    from: one it imports, found beside it or under ``src/`` (``recipe/`` importing ``verl``,
-    tests importing ``peft``); one with helpers of its own first."""
+    from: one it imports, found in one of ``folders`` (beside it, or a parent up to the scan
+    root) or under its ``src/`` (``recipe/prime`` importing ``verl``, tests importing
+    ``peft``); one with helpers of its own first."""
     found: list[PackageInfo] = []
     for folder in folders:
         for name in sorted(uses):

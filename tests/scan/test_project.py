@@ -72,6 +72,19 @@ def test_code_beside_a_package_with_helpers_uses_them(tmp_path):
     assert dict(ctx.describe())["recipes"].endswith("(imports kit)")
 
 
+def test_a_package_in_a_subfolder_uses_the_helpers_of_the_package_it_imports(tmp_path):
+    # verl's layout: recipe/ holds packages (recipe/prime/__init__.py, no recipe/__init__.py)
+    # that import verl from the repository root
+    write(tmp_path, {"verl/__init__.py": "", "verl/device.py": HELPER,
+                     "recipe/prime/__init__.py": "",
+                     "recipe/prime/workers.py": "import torch\nfrom verl.device import get_device_name\n"
+                                                "torch.cuda.empty_cache()\n"})
+    fd = context(tmp_path, ["recipe/prime/workers.py"]).for_file("recipe/prime/workers.py")
+    assert fd.package == "prime"
+    assert fd.helper("module").describe() == "verl.device.get_torch_device()"
+    assert fd.add_path is None or not fd.add_path.startswith("recipe/")
+
+
 def test_a_configured_helper_module(tmp_path):
     write(tmp_path, {"kit/__init__.py": "", "kit/accel.py": HELPER, "kit/other.py": HELPER,
                      "kit/m.py": ""})
