@@ -1,12 +1,17 @@
-"""Robustness benchmarks (issue 13), measured side by side in one run.
+"""Robustness benchmarks (issues 13 and 18), measured side by side in one run.
 
 * Memory: peak RSS of `migrate scan` on N findings written as one long line, against the
   same N findings one per line (the ratio should stay near 1: RSS does not grow with the
   length of a line, snippets are windows).
 * Time: `migrate apply` against `migrate scan` on a file with 10 000 findings, and on 1 000
   findings on one line (both cold: --no-cache). Target: apply <= 3x scan.
+* Scaling (issue 18): scan and apply time for 1k, 10k and 100k findings in one file, one per
+  line and all on one line; each step is 10x the findings, so a linear tool shows a growth
+  of about 10 (a quadratic one 100). ``--baseline REV`` runs the sizes up to 10k with that
+  revision too, side by side (a temporary git worktree).
 
-    python benchmarks/bench_robust.py [--findings 100000]
+    python benchmarks/bench_robust.py [--findings 100000] [--sizes 1000,10000,100000]
+                                      [--baseline REV] [--only scaling]
 """
 
 from __future__ import annotations
@@ -37,11 +42,13 @@ def peak_rss(*args: str) -> int:
     return int(out.stdout.strip()) // 1024
 
 
-def timed(*args: str) -> float:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def timed(*args: str, repo: Path = REPO) -> float:
+    """Wall time of one cold run of ``repo``'s migrate (run from a neutral folder: `python
+    -m` puts the current folder first on sys.path, before PYTHONPATH)."""
+    env = {**os.environ, "PYTHONPATH": str(repo)}
     start = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "migrate", *args, "--no-cache"], env=env,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, cwd=tempfile.gettempdir())
     if r.returncode not in (0, 1):
         raise SystemExit(f"migrate {' '.join(args)} failed: {r.stderr[-500:]}")
     return time.perf_counter() - start
@@ -68,15 +75,57 @@ def apply_vs_scan(work: Path, name: str, text: str) -> None:
           "(target <= 3)")
 
 
+def scaling(work: Path, sizes: list[int], baseline: Path | None, label: str) -> None:
+    print(f"scaling: scan / apply seconds per file; growth = time / time at the size before "
+          f"(10x the findings: ~10 is linear){label}")
+    for layout, sep in (("one per line", "\n"), ("one line", ";")):
+        before: dict[str, float] = {}
+        for n in sizes:
+            src = work / f"scale_{n}_{len(sep)}.py"
+            src.write_text(HEAD + sep.join(["x.cuda()"] * n) + "\n")
+            row = []
+            for name, repo in (("this", REPO), ("baseline", baseline)):
+                if repo is None or (name == "baseline" and n > 10_000):
+                    continue
+                scan = timed("scan", str(src), repo=repo)
+                target = work / f"apply_{name}.py"
+                shutil.copy(src, target)
+                apply = timed("apply", str(target), repo=repo)
+                grow = (f" (growth {scan / before[name + 's']:.1f} / "
+                        f"{apply / before[name + 'a']:.1f})" if name + "s" in before else "")
+                before[name + "s"], before[name + "a"] = scan, apply
+                row.append(f"{name}: scan {scan:6.2f} s, apply {apply:6.2f} s{grow}")
+            print(f"  {layout:13s} {n:>7} findings  " + "; ".join(row))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--findings", type=int, default=100_000)
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--baseline", help="a git revision to time side by side (sizes <= 10k)")
+    ap.add_argument("--only", choices=("memory", "time", "scaling"))
     args = ap.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        memory(work, args.findings)
-        apply_vs_scan(work, "10000_findings", HEAD + "x.cuda()\n" * 10_000)
-        apply_vs_scan(work, "1000_on_one_line", HEAD + "x.cuda();" * 1000 + "\n")
+        if args.only in (None, "memory"):
+            memory(work, args.findings)
+        if args.only in (None, "time"):
+            apply_vs_scan(work, "10000_findings", HEAD + "x.cuda()\n" * 10_000)
+            apply_vs_scan(work, "1000_on_one_line", HEAD + "x.cuda();" * 1000 + "\n")
+        if args.only in (None, "scaling"):
+            baseline = None
+            if args.baseline:
+                baseline = work / "baseline"
+                subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach",
+                                str(baseline), args.baseline], check=True)
+            try:
+                scaling(work, sizes, baseline,
+                        f"; baseline {args.baseline}" if args.baseline else "")
+            finally:
+                if baseline is not None:
+                    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
+                                    str(baseline)], check=False)
 
 
 if __name__ == "__main__":

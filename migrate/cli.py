@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import signal
 import sys
 
@@ -17,6 +18,7 @@ from migrate.commands import rules as rules_cmd
 from migrate.commands import run as run_cmd
 from migrate.commands import scan as scan_cmd
 from migrate.commands import sensitivity as sensitivity_cmd
+from migrate.core.display import escape
 from migrate.core.errors import UsageError
 
 app = typer.Typer(
@@ -68,9 +70,67 @@ def _on_sigterm(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
+def empty_argument(argv: list[str]) -> str | None:
+    """The option (or "a path argument") given an empty value in ``argv``, or None.
+
+    ``migrate apply $UNSET`` must not mean "the current folder": typer turns "" into
+    Path("."), so empty values are refused here, before parsing. The words of the program
+    that `migrate run` starts (after ``--`` or from its first word on) are its own."""
+    command = argv[0] if argv else ""
+    sub = typer.main.get_command(app).commands.get(command) if command else None  # type: ignore[attr-defined]
+    if sub is None:
+        return None
+    flags = {o for p in sub.params if getattr(p, "is_flag", False)
+             for o in (*p.opts, *p.secondary_opts)} | {"-h", "--help"}
+    wants_value = ""
+    for arg in argv[1:]:
+        if wants_value:
+            if arg == "":
+                return wants_value
+            wants_value = ""
+            continue
+        if arg == "--":
+            return None
+        if arg == "":
+            return "a path argument"
+        if arg.startswith("-") and "=" in arg:
+            if arg.partition("=")[2] == "":
+                return arg.partition("=")[0]
+        elif arg.startswith("-") and arg not in flags:
+            wants_value = arg
+        elif command == "run" and not arg.startswith("-"):
+            return None  # the program's first word
+    return None
+
+
 def main() -> None:
     _safe_streams()
     signal.signal(signal.SIGTERM, _on_sigterm)
+    empty = empty_argument(sys.argv[1:])
+    if empty is not None:
+        print(f"migrate: error: {empty}: empty value (an unset shell variable?)",
+              file=sys.stderr)
+        sys.exit(2)
+    try:
+        _dispatch()
+    except MemoryError:
+        print("migrate: error: out of memory", file=sys.stderr)
+        sys.exit(2)
+    except OSError as exc:  # a file or folder the OS refused: name it, one line
+        where = f": {escape(str(exc.filename))}" if exc.filename else ""
+        print(f"migrate: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - a bug must still end in one line, not a traceback
+        if os.environ.get("MIGRATE_DEBUG"):
+            raise
+        text = str(exc).strip().splitlines()
+        print(f"migrate: error: internal error: {type(exc).__name__}: "
+              f"{escape(text[0] if text else '')[:300]} (a bug: please report it; "
+              "MIGRATE_DEBUG=1 shows the traceback)", file=sys.stderr)
+        sys.exit(2)
+
+
+def _dispatch() -> None:
     try:
         app()
     except UsageError as exc:
@@ -100,7 +160,10 @@ def main() -> None:
         print(f"migrate: error: cannot write output: {exc.strerror}", file=sys.stderr)
         sys.exit(2)
     except SystemExit as exc:
-        if exc.code in (130, 143):  # typer turns Ctrl-C into a silent Exit(130)
+        from migrate.commands.run import ProgramExit
+
+        if exc.code in (130, 143) and not isinstance(exc, ProgramExit):
+            # typer turns Ctrl-C into a silent Exit(130)
             print("migrate: interrupted", file=sys.stderr)
         _flush_stdout()
         raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 
 from migrate import __version__
 from migrate.core.display import escape, shown_path
@@ -13,12 +14,21 @@ from migrate.fix.run import ApplyRun
 NO_NEWLINE = "\\ No newline at end of file\n"
 
 
+_GIT_LINE = re.compile(r"[^\n]*\n|[^\n]+$")
+
+
+def git_lines(text: str) -> list[str]:
+    """Lines as git counts them: broken at "\n" only (a CR, form feed, U+2028 or NEL is
+    part of its line, as in the file's bytes), each with its "\n"."""
+    return _GIT_LINE.findall(text)
+
+
 def unified_diff(outcome: Outcome, root=None) -> str:
-    """A `git apply`-able diff of one file (CRLF and missing final newlines kept), its path
-    relative to the current directory where the file lies under it (``root``: the folder
-    ``outcome.rel`` is relative to)."""
-    old = outcome.old_text.splitlines(keepends=True)
-    new = outcome.new_text.splitlines(keepends=True)
+    """A `git apply`-able diff of one file (CRLF, a UTF-8 BOM, odd line separators and
+    missing final newlines kept), its path relative to the current directory where the file
+    lies under it (``root``: the folder ``outcome.rel`` is relative to)."""
+    old = git_lines(outcome.bom + outcome.old_text)
+    new = git_lines(outcome.bom + outcome.new_text)
     out = []
     name = escape(shown_path(outcome.rel, root))
     before = "/dev/null" if outcome.created else f"a/{name}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,6 +11,7 @@ import typer
 
 from migrate.commands.output import emit
 from migrate.core.errors import UsageError
+from migrate.core.outputs import check_output
 
 
 def _emit(text: str, output: Path | None) -> None:
@@ -59,15 +61,21 @@ def ops(
 
             if soc:
                 raise UsageError("--soc applies to ONNX models (ATC), not to --torch")
+            from migrate.core.model_spec import spec_files
+
+            check_output(output, "-o", spec_files(torch_spec))
             report = aten_census(torch_spec, target=target, device=device, dtype=dtype,
                                  train=train)
         else:
             if train:
                 raise UsageError("--train applies to --torch MOD:FN, not to an ONNX model")
             from migrate.ops.onnx_census import census
+            from migrate.ops.onnx_load import external_files, load_graph
 
             assert model is not None  # exactly one of MODEL and --torch (checked above)
-            report = census(model, backend=backend, target=target, soc=soc)
+            proto = load_graph(model)
+            check_output(output, "-o", [model, *external_files(proto, model.parent, model)])
+            report = census(model, backend=backend, target=target, soc=soc, model=proto)
         _emit(render_census(report, fmt), output)
     except UsageError as exc:
         raise _usage(exc) from None
@@ -99,13 +107,29 @@ def decompose(
     from migrate.ops.render import render_decompose
 
     try:
+        if not (atol >= 0 and math.isfinite(atol)):  # an infinite tolerance cannot fail
+            raise UsageError(f"--atol {atol}: want a finite number >= 0")
         forced = {s.strip() for s in force.split(",") if s.strip()} if force else set()
+        _check_ops(force, forced)
         report, code = run_decompose(model, out, backend, target, atol, inputs, forced,
-                                     verify=not no_verify)
+                                     verify=not no_verify, report=report_file)
         _emit(render_decompose(report, fmt), report_file)
     except UsageError as exc:
         raise _usage(exc) from None
     raise typer.Exit(code)
+
+
+def _check_ops(given: str | None, ops: set[str]) -> None:
+    """--ops names ONNX operators: an empty or unknown name is an error, not a no-op."""
+    if given is not None and not ops:
+        raise UsageError("--ops: no operator named")
+    import onnx.defs
+
+    unknown = sorted(op for op in ops if not onnx.defs.has(op))
+    if unknown:
+        from migrate.core.display import escape
+
+        raise UsageError(f"--ops {escape(', '.join(unknown))[:200]}: not an ONNX operator")
 
 
 def register(app: typer.Typer) -> None:

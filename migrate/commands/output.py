@@ -1,4 +1,6 @@
-"""Writing a report: to -o FILE (one clear error if that fails) or to stdout."""
+"""Writing a report: to -o FILE (core/outputs.write_output: one clear error if that fails)
+or to stdout. Commands check their -o against their inputs before any work
+(core/outputs.check_output)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from migrate.core.display import escape
 from migrate.core.errors import UsageError
+from migrate.core.outputs import write_output
 
 
 def emit(text: str, output: Path | None) -> None:
@@ -18,11 +20,7 @@ def emit(text: str, output: Path | None) -> None:
     if output is None:
         write_stdout(data)
         return
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_bytes(data)
-    except OSError as exc:
-        raise UsageError(f"cannot write {escape(str(output))}: {exc.strerror or exc}") from None
+    write_output(output, data)  # atomic; a planted symlink is replaced, never followed
 
 
 def write_stdout(data: bytes) -> None:

@@ -12,6 +12,7 @@ import typer
 
 from migrate.commands.output import emit
 from migrate.core.errors import UsageError
+from migrate.core.outputs import check_output
 
 FORMATS = ("text", "json", "html", "junit", "markdown")
 
@@ -91,7 +92,10 @@ def compare_cmd(
 ) -> None:
     """Align two dumps, compute metrics, name the first divergence, apply the gate."""
     from migrate.precision.compare import compare_dumps
+    from migrate.precision.manifest import dump_files
 
+    check_output(output, "-o", [*dump_files(ref), *dump_files(tgt),
+                                *(p for p in (gate, mapping) if p is not None)])
     result = compare_dumps(ref, tgt, gate=gate, mapping=mapping, profile=profile)
     _emit(result, fmt, output)
     raise typer.Exit(0 if result else 1)
@@ -115,9 +119,13 @@ def replay_cmd(
     call) that introduces error.
 
     Exit codes: 0 no culprit, 1 culprit named, 2 inconclusive (reason on stderr)."""
+    from migrate.core.model_spec import spec_files
+    from migrate.precision.manifest import dump_files
     from migrate.precision.replay import replay_model
     from migrate.precision.runner import prepare, resolve_device, resolve_dtype, resolve_reduced
 
+    check_output(output, "-o", [*dump_files(ref), *spec_files(model),
+                                *(p for p in (gate,) if p is not None)])
     declared = resolve_reduced(reduced)
     net, args, kwargs = prepare(model, device, dtype)
     result = replay_model(net, ref, gate=gate, device=resolve_device(device),

@@ -76,6 +76,11 @@ def rules_command(
         "--rules-dir", hidden=True, help="Read rules from this folder (tests).")] = None,
 ) -> None:
     """List the rules, or show one rule's doc: what / why / example / fix safety."""
+    from migrate.core.outputs import check_output
+    from migrate.core.resources import rules_dir as shipped
+
+    folder = rules_dir if rules_dir is not None else shipped()
+    check_output(output, "-o", sorted(Path(folder).glob("*.yaml")) if folder.is_dir() else [])
     emit(render(_load(rules_dir), rule_id, fmt), output)
 
 

@@ -29,7 +29,7 @@ def run_cmd(
     Exit code: the program's own (2 for a usage error of migrate run itself).
     """
     from migrate.emulate.report import render_text
-    from migrate.emulate.runner import run, write
+    from migrate.emulate.runner import check_report, run, write
 
     if emulate not in EMULATED:
         raise UsageError(f"--emulate must be one of {', '.join(EMULATED)}, got {emulate!r}")
@@ -39,16 +39,26 @@ def run_cmd(
         from migrate.ops.registry import load_aten
 
         load_aten(target)
+    check_report(report, list(ctx.args))  # before the program starts, not after it ran
     result = run(list(ctx.args), target)
     if report is not None:
-        write(result, report)
+        try:
+            write(result, report)
+        except UsageError as exc:  # the run happened: its exit status still tells how it went
+            typer.echo(f"migrate: error: {exc}", err=True)
+            raise typer.Exit(result["exit_code"] or 2) from None
     if fmt == "text":
         typer.echo(render_text(result), err=True)
     elif fmt == "json":
         import json
 
         typer.echo(json.dumps(result, indent=2), err=True)
-    raise typer.Exit(result["exit_code"])
+    raise ProgramExit(result["exit_code"])
+
+
+class ProgramExit(SystemExit):
+    """`migrate run` ends with the program's exit status (128+N for a signal): not an
+    interruption of migrate itself, whatever the number."""
 
 
 def register(app: typer.Typer) -> None:

@@ -62,6 +62,12 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
         if fail_on is not None and fail_on not in CATEGORY_RANK:
             raise UsageError(f"--fail-on {fail_on}: choose {', '.join(FAIL_ON)}")
+        if output is not None:
+            from migrate.core.outputs import check_output
+            from migrate.scan.discover import read_by_scan
+
+            read = [p for p in [*paths, config] if p is not None]
+            check_output(output, "-o", read + ([output] if read_by_scan(output, paths) else []))
         show = not no_progress and sys.stderr.isatty()
         session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
                                                cache_dir, config, target=target,

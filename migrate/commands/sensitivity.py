@@ -15,6 +15,10 @@ import typer
 
 from migrate.commands.output import emit
 
+# What --keep-out writes (precision/sensitivity/emit.py): checked before any work.
+KEEP_FILES = ("keep_dtype.cfg", "modify_mixlist.json", "autocast_exclude.py", "quant_skip.txt",
+              "model.onnx")
+
 
 def _progress(done: int, total: int, unit: str, eta: float) -> None:
     sys.stderr.write(f"\r[{done}/{total}] {unit[:60]:<60} about {eta:5.0f} s left")
@@ -62,6 +66,14 @@ def sensitivity_cmd(
         raise UsageError("--max-rel-err must be a positive number")
     if keep_out is not None and keep_out.exists() and not keep_out.is_dir():
         raise UsageError(f"--keep-out {keep_out}: exists and is not a folder")
+    from migrate.core.model_spec import spec_files
+    from migrate.core.outputs import check_output
+
+    inputs = [*spec_files(model), *(p for p in (gate,) if p is not None)]
+    check_output(output, "-o", inputs)
+    for name in KEEP_FILES if keep_out is not None else ():
+        assert keep_out is not None
+        check_output(keep_out / name, "--keep-out", [*inputs, *([output] if output else [])])
     target = parse_format(fmt, granularity, group, activations)
     got = prepare_spec(model)
     report = run_sensitivity(got.model, got.calibration, target, unit, loss=got.loss,

@@ -44,3 +44,35 @@ def shown_path(rel: str, root=None) -> str:
     if full == here or not full.startswith(here.rstrip(os.sep) + os.sep):
         return rel
     return Path(os.path.relpath(full, here)).as_posix()
+
+
+_UNSAFE_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f"
+                              "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def escape_lines(text: str) -> str:
+    """A multi-line report with the same escapes as ``escape`` but its line breaks (and
+    tabs) kept: names from a dump cannot move the cursor, clear a terminal or break lines."""
+    return _UNSAFE_IN_LINES.sub(_one, text) if _UNSAFE_IN_LINES.search(text) else text
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` with the characters XML 1.0 cannot hold (control characters, lone
+    surrogates, U+FFFE/FFFF) written as Python-style escapes."""
+    return _NOT_XML.sub(_one, text) if _NOT_XML.search(text) else text
+
+
+def escape_strings(value):
+    """A copy of ``value`` (dicts, lists, tuples of anything) with every string escaped:
+    data from a file (layer names, op types) rendered into a line-based report cannot start
+    a line of its own."""
+    if isinstance(value, str):
+        return escape(value)
+    if isinstance(value, dict):
+        return {escape_strings(k): escape_strings(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(escape_strings(v) for v in value)
+    return value

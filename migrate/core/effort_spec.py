@@ -46,7 +46,8 @@ class EffortSpec:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not 0 <= value < 1e9:  # NaN and infinity fail this too
         raise EffortError(f"{where}: want a number of minutes >= 0, got {value!r}")
     return float(value)
 

@@ -14,6 +14,12 @@ One reading and decoding path for scan and apply:
   atomic ``os.replace``; it keeps mode, owner, group and extended attributes where the OS
   allows, and re-reads the file just before the replace: if its bytes changed since they
   were read, nothing is written. An interrupted run leaves the old file or the new one.
+* Writes stay where the scan found the file, at write time: with a ``Place`` (the resolved
+  path discovery recorded, and the resolved roots of the scan unless symlinks may lead
+  out), the file's resolved path must still be that one, and the folder is then opened
+  component by component from ``/`` with ``O_NOFOLLOW``; the file is read, re-checked and
+  replaced relative to that folder descriptor (``openat``-style, ``O_NOFOLLOW`` on the
+  file). A file or folder swapped for a symlink mid-run is refused, never followed.
 * ``locked`` (core/filelock.py) holds an advisory lock on a file while it is rewritten,
   so two runs on one tree cannot interleave their read and write of one file.
 """
@@ -24,17 +30,17 @@ import codecs
 import hashlib
 import io
 import os
+import secrets
 import stat
-import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
 from migrate.core.filelock import locked
 
-__all__ = ["MAX_FILE_BYTES", "SourceError", "SourceFile", "atomic_write", "content_hash",
-           "decode", "encode_text", "locked", "read_bytes", "read_head", "read_source",
-           "write_source"]
+__all__ = ["MAX_FILE_BYTES", "Place", "SourceError", "SourceFile", "atomic_write",
+           "content_hash", "decode", "encode_text", "locked", "read_bytes", "read_head",
+           "read_source", "write_source"]
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -51,6 +57,27 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where a file may be read and written: ``real`` is its resolved path as discovery saw
+    it ("" for: whatever it resolves to now), ``within`` the resolved roots it must stay in
+    (empty: anywhere, as with --follow-symlinks)."""
+
+    real: str = ""
+    within: tuple[str, ...] = ()
+
+    def resolve(self, path: Path | str) -> str:
+        """The resolved path of ``path`` now; SourceError if it left its place."""
+        now = os.path.realpath(path)
+        if self.real and now != self.real:
+            raise SourceError("the path now leads somewhere else than when it was scanned "
+                              "(a file or folder was replaced by a symbolic link); not written")
+        if self.within and not any(now == r or now.startswith(r.rstrip(os.sep) + os.sep)
+                                   for r in self.within):
+            raise SourceError("the path leads out of the scanned tree; not written")
+        return now
+
+
 @dataclass
 class SourceFile:
     path: Path
@@ -60,6 +87,7 @@ class SourceFile:
     bom: bytes = b""  # a UTF-16/32 BOM written back before the encoded text
     exact: bool = True  # encoding ``text`` again gives ``raw``
     st: os.stat_result | None = None
+    place: Place | None = None  # where it may be written (read_source with a place)
 
     @property
     def newline(self) -> str:
@@ -88,7 +116,11 @@ def _open_nonblocking(path: Path | str) -> int:
 
 def read_bytes(path: Path | str, limit: int = MAX_FILE_BYTES) -> tuple[bytes, os.stat_result]:
     """The bytes of a regular file and its stat; SourceError for anything else."""
-    fd = _open_nonblocking(path)
+    return read_fd(_open_nonblocking(path), limit)
+
+
+def read_fd(fd: int, limit: int = MAX_FILE_BYTES) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file open on ``fd`` (closed here) and its stat."""
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -169,14 +201,65 @@ def prefilter_bytes(source: SourceFile) -> bytes:
 
 
 def read_source(path: Path, python: bool | None = None,
-                limit: int = MAX_FILE_BYTES) -> SourceFile:
-    """Read and decode ``path``; ``python`` defaults to "ends with .py/.pyi"."""
+                limit: int = MAX_FILE_BYTES, place: Place | None = None) -> SourceFile:
+    """Read and decode ``path``; ``python`` defaults to "ends with .py/.pyi". With a
+    ``place``, the file is opened where the place allows and nowhere else."""
     if python is None:
         python = path.suffix in (".py", ".pyi")
-    data, st = read_bytes(path, limit)
+    if place is None:
+        data, st = read_bytes(path, limit)
+    else:
+        with _InTree(place.resolve(path)) as at:
+            data, st = read_fd(at.open_file(), limit)
     source = decode(data, python, path)
     source.st = st
+    source.place = place
     return source
+
+
+class _InTree:
+    """The folder of the resolved path ``real``, opened component by component from ``/``
+    without following a symlink, and the file's name in it."""
+
+    def __init__(self, real: str):
+        self.folder, self.name = os.path.split(real)
+        self.fd = -1
+
+    def __enter__(self) -> _InTree:
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open("/", flags)
+        try:
+            for part in [p for p in self.folder.split(os.sep) if p]:
+                try:
+                    nxt = os.open(part, flags, dir_fd=fd)
+                except OSError as exc:
+                    raise SourceError(f"cannot open folder {part!r}: "
+                                      f"{_link_or(exc)}; not written") from None
+                os.close(fd)
+                fd = nxt
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        os.close(self.fd)
+
+    def open_file(self, name: str | None = None) -> int:
+        try:
+            return os.open(name or self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                           | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=self.fd)
+        except OSError as exc:
+            raise SourceError(f"cannot read: {_link_or(exc)}") from None
+
+
+def _link_or(exc: OSError) -> str:
+    import errno
+
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return "it was replaced by a symbolic link"
+    return exc.strerror or str(exc)
 
 
 def encode_text(source: SourceFile, text: str) -> bytes:
@@ -194,66 +277,77 @@ def write_source(source: SourceFile, text: str, force: bool = False) -> bool:
     data = encode_text(source, text)
     if data == source.raw:
         return False
-    atomic_write(source.path, data, expect=source.raw, force=force)
+    atomic_write(source.path, data, expect=source.raw, force=force, place=source.place)
     return True
 
 
-def writable_problem(path: Path | str, force: bool = False) -> str | None:
-    """Why ``path`` must not be rewritten (read-only), or None."""
-    target = os.path.realpath(path)
-    try:
-        st = os.stat(target)
-    except OSError as exc:
-        return f"cannot stat: {exc.strerror or exc}"
+def _writable_problem(st: os.stat_result, real: str, force: bool) -> str | None:
+    """Why the file (stat ``st``, resolved path ``real``) must not be rewritten, or None."""
     if force:
         return None
-    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(
+            real, os.W_OK):
         return "read-only file; not written (--force to rewrite it anyway)"
     return None
 
 
 def atomic_write(path: Path | str, data: bytes, expect: bytes | None = None,
-                 force: bool = False) -> None:
+                 force: bool = False, place: Place | None = None) -> None:
     """Replace ``path`` by ``data`` via a temporary file in the same folder.
 
     With ``expect``, the file must still hold exactly those bytes just before the replace
-    (SourceError otherwise). Symlinks are written through (the link stays a link)."""
-    target = Path(os.path.realpath(path))
-    problem = writable_problem(target, force) if expect is not None else None
-    if problem:
-        raise SourceError(problem)
-    try:
-        st = target.stat()
-    except OSError:
-        st = None
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".mig-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            if st is not None:
-                _copy_metadata(target, fh.fileno(), st)
-            os.fsync(fh.fileno())
-        if expect is not None and _current(target) != expect:
-            raise SourceError("the file changed while it was being rewritten; not written")
-        os.replace(tmp, target)
-    except BaseException:
+    (SourceError otherwise). Symlinks are written through (the link stays a link) when
+    they stay in ``place``; the folder is opened without following symlinks, and the file,
+    its temporary and the replace are all relative to it."""
+    real = (place or Place()).resolve(path)
+    with _InTree(real) as at:
+        st = _current_stat(at)
+        if expect is not None:
+            if st is None:
+                raise SourceError("cannot stat: the file is gone")
+            problem = _writable_problem(st, real, force)
+            if problem:
+                raise SourceError(problem)
+        tmp = f".mig-{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600, dir_fd=at.fd)
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                if st is not None:
+                    _copy_metadata(at, fh.fileno(), st)
+                os.fsync(fh.fileno())
+            if expect is not None and _current(at) != expect:
+                raise SourceError("the file changed while it was being rewritten; not written")
+            os.replace(tmp, at.name, src_dir_fd=at.fd, dst_dir_fd=at.fd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=at.fd)
+            except OSError:
+                pass
+            raise
 
 
-def _current(target: Path) -> bytes | None:
+def _current_stat(at: _InTree) -> os.stat_result | None:
     try:
-        return read_bytes(target, MAX_FILE_BYTES)[0]
+        st = os.stat(at.name, dir_fd=at.fd, follow_symlinks=False)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise SourceError("the file was replaced by a symbolic link; not written")
+    return st
+
+
+def _current(at: _InTree) -> bytes | None:
+    try:
+        return read_fd(at.open_file(), MAX_FILE_BYTES)[0]
     except SourceError:
         return None
 
 
-def _copy_metadata(target: Path, fd: int, st: os.stat_result) -> None:
-    """Owner, group, mode and extended attributes of ``target`` onto the open temp file."""
+def _copy_metadata(at: _InTree, fd: int, st: os.stat_result) -> None:
+    """Owner, group, mode and extended attributes of the file onto the open temp file."""
     try:
         os.fchown(fd, st.st_uid, st.st_gid)
     except OSError:
@@ -265,11 +359,16 @@ def _copy_metadata(target: Path, fd: int, st: os.stat_result) -> None:
     if not hasattr(os, "listxattr"):
         return
     try:
-        names = os.listxattr(target)
+        src = at.open_file()
+    except SourceError:
+        return
+    try:
+        for name in os.listxattr(src):
+            try:
+                os.setxattr(fd, name, os.getxattr(src, name))
+            except OSError:
+                pass  # e.g. security.* without privilege, or a file system without xattrs
     except OSError:
         return
-    for name in names:
-        try:
-            os.setxattr(fd, name, os.getxattr(target, name))
-        except OSError:
-            pass  # e.g. security.* without privilege, or a file system without xattrs
+    finally:
+        os.close(src)

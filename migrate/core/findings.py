@@ -204,11 +204,14 @@ class FileError:
 @dataclass(frozen=True)
 class FileRecord:
     """What a scan read for one reported path: the path it opened, the file kind and the
-    content hash of the bytes the findings' offsets point into."""
+    content hash of the bytes the findings' offsets point into. ``cached``: the findings
+    came from the scan cache (untrusted data: apply re-derives their fixes)."""
 
     path: str
     kind: str
     digest: str
+    cached: bool = field(default=False, compare=False)
+    real: str = ""  # its resolved path at discovery: where apply may write it
 
 
 @dataclass
@@ -220,6 +223,9 @@ class ScanResult:
     files: dict[str, FileRecord] = field(default_factory=dict)  # by reported path
     # The project around the files (migrate/scan/project.py: device helpers per package).
     project: Any = None
+    # The resolved paths the scan was given: files are written only inside them (empty
+    # with --follow-symlinks, which lets symlinks lead anywhere).
+    roots: list[str] = field(default_factory=list)
 
     def summary(self) -> dict:
         by_category: dict[str, int] = {c: 0 for c in CATEGORIES}

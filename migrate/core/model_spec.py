@@ -123,6 +123,30 @@ def _normalise(made, spec: str, fn: str, option: str) -> ModelSpec:
     return out
 
 
+def spec_files(spec: str) -> list[Path]:
+    """The source file ``MOD`` of ``MOD:FN`` names, found without running it (an output
+    must not overwrite it); [] when it cannot be told."""
+    import importlib.machinery
+
+    mod = spec.rpartition(":")[0]
+    if not mod:
+        return []
+    if _is_path(mod):
+        return [Path(mod)]
+    locations = [os.getcwd(), *sys.path]
+    found = None
+    for part in mod.split("."):
+        try:
+            found = importlib.machinery.PathFinder.find_spec(part, locations)
+        except (ImportError, ValueError, OSError):
+            return []
+        if found is None:
+            return []
+        locations = list(found.submodule_search_locations or [])
+    origin = getattr(found, "origin", None)
+    return [Path(origin)] if origin and os.path.isfile(origin) else []
+
+
 def load_model_spec(spec: str, option: str = "--model") -> ModelSpec:
     """Import ``MOD``, call ``FN()`` and check what it returned; ``option`` names the flag in
     messages (``--torch``, ``--model``)."""

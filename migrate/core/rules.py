@@ -162,11 +162,19 @@ def _transfer(raw: dict, source: str) -> str:
 
 def load_rules(folder: Path | None = None) -> list[Rule]:
     """All rules from every YAML file in ``folder`` (default: the shipped rules/), by code."""
+    shipped = folder is None
     folder = folder or rules_dir()
     rules: dict[str, Rule] = {}
     names: dict[str, str] = {}
     for path in sorted(folder.glob("*.yaml")):
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) or {}
+        if shipped:
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) or {}
+        else:  # a folder given by the user: bounded regular files, bounded YAML
+            from migrate.core.inputs import load_yaml
+
+            data = load_yaml(path, "rule file") or {}
+        if not isinstance(data, dict):
+            raise RuleError(f"{path.name}: a rule file is a mapping with 'rules'")
         for raw in data.get("rules", []):
             rule = _rule_from(raw, path.name)
             if rule.code in rules:

@@ -3,11 +3,12 @@ monitor, and (when ``$MIGRATE_EMULATE_REPORT_DIR`` is set) a report part written
 
 ``migrate run`` sets ``MIGRATE_EMULATE=npu`` and puts migrate/emulate/boot on PYTHONPATH, so
 every Python process of the run (torchrun workers, DataLoader workers, subprocesses)
-activates it from ``sitecustomize`` before the program's first line."""
+activates it from ``sitecustomize`` before the program's first line. Each process's report
+part is kept current while it runs (PartWriter): the parent merges what is there, however
+the program ended."""
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import sys
@@ -24,6 +25,92 @@ def activate(target: str | None = None):
     surface.install_finder()
     hccl.install()
     return monitor.start(target)
+
+
+class PartWriter:
+    """Writes this process's report part (``part-<pid>.json``, atomically) so that it
+    survives the ways a program ends: at exit, in ``os._exit`` (multiprocessing's fork
+    workers end that way), on SIGTERM (then the signal is re-raised: the exit status stays
+    the shell's 128+15), and every FLUSH seconds from a daemon thread, so a SIGKILL loses
+    at most the last moments. A fork starts the child's own part from an empty record."""
+
+    FLUSH = 0.2
+
+    def __init__(self, folder: Path, rec) -> None:
+        import threading
+
+        self.folder, self.rec = folder, rec
+        self.lock = threading.RLock()  # re-entrant: SIGTERM may arrive mid-write
+        self.written: tuple | None = None
+        self.pid = os.getpid()
+
+    def state(self) -> tuple:
+        rec = self.rec
+        return (len(rec.ops), sum(rec.ops.values()), len(rec.findings),
+                sum(r["count"] for r in list(rec.findings.values())), len(rec.notes))
+
+    def write(self, force: bool = False) -> None:
+        with self.lock:
+            state = self.state()
+            if state == self.written and not force:
+                return
+            _write_part(self.folder, self.rec)
+            self.written = state
+
+    def safe_write(self, force: bool = False) -> None:
+        try:
+            self.write(force)
+        except Exception:  # noqa: BLE001 - a report problem must not change the program's end
+            pass
+
+    def start(self) -> None:
+        import atexit
+        import signal
+        import threading
+
+        atexit.register(self.safe_write, True)
+        real_exit = os._exit
+
+        def _exit(code: int = 0) -> None:
+            self.safe_write(True)
+            real_exit(code)
+
+        os._exit = _exit  # type: ignore[assignment]
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, self._on_term)
+        os.register_at_fork(before=self.lock.acquire, after_in_parent=self.lock.release,
+                            after_in_child=self._forked)
+        self._thread()
+
+    def _on_term(self, signum, frame) -> None:
+        import signal
+
+        self.safe_write(True)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    def _forked(self) -> None:
+        import threading
+
+        self.lock = threading.RLock()  # the parent's may have been held by its flusher
+        rec = self.rec
+        rec.ops.clear()
+        rec.findings.clear()
+        rec.notes.clear()
+        self.written, self.pid = None, os.getpid()
+        self._thread()
+
+    def _thread(self) -> None:
+        import threading
+        import time
+
+        def loop() -> None:
+            while True:
+                time.sleep(self.FLUSH)
+                self.safe_write()
+
+        threading.Thread(target=loop, name="migrate-report", daemon=True).start()
 
 
 def _write_part(folder: Path, rec) -> None:
@@ -51,5 +138,4 @@ def from_environment() -> None:
         os._exit(2)
     folder = os.environ.get(REPORT_ENV)
     if folder:
-        pid = os.getpid()
-        atexit.register(lambda: _write_part(Path(folder), rec) if os.getpid() == pid else None)
+        PartWriter(Path(folder), rec).start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+MAX_PART_BYTES = 64 * 1024 * 1024  # one process's part: ops and findings, never this big
 KINDS = {"cpu_fallback": "no NPU kernel (runs on the CPU through torch_npu's fallback)",
          "dtype": "dtype NPU kernels lack", "host_sync": "host sync"}
 
@@ -43,7 +44,20 @@ def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
 
 
 def read_parts(folder: Path) -> list[dict]:
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("part-*.json"))]
+    """Every process's part; one that cannot be read (the process died mid-way, or wrote
+    something else there) is left out rather than ending the report."""
+    from migrate.core.fileio import SourceError, read_bytes
+
+    parts = []
+    for p in sorted(folder.glob("part-*.json")):
+        try:
+            doc = json.loads(read_bytes(p, MAX_PART_BYTES)[0])
+        except (SourceError, ValueError, RecursionError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("ops"), dict) and \
+                isinstance(doc.get("findings"), list) and isinstance(doc.get("notes"), list):
+            parts.append(doc)
+    return parts
 
 
 def render_text(report: dict) -> str:

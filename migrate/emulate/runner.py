@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from migrate.core.display import escape
 from migrate.core.errors import UsageError
 from migrate.emulate.activate import ENV, REPORT_ENV, TARGET_ENV
 from migrate.emulate.report import merge, read_parts
@@ -47,19 +49,71 @@ def environment(report_dir: Path, target: str | None) -> dict[str, str]:
 
 
 def run(command: list[str], target: str | None = None, cwd: Path | None = None) -> dict:
-    """Run ``command`` emulated; returns the merged report (docs/contracts.md §7)."""
+    """Run ``command`` emulated; returns the merged report (docs/contracts.md §7).
+
+    ``exit_code`` follows the shell: the program's own code, or 128+N when signal N ended
+    it. While it runs, Ctrl-C reaches it directly (it shares our process group), and
+    SIGTERM, SIGHUP and SIGQUIT sent to `migrate run` are passed on to it."""
     from migrate.emulate.data import check_torch
 
     check_torch()
     argv = resolve(command)
     with tempfile.TemporaryDirectory(prefix="migrate-emulate-") as tmp:
         try:
-            proc = subprocess.run(argv, env=environment(Path(tmp), target), cwd=cwd)
+            proc = subprocess.Popen(argv, env=environment(Path(tmp), target), cwd=cwd)
         except OSError as exc:
             raise UsageError(f"cannot run {command[0]}: {exc.strerror}") from None
-        report = merge(read_parts(Path(tmp)), command, proc.returncode)
+        code = _wait(proc)
+        report = merge(read_parts(Path(tmp)), command, code)
+    if code > 128 and code - 128 in _SIGNAL_NAMES:
+        report["notes"].append(f"the program was ended by {_SIGNAL_NAMES[code - 128]}: what it "
+                               "did in its last moments may be missing")
+    return report
+
+
+_SIGNAL_NAMES = {int(s): s.name for s in signal.Signals}
+
+
+def _wait(proc: subprocess.Popen) -> int:
+    def forward(signum, frame) -> None:
+        try:
+            proc.send_signal(signum)
+        except OSError:
+            pass
+
+    passed = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, *passed)}
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends it to the program too
+        for s in passed:
+            signal.signal(s, forward)
+        code = proc.wait()
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    return 128 - code if code < 0 else code
+
+
+def check_report(report: Path | None, command: list[str]) -> Path | None:
+    """Before the program starts: --report names a file we can write (its folder is made,
+    as for -o) that is not one of the program's own files (the script, its arguments)."""
+    from migrate.core.outputs import check_output
+
+    if report is None:
+        return None
+    named = [Path(a) for a in command if a and not a.startswith("-") and os.path.isfile(a)]
+    check_output(report, "--report", named)
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--report {escape(str(report))}: cannot make its folder: "
+                         f"{exc.strerror or exc}") from None
+    if not os.access(report.parent, os.W_OK):
+        raise UsageError(f"--report {escape(str(report))}: its folder is not writable")
     return report
 
 
 def write(report: dict, path: Path) -> None:
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    from migrate.core.outputs import write_output
+
+    write_output(path, (json.dumps(report, indent=2) + "\n").encode("utf-8"), "--report")

@@ -133,9 +133,13 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
     new_text = splice(text, edits)
     wanted: list[tuple[str, Finding]] = []
     new_code = "\n".join(e.content for e in edits)
+    judged: dict[str, bool] = {}  # each statement judged once: linear in findings
     for f in chosen:
-        wanted.extend((s, f) for s in fix_of(f).imports
-                      if s not in [w for w, _ in wanted] and import_needed(s, new_code))
+        for s in fix_of(f).imports:
+            if s not in judged:
+                judged[s] = import_needed(s, new_code)
+                if judged[s]:
+                    wanted.append((s, f))
     if wanted:
         new_text, more = add_imports(new_text, wanted, edits, path)
         applied.extend(more)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from migrate.core.errors import FileProblem
 from migrate.core.fileio import (
+    Place,
     SourceError,
     SourceFile,
     encode_text,
@@ -63,6 +64,7 @@ class Outcome:
     written: bool = False
     warnings: list[str] = field(default_factory=list)
     created: bool = False  # a new file (the device helper module of a package)
+    bom: str = ""  # "\ufeff" when the file starts with a UTF-8 BOM (diffs show the bytes)
 
     @property
     def changed(self) -> bool:
@@ -105,24 +107,32 @@ def _refusal(rules: list[str], why: str) -> str:
 
 def rewrite_file(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
                  options: Options, first: list[Finding] | None = None,
-                 digest: str | None = None) -> Outcome:
+                 digest: str | None = None, place: Place | None = None) -> Outcome:
     """Rewrite ``path`` (the path the scan opened). ``first``: the scan's findings, valid
-    for the bytes with content hash ``digest`` (None: trust them as they are)."""
+    for the bytes with content hash ``digest`` (None: trust them as they are). ``place``:
+    where the file may be read and written (checked again at write time)."""
+    try:
+        (place or Place()).resolve(path)
+    except SourceError as exc:
+        return Outcome(path, rel, error=str(exc))
     with locked(path):
-        return _rewrite(path, rel, kind, rules, scan, options, first, digest)
+        return _rewrite(path, rel, kind, rules, scan, options, first, digest, place)
 
 
 def _rewrite(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
-             options: Options, first: list[Finding] | None, digest: str | None) -> Outcome:
+             options: Options, first: list[Finding] | None, digest: str | None,
+             place: Place | None = None) -> Outcome:
     out = Outcome(path, rel)
     try:
-        source: SourceFile = read_source(path, python=kind == "python")
+        source: SourceFile = read_source(path, python=kind == "python", place=place or Place())
     except SourceError as exc:
         out.error = str(exc)
         return out
     if digest is not None and source.digest != digest:
         first = None  # the file changed since the scan: its offsets no longer hold
     out.old_text = text = source.text
+    if source.encoding == "utf-8-sig" and source.raw.startswith(b"\xef\xbb\xbf"):
+        out.bom = "\ufeff"
     if options.strip:
         text, out.stripped = strip_annotations(text, kind)
     else:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from migrate.core.filekinds import FILE_KINDS, detect
+from migrate.core.fileio import Place
+from migrate.core.filekinds import FILE_KINDS
 from migrate.core.findings import FileError, Finding, ScanResult
 from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
@@ -40,9 +41,10 @@ class ApplyItem:
     path: Path
     rel: str
     kind: str
-    findings: list[Finding] | None  # None: scan the file first (--strip-annotations)
+    findings: list[Finding] | None  # None: scan the file first (--strip-annotations, cache)
     digest: str | None = None  # content hash of the bytes the findings point into
     devices: object = None  # the project around it (migrate/scan/project.py FileDevices)
+    place: Place | None = None  # where it may be written (resolved path, scan roots)
 
 
 @dataclass
@@ -99,18 +101,23 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
     by_file: dict[str, list[Finding]] = {}
     for f in result.findings:
         by_file.setdefault(f.path, []).append(f)
+    within = tuple(result.roots)
     if options.strip:
-        todo = [ApplyItem(path, rel, kind, None) for path, rel, kind in annotated_files]
+        todo = [ApplyItem(path, rel, kind, None, place=Place("", within))
+                for path, rel, kind in annotated_files]
     else:
         todo = []
         for rel, findings in by_file.items():
             record = result.files.get(rel)
-            path = Path(record.path) if record else root / rel
-            kind = record.kind if record else detect(path)
-            if kind and FILE_KINDS[kind].rewritable and _wanted(findings, options):
+            if record is None:  # no file of this scan: never a path joined from a finding
+                run.remaining.extend(findings)
+                continue
+            if FILE_KINDS[record.kind].rewritable and _wanted(findings, options):
+                # Cached findings are data, not edits: their file is scanned again.
                 devices = result.project.for_file(rel) if result.project else None
-                todo.append(ApplyItem(path, rel, kind, findings, record.digest if record else None,
-                                      devices))
+                todo.append(ApplyItem(Path(record.path), rel, record.kind,
+                                      None if record.cached else findings, record.digest,
+                                      devices=devices, place=Place(record.real, within)))
             else:
                 run.remaining.extend(findings)
     for item, out in zip(todo, _rewrite_all(todo, rules, options, jobs), strict=True):
@@ -148,7 +155,8 @@ class Rewriter:
                        devices=item.devices)
         try:
             return rewrite_file(item.path, item.rel, item.kind, self.rules, scan,
-                                self.options, first=item.findings, digest=item.digest)
+                                self.options, first=item.findings, digest=item.digest,
+                                place=item.place)
         except RecursionError:
             return Outcome(item.path, item.rel, error="not written: nesting too deep")
         except Exception as exc:  # a bug in a fixer must not end the run
@@ -162,12 +170,25 @@ _rewriter: Rewriter | None = None  # this worker process's Rewriter, set by the 
 def _init_worker(rules: RuleSet, options: Options) -> None:
     global _rewriter
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    # An idle worker blocks in a semaphore wait: a Python-level SIGTERM handler that runs
+    # between its try-acquire and the wait is lost and the worker never ends (the pool's
+    # terminate() then waits forever). Idle workers just stop; a worker in the middle of a
+    # rewrite unwinds, so its temporary file is removed.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _rewriter = Rewriter(rules, options)
+
+
+def _unwind(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _rewrite_in_worker(item: ApplyItem) -> Outcome:
     assert _rewriter is not None
-    return _rewriter(item)
+    signal.signal(signal.SIGTERM, _unwind)
+    try:
+        return _rewriter(item)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _rewrite_all(todo: list[ApplyItem], rules: list[Rule], options: Options,
@@ -182,4 +203,7 @@ def _rewrite_all(todo: list[ApplyItem], rules: list[Rule], options: Options,
         return [rewriter(item) for item in todo]
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(jobs, initializer=_init_worker, initargs=(ruleset, options)) as pool:
-        return pool.map(_rewrite_in_worker, todo, chunksize=1)
+        outcomes = pool.map(_rewrite_in_worker, todo, chunksize=1)
+        pool.close()  # workers end on the pool's sentinel, not on a signal
+        pool.join()
+        return outcomes

@@ -43,7 +43,8 @@ def _groups(stmts: list[ast.stmt]) -> list[tuple[int, int, list[ast.stmt]]]:
     for stmt in stmts:
         first, last = _first_line(stmt), stmt.end_lineno or stmt.lineno
         if out and first <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], last), [*out[-1][2], stmt])
+            out[-1][2].append(stmt)  # in place: a line of 20k statements stays linear
+            out[-1] = (out[-1][0], max(out[-1][1], last), out[-1][2])
         else:
             out.append((first, last, [stmt]))
     return out

@@ -38,17 +38,114 @@ def walk(graph, prefix: str = "") -> Iterator[tuple[str, Any]]:
                 yield from walk(sub, f"{path}/{attr.name}[{j}]/")
 
 
+INFER_SECONDS = 120.0  # shape inference of real exports takes seconds; a hostile one, forever
+DATA_PROP_LIMIT = 1 << 20  # a 1-D tensor data propagation would expand, element by element
+
+
 def infer(model) -> tuple[object, str | None]:
     """``model`` with inferred value types and shapes (onnx shape inference, data propagation;
-    weights are not loaded: initializers carry their dims), or the model as it is and why."""
+    weights are not loaded: initializers carry their dims), or the model as it is and why.
+
+    Inference grows with what the model *declares*: data propagation expands every 1-D
+    tensor element by element (a 113-byte model declaring ``float[2^40]`` took all memory).
+    So it is skipped when a declared 1-D extent or an integer constant is over
+    DATA_PROP_LIMIT, and inference runs in a child with a time and memory budget
+    (core/isolate.py): past it the census goes on without it, and says so."""
+    import onnx
+
+    from migrate.core.isolate import Bounded, run_bounded
+
+    large = _declares_large(model)
+    budget = max(4 << 30, 8 * model.ByteSize())
+    why = ""
+    for data_prop in (False,) if large else (True, False):
+        try:
+            data = run_bounded(_infer_bytes, model, data_prop, seconds=INFER_SECONDS,
+                               memory=budget)
+        except Bounded as exc:
+            why = str(exc)
+            continue
+        out = onnx.ModelProto()
+        out.ParseFromString(data)
+        note = None
+        if large:
+            note = (f"data propagation skipped: the model declares a 1-D extent or an "
+                    f"integer constant over {DATA_PROP_LIMIT}")
+        elif not data_prop:
+            note = f"data propagation stopped ({why})"
+        return out, note
+    return model, f"shape inference stopped ({why})"
+
+
+def _infer_bytes(model, data_prop: bool) -> bytes:
+    """In the budgeted child: the inferred model, weights dropped (the census needs none)."""
     import onnx
 
     try:
-        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
-                                                 data_prop=True), None
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
+                                                     data_prop=data_prop)
     except Exception as exc:  # noqa: BLE001 - inference is best effort; say why it stopped
         text = str(exc).strip().splitlines()
-        return model, f"shape inference failed ({text[0][:160] if text else type(exc).__name__})"
+        raise RuntimeError(f"shape inference failed ({text[0][:160] if text else type(exc).__name__})") \
+            from None
+    _drop_weights(inferred.graph)
+    return inferred.SerializeToString()
+
+
+def _drop_weights(graph) -> None:
+    for t in graph.initializer:
+        for name in ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
+                     "uint64_data", "string_data"):
+            t.ClearField(name)
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                _drop_weights(attr.g)
+            for sub in attr.graphs:
+                _drop_weights(sub)
+
+
+def _declares_large(model) -> bool:
+    """A 1-D extent or a small integer constant over DATA_PROP_LIMIT anywhere."""
+    from onnx import TensorProto, numpy_helper
+
+    ints = (TensorProto.INT64, TensorProto.INT32, TensorProto.UINT64, TensorProto.UINT32)
+
+    def big_tensor(t) -> bool:
+        if len(t.dims) == 1 and t.dims[0] > DATA_PROP_LIMIT:
+            return True
+        if t.data_type in ints and len(t.dims) <= 1 and (not t.dims or t.dims[0] <= 64) \
+                and t.data_location != TensorProto.EXTERNAL:
+            try:
+                values = numpy_helper.to_array(t).reshape(-1)
+            except Exception:  # noqa: BLE001 - a malformed tensor: let inference judge it
+                return False
+            return bool(values.size) and bool((abs(values.astype("float64")) > DATA_PROP_LIMIT).any())
+        return False
+
+    def walk(graph) -> bool:
+        for vi in [*graph.input, *graph.output, *graph.value_info]:
+            tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+            if tt is not None and tt.HasField("shape") and len(tt.shape.dim) == 1:
+                d = tt.shape.dim[0]
+                if d.HasField("dim_value") and d.dim_value > DATA_PROP_LIMIT:
+                    return True
+        if any(big_tensor(t) for t in graph.initializer):
+            return True
+        for node in graph.node:
+            for attr in node.attribute:
+                if attr.HasField("t") and big_tensor(attr.t):
+                    return True
+                if attr.HasField("g") and walk(attr.g):
+                    return True
+                if any(walk(sub) for sub in attr.graphs):
+                    return True
+                if len(attr.ints) and max(abs(v) for v in attr.ints) > DATA_PROP_LIMIT and \
+                        node.op_type == "Constant":
+                    return True
+        return False
+
+    return walk(model.graph)
 
 
 def value_info(graph, out: dict | None = None) -> dict[str, tuple[int, int | None, bool]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from migrate.core.display import escape_lines, escape_strings
 from migrate.core.errors import UsageError
 
 FORMATS = ("text", "json", "markdown")
@@ -47,6 +48,14 @@ def _summary(report: dict) -> str:
 
 
 def render_census(report: dict, fmt: str) -> str:
+    """The op coverage report in ``fmt``; op, domain and node names come from the model:
+    text and Markdown escape their control characters (a name cannot forge a log line)."""
+    if fmt == "json":
+        return _census(report, fmt)
+    return escape_lines(_census(escape_strings(report), fmt))
+
+
+def _census(report: dict, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2)
     if fmt == "markdown":
@@ -83,6 +92,12 @@ def render_census(report: dict, fmt: str) -> str:
 
 
 def render_decompose(report: dict, fmt: str) -> str:
+    if fmt == "json":
+        return _decompose(report, fmt)
+    return escape_lines(_decompose(escape_strings(report), fmt))
+
+
+def _decompose(report: dict, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2)
     if fmt not in FORMATS:

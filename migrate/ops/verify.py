@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrate.core.display import escape
 from migrate.core.errors import UsageError
+from migrate.core.inputs import input_path
 
 
 @dataclass
@@ -34,14 +36,28 @@ def _session(path: Path):
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
 
+MAX_RANDOM_ELEMENTS = 1 << 26  # random feeds for a verification run (256 MB of float32)
+MAX_INPUT_BYTES = 2 * 1024 ** 3  # an --inputs .npz, uncompressed
+
+
 def random_inputs(session, seed: int = 0) -> dict:
-    """Random feeds from the session's input metadata; symbolic dims become 2."""
+    """Random feeds from the session's input metadata; symbolic dims become 2. A model that
+    declares more than MAX_RANDOM_ELEMENTS input elements is not fed at random (ValueError:
+    the verification says why)."""
+    import math
+
     import numpy as np
 
     rng = np.random.default_rng(seed)
     feeds = {}
+    shapes = {m.name: [d if isinstance(d, int) and d >= 0 else 2 for d in m.shape]
+              for m in session.get_inputs()}
+    total = sum(math.prod(s) for s in shapes.values())
+    if total > MAX_RANDOM_ELEMENTS:
+        raise ValueError(f"the inputs declare {total} elements (limit {MAX_RANDOM_ELEMENTS} for "
+                         "random inputs); pass --inputs FILE.npz or --no-verify")
     for meta in session.get_inputs():
-        shape = [d if isinstance(d, int) and d >= 0 else 2 for d in meta.shape]
+        shape = shapes[meta.name]
         kind = meta.type[len("tensor("):-1] if meta.type.startswith("tensor(") else meta.type
         if kind in ("float", "double", "float16"):
             dtype = {"float": np.float32, "double": np.float64, "float16": np.float16}[kind]
@@ -57,13 +73,25 @@ def random_inputs(session, seed: int = 0) -> dict:
 
 
 def load_inputs(path: Path) -> dict:
+    """The arrays of an .npz file: a regular file, no pickles, at most MAX_INPUT_BYTES once
+    decompressed (sizes from the archive, checked before anything is inflated)."""
+    import zipfile
+
     import numpy as np
 
+    path = input_path(path, "--inputs", MAX_INPUT_BYTES)
+    shown = escape(str(path))
     try:
         with np.load(path, allow_pickle=False) as data:
+            if not hasattr(data, "files"):
+                raise ValueError("a single array, not an .npz archive")
+            size = sum(info.file_size for info in data.zip.infolist())
+            if size > MAX_INPUT_BYTES:
+                raise ValueError(f"{size} bytes once decompressed (limit {MAX_INPUT_BYTES})")
             return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: not a readable .npz file ({exc})") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        raise UsageError(f"--inputs {shown}: not a readable .npz file "
+                         f"({escape(str(exc).strip()[:200])})") from None
 
 
 def compare(reference: Path, candidate: Path, atol: float, inputs: dict | None = None,

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from migrate.core.display import escape
 from migrate.core.errors import UsageError
+from migrate.core.inputs import load_yaml
 
 WRAPPERS = ("module.", "_orig_mod.", "_fsdp_wrapped_module.")
 
@@ -72,19 +72,20 @@ def _globs(where: str, value: Any) -> list[str]:
 def load_mapping(path: str | Path | None) -> Mapping:
     if path is None:
         return Mapping([], [])
-    try:
-        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(f"{path}: cannot read mapping file: {' '.join(str(exc).split())}") \
-            from None
+    doc = load_yaml(path, "--mapping") or {}
+    path = escape(str(path))
     if not isinstance(doc, dict) or set(doc) - {"modules", "fused"}:
-        extra = sorted(set(doc) - {"modules", "fused"}) if isinstance(doc, dict) else doc
-        raise UsageError(f"{path}: mapping file takes 'modules' and 'fused', got {extra}")
+        extra = sorted(map(str, set(doc) - {"modules", "fused"})) if isinstance(doc, dict) \
+            else type(doc).__name__
+        raise UsageError(f"{path}: mapping file takes 'modules' and 'fused', got "
+                         f"{escape(str(extra))[:120]}")
     modules = doc.get("modules") or {}
     if not isinstance(modules, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in modules.items()):
         raise UsageError(f"{path}: mapping file needs 'modules: {{ref_name: target_name}}'")
     fused = []
+    if not isinstance(doc.get("fused") or [], list):
+        raise UsageError(f"{path}: 'fused' must be a list")
     for i, row in enumerate(doc.get("fused") or []):
         if not isinstance(row, dict) or set(row) - {"reference", "target", "dim"}:
             raise UsageError(f"{path}: fused[{i}] takes reference, target and dim")

@@ -7,43 +7,126 @@ naming the dump and the record, never a traceback.
 
 from __future__ import annotations
 
-import json
 import zlib
 from pathlib import Path
 from typing import Any
 
+from migrate.core.display import escape
 from migrate.core.errors import UsageError
+from migrate.core.inputs import input_path, load_json
 
 FORMAT = 1
+MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 _FIELDS = {"name": str, "call": int, "kind": str, "index": int, "dtype": str, "shape": list}
+_STAT_KEYS = ("min", "max", "mean", "norm", "nan", "inf", "std", "absmax")
 
 
 def rank_dirs(path: Path) -> dict[int, Path]:
-    """``{rank: folder}`` of a distributed dump's parent folder (``rank0/``, ``rank1/``...)."""
-    out = {}
+    """``{rank: folder}`` of a distributed dump's parent folder (``rank0/``, ``rank1/``...).
+    Two folders that name one rank (``rank0/`` and ``rank00/``) are an input error: one of
+    them would silently drop out of the comparison."""
+    out: dict[int, Path] = {}
     if path.is_dir() and not (path / "manifest.json").is_file():
-        for child in path.iterdir():
+        for child in sorted(path.iterdir()):
             num = child.name.removeprefix("rank")
-            if child.name.startswith("rank") and num.isdigit() and \
+            if child.name.startswith("rank") and num.isascii() and num.isdigit() and \
                     (child / "manifest.json").is_file():
-                out[int(num)] = child
+                rank = int(num)
+                if rank in out:
+                    raise UsageError(f"{escape(str(path))}: {out[rank].name}/ and {child.name}/ "
+                                     f"are both rank {rank}; keep one")
+                out[rank] = child
     return dict(sorted(out.items()))
+
+
+def dump_files(path: str | Path) -> list[Path]:
+    """The files a dump folder (or a parent of per-rank dumps) holds: what an output must
+    never overwrite."""
+    path = Path(path)
+    out: list[Path] = []
+    for folder in [path, *sorted(p for p in _children(path) if p.name.startswith("rank"))]:
+        out += [p for p in _children(folder) if p.is_file()]
+    return out
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
+
+
+def _fail(where: Path, what: str) -> UsageError:
+    return UsageError(f"{escape(str(where))}: {what}")
 
 
 def _check_records(where: Path, records: Any) -> list[dict]:
     if not isinstance(records, list):
-        raise UsageError(f"{where}: 'records' must be a list")
+        raise _fail(where, "'records' must be a list")
     for i, rec in enumerate(records):
         if not isinstance(rec, dict):
-            raise UsageError(f"{where}: records[{i}] is not an object")
+            raise _fail(where, f"records[{i}] is not an object")
         for key, typ in _FIELDS.items():
             value = rec.get(key)
             if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
-                raise UsageError(f"{where}: records[{i}].{key} must be {typ.__name__}, "
-                                 f"got {value!r}")
-        if rec.get("stats") is not None and not isinstance(rec["stats"], dict):
-            raise UsageError(f"{where}: records[{i}].stats must be an object")
+                shown = type(value).__name__ if isinstance(value, (dict, list)) else \
+                    escape(repr(value))[:60]
+                raise _fail(where, f"records[{i}].{key} must be {typ.__name__}, got {shown}")
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                   for d in rec["shape"]):
+            raise _fail(where, f"records[{i}].shape must be a list of sizes")
+        if rec["call"] < 0 or rec["index"] < 0:
+            raise _fail(where, f"records[{i}]: call and index must not be negative")
+        for key in ("tensor", "file", "crc32"):
+            if rec.get(key) is not None and not isinstance(rec[key], str):
+                raise _fail(where, f"records[{i}].{key} must be a string or null")
+        stats = rec.get("stats")
+        if stats is not None and not isinstance(stats, dict):
+            raise _fail(where, f"records[{i}].stats must be an object")
+        for key in _STAT_KEYS:
+            value = (stats or {}).get(key)
+            if value is not None and (isinstance(value, bool) or
+                                      not isinstance(value, (int, float))):
+                raise _fail(where, f"records[{i}].stats.{key} must be a number")
+        if stats and stats.get("sketch") is not None and not isinstance(stats["sketch"], str):
+            raise _fail(where, f"records[{i}].stats.sketch must be a string")
+    seen: dict[tuple, int] = {}
+    for i, rec in enumerate(records):  # a repeated key would shadow a record in alignment
+        ident = (rec["name"], rec["call"], rec["kind"], rec["index"])
+        if ident in seen:
+            raise _fail(where, f"records[{i}] repeats records[{seen[ident]}] "
+                               f"({_label(rec)}): each record is one tensor")
+        seen[ident] = i
     return records
+
+
+def _check_meta(where: Path, meta: dict) -> None:
+    """The meta keys readers use: weights {name: {dtype, shape, crc, norm, sketch}},
+    modules [names], precision {...}."""
+    weights = meta.get("weights")
+    if weights is not None:
+        if not isinstance(weights, dict):
+            raise _fail(where, "meta.weights must be an object")
+        for name, row in weights.items():
+            shape = row.get("shape", []) if isinstance(row, dict) else None
+            if not isinstance(row, dict) or not isinstance(shape, list) or not all(
+                    isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+                raise _fail(where, f"meta.weights[{escape(repr(name))[:60]}] must be an object "
+                                   "with a shape")
+            norm = row.get("norm")
+            if norm is not None and (isinstance(norm, bool) or not isinstance(norm, (int, float))):
+                raise _fail(where, f"meta.weights[{escape(repr(name))[:60]}].norm must be a number")
+            for key in ("dtype", "crc", "sketch"):
+                if row.get(key) is not None and not isinstance(row[key], str):
+                    raise _fail(where, f"meta.weights[{escape(repr(name))[:60]}].{key} must be "
+                                       "a string")
+    modules = meta.get("modules")
+    if modules is not None and not (isinstance(modules, list) and
+                                    all(isinstance(m, str) for m in modules)):
+        raise _fail(where, "meta.modules must be a list of names")
+    for key in ("precision",):
+        if meta.get(key) is not None and not isinstance(meta[key], dict):
+            raise _fail(where, f"meta.{key} must be an object")
 
 
 class Dump:
@@ -52,18 +135,16 @@ class Dump:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         manifest = self.path / "manifest.json"
-        if not manifest.is_file():
-            raise UsageError(f"{self.path}: not a dump directory (no manifest.json)")
-        try:
-            doc = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"{manifest}: unreadable manifest: {exc}") from None
+        if not manifest.exists():
+            raise UsageError(f"{escape(str(self.path))}: not a dump directory (no manifest.json)")
+        doc = load_json(manifest, "manifest", MAX_MANIFEST_BYTES)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-            raise UsageError(f"{manifest}: unsupported dump format {got!r}")
+            raise _fail(manifest, f"unsupported dump format {escape(repr(got))[:40]}")
         meta, specs = doc.get("meta", {}), doc.get("input_specs", {})
         if not isinstance(meta, dict) or not isinstance(specs, dict):
-            raise UsageError(f"{manifest}: 'meta' and 'input_specs' must be objects")
+            raise _fail(manifest, "'meta' and 'input_specs' must be objects")
+        _check_meta(manifest, meta)
         self.meta: dict = meta
         self.records: list[dict] = _check_records(manifest, doc.get("records", []))
         self.input_specs: dict = specs
@@ -78,18 +159,22 @@ class Dump:
         key, file = rec.get("tensor"), rec.get("file")
         if key is None or file is None:
             return None
-        if not isinstance(key, str) or not isinstance(file, str) or "/" in file:
-            raise UsageError(f"{self.path}: record {_label(rec)} has a bad tensor reference")
+        if not isinstance(key, str) or not isinstance(file, str) or "/" in file or \
+                "\x00" in file or file in ("", ".", ".."):
+            raise _fail(self.path, f"record {_label(rec)} has a bad tensor reference")
         handle = self._open(file)
         try:
             t = handle.get_tensor(key)
         except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types
-            raise UsageError(f"{self.path / file}: cannot read {key} for {_label(rec)}: "
-                             f"{exc}") from None
+            raise _fail(self.path / file, f"cannot read {escape(key)[:80]} for {_label(rec)}: "
+                                          f"{_short(exc)}") from None
+        if list(t.shape) != list(rec["shape"]) and rec.get("dtype") != "complex128":
+            raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) has shape "
+                                          f"{list(t.shape)}, its record says {rec['shape']}")
         crc = rec.get("crc32")
         if crc is not None and f"{_crc(t):08x}" != crc:
-            raise UsageError(f"{self.path / file}: {key} ({_label(rec)}) does not match its "
-                             "checksum: the dump is corrupt")
+            raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) does not match "
+                                          "its checksum: the dump is corrupt")
         return _restore(t, rec)
 
     def stored(self, rec: dict) -> Any:
@@ -108,10 +193,11 @@ class Dump:
             self._handles.clear()
             from safetensors import safe_open
 
+            input_path(self.path / file, "tensor file")  # a regular file: never a FIFO
             try:
                 handle = safe_open(str(self.path / file), framework="pt", device="cpu")
             except Exception as exc:  # noqa: BLE001 - safetensors raises its own error type
-                raise UsageError(f"{self.path / file}: cannot open tensor file: {exc}") \
+                raise _fail(self.path / file, f"cannot open tensor file: {_short(exc)}") \
                     from None
             self._handles[file] = handle
         return handle
@@ -121,7 +207,12 @@ class Dump:
 
 
 def _label(rec: dict) -> str:
-    return f"{rec.get('name')}#{rec.get('call')} {rec.get('kind')}[{rec.get('index')}]"
+    return escape(f"{rec.get('name')}#{rec.get('call')} {rec.get('kind')}[{rec.get('index')}]")[:160]
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return escape(text[0] if text else type(exc).__name__)[:200]
 
 
 def _crc(t: Any) -> int:

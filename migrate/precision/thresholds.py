@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from migrate.core.display import escape
 from migrate.core.errors import UsageError
+from migrate.core.inputs import load_yaml
 from migrate.precision import metrics
 from migrate.precision.run_precision import CLASSES, dtype_class, loosest
 
@@ -79,21 +80,44 @@ class Gate:
         return out
 
 
-def _read(path: Path) -> dict:
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(f"{path}: cannot read gate file: {' '.join(str(exc).split())}") \
-            from None
+def _read(path: Path, what: str = "--gate") -> dict:
+    """A gate file: a bounded regular file, YAML with alias and size limits (core/inputs)."""
+    doc = load_yaml(path, what) or {}
     if not isinstance(doc, dict):
-        raise UsageError(f"{path}: gate file must be a YAML mapping")
+        raise UsageError(f"{escape(str(path))}: gate file must be a YAML mapping")
     return doc
+
+
+def _show(value: Any) -> str:
+    """A value for a message: short, escaped, never the repr of a whole structure."""
+    if isinstance(value, (dict, list)):
+        return f"a {'mapping' if isinstance(value, dict) else 'list'}"
+    return escape(repr(value))[:80]
 
 
 def _unknown(where: str, key: Any, known: set[str] | tuple[str, ...], alias: str = "") -> None:
     hint = alias or next(iter(difflib.get_close_matches(str(key), sorted(known), 1)), "")
-    raise UsageError(f"{where}: unknown key {key!r}" + (f" (did you mean {hint!r}?)"
-                                                          if hint else ""))
+    raise UsageError(f"{where}: unknown key {_show(key)}" + (f" (did you mean {hint!r}?)"
+                                                              if hint else ""))
+
+
+def _number(where: str, value: Any, low: float, high: float = math.inf,
+            integer: bool = False) -> float:
+    """``value`` if it is a finite number (an integer when asked) in [low, high]: a gate
+    with .nan or .inf thresholds can never fail, so it is an error."""
+    kind = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) \
+            or not low <= value <= high:
+        span = f"in [{low:g}, {high:g}]" if math.isfinite(high) else f">= {low:g}"
+        raise UsageError(f"{where} must be {'an integer' if integer else 'a number'} {span} "
+                         f"(finite), got {_show(value)}")
+    return value
+
+
+def _threshold_range(key: str) -> tuple[float, float]:
+    """Cosine bounds live in [-1, 1]; every other threshold is a distance or a share."""
+    base = key.removeprefix("replay_").removeprefix("grad_")
+    return (-1.0, 1.0) if base.startswith("cosine_") else (0.0, math.inf)
 
 
 def _check_entry(where: str, entry: Any, extra: tuple[str, ...] = ()) -> None:
@@ -105,9 +129,8 @@ def _check_entry(where: str, entry: Any, extra: tuple[str, ...] = ()) -> None:
             continue
         if key not in known:
             _unknown(where, key, known | set(extra))
-        if value is not None and (isinstance(value, bool) or
-                                  not isinstance(value, (int, float))):
-            raise UsageError(f"{where}.{key} must be a number or null, got {value!r}")
+        if value is not None:
+            _number(f"{where}.{key}", value, *_threshold_range(key))
 
 
 def _check_top(path: Any, doc: dict) -> None:
@@ -137,6 +160,9 @@ def _overrides(path: Any, user: dict) -> list[dict[str, Any]]:
     for i, ov in enumerate(overrides):
         if not isinstance(ov, dict) or not isinstance(ov.get("match"), str):
             raise UsageError(f"{path}: overrides[{i}] needs a 'match' glob")
+        if "skip" in ov and not isinstance(ov["skip"], bool):
+            raise UsageError(f"{path}: overrides[{i}].skip must be true or false, got "
+                             f"{_show(ov['skip'])}")
         _check_entry(f"{path}: overrides[{i}]", ov, extra=("match", "skip"))
     return list(overrides)
 
@@ -157,26 +183,33 @@ def _profile(path: Any, base: dict, user: dict, name: str | None) -> tuple[str, 
 
 
 def load_gate(path: str | Path | None = None, profile: str | None = None) -> Gate:
-    base = _read(DEFAULTS_FILE)
-    user = _read(Path(path)) if path else {}
-    _check_top(path, user)
-    allowed = user.get("allowed_violations", base.get("allowed_violations", 0))
-    if isinstance(allowed, bool) or not isinstance(allowed, int) or allowed < 0:
-        raise UsageError(f"{path}: allowed_violations must be a non-negative integer")
-    share = user.get("min_compared", base.get("min_compared", 0.5))
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
-        raise UsageError(f"{path}: min_compared must be a number in [0, 1]")
-    floor = user.get("rel_floor", base.get("rel_floor", 1e-3))
-    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or floor < 0:
-        raise UsageError(f"{path}: rel_floor must be a non-negative number")
-    grad_floor = user.get("grad_floor", base.get("grad_floor", 0.1))
-    if isinstance(grad_floor, bool) or not isinstance(grad_floor, (int, float)) or \
-            not 0 <= grad_floor <= 1:
-        raise UsageError(f"{path}: grad_floor must be a number in [0, 1]")
-    name, prof = _profile(path, base, user, profile)
-    return Gate(dtypes=_dtypes(path, base, user), overrides=_overrides(path, user),
-                allowed_violations=allowed,
-                fail_on_missing=bool(user.get("fail_on_missing", base.get("fail_on_missing"))),
+    """The default thresholds with the gate file at ``path`` merged over them: every key
+    known, every threshold a finite number in its range (a NaN bound passes everything),
+    every flag a boolean; UsageError (exit 2) otherwise."""
+    base = _read(DEFAULTS_FILE, "thresholds")
+    user = _read(Path(path)) if path is not None else {}
+    where = escape(str(path))
+    _check_top(where, user)
+
+    def top(key: str, default: Any, low: float, high: float = math.inf,
+            integer: bool = False) -> float:
+        return _number(f"{where}: {key}", user.get(key, base.get(key, default)), low, high,
+                       integer)
+
+    allowed = int(top("allowed_violations", 0, 0, integer=True))
+    share = top("min_compared", 0.5, 0, 1)
+    floor = top("rel_floor", 1e-3, 0)
+    grad_floor = top("grad_floor", 0.1, 0, 1)
+    missing = user.get("fail_on_missing", base.get("fail_on_missing", True))
+    if not isinstance(missing, bool):
+        raise UsageError(f"{where}: fail_on_missing must be true or false, got {_show(missing)}")
+    if not isinstance(user.get("profile", ""), str):
+        raise UsageError(f"{where}: profile must be a name, got {_show(user['profile'])}")
+    if not isinstance(user.get("profiles") or {}, dict):
+        raise UsageError(f"{where}: profiles must be a mapping of name: settings")
+    name, prof = _profile(where, base, user, profile)
+    return Gate(dtypes=_dtypes(where, base, user), overrides=_overrides(where, user),
+                allowed_violations=allowed, fail_on_missing=missing,
                 rel_floor=float(floor), min_compared=float(share),
                 grad_floor=float(grad_floor), profile_name=name,
                 profile=prof)

@@ -1,31 +1,47 @@
 """Scan cache: results per file, keyed by content hash; (size, mtime) only as a shortcut.
 
-One JSON document per (scan root, tool version, rule pack, selected rules): a data format,
-so a shared cache folder cannot run code (a pickle could). An entry is reused when the
-file's bytes hash to its digest; a warm run may skip reading a file whose size and mtime
+One JSON document per (scan root, tool version, rule pack, selected rules, target): a data
+format, so a shared cache folder cannot run code (a pickle could). An entry is reused when
+the file's bytes hash to its digest; a warm run may skip reading a file whose size and mtime
 both match an entry that has a digest. Anything of the wrong shape starts the cache afresh.
 Location: --cache-dir, $MIGRATE_CACHE_DIR, or the user cache folder
 ($XDG_CACHE_HOME/ascend-migrate). A cache that cannot be written is not an error and
 leaves no temporary file behind.
+
+A cache folder may be shared or restored from another CI job, so its content is untrusted
+(docs/contracts.md, trust model). Each entry is bound to its file's path, its content hash
+and the rule table (rule pack digest, selected codes, target, tool version) by an HMAC
+whose key never lives in the cache folder: ``$MIGRATE_CACHE_KEY`` (a CI secret shared by
+the jobs that share a cache) or a per-user key file made on first use
+(``$XDG_CONFIG_HOME/ascend-migrate/cache.key``, mode 0600). An entry whose MAC does not
+check, or whose findings name another path, an unknown rule or offsets outside the file, is
+ignored: the file is scanned afresh. Without a usable key there is no cache. And apply never
+splices cached edits: it re-derives the fixes of every file it rewrites from the bytes it
+reads (fix/run.py), so even a cache written with a leaked key cannot put text in a file.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import json
 import os
+import secrets
+import stat
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate import __version__
 from migrate.core.fileio import MAX_FILE_BYTES, SourceError, content_hash, read_bytes
-from migrate.core.findings import Edit, Finding, Fix
-from migrate.core.rules import rule_pack_digest
+from migrate.core.findings import CATEGORIES, Edit, Finding, Fix
+from migrate.core.rules import Rule, rule_pack_digest
 
-__all__ = ["Entry", "ScanCache", "content_hash", "default_cache_dir"]
-FORMAT = 2
+__all__ = ["Entry", "ScanCache", "cache_key", "content_hash", "default_cache_dir"]
+FORMAT = 3
+KEY_ENV = "MIGRATE_CACHE_KEY"
 
 
 def default_cache_dir() -> Path:
@@ -76,16 +92,94 @@ def _finding(d: dict) -> Finding:
     values = {k: d[k] for k in _FIELDS if k in d}
     fix = d.get("fix")
     if fix is not None:
-        edits = [Edit(int(s), int(e), str(c)) for s, e, c in fix["edits"]]
-        ranges = [(int(a), int(b), int(c), int(e)) for a, b, c, e in fix.get("ranges") or ()]
-        fix = Fix(str(fix["applicability"]), str(fix["description"]), edits,  # type: ignore[arg-type]
+        edits = [Edit(_int(s), _int(e), str(c)) for s, e, c in fix["edits"]]
+        ranges = [_range(r) for r in fix.get("ranges") or ()]
+        if fix["applicability"] not in ("safe", "unsafe") or any(e.start > e.end for e in edits):
+            raise TypeError("bad fix")
+        fix = Fix(fix["applicability"], str(fix["description"]), edits,
                   [str(i) for i in fix["imports"]], ranges)
     f = Finding(**values, fix=fix)
     ints = (f.line, f.column, f.end_line, f.end_column, f.snippet_start)
     if not all(isinstance(v, int) for v in ints) or not all(
-            isinstance(getattr(f, k), str) for k in _STRINGS):
+            isinstance(getattr(f, k), str) for k in _STRINGS) or f.category not in CATEGORIES:
         raise TypeError("bad finding")
     return f
+
+
+def _range(r) -> tuple[int, int, int, int]:
+    a, b, c, e = (_int(x) for x in r)
+    return a, b, c, e
+
+
+def _int(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TypeError("bad offset")
+    return value
+
+
+def _plausible(rel: str, entry: Entry, rules: dict[str, Rule] | None) -> bool:
+    """Findings of a cached entry that could be this file's: its path, a selected rule (by
+    code and name), positions inside the file (an offset counts characters, never more than
+    the file's bytes)."""
+    for f in entry.findings:
+        rule = rules.get(f.rule) if rules is not None else None
+        if f.path != rel or (rules is not None and (rule is None or rule.name != f.name)):
+            return False
+        if not (1 <= f.line <= f.end_line and f.column >= 1 and f.end_column >= 1):
+            return False
+        if f.fix and any(e.end > entry.size for e in f.fix.edits):
+            return False
+    return True
+
+
+def cache_key() -> bytes | None:
+    """The HMAC key: $MIGRATE_CACHE_KEY, or the per-user key file (made on first use, owned
+    by this user, mode 0600); None when neither can be had (then nothing is cached)."""
+    env = os.environ.get(KEY_ENV)
+    if env:
+        return env.encode("utf-8", "surrogateescape")
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    path = Path(base) / "ascend-migrate" / "cache.key"
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return _new_key(path)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
+                or st.st_mode & 0o077 or not 32 <= st.st_size <= 1024):
+            return None  # not ours alone: not a secret
+        return os.read(fd, 1024).strip() or None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _new_key(path: Path) -> bytes | None:
+    key = secrets.token_hex(32).encode()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+    except FileExistsError:  # another run made it just now
+        return cache_key()
+    except OSError:
+        return None
+    try:
+        os.write(fd, key + b"\n")
+    finally:
+        os.close(fd)
+    return key
+
+
+def _mac(key: bytes, binding: bytes, rel: str, data: dict) -> str:
+    body = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    msg = binding + rel.encode("utf-8", "surrogateescape") + b"\0" + body.encode()
+    return hmac.new(key, msg, hashlib.sha256).hexdigest()
 
 
 @dataclass
@@ -93,17 +187,30 @@ class ScanCache:
     path: Path | None
     entries: dict[str, Entry] = field(default_factory=dict)
     dirty: bool = False
+    key: bytes = b""
+    binding: bytes = b""  # the rule table and the scan root every entry's MAC covers
 
     @classmethod
-    def open(cls, cache_dir: Path | None, root: Path, codes: list[str]) -> ScanCache:
+    def open(cls, cache_dir: Path | None, root: Path, codes: list[str],
+             rules: Sequence[Rule] | None = None) -> ScanCache:
+        """The cache of one scan; ``codes`` name the selection (rules and target), ``rules``
+        the selected rules cached findings must come from."""
         if cache_dir is None:
             return cls(None)
-        key = hashlib.blake2b(digest_size=12)
+        secret = cache_key()
+        if secret is None:
+            return cls(None)
+        name = hashlib.blake2b(digest_size=12)
+        binding = hashlib.blake2b(digest_size=32)
         for part in (__version__, rule_pack_digest(), os.path.realpath(root), ",".join(codes)):
-            key.update(part.encode("utf-8", "surrogateescape"))
-            key.update(b"\0")
-        path = Path(cache_dir) / f"scan-{key.hexdigest()}.json"
-        return cls(path, _load(path))
+            for h in (name, binding):
+                h.update(part.encode("utf-8", "surrogateescape"))
+                h.update(b"\0")
+        path = Path(cache_dir) / f"scan-{name.hexdigest()}.json"
+        cache = cls(path, key=secret, binding=binding.digest())
+        by_code = {r.code: r for r in rules} if rules is not None else None
+        cache.entries = _load(path, cache, by_code)
+        return cache
 
     def lookup(self, rel: str, st: os.stat_result | None) -> Entry | None:
         """The entry for ``rel`` if size and mtime match and it has a content hash."""
@@ -124,14 +231,18 @@ class ScanCache:
             return
         for rel in stale:
             del self.entries[rel]
-        doc = {"format": FORMAT, "entries": {k: e.to_data() for k, e in self.entries.items()}}
-        data = json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode()
+        entries = {}
+        for rel, e in self.entries.items():
+            data = e.to_data()
+            entries[rel] = {**data, "mac": _mac(self.key, self.binding, rel, data)}
+        doc = {"format": FORMAT, "entries": entries}
+        payload = json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode()
         tmp = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".scan-", suffix=".tmp")
             with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+                fh.write(payload)
             os.replace(tmp, self.path)
             tmp = None
         except OSError:
@@ -144,12 +255,25 @@ class ScanCache:
                     pass
 
 
-def _load(path: Path) -> dict[str, Entry]:
+def _load(path: Path, cache: ScanCache, rules: dict[str, Rule] | None) -> dict[str, Entry]:
     try:
         data, _ = read_bytes(path, MAX_FILE_BYTES * 8)
         doc = json.loads(data)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             return {}
-        return {str(k): Entry.from_data(v) for k, v in doc["entries"].items()}
+        items = doc["entries"].items()
     except (SourceError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return {}  # missing, corrupt or from another version: start afresh
+    out = {}
+    for rel, raw in items:
+        try:
+            mac = raw.pop("mac")
+            if not (isinstance(rel, str) and isinstance(mac, str) and hmac.compare_digest(
+                    mac, _mac(cache.key, cache.binding, rel, raw))):
+                continue  # not written by this user (or its key): scan the file afresh
+            entry = Entry.from_data(raw)
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            continue
+        if _plausible(rel, entry, rules):
+            out[rel] = entry
+    return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +34,26 @@ class SourceFile:
     path: Path  # as found (may be relative to cwd): the path that is opened
     rel: str  # relative to the scan root, forward slashes
     kind: str  # a file kind of migrate/core/filekinds.py
+    real: str = ""  # its resolved path (symlinks followed), as discovery saw it
 
 
 def file_kind(path: Path) -> str | None:
     """The kind of a file met while walking a folder (migrate/core/filekinds.py)."""
     return detect(path)
+
+
+def read_by_scan(path: Path, paths: list[Path]) -> bool:
+    """Whether a scan of ``paths`` would read the existing file ``path`` (a kind it scans,
+    a .gitignore, a pyproject.toml) : such a file is never a report's destination."""
+    if not os.path.isfile(path):
+        return False
+    real = os.path.realpath(path)
+    given = [os.path.realpath(p) for p in paths]
+    if real in given:
+        return True
+    if not _inside(real, [g for g in given if os.path.isdir(g)]):
+        return False
+    return bool(path.name == ".gitignore" or file_kind(path) or _shebang_kind(path))
 
 
 def _shebang_kind(path: Path) -> str | None:
@@ -115,7 +131,7 @@ class Walker:
             key = os.path.realpath(p)
             if kind and key not in seen:
                 seen.add(key)
-                yield SourceFile(p, _rel(p, self.root), kind)
+                yield SourceFile(p, _rel(p, self.root), kind, key)
 
     def _walk_dir(self, top: Path, seen: set[str]) -> Iterator[SourceFile]:
         top_rel = _rel(top, self.root)
@@ -175,7 +191,7 @@ class Walker:
         if key in seen or kind is None:
             return None
         seen.add(key)
-        return SourceFile(path, rel, kind)
+        return SourceFile(path, rel, kind, key)
 
     def _with_gitignore(self, folder: Path, folder_rel: str, entries, specs):
         if not self.gitignore or not any(e.name == ".gitignore" for e in entries):
@@ -185,25 +201,44 @@ class Walker:
         except SourceError:
             return specs
         lines = data.decode("utf-8", errors="replace").splitlines()
+        where = f"{folder_rel}/.gitignore" if folder_rel else ".gitignore"
+        wild = [line for line in lines if _too_wild(line)]
+        if wild:  # regex matching would backtrack exponentially on a long name
+            self.errors.append(FileError(where, f"{len(wild)} pattern(s) with more than "
+                                                f"{MAX_STARS} '*' in one path part ignored"))
+            lines = [line for line in lines if not _too_wild(line)]
         try:
             return [*specs, (folder, pathspec.GitIgnoreSpec.from_lines(lines))]
         except Exception:  # pathspec rejects a line ("!", "foo\\"): keep the good ones
             good = [line for line in lines if _valid_pattern(line)]
             bad = len(lines) - len(good)
-            where = f"{folder_rel}/.gitignore" if folder_rel else ".gitignore"
             self.errors.append(FileError(where, f"{bad} invalid pattern(s) ignored"))
             return [*specs, (folder, pathspec.GitIgnoreSpec.from_lines(good))]
 
     @staticmethod
     def _ignored(path: Path, is_dir: bool, specs) -> bool:
-        for base, spec in specs:
+        """As git decides: the deepest .gitignore with a pattern matching the path wins,
+        so ``!model_gen.py`` in a sub-folder re-includes what its parent's file excludes."""
+        for base, spec in reversed(specs):
             try:
                 rel = path.relative_to(base).as_posix()
             except ValueError:
                 continue
-            if spec.match_file(rel + ("/" if is_dir else "")):
-                return True
+            verdict = spec.check_file(rel + ("/" if is_dir else "")).include
+            if verdict is not None:
+                return verdict
         return False
+
+
+MAX_STARS = 3  # single '*' per path part: matching costs about len(name) ** stars
+
+
+def _too_wild(line: str) -> bool:
+    return any(part != "**" and len(_STARS.findall(part)) > MAX_STARS
+               for part in line.split("/"))
+
+
+_STARS = re.compile(r"\*+")
 
 
 def _valid_pattern(line: str) -> bool:

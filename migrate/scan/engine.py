@@ -62,22 +62,25 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
     project = discover([(Path(sf.path), sf.rel) for sf in files if sf.kind == "python"], root,
                        options.device_helper)
     cache = ScanCache(None) if custom else ScanCache.open(
-        options.cache_dir, root, [*(r.code for r in rules), options.targets.key(), project.key()])
+        options.cache_dir, root, [*(r.code for r in rules), options.targets.key(), project.key()],
+        rules)
     result = ScanResult(errors=list(walker.errors), files_scanned=len(files),
-                        target=options.targets.describe(), project=project)
+                        target=options.targets.describe(), project=project,
+                        roots=[] if options.follow_symlinks else list(walker.roots))
+    reals = {sf.rel: sf.real for sf in files}
     todo: list[WorkItem] = []
     for sf in files:
         hit = cache.lookup(sf.rel, _stat(sf.path)) if options.trust_mtime else None
         if hit is not None:
-            _collect(result, FileRecord(str(sf.path), sf.kind, hit.digest), sf.rel,
-                     hit.findings, hit.error)
+            _collect(result, FileRecord(str(sf.path), sf.kind, hit.digest, cached=True,
+                                        real=sf.real), sf.rel, hit.findings, hit.error)
             continue
         known = cache.entries[sf.rel].digest if sf.rel in cache.entries else None
         todo.append(WorkItem(str(sf.path), sf.rel, sf.kind, known,
                              options.targets.for_path(sf.rel), project.for_file(sf.rel)))
     for res in run_items(todo, RuleSet(rules), options.jobs, PARALLEL_THRESHOLD,
                          options.progress):
-        _store(result, cache, res)
+        _store(result, cache, res, reals.get(res.rel, ""))
     cache.save({sf.rel for sf in files})
     result.findings.sort(key=Finding.sort_key)
     result.errors.sort(key=lambda e: e.path)
@@ -91,12 +94,14 @@ def _stat(path: Path) -> os.stat_result | None:
         return None
 
 
-def _store(result: ScanResult, cache: ScanCache, res: FileResult) -> None:
+def _store(result: ScanResult, cache: ScanCache, res: FileResult, real: str) -> None:
     findings, error = res.findings, res.error
-    if findings is None and res.error is None:  # same content as the cached scan
+    cached = findings is None and res.error is None
+    if cached:  # same content as the cached scan
         old = cache.entries[res.rel]
         findings, error = old.findings, old.error
-    _collect(result, FileRecord(res.path, res.kind, res.digest), res.rel, findings or [], error)
+    _collect(result, FileRecord(res.path, res.kind, res.digest, cached=cached, real=real),
+             res.rel, findings or [], error)
     if res.size >= 0:
         cache.store(res.rel, Entry(res.size, res.mtime_ns, res.digest, findings or [], error))
 

@@ -86,12 +86,14 @@ def read_notebook(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,
     source = decode(data, python=False, path=path)
     if not _prefiltered(ruleset, rel, source):
         return [], None
+    problems: list[str] = []  # cells it could not scan: they may hide findings
     try:
         found = scan_notebook(source.text, rel, ruleset.python(rel),
-                              lambda t, r, plan: scan_python(t, r, plan, target, devices))
+                              lambda t, r, plan: scan_python(t, r, plan, target, devices),
+                              problems)
     except NotebookError as exc:
         raise FileProblem(str(exc)) from None
-    return ruleset.kept(found), None
+    return ruleset.kept(found), "; ".join(problems)[:500] or None
 
 
 def read_text(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,

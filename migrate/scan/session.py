@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,12 +56,15 @@ def target_choice(request: ScanRequest, cfg: ProjectConfig) -> TargetChoice:
     return TargetChoice(cfg.target or DEFAULT_TARGET, tuple(cfg.per_path_target.items()))
 
 
-def split_codes(values: list[str] | None) -> list[str] | None:
-    """--select A,B --select C -> [A, B, C]; None when not given."""
+def split_codes(values: list[str] | None, flag: str = "rule selection") -> list[str] | None:
+    """--select A,B --select C -> [A, B, C]; None when not given. An empty code (``A,,B``,
+    ``" "``) is an error: it would match every rule."""
     if not values:
         return None
-    out = [v.strip() for value in values for v in value.split(",") if v.strip()]
-    return out or None
+    out = [v.strip() for value in values for v in value.split(",")]
+    if not all(out):
+        raise UsageError(f"{flag} {','.join(values)!r}: an empty rule code")
+    return out
 
 
 def check_paths(paths: list[Path]) -> None:
@@ -76,14 +80,23 @@ def check_jobs(jobs: int | None) -> None:
         raise UsageError(f"--jobs {jobs}: must be at least 1 (it is capped at the CPU count)")
 
 
+_PREFIX = re.compile(r"MIG[0-9]{0,3}")
+
+
 def check_codes(codes: list[str] | None, flag: str) -> None:
-    """Unknown codes fail the same way wherever they are given (ruff parity: exit 2)."""
+    """Unknown and empty codes fail the same way wherever they are given (ruff parity:
+    exit 2): a code, a prefix of codes (``MIG2``) or a rule name, nothing else (``""`` or
+    ``"M"`` would match every rule)."""
     if not codes:
         return
     rules = default_rules()
     for code in codes:
-        if not any(r.code.startswith(code) or r.name == code for r in rules):
-            raise UsageError(f"{flag} {code}: no rule has this code or name (see `migrate rules`)")
+        if not isinstance(code, str) or not code.strip():
+            raise UsageError(f"{flag}: an empty rule code (it would match every rule)")
+        if not any(r.name == code for r in rules) and not (
+                _PREFIX.fullmatch(code) and any(r.code.startswith(code) for r in rules)):
+            raise UsageError(f"{flag} {escape(code)}: no rule has this code or name "
+                             "(see `migrate rules`)")
 
 
 def parse_per_file_ignores(values: list[str] | None) -> dict[str, list[str]]:
@@ -133,13 +146,13 @@ def run_session(request: ScanRequest,
     check_paths(request.paths)
     check_jobs(request.jobs)
     cfg = load_config(request.paths[0], request.config)
-    select = split_codes(request.select) or cfg.select
-    extend = [*cfg.extend_select, *(split_codes(request.extend_select) or [])]
-    ignore = (split_codes(request.ignore) or []) + cfg.ignore
+    select = split_codes(request.select, "--select") or cfg.select
+    extend = [*cfg.extend_select, *(split_codes(request.extend_select, "--extend-select") or [])]
+    ignore = (split_codes(request.ignore, "--ignore") or []) + cfg.ignore
     where = f"{cfg.source}: [tool.migrate]" if cfg.source else "[tool.migrate]"
-    check_codes(split_codes(request.select), "--select")
-    check_codes(split_codes(request.extend_select), "--extend-select")
-    check_codes(split_codes(request.ignore), "--ignore")
+    check_codes(split_codes(request.select, "--select"), "--select")
+    check_codes(split_codes(request.extend_select, "--extend-select"), "--extend-select")
+    check_codes(split_codes(request.ignore, "--ignore"), "--ignore")
     check_codes(cfg.select, f"{where} select")
     check_codes(cfg.extend_select, f"{where} extend-select")
     check_codes(cfg.ignore, f"{where} ignore")

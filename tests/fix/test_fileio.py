@@ -107,7 +107,7 @@ def test_interrupted_write_leaves_old_file_and_no_temp(tmp_path, monkeypatch):
     raw = b"import torch\ntorch.cuda.synchronize()\n"
     p.write_bytes(raw)
 
-    def boom(src, dst):
+    def boom(src, dst, **kw):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(fileio.os, "replace", boom)

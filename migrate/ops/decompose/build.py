@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+MAX_CONST_ELEMENTS = 1 << 24  # a constant a rewrite may add (a mask, a DFT matrix): 64 MB f32
 
 
 class Builder:
@@ -60,6 +64,15 @@ class Builder:
     def decline(self, why: str) -> None:
         self.declined = why
         return None
+
+    def fits(self, *dims: int, what: str = "constant") -> bool:
+        """Whether a constant of shape ``dims`` may be built (declared shapes are untrusted:
+        a sequence of 2^20 would make a 2^40-element mask); declines with the reason if not."""
+        n = math.prod(max(int(d), 0) for d in dims)
+        if n <= MAX_CONST_ELEMENTS:
+            return True
+        self.decline(f"the {what} would hold {n} elements (limit {MAX_CONST_ELEMENTS})")
+        return False
 
     def attr(self, name: str, default=None):
         a = self.node.attributes.get(name)

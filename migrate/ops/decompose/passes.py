@@ -85,7 +85,13 @@ def _rewrite(node, opset: int, log: DecomposeLog, reg, goal: int) -> bool:
     reasons, label = [], _label(node)
     for rule in rules_for(node.op_type, node.domain):
         b = Builder(node, opset)
-        outs = rule.fn(node, b)
+        try:
+            outs = rule.fn(node, b)
+        except (ArithmeticError, LookupError, ValueError, TypeError, MemoryError) as exc:
+            # a node's attributes and shapes are untrusted (frame_step 0, a rank that lies):
+            # the rule declines, the run goes on
+            b.decline(f"cannot rewrite this node ({type(exc).__name__}: {str(exc)[:120]})")
+            outs = None
         problem = None if outs is None else _emitted_problem(b.tape.nodes, reg, goal)
         if outs is None or problem:
             reasons.append(f"{rule.name}: {b.declined or problem}")

@@ -4,22 +4,40 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migrate.core.display import escape
 from migrate.core.errors import UsageError
-from migrate.ops.onnx_load import load_graph
+from migrate.core.inputs import input_path
+from migrate.core.outputs import check_output
+from migrate.ops.onnx_load import MAX_MODEL_BYTES, external_files, load_graph
 from migrate.ops.registry import SUPPORTED, load_aten
 from migrate.ops.versions import torch_versions
 
 
-def _load_ir(path: Path):
+def _load_ir(path: Path, proto):
     import onnx_ir as ir
 
-    proto = load_graph(path)  # clear errors for bad files and missing external data
     uses_external = any(
         t.data_location == 1 for t in proto.graph.initializer)
     try:
         return ir.load(str(path)), uses_external
     except Exception as exc:  # noqa: BLE001 - any reader failure is bad input
-        raise UsageError(f"{path}: cannot read the model ({exc})") from None
+        raise UsageError(f"{escape(str(path))}: cannot read the model "
+                         f"({escape(str(exc).strip()[:200])})") from None
+
+
+def check_paths(src: Path, out: Path, inputs: Path | None, report: Path | None):
+    """Before any work: the model loads (its external data checked), and no output is an
+    input or a file an input depends on (the model, its external data, the --inputs file;
+    the report is not the output either, nor the output's weights file). The ModelProto."""
+    proto = load_graph(src)  # clear errors for bad files and missing external data
+    read = [src, *external_files(proto, src.parent, src)]
+    if inputs is not None:
+        read.append(input_path(inputs, "--inputs", MAX_MODEL_BYTES))
+    check_output(out, "-o", read)
+    check_output(out.parent / (out.name + ".data"), f"-o {escape(str(out))} (its weights file)",
+                 read)
+    check_output(report, "--report", [*read, out, out.parent / (out.name + ".data")])
+    return proto
 
 
 def _save(model, out: Path, external: bool) -> None:
@@ -54,18 +72,18 @@ def _publish(tmp: Path, out: Path) -> None:
 
 def run_decompose(src: Path, out: Path, backend: str = "atc", target: str | None = None,
                   atol: float = 1e-5, inputs: Path | None = None,
-                  force: set[str] | None = None, verify: bool = True) -> tuple[dict, int]:
+                  force: set[str] | None = None, verify: bool = True,
+                  report: Path | None = None) -> tuple[dict, int]:
     from migrate.ops.decompose.passes import decompose_model
     from migrate.ops.onnx_census import census
     from migrate.ops.verify import compare, load_inputs
 
-    if src.resolve() == out.resolve():
-        raise UsageError("output path must differ from the input model")
+    proto = check_paths(Path(src), Path(out), inputs, report)
     feeds = load_inputs(inputs) if inputs else None
     import shutil
     import tempfile
 
-    model, external = _load_ir(src)
+    model, external = _load_ir(src, proto)
     log = decompose_model(model, backend, target, force)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))

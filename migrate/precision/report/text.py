@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from xml.etree import ElementTree as ET
 
+from migrate.core.display import xml_text
 from migrate.precision import metrics
 
 VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "missing": "MISSING"}
@@ -140,6 +141,10 @@ def render_junit(result) -> str:
     suite.set("failures", str(failures))
     suite.set("skipped", str(skipped))
     suite.set("errors", "0")
+    for node in suite.iter():  # names from a dump: characters XML 1.0 cannot hold, escaped
+        node.attrib.update({k: xml_text(str(v)) for k, v in node.attrib.items()})
+        if node.text:
+            node.text = xml_text(node.text)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") \
         + "\n"
 

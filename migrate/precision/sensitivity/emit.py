@@ -25,6 +25,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from migrate.core.outputs import write_output
+
 SNIPPET = '''"""Modules measured as sensitive to {fmt} by `migrate sensitivity` ({model}): run them
 outside autocast, in float32. Usage: exclude_from_autocast(model) once, after building it."""
 
@@ -67,7 +69,7 @@ def onnx_nodes(model: Any, batch: tuple[tuple, dict], path: Path) -> tuple[list,
             torch.onnx.export(model, tuple(args), buf,  # type: ignore[arg-type]  # a file object is accepted
                               kwargs=kwargs or None, dynamo=False,
                               opset_version=18)
-        path.write_bytes(buf.getvalue())
+        write_output(path, buf.getvalue(), "--keep-out")
         graph = onnx.load_from_string(buf.getvalue()).graph
     except Exception as exc:  # noqa: BLE001 - the exporter raises many types
         return [], f"ONNX export failed: {' '.join(str(exc).split())[:200]}"
@@ -107,13 +109,15 @@ def write_outputs(out: Path, keep: list[dict], nodes: list[tuple[str, str]],
     ge, subgraphs = ascend_types(onnx_types)
     op_lines = [f"OpType::{t}" for t in ascend_types(
         {op_types[u["name"]] for u in keep if u["kind"] == "op" and u["name"] in op_types})[0]]
-    (out / "keep_dtype.cfg").write_text("".join(f"{n}\n" for n, _ in keep_nodes) +
-                                        "".join(f"{line}\n" for line in op_lines))
     mixlist = {"black-list": {"to-add": ge}}
-    (out / "modify_mixlist.json").write_text(json.dumps(mixlist, indent=2) + "\n")
-    (out / "autocast_exclude.py").write_text(SNIPPET.format(
-        fmt=fmt_label, model=model_name, names=json.dumps(modules, indent=4)))
-    (out / "quant_skip.txt").write_text("".join(f"{m}\n" for m in modules))
+    files = {"keep_dtype.cfg": "".join(f"{n}\n" for n, _ in keep_nodes) +
+             "".join(f"{line}\n" for line in op_lines),
+             "modify_mixlist.json": json.dumps(mixlist, indent=2) + "\n",
+             "autocast_exclude.py": SNIPPET.format(fmt=fmt_label, model=model_name,
+                                                   names=json.dumps(modules, indent=4)),
+             "quant_skip.txt": "".join(f"{m}\n" for m in modules)}
+    for name, text in files.items():  # a link planted at a name is replaced, never followed
+        write_output(out / name, text.encode("utf-8"), "--keep-out")
     return {"dir": str(out), "keep_dtype": "keep_dtype.cfg", "modify_mixlist":
             "modify_mixlist.json", "autocast": "autocast_exclude.py",
             "quant_skip": "quant_skip.txt", "onnx_nodes": len(keep_nodes),

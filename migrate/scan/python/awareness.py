@@ -29,6 +29,8 @@ import ast
 import re
 from dataclasses import replace
 
+from migrate.scan.python.spans import SpanIndex
+
 _NPU = re.compile(r"(?<![a-z])(npu|hccl)|(npu|hccl)(?![a-z])", re.IGNORECASE)
 _CUDA_FN = re.compile(r"cuda|rocm|(?<![a-z])hip(?![a-z])|nccl|nvml|nvidia", re.IGNORECASE)
 _TRANSFER = re.compile(r"transfer_to_npu")
@@ -45,21 +47,26 @@ class Regions:
         self.renames: list[tuple[int, int, str]] = []  # functions named for CUDA, ported
         self.own: list[tuple[int, int]] = []  # the portable forms this tool writes
         self.hccl: list[tuple[int, int]] = []  # functions that already test for HCCL
+        self._index: tuple[SpanIndex[str], ...] | None = None
+
+    def _indexes(self) -> tuple[SpanIndex[str], ...]:
+        if self._index is None:  # the spans are complete once the first question comes
+            self._index = (SpanIndex(self.aware), SpanIndex(self.keep),
+                           SpanIndex([(a, b, "") for a, b in self.own]),
+                           SpanIndex([(a, b, "") for a, b in self.hccl]))
+        return self._index
 
     def own_at(self, offset: int) -> bool:
-        return any(a <= offset < b for a, b in self.own)
+        return self._indexes()[2].at(offset) is not None
+
+    def hccl_at(self, offset: int) -> bool:
+        return self._indexes()[3].at(offset) is not None
 
     def aware_at(self, offset: int) -> str | None:
-        for a, b, why in self.aware:
-            if a <= offset < b:
-                return why
-        return None
+        return self._indexes()[0].at(offset)
 
     def keep_at(self, offset: int) -> str | None:
-        for a, b, why in self.keep:
-            if a <= offset < b:
-                return why
-        return None
+        return self._indexes()[1].at(offset)
 
 
 def regions(f, portable: bool) -> Regions:
@@ -285,7 +292,7 @@ def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> 
         if reg.own_at(start):
             continue  # what a portable port wrote: not a finding
         why = reg.aware_at(start)
-        if why is None and "nccl" in x.name and any(a <= start < b for a, b in reg.hccl):
+        if why is None and "nccl" in x.name and reg.hccl_at(start):
             why = _HANDLED + " (this function already tests for HCCL)"
         if why is not None and why.endswith(BY_NAME) and x.rule not in generic:
             why = None  # an env var or library named in a CUDA helper is still work

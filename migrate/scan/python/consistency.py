@@ -20,15 +20,30 @@ _COMPOUND_HEADERS = {
 }
 
 
-def _unit(f, offset: int, stmts: list[ast.stmt]):
-    best = None
-    for node in stmts:
-        a, b = f.span(node)
-        if a <= offset < b and (best is None or b - a < best[1] - best[0]):
-            best = (a, b, node)
-    if best is None:
+def _innermost(f, offsets: list[int], stmts: list[ast.stmt]) -> dict[int, ast.stmt]:
+    """offset -> the smallest statement whose span holds it, for every offset: one sweep
+    over the statements sorted by start (spans nest), so the cost is linear in statements
+    and findings (log factors aside), never their product."""
+    spans = sorted(((*f.span(node), node) for node in stmts), key=lambda s: (s[0], -s[1]))
+    out: dict[int, ast.stmt] = {}
+    stack: list[tuple[int, int, ast.stmt]] = []
+    i = 0
+    for q in sorted(set(offsets)):
+        while i < len(spans) and spans[i][0] <= q:
+            while stack and stack[-1][1] <= spans[i][0]:
+                stack.pop()
+            stack.append(spans[i])
+            i += 1
+        while stack and stack[-1][1] <= q:
+            stack.pop()
+        if stack:
+            out[q] = stack[-1][2]
+    return out
+
+
+def _unit(f, offset: int, node: ast.stmt | None):
+    if node is None:
         return None
-    node = best[2]
     fields = _COMPOUND_HEADERS.get(type(node))
     if fields:
         for name in fields:
@@ -54,9 +69,11 @@ def settle(f, findings: list) -> list:
     if len(live) < 2:
         return findings
     stmts = [n for t, ns in f.by_type.items() if issubclass(t, ast.stmt) for n in ns]
+    offsets = [f.index.offset(x.line, x.column - 1) for x in live]
+    holder = _innermost(f, offsets, stmts)
     units: dict[tuple, list] = {}
-    for x in live:
-        key = _unit(f, f.index.offset(x.line, x.column - 1), stmts)
+    for x, offset in zip(live, offsets):
+        key = _unit(f, offset, holder.get(offset))
         if key is not None:
             units.setdefault(key, []).append(x)
     raised: dict[int, object] = {}

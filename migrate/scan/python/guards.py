@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TypeGuard, cast
 
 from migrate.core.findings import LineIndex
+from migrate.scan.python.spans import SpanIndex
 
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 _CATCHES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -33,11 +34,14 @@ _CATCHES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 class Guards:
     spans: list[tuple[int, int]] = field(default_factory=list)  # guarded try bodies
     modules: frozenset[str] = frozenset()  # top-level modules imported only there
+    _index: SpanIndex[bool] | None = None
 
     def covers(self, offset: int, symbol: str = "") -> bool:
         if symbol and symbol.split(".", 1)[0] in self.modules:
             return True
-        return any(a <= offset < b for a, b in self.spans)
+        if self._index is None:
+            self._index = SpanIndex([(a, b, True) for a, b in self.spans])
+        return bool(self._index.at(offset))
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:

@@ -7,6 +7,8 @@ source line per JSON line). Notebooks are not rewritten, so findings carry no fi
 
 from __future__ import annotations
 
+import ast
+import bisect
 import json
 import re
 from dataclasses import replace
@@ -33,35 +35,108 @@ def code_cells(raw: str) -> list[tuple[int, list[str]]]:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = cell.get("source", [])
-        lines = source.splitlines(keepends=True) if isinstance(source, str) else list(source)
-        cells.append((number, [str(x) for x in lines]))
+        if isinstance(source, str):
+            lines = source.splitlines(keepends=True)
+        elif isinstance(source, list) and all(isinstance(x, str) for x in source):
+            lines = list(source)
+        else:  # nbformat: a string or a list of strings; anything else hides code
+            raise NotebookError(f"not a notebook: cell {number} source is not text")
+        cells.append((number, lines))
     return cells
 
 
-def scan_notebook(raw: str, rel: str, rules: Any, scan) -> list[Finding]:
+# IPython syntax that is not Python: line magics and shell escapes (also assigned:
+# ``files = !ls``, ``t = %timeit -o f()``) and help (``obj?``, ``??obj``).
+_ASSIGNED_MAGIC = re.compile(r"^\s*[\w.,\s]+=\s*[!%]")
+_HELP = re.compile(r"^\s*[\w.]*\?\??\s*$")
+
+
+def _ipython(line: str) -> bool:
+    return bool(_MAGIC.match(line) or _ASSIGNED_MAGIC.match(line) or _HELP.match(line))
+
+
+def scan_notebook(raw: str, rel: str, rules: Any, scan,
+                  problems: list[str] | None = None) -> list[Finding]:
     """``scan(text, rel, rules)`` scans Python text (raising on syntax errors); ``rules`` is
-    what it takes (the file's Plan)."""
+    what it takes (the file's Plan).
+
+    Cells run in one namespace, so they are scanned as one module (``import torch`` in the
+    first cell binds ``torch`` in the last). When that does not parse, each cell is scanned
+    after the imports of the cells before it, and a cell that cannot be scanned (it may hide
+    findings) is named in ``problems``: the file then counts as an error, as a Python file
+    that does not parse does."""
     index = LineIndex(raw)
-    out: list[Finding] = []
+    cells = []  # (number, text, notebook line of each cell line)
     cursor = 0
     for number, lines in code_cells(raw):
         if lines and lines[0].lstrip().startswith("%%"):
             continue  # a cell magic: the cell is not Python
-        text = "".join("\n" if _MAGIC.match(x) else x for x in lines)
+        text = "".join("\n" if _ipython(x) else x for x in lines)
+        if text and not text.endswith(("\n", "\r")):
+            text += "\n"
         raw_lines = []
         for x in lines:
             pos = raw.find(json.dumps(x)[1:-1], cursor) if x.strip() else -1
             if pos != -1:
                 cursor = pos
             raw_lines.append(index.position(pos)[0] if pos != -1 else None)
-        try:
-            found = scan(text, rel, rules)
-        except Exception:
-            continue  # cells with IPython-only syntax we do not know
-        for f in found:
-            line = raw_lines[f.line - 1] if f.line - 1 < len(raw_lines) else None
-            out.append(replace(
-                f, line=line or 1, end_line=line or 1, fix=None,
-                category="perf" if f.category == "perf" else "manual",
-                message=f"{f.message} [cell {number}, line {f.line}]"))
+        cells.append((number, text, raw_lines))
+    try:
+        found = scan("".join(text for _, text, _ in cells), rel, rules)
+    except Exception:  # noqa: BLE001 - some cell does not parse: one cell at a time
+        return _cell_by_cell(cells, rel, rules, scan, problems)
+    starts, first = [], 1
+    for _, text, _ in cells:
+        starts.append(first)
+        first += _lines(text)
+    out = []
+    for f in found:
+        k = bisect.bisect_right(starts, f.line) - 1
+        if k >= 0:
+            out.append(_placed(f, cells[k], f.line - starts[k] + 1))
     return out
+
+
+def _cell_by_cell(cells, rel: str, rules, scan, problems: list[str] | None) -> list[Finding]:
+    out: list[Finding] = []
+    imports = ""  # the import statements of the cells before: their names are bound
+    for cell in cells:
+        number, text, _ = cell
+        shift = _lines(imports)
+        try:
+            found = scan(imports + text, rel, rules)
+        except Exception as exc:  # noqa: BLE001 - a syntax error, or IPython syntax we do not know
+            if problems is not None:
+                why = str(exc).strip().splitlines()
+                problems.append(f"cell {number} not scanned "
+                                f"({why[0] if why else type(exc).__name__})")
+            continue
+        out += [_placed(f, cell, f.line - shift) for f in found if f.line > shift]
+        imports += _imports_of(text)
+    return out
+
+
+def _lines(text: str) -> int:
+    """Lines of a text that ends with a line break, as ``ast`` counts them."""
+    return len(_BREAKS.findall(text))
+
+
+_BREAKS = re.compile(r"\r\n?|\n")
+
+
+def _imports_of(text: str) -> str:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    return "".join(ast.unparse(node) + "\n" for node in tree.body
+                   if isinstance(node, (ast.Import, ast.ImportFrom)))
+
+
+def _placed(f: Finding, cell, local: int) -> Finding:
+    """``f`` (found at line ``local`` of the cell) at its line in the notebook file."""
+    number, _, raw_lines = cell
+    line = raw_lines[local - 1] if 0 < local <= len(raw_lines) else None
+    return replace(f, line=line or 1, end_line=line or 1, fix=None,
+                   category="perf" if f.category == "perf" else "manual",
+                   message=f"{f.message} [cell {number}, line {local}]")

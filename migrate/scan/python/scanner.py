@@ -10,7 +10,7 @@ from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.scan.project import FileDevices
 from migrate.scan.python.pyfile import PyFile
-from migrate.scan.suppress import drop_suppressed
+from migrate.scan.suppress import drop_suppressed, python_comments
 
 if TYPE_CHECKING:  # the plan a RuleSet hands the engine (scan/ruleset.py imports this engine)
     from migrate.scan.ruleset import Plan
@@ -44,7 +44,7 @@ def scan_python(text: str, rel: str, plan: Plan, target: str = DEFAULT_TARGET,
     f.file_devices = devices
     for spec, group in plan.groups:
         spec.run(f, group)
-    kept = drop_own_helpers(f, drop_suppressed(f.findings, f.index))
+    kept = drop_own_helpers(f, drop_suppressed(f.findings, python_comments(text)))
     return sorted(settle_target(f, kept, plan.rules, target), key=Finding.sort_key)
 
 
@@ -70,8 +70,10 @@ def env_vars_beside(f: PyFile, findings: list[Finding], rules: dict[str, Rule]) 
     import ast
 
     from migrate.core.findings import Edit, fix_for
+    from migrate.scan.python.spans import SpanIndex
 
-    consts = {f.span(n): n for n in f.nodes(ast.Constant) if isinstance(n.value, str)}
+    consts = SpanIndex([(*f.span(n), n) for n in f.nodes(ast.Constant)
+                        if isinstance(n.value, str)])
     out = []
     for x in findings:
         rule = rules.get(x.rule)
@@ -79,16 +81,14 @@ def env_vars_beside(f: PyFile, findings: list[Finding], rules: dict[str, Rule]) 
             out.append(x)
             continue
         start = f.index.offset(x.line, x.column - 1)
-        node = next((n for (a, b), n in consts.items() if a <= start < b), None)
-        if node is None:
-            out.append(x)
-            continue
-        parent = f.parent(node)
+        node = consts.at(start)
+        parent = f.parent(node) if node is not None else None
         new = x.fix.edits[0].content
         if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and any(
                 isinstance(e, ast.Constant) and e.value == new for e in parent.elts):
             x = x.left_as_is(f"{new} is already beside it: left as is")
-        elif isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and new.isidentifier():
+        elif isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and new.isidentifier() \
+                and node is not None:
             a, b = f.span(node)
             q = f.text[a:b][-1]
             end = f.span(parent.elts[-1])[1]

@@ -94,7 +94,10 @@ def hash_pinned(text: str, pos: int) -> bool:
         if nl < 0:
             end = len(text)
             break
-        if not text[:nl].rstrip("\r").endswith("\\"):
+        j = nl  # the line's end before its CRs (no copy of the text: linear per file)
+        while j > pos and text[j - 1] == "\r":
+            j -= 1
+        if not (j > pos and text[j - 1] == "\\"):
             end = nl
             break
         end = nl + 1

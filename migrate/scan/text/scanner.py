@@ -20,7 +20,7 @@ from migrate.core.filekinds import TEXT_KINDS
 from migrate.core.findings import Finding, LineIndex
 from migrate.core.rules import Rule
 from migrate.scan.ruleset import RuleSet
-from migrate.scan.suppress import drop_suppressed
+from migrate.scan.suppress import drop_suppressed, masked_comments
 from migrate.scan.text.mask import mask_comments
 from migrate.scan.text.textfile import TextFile
 
@@ -43,7 +43,7 @@ def scan_text_file(text: str, rel: str, kind: str,
     findings: list[Finding] = []
     for spec, group in ruleset.text_groups(active):
         findings += spec.run(tf, group)
-    findings = drop_suppressed(ruleset.kept(findings), tf.index)
+    findings = drop_suppressed(ruleset.kept(findings), masked_comments(text, tf.masked, tf.index))
     findings.sort(key=Finding.sort_key)
     return findings
 

@@ -54,6 +54,8 @@ def _bias(node, b, scores, sq: int, skv: int):
         if not is_bool and b.dtype_name(mask) is None:
             return b.decline("attn_mask of unknown dtype")
     if b.attr("is_causal", 0):
+        if not b.fits(sq, skv, what="causal mask"):
+            return None
         allowed = np.tril(np.ones((sq, skv), dtype=bool))  # top-left aligned: no KV cache
         if mask is None:
             mask, is_bool = b.const(allowed, dtype=bool), True

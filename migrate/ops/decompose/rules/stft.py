@@ -39,7 +39,12 @@ def stft(node, b):
         length = b.static_shape(window)[0]
     if step is None or length is None or length > shape[1]:
         return b.decline("needs constant frame_step and frame_length (or a static window)")
+    if step <= 0 or length <= 0:
+        return b.decline("frame_step and frame_length must be positive")
     frames = 1 + (shape[1] - length) // step
+    if not (b.fits(frames, length, what="frame index") and b.fits(length, length // 2 + 1,
+                                                                   what="DFT matrix")):
+        return None
     index = np.arange(frames)[:, None] * step + np.arange(length)[None, :]
     flat = b.op("Reshape", signal, b.ints([0, shape[1]]))
     framed = b.op("Gather", flat, b.const(index.astype(np.int64)), axis=1)
@@ -76,6 +81,8 @@ def dft(node, b):
         return b.decline("dft_length other than the signal length (padding) is not covered")
     inverse, onesided = bool(b.attr("inverse", 0)), bool(b.attr("onesided", 0))
     bins = n // 2 + 1 if onesided else n
+    if not b.fits(n, bins, what="DFT matrix"):
+        return None
     angle = 2.0 * np.pi * np.outer(np.arange(n), np.arange(bins)) / n
     sign, norm = (1.0, 1.0 / n) if inverse else (-1.0, 1.0)
     cos = b.const(np.cos(angle) * norm, like=x)

@@ -25,6 +25,9 @@ def scan_dependency_versions(tf: TextFile, rules: Sequence[Rule]) -> list[Findin
     reqs = list(locate(tf))
     names = {r.name: tf.text[r.start:r.end] for r in reqs}
     findings: list[Finding] = []
+    # pip's hash-checking mode (any --hash in the file) refuses an unhashed line
+    hashed = "--hash" in tf.text
+    newline = "\r\n" if "\r\n" in tf.text else "\n"
     for req in reqs:
         text = tf.text[req.start:req.end]
         for rule in rules:
@@ -34,8 +37,7 @@ def scan_dependency_versions(tf: TextFile, rules: Sequence[Rule]) -> list[Findin
             spec = tf.text[req.spec_start:req.spec_end].strip()
             values = {"package": req.raw_name, "spec": spec, "version": want}
             if rule.params.get("mode") == "companion":
-                # pip's hash-checking mode (any --hash in the file) refuses an unhashed line
-                insert = None if "--hash" in tf.text else _companion_insert(tf, req, want)
+                insert = None if hashed else _companion_insert(tf, req, want, newline)
                 fix = None if insert is None else fix_for(
                     rule, [Edit(insert[0], insert[0], insert[1])], values)
                 f = tf.finding(rule, req.start, req.end, values, fix=fix)
@@ -50,7 +52,8 @@ def scan_dependency_versions(tf: TextFile, rules: Sequence[Rule]) -> list[Findin
     return findings
 
 
-def _companion_insert(tf: TextFile, req: Requirement, companion: str) -> tuple[int, str] | None:
+def _companion_insert(tf: TextFile, req: Requirement, companion: str,
+                      newline: str) -> tuple[int, str] | None:
     """(offset, text) to insert after the requirement: a line of its own after its line in
     a requirements file; None elsewhere and for continued lines."""
     if tf.kind != "requirements":
@@ -61,4 +64,4 @@ def _companion_insert(tf: TextFile, req: Requirement, companion: str) -> tuple[i
         line_end -= 1
     if tf.text[req.end:line_end].rstrip().endswith("\\"):
         return None
-    return line_end, ("\r\n" if "\r\n" in tf.text else "\n") + companion
+    return line_end, newline + companion
