@@ -8,6 +8,7 @@ helper, or the port's own); ``torch`` is spelled as the file binds it.
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 
@@ -86,3 +87,26 @@ def quote_for(f, node) -> str:
         return '"'
     m = _PREFIX.match(f.source(outer))
     return "'" if m and m.group(1)[0] == '"' else '"'
+
+
+def bare_ok(f, node, lowest: str = "compare") -> bool:
+    """May an expression binding looser than an attribute replace ``node`` without
+    parentheses? ``lowest``: "compare" (``x.device.type in (...)``) or "or" (``a or b``).
+    Only where the expression is a whole slot: an if/while/assert test, an assigned or
+    returned value, a call argument, a keyword value, an element of a list, tuple or set; a
+    comparison also as an operand of
+    ``and``/``or`` (an ``or`` there would merge into it and no longer read as the port's
+    own form on the next run)."""
+    parent = f.parent(node)
+    if isinstance(parent, (ast.If, ast.While, ast.Assert)) and parent.test is node:
+        return True
+    if isinstance(parent, ast.IfExp) and parent.test is node:
+        return lowest == "compare"  # `a if b or c else d` reads better as `a if (b or c) ...`
+    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return, ast.keyword)) and \
+            parent.value is node:
+        return True
+    if isinstance(parent, ast.Call) and any(a is node for a in parent.args):
+        return True
+    if isinstance(parent, (ast.List, ast.Tuple, ast.Set)):
+        return True
+    return isinstance(parent, ast.BoolOp) and lowest == "compare"

@@ -23,7 +23,7 @@ import ast
 import re
 
 from migrate.core.findings import Edit, Fix
-from migrate.scan.python.portable import declines, portable_fix, spell
+from migrate.scan.python.portable import bare_ok, declines, portable_fix, spell
 
 _AMP = re.compile(r"autocast|GradScaler|amp\.")
 _TIGHT = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Await)
@@ -189,7 +189,9 @@ def _contains(f, spec, node, cmp, form, values, quote) -> Fix | None:
     q = quote[-1] if quote else '"'
     add = spec.rule.portable.get("collection_adds", "npu")
     a, b = f.span(cmp)
-    code = f"({f.text[a:b]} or {q}{add}{q} in {f.source(right)})"
+    code = f"{f.text[a:b]} or {q}{add}{q} in {f.source(right)}"
+    if not bare_ok(f, cmp, "or"):
+        code = f"({code})"
     return _fix(spec, [Edit(a, b, code)], values, [], f"`{code}`")
 
 

@@ -251,3 +251,28 @@ def test_backend_logic_beside_an_hccl_test_is_left_alone():
         """
     assert port(code, "portable") == textwrap.dedent(code)
     assert all(f.npu_aware for f in findings(code, "portable"))
+
+
+def test_portable_comparisons_get_parentheses_only_where_they_bind_differently():
+    code = """\
+        import torch
+
+
+        def check(x, device, ok):
+            assert x.is_cuda
+            if "cuda" in device:
+                pass
+            y = ok and "cuda" in device
+            z = not x.is_cuda
+            report(x.is_cuda, flag=x.is_cuda)
+            return [x.is_cuda], x.is_cuda and ok
+        """
+    out = port(code, "portable")
+    assert '    assert x.device.type in ("cuda", "npu")\n' in out
+    assert '    if "cuda" in device or "npu" in device:\n' in out
+    assert '    y = ok and ("cuda" in device or "npu" in device)\n' in out  # `or` under `and`
+    assert '    z = not (x.device.type in ("cuda", "npu"))\n' in out
+    assert 'report(x.device.type in ("cuda", "npu"), flag=x.device.type in ("cuda", "npu"))' in out
+    assert '    return [x.device.type in ("cuda", "npu")], x.device.type in ("cuda", "npu") and ok' \
+        in out
+    assert port(out, "portable") == out  # the port's own forms are not found again

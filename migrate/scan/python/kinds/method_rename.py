@@ -15,7 +15,7 @@ from migrate.core.rules import Rule
 from migrate.core.schema import mapping, record
 from migrate.core.targets import template
 from migrate.scan.python.bindings import chain_parts
-from migrate.scan.python.portable import declines, portable_fix, quote_for, spell
+from migrate.scan.python.portable import bare_ok, declines, portable_fix, quote_for, spell
 from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {"attrs": mapping(record(to=param(str, doc="the NPU name"),
@@ -83,7 +83,7 @@ def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
     if "expression" in form:
         receiver = f.source(node.value)
         code, imports = spell(f, form["expression"], quote_for(f, node), node, receiver=receiver)
-        if not isinstance(f.parent(node), (ast.If, ast.While, ast.BoolOp, ast.Assign, ast.Return)):
+        if not bare_ok(f, node):
             code = f"({code})"
         start, _ = f.span(node)
         return portable_fix(rule, [Edit(start, end, code)], imports, f"`{code}`")
