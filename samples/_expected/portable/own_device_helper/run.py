@@ -2,8 +2,8 @@
 
 import torch
 
-from trainkit.train import build_model, train_epoch
 from trainkit import get_torch_device
+from trainkit.train import build_model, train_epoch
 
 if __name__ == "__main__":
     model = build_model()

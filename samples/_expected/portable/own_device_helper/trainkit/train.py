@@ -4,8 +4,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from trainkit.data import make_loader, to_gpu
 from trainkit.accel import get_device_name, get_torch_device
+from trainkit.data import make_loader, to_gpu
 
 
 def build_model() -> nn.Module:
