@@ -21,6 +21,8 @@ import ast
 import difflib
 import re
 
+from migrate.scan.python.bindings import chain_parts
+
 NAME = "torch_device"
 # a zero-argument call of a device-module helper, used for an attribute: `helper().attr`
 _CALL = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\(\)\.[A-Za-z_]")
@@ -178,14 +180,8 @@ def _starts_line(lines: list[str], stmt) -> bool:
 
 
 def _dotted(node) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    parts = chain_parts(node)
+    return ".".join(parts) if parts else None
 
 
 def _changed_lines(old: list[str], new: list[str]) -> set[int]:

@@ -70,11 +70,11 @@ def find_helpers(tree: ast.Module, torch_local: str = "torch",
             if kind and _reaches_npu(node, known, globals_):
                 found[node.name] = known[node.name] = Found(node.name, kind, True)
                 changed = True
-    for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            callee = node.value.func
-            if isinstance(callee, ast.Name) and callee.id in known and not node.value.args and \
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            callee = stmt.value.func
+            if isinstance(callee, ast.Name) and callee.id in known and not stmt.value.args and \
                     len(targets) == 1 and isinstance(targets[0], ast.Name):
                 name = targets[0].id
                 found[name] = Found(name, known[callee.id].kind, False)

@@ -256,7 +256,8 @@ def _donor(uses, folders: list[Path], root: Path, ctx: ProjectContext, others: d
                 if info is not None and not info.adopted:
                     found.append(info)
     own = [p for p in found if p.helpers and not all(h.ours for h in p.helpers)]
-    return (own or [p for p in found if p.add_module] or [None])[0]
+    chosen = own or [p for p in found if p.add_module]
+    return chosen[0] if chosen else None
 
 
 def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:

@@ -44,7 +44,7 @@ def module_text(type_from: tuple[str, str] | None = None) -> str:
     own = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == NAMES["type"])
     lines = text.splitlines(keepends=True)
     start = own.lineno - 1
-    end = own.end_lineno
+    end = own.end_lineno or own.lineno
     while end < len(lines) and not lines[end].strip():
         end += 1
     alias = f"{name} as {NAMES['type']}" if name != NAMES["type"] else name
@@ -60,7 +60,7 @@ def _functions() -> dict[str, tuple[str, str]]:
     out = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
-            out[node.name] = (ast.get_source_segment(text, node), _shape(node, "torch"))
+            out[node.name] = (ast.get_source_segment(text, node) or "", _shape(node, "torch"))
     missing = set(NAMES.values()) - set(out)
     if missing:
         raise RuntimeError(f"device helper template lacks {sorted(missing)}")

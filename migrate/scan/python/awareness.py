@@ -181,7 +181,7 @@ def _imported_type_helper(f, test) -> bool:
 def _pair(node) -> bool:
     return isinstance(node, ast.Tuple) and len(node.elts) == 2 and all(
         isinstance(e, ast.Constant) for e in node.elts) and \
-        {e.value for e in node.elts} in _OWN_PAIRS
+        {getattr(e, "value", None) for e in node.elts} in _OWN_PAIRS
 
 
 def _renamed(reg: Regions, offset: int) -> str | None:
@@ -214,6 +214,8 @@ _PROOF = re.compile(r"cuda|gpu", re.IGNORECASE)
 def _proves_cuda(node) -> bool:
     """`"cuda" if <a test that names CUDA or GPU> else <generic>`, as an expression or as an
     if/else assigning or returning: the CUDA arm is a special case of device-following code."""
+    arm: ast.expr | None
+    other: ast.expr | None
     if isinstance(node, ast.IfExp):
         arm, other = node.body, node.orelse
     elif len(node.body) == 1 and len(node.orelse) == 1 and \

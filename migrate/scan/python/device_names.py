@@ -24,8 +24,8 @@ import re
 from migrate.core import device_helpers
 from migrate.core.findings import Edit
 from migrate.core.targets import DEVICE_PLACEHOLDERS
-from migrate.scan.project import SCRIPT, FileDevices
 from migrate.scan.helper_finder import DEVICE_TYPES, Found, find_helpers
+from migrate.scan.project import SCRIPT, FileDevices
 
 PLACEHOLDERS = DEVICE_PLACEHOLDERS
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -254,7 +254,8 @@ class DeviceNames:
                 raise Unspellable("the helper would be used before it can be defined")
             pos = self.f.index.starts[stmt.lineno - 1]
         nl = "\r\n" if "\r\n" in text else "\n"
-        following = len(re.match(r"(?:[ \t]*\r?\n)*", text[pos:]).group().splitlines())
+        blank = re.match(r"(?:[ \t]*\r?\n)*", text[pos:])
+        following = len(blank.group().splitlines()) if blank else 0
         lead = "" if pos == 0 else nl * 2
         if pos == len(text) and text and not text.endswith("\n"):
             lead = nl * 3
@@ -341,7 +342,7 @@ def _devicish(value: ast.AST | None, own: dict) -> bool:
 def _after_imports(tree: ast.Module, index, text: str) -> int:
     """Offset of the line after the module's last top-level import (or try/if block holding
     imports) before its first function or class."""
-    last = None
+    last: ast.stmt | None = None
     for i, node in enumerate(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             break
@@ -353,5 +354,5 @@ def _after_imports(tree: ast.Module, index, text: str) -> int:
             last = node
     if last is None:
         return 0
-    line = last.end_lineno
+    line = last.end_lineno or last.lineno
     return index.starts[line] if line < len(index.starts) else len(text)

@@ -53,7 +53,8 @@ def portable_literal(f, spec, node: ast.AST, value: str, fstring: bool, values: 
         return _startswith(f, spec, node, parent, forms, values)
     if not tail and not fstring and _guarded(f, node, parent) and forms.get("guarded"):
         code, imports = spell(f, forms["guarded"], quote[-1], parent)
-        return _fix(spec, [Edit(*f.span(parent), code)], values, imports, f"`{code}`")
+        a, b = f.span(parent)
+        return _fix(spec, [Edit(a, b, code)], values, imports, f"`{code}`")
     template = _template(f, node, parent, forms, tail or fstring)
     if template is None:
         return None

@@ -131,12 +131,13 @@ def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
     if not planned:
         return findings
     calls = re.compile(r"\b(" + "|".join(sorted(planned)) + r")\(")
-    uses = {id(x): set(calls.findall(" ".join(e.content for e in x.fix.edits)))
-            for x in findings if x.fix is not None}
+    fixes = {id(x): x.fix for x in findings if x.fix is not None}
+    uses = {key: set(calls.findall(" ".join(e.content for e in fix.edits)))
+            for key, fix in fixes.items()}
     users = [x for x in findings if uses.get(id(x))]
     if not users:
         return findings
-    first = min(e.start for x in users for e in x.fix.edits)
+    first = min(e.start for x in users for e in fixes[id(x)].edits)
     try:
         edit = f.devices.definitions_edit(set().union(*uses.values()), first)
     except Unspellable as exc:
@@ -147,8 +148,9 @@ def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
     for x in findings:
         if uses.get(id(x)):
             names = ", ".join(sorted(uses[id(x)]))
-            fix = replace(x.fix, edits=[*x.fix.edits, edit],
-                          description=f"{x.fix.description}; defines {names} after the imports")
+            own = fixes[id(x)]
+            fix = replace(own, edits=[*own.edits, edit],
+                          description=f"{own.description}; defines {names} after the imports")
             x = x.with_fix(fix.locate(f.index))
         out.append(x)
     return out
