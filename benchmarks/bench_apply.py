@@ -6,7 +6,9 @@ safety checks: every changed Python file compiles, a second apply changes nothin
 every file apply did not report as changed is byte-identical to the original. Per port
 target (--target, default all three): the package still imports without torch_npu (where
 it imported before), and how many "cuda" string literals the port kept (portable must keep
-every one: CUDA keeps working).
+every one: CUDA keeps working). For portable also: the device helper modules it added, the
+multi-call device expressions it wrote inline (goal 0: every site names one helper) and the
+`hasattr(torch, "npu")` tests it wrote (goal 0).
 
     python benchmarks/bench_apply.py [--unsafe-fixes] [--only transformers] [--target portable]
 """
@@ -80,6 +82,26 @@ def cuda_literals(files: dict[str, bytes]) -> int:
     return n
 
 
+# Multi-call device expressions a port could write inline at a call site (outside a helper).
+INLINE = re.compile(r"current_accelerator\(|get_device_module\([\"']|"
+                    r"torch\.npu if hasattr|accelerator\.is_available\(\) else")
+HASATTR_NPU = re.compile(r"""hasattr\(\s*\w+\s*,\s*['"]npu['"]\s*\)""")
+HELPER_DEF = re.compile(r"^def (get_device_type|get_device_module|get_amp_device_type|"
+                        r"get_dist_backend)\(.*?(?=^\S)", re.MULTILINE | re.DOTALL)
+
+
+def written(pattern: re.Pattern, before: dict[str, bytes], after: dict[str, bytes]) -> int:
+    """How many more matches of ``pattern`` the Python files hold after the port (the port's
+    own helper definitions left out)."""
+    n = 0
+    for rel, data in after.items():
+        if rel.endswith(".py"):
+            new = HELPER_DEF.sub("", data.decode("utf-8", "replace") + "\n")
+            old = HELPER_DEF.sub("", before.get(rel, b"").decode("utf-8", "replace") + "\n")
+            n += max(0, len(pattern.findall(new)) - len(pattern.findall(old)))
+    return n
+
+
 def imports(tree: Path, name: str) -> bool:
     path = tree / "src" if (tree / "src" / name).is_dir() else tree
     proc = subprocess.run([sys.executable, "-c", IMPORT_CHECK, str(path), name],
@@ -102,7 +124,7 @@ def bench_tree(name: str, source: Path, work: Path, unsafe: list[str], target: s
     doc = json.loads(proc.stdout)
     after = snapshot(tree)
     changed = set(doc["files"])
-    differing = {rel for rel in before if before[rel] != after.get(rel)}
+    differing = {rel for rel in after if before.get(rel) != after[rel]}
     not_compiling = []
     for rel in sorted(changed):
         if rel.endswith(".py"):
@@ -125,6 +147,8 @@ def bench_tree(name: str, source: Path, work: Path, unsafe: list[str], target: s
         "not_compiling": not_compiling, "second_run_changes": again,
         "unexpected_changes": sorted(differing - changed), "missing_changes":
         sorted(changed - differing), "errors": doc["errors"],
+        "created": sorted(set(after) - set(before)),
+        "inline": written(INLINE, before, after), "hasattr_npu": written(HASATTR_NPU, before, after),
     }
 
 
@@ -151,6 +175,12 @@ def report(r: dict) -> None:
     print(f"   {verdict} \"cuda\" literals replaced by \"npu\": {r['cuda_to_npu']} "
           f"(\"cuda\" literals {lits_before} before, {lits_after} after; the others now follow "
           "the current accelerator)")
+    if r["target"] == "portable":
+        print(f"   INFO device helper modules added: {len(r['created'])} {r['created'][:4]}")
+        print(f"   {ok(r['inline'] == 0)} multi-call device expressions written inline: "
+              f"{r['inline']}")
+        print(f"   {ok(r['hasattr_npu'] == 0)} hasattr(torch, \"npu\") tests written: "
+              f"{r['hasattr_npu']}")
     refused = [e for e in r["errors"] if e["message"].startswith("not written")]
     print(f"   {ok(not refused)} rewrites refused: {len(refused)}; scan errors: "
           f"{len(r['errors']) - len(refused)}")

@@ -115,7 +115,7 @@ def register(app: typer.Typer) -> None:
         file could not be read, scanned or rewritten (errors); 2 usage error.
         """
         from migrate.commands.apply_output import errors_text, summary_text, to_json, unified_diff
-        from migrate.core.display import escape
+        from migrate.core.display import escape, shown_path
 
         show = not no_progress and sys.stderr.isatty()
         run, options = run_apply(
@@ -128,10 +128,11 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(to_json(run, written=written, diffs=diff))
         else:
             if diff:
-                sys.stdout.write("".join(unified_diff(o) for o in run.changed))
+                sys.stdout.write("".join(unified_diff(o, run.root) for o in run.changed))
             report = sys.stderr if diff else sys.stdout
             if check and not diff:
-                report.write("".join(f"would change: {escape(o.rel)}\n" for o in run.changed))
+                report.write("".join(f"would change: {escape(shown_path(o.rel, run.root))}\n"
+                                     for o in run.changed))
             sys.stderr.write(errors_text(run))
             report.write(summary_text(run, written=written, unsafe=options.unsafe,
                                       color=report.isatty()))

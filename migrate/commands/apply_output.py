@@ -7,7 +7,7 @@ import json
 import re
 
 from migrate import __version__
-from migrate.core.display import escape
+from migrate.core.display import escape, shown_path
 from migrate.fix.rewrite import Outcome
 from migrate.fix.run import ApplyRun
 
@@ -23,14 +23,16 @@ def git_lines(text: str) -> list[str]:
     return _GIT_LINE.findall(text)
 
 
-def unified_diff(outcome: Outcome) -> str:
+def unified_diff(outcome: Outcome, root=None) -> str:
     """A `git apply`-able diff of one file (CRLF, a UTF-8 BOM, odd line separators and
-    missing final newlines kept)."""
+    missing final newlines kept), its path relative to the current directory where the file
+    lies under it (``root``: the folder ``outcome.rel`` is relative to)."""
     old = git_lines(outcome.bom + outcome.old_text)
     new = git_lines(outcome.bom + outcome.new_text)
     out = []
-    name = escape(outcome.rel)
-    for line in difflib.unified_diff(old, new, f"a/{name}", f"b/{name}"):
+    name = escape(shown_path(outcome.rel, root))
+    before = "/dev/null" if outcome.created else f"a/{name}"
+    for line in difflib.unified_diff(old, new, before, f"b/{name}"):
         if line.endswith("\n"):
             out.append(line)
         else:
@@ -54,7 +56,7 @@ def to_json(run: ApplyRun, *, written: bool, diffs: bool = False) -> str:
         "summary": run.summary(),
     }
     if diffs:
-        doc["diffs"] = {o.rel: unified_diff(o) for o in run.changed}
+        doc["diffs"] = {o.rel: unified_diff(o, run.root) for o in run.changed}
     return json.dumps(doc, indent=2) + "\n"
 
 
@@ -98,6 +100,8 @@ def summary_text(run: ApplyRun, *, written: bool, unsafe: bool, color: bool) -> 
 
 def errors_text(run: ApplyRun) -> str:
     """Errors and warnings (hard links split), one line each, names escaped."""
-    lines = [f"{escape(e.path)}: error: {escape(e.message)}\n" for e in run.errors]
-    lines += [f"{escape(o.rel)}: warning: {escape(w)}\n" for o in run.outcomes for w in o.warnings]
+    lines = [f"{escape(shown_path(e.path, run.root))}: error: {escape(e.message)}\n"
+             for e in run.errors]
+    lines += [f"{escape(shown_path(o.rel, run.root))}: warning: {escape(w)}\n"
+              for o in run.outcomes for w in o.warnings]
     return "".join(lines)

@@ -30,6 +30,22 @@ def escape(text: str) -> str:
     return _UNSAFE.sub(_one, text) if _UNSAFE.search(text) else text
 
 
+def shown_path(rel: str, root=None) -> str:
+    """A reported path as ruff prints it: relative to the current directory when the file
+    lies under it (so `git apply` takes a --diff made from anywhere inside the project),
+    else relative to the scan root, as the JSON and SARIF reports give it."""
+    import os
+    from pathlib import Path
+
+    if root is None or os.path.isabs(rel):
+        return rel
+    full = os.path.normpath(os.path.join(os.path.abspath(root), rel))
+    here = os.path.abspath(os.getcwd())
+    if full == here or not full.startswith(here.rstrip(os.sep) + os.sep):
+        return rel
+    return Path(os.path.relpath(full, here)).as_posix()
+
+
 _UNSAFE_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f"
                               "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 

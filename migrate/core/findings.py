@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 Category = Literal["auto", "assisted", "manual", "perf"]
 CATEGORIES: tuple[Category, ...] = ("auto", "assisted", "manual", "perf")
@@ -91,7 +91,7 @@ def fix_for(rule, edits: list[Edit], values: dict, imports: list[str] | None = N
     edits write something else (a portable form, a fixer's helper): then ``description``
     says what they write. The one place a fix's applicability, description and imports
     are decided (tests/meta/test_fix_truth.py checks every description against its edits)."""
-    written = "".join(e.content for e in edits)
+    written = "\n".join(e.content for e in edits)
     return Fix(
         applicability="safe" if rule.category == "auto" else "unsafe",
         description=description if description is not None else rule.format_fix_title(**values),
@@ -221,6 +221,8 @@ class ScanResult:
     files_scanned: int = 0
     target: str = ""  # the port target (with per-path overrides), as the user chose it
     files: dict[str, FileRecord] = field(default_factory=dict)  # by reported path
+    # The project around the files (migrate/scan/project.py: device helpers per package).
+    project: Any = None
     # The resolved paths the scan was given: files are written only inside them (empty
     # with --follow-symlinks, which lets symlinks lead anywhere).
     roots: list[str] = field(default_factory=list)
@@ -231,7 +233,8 @@ class ScanResult:
         npu_aware = 0
         for f in self.findings:
             npu_aware += f.npu_aware
-            by_category[f.category] = by_category.get(f.category, 0) + 1
+            if not f.npu_aware:  # code left as it is: no work in any category
+                by_category[f.category] = by_category.get(f.category, 0) + 1
             by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
         return {
             "files_scanned": self.files_scanned,
@@ -241,7 +244,15 @@ class ScanResult:
             "by_rule": dict(sorted(by_rule.items())),
             "npu_aware": npu_aware,
             "target": self.target,
+            "device_helpers": self.device_helpers(),
         }
+
+    def device_helpers(self) -> list[dict]:
+        """Per package, what portable rewrites route through (the project's helper, or the
+        one the port adds); empty unless a file is ported with the portable target."""
+        if self.project is None or "portable" not in self.target:
+            return []
+        return [{"package": name, "helpers": what} for name, what in self.project.describe()]
 
 
 SNIPPET_MAX = 400  # longer lines are cut to a window around the finding

@@ -159,6 +159,138 @@ def _shared_line_end(tree: ast.Module, line: int, index: LineIndex) -> int | Non
     return None
 
 
+_FROM = re.compile(r"from ([\w.]+) import ([\w, ]+)")
+
+
+def _merged(wanted: list[str]) -> list[str]:
+    """``from M import a`` and ``from M import b`` -> ``from M import a, b`` (first place)."""
+    out: list[str] = []
+    by_module: dict[str, int] = {}
+    for stmt in wanted:
+        m = _FROM.fullmatch(stmt)
+        if m and m.group(1) in by_module:
+            i = by_module[m.group(1)]
+            prev = _FROM.fullmatch(out[i])
+            assert prev is not None  # out[i] was added as a match
+            names = [n.strip() for n in prev.group(2).split(",")]
+            names += [n.strip() for n in m.group(2).split(",") if n.strip() not in names]
+            out[i] = f"from {m.group(1)} import {', '.join(sorted(names))}"
+            continue
+        if m:
+            by_module[m.group(1)] = len(out)
+        out.append(stmt)
+    return out
+
+
+def extend_edits(text: str, tree: ast.Module, wanted: list[str]) -> tuple[list[Edit], list[str]]:
+    """Names imported from a module the file already imports from, on one plain top-level
+    line (``from M import a, b``), join that line: (edits, statements still to insert)."""
+    edits: list[Edit] = []
+    rest: list[str] = []
+    index = LineIndex(text)
+    for stmt in wanted:
+        m = _FROM.fullmatch(stmt)
+        node = next((n for n in tree.body if isinstance(n, ast.ImportFrom) and m and
+                     not n.level and n.module == m.group(1) and n.lineno == n.end_lineno and
+                     all(a.name != "*" for a in n.names)), None) if m else None
+        if node is None or m is None:
+            rest.append(stmt)
+            continue
+        start, end = index.span(node)
+        line = text[start:end]
+        if "(" in line or "\\" in line or ";" in line:
+            rest.append(stmt)
+            continue
+        present = {a.asname or a.name for a in node.names}
+        new = [n.strip() for n in m.group(2).split(",") if n.strip() not in present]
+        names = [a.name for a in node.names]
+        if new and not any(a.asname for a in node.names) and names == sorted(names, key=isort_key):
+            # a sorted list stays sorted, as isort / ruff's I001 keep it
+            first = line.index(" import ") + len(" import ")
+            merged = ", ".join(sorted(names + new, key=isort_key))
+            if line[first:].rstrip() == ", ".join(names):
+                edits.append(Edit(start + first, start + first + len(", ".join(names)), merged))
+                continue
+        if new:
+            edits.append(Edit(end, end, "".join(f", {n}" for n in new)))
+    return edits, rest
+
+
+def isort_key(name: str) -> tuple[int, str, str]:
+    """isort's order within one ``from`` import (ruff's default, order-by-type): CONSTANTS,
+    then Classes, then everything else, each case-insensitively."""
+    rank = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return rank, name.lower(), name
+
+
+def import_edits(text: str, tree: ast.Module, statements: list[str],
+                 new_code: str = "") -> list[Edit]:
+    """The edits that add the missing ``statements`` to ``text``: names joining a plain
+    ``from M import ...`` line the file has; imports of the project's own modules after
+    the file's last import of that package (else after its imports); the rest together
+    after ``import torch`` (see import_edit)."""
+    have = module_imports(tree)
+    wanted = [s.strip() for s in statements]
+    wanted = [s for i, s in enumerate(wanted) if s not in wanted[:i] and _missing(s, have, new_code)]
+    edits, rest = extend_edits(text, tree, _merged(wanted))
+    index = LineIndex(text)
+    placed: dict[int, list[str]] = {}
+    torchish = []
+    for stmt in rest:
+        m = _FROM.fullmatch(stmt)
+        line = _project_anchor(tree, m.group(1).split(".")[0], m.group(1)) if m and not \
+            m.group(1).split(".")[0].startswith("torch") else None
+        if line is None or line >= len(index.starts):
+            torchish.append(stmt)
+        else:
+            placed.setdefault(index.starts[line], []).append(stmt)
+    edit = import_edit(text, tree, torchish, new_code)
+    nl = newline_of(text)
+    for pos, stmts in placed.items():
+        content = "".join(s + nl for s in stmts)
+        if edit is not None and edit.start == pos and edit.end == pos and edit.content.endswith(nl):
+            edit = Edit(pos, pos, edit.content + content)
+        else:
+            edits.append(Edit(pos, pos, content))
+    return edits + ([edit] if edit else [])
+
+
+def _top_of(node: ast.stmt) -> str:
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")[0]
+    if isinstance(node, ast.Import):
+        return node.names[0].name.split(".")[0]
+    return ""
+
+
+def _project_anchor(tree: ast.Module, top: str, module: str = "") -> int | None:
+    """The line after which an import from ``module`` of the project's package ``top``
+    goes: where it sorts among the file's top-level ``from top...`` imports when those are
+    sorted (as isort keeps them), else after the last top-level import of ``top``, else
+    after the last of the file's leading imports (each on its own line, outside any block);
+    None where there is no such import."""
+    leading: list[ast.stmt] = []
+    for i, node in enumerate(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            leading.append(node)
+        elif not ((i == 0 and _is_docstring(node)) or isinstance(node, (ast.Try, ast.If))):
+            break
+    if not leading:
+        return None
+    same = [n for n in leading if _top_of(n) == top and not getattr(n, "level", 0)]
+    froms = [n for n in same if isinstance(n, ast.ImportFrom)]
+    keys = [(n.module or "").lower() for n in froms]
+    if module and froms and keys == sorted(keys):
+        after = next((n for n, k in zip(froms, keys) if k > module.lower()), None)
+        if after is not None and after.lineno > 1 and not any(
+                other is not after and other.end_lineno == after.lineno for other in tree.body):
+            return after.lineno - 1
+    node = (same or leading)[-1]
+    if any(other is not node and other.lineno == node.end_lineno for other in tree.body):
+        return None
+    return node.end_lineno
+
+
 def import_edit(text: str, tree: ast.Module, statements: list[str],
                 new_code: str = "") -> Edit | None:
     """The one insertion that adds the missing ``statements`` to ``text``, or None."""
@@ -168,6 +300,7 @@ def import_edit(text: str, tree: ast.Module, statements: list[str],
         stmt = stmt.strip()
         if stmt not in wanted and _missing(stmt, have, new_code):
             wanted.append(stmt)
+    wanted = _merged(wanted)
     if not wanted:
         return None
     nl = newline_of(text)

@@ -1,9 +1,9 @@
 """Port targets: what a rewrite aims at (docs/contracts.md §2).
 
 * ``portable`` (default) — the result runs wherever the original ran (CUDA, CPU, ...) and on
-  Ascend: torch's device-generic API (torch.accelerator, torch.amp with a device type,
-  torch.distributed.get_default_backend_for_device), device names gain "npu", and where no
-  generic form exists an NPU arm beside the CUDA one.
+  Ascend: every device decision goes through one named helper (the project's own, or the
+  one the port adds: migrate/core/device_helpers), device names gain "npu", and where torch.npu
+  spells an API differently an NPU arm beside the CUDA one.
 * ``npu`` — NPU-only replacement, for an application that leaves CUDA behind.
 * ``transfer`` — torch_npu's runtime patching (``transfer_to_npu``) at each entry point, and
   rewrites only for what patching cannot reach.
@@ -52,37 +52,23 @@ class TargetChoice:
             return self.default
         return self.default + " (" + ", ".join(f"{g}: {t}" for g, t in self.per_path) + ")"
 
-
-# The device-generic spellings portable rewrites are built from (torch >= 2.6; checked against
-# the installed torch by tests/meta/test_portable_names_exist.py). Rule rows name them as
-# {placeholders} in their `portable:` forms.
-DEVICE_FORMS = {
-    # the current accelerator's device type, or "cpu" where there is none
-    "device_type": 'getattr(torch.accelerator.current_accelerator(True), "type", "cpu")',
-    # the same under a test that an accelerator is there (`... if is_available() else "cpu"`)
-    "guarded_device_type": "torch.accelerator.current_accelerator().type",
-    # autocast / GradScaler: off the accelerator they keep the original "cuda" (and so stay
-    # disabled on CPU, as the original was), instead of turning CPU autocast on
-    "amp_device_type": 'getattr(torch.accelerator.current_accelerator(), "type", "cuda")',
-}
+# The placeholders portable rewrites are written with in rule rows' `portable:` forms, and the
+# question each asks the device helper (migrate/core/device_helpers: type, module, amp, backend;
+# "device" is a device where one is in scope, else the type). migrate/scan/python/device_names
+# fills them.
+DEVICE_PLACEHOLDERS = {"device_type": "type", "device_module": "module",
+                       "amp_device_type": "amp", "dist_backend": "backend", "device": "device"}
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def template(value: str, *extra: str) -> str | None:
-    """A schema check for a `portable:` template: every {placeholder} is a DEVICE_FORMS name
-    (or one of ``extra``, filled by the matcher). None when it is fine, else the problem."""
-    unknown = [m for m in _PLACEHOLDER.findall(value) if m not in DEVICE_FORMS and m not in extra]
+    """A schema check for a `portable:` template: every {placeholder} is a DEVICE_PLACEHOLDERS
+    name (or one of ``extra``, filled by the matcher). None when it is fine, else the problem."""
+    unknown = [m for m in _PLACEHOLDER.findall(value)
+               if m not in DEVICE_PLACEHOLDERS and m not in extra]
     if unknown:
-        known = ", ".join([*DEVICE_FORMS, *extra])
+        known = ", ".join([*DEVICE_PLACEHOLDERS, *extra])
         return f"unknown placeholder {{{unknown[0]}}} (known: {known})"
     return None
-
-
-def expand(template: str, **values: str) -> str:
-    """A `portable:` template with its {placeholders} filled (DEVICE_FORMS and ``values``)."""
-    out = template
-    for key, value in {**DEVICE_FORMS, **values}.items():
-        out = out.replace("{" + key + "}", value)
-    return out

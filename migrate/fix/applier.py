@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, Finding, Fix, LineIndex, import_needed, splice
-from migrate.core.import_placement import import_edit
+from migrate.core.import_placement import import_edits
 
 
 @dataclass
@@ -132,7 +132,7 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
                                        text[e.start:e.end], e.content, fix_of(f).description))
     new_text = splice(text, edits)
     wanted: list[tuple[str, Finding]] = []
-    new_code = "".join(e.content for e in edits)
+    new_code = "\n".join(e.content for e in edits)
     judged: dict[str, bool] = {}  # each statement judged once: linear in findings
     for f in chosen:
         for s in fix_of(f).imports:
@@ -149,17 +149,23 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
 def add_imports(text: str, wanted: list[tuple[str, Finding]], edits: list[Edit],
                 path: str) -> tuple[str, list[AppliedEdit]]:
     tree = ast.parse(text)
-    new_code = "".join(e.content for e in edits)
-    edit = import_edit(text, tree, [s for s, _ in wanted], new_code)
-    if edit is None:
+    new_code = "\n".join(e.content for e in edits)
+    made = import_edits(text, tree, [s for s, _ in wanted], new_code)
+    if not made:
         return text, []
-    line = LineIndex(text).position(edit.start)[0]
+    index = LineIndex(text)
     by_stmt = dict(wanted)
+    first = wanted[0][1]
     applied = []
-    for stmt in edit.content.replace("\r", "").split("\n"):
-        if stmt.strip() in by_stmt:
-            f = by_stmt[stmt.strip()]
-            applied.append(AppliedEdit(f.rule, f.name, path or f.path, line, "", stmt.strip(),
-                                       f"add `{stmt.strip()}`"))
+    for edit in made:
+        line = index.position(edit.start)[0]
+        for stmt in edit.content.replace("\r", "").split("\n"):
+            if not stmt.strip():
+                continue
+            f = by_stmt.get(stmt.strip(), first)
+            shown = stmt.strip() if not stmt.startswith(", ") else \
+                text[index.starts[line - 1]:edit.start].strip() + stmt
+            applied.append(AppliedEdit(f.rule, f.name, path or f.path, line, "", shown,
+                                       f"add `{shown}`"))
             line += 1
-    return splice(text, [edit]), applied
+    return splice(text, made), applied

@@ -30,6 +30,8 @@ from migrate.core.rules import Rule
 from migrate.core.targets import TargetChoice
 from migrate.fix.annotate import annotate, strip_annotations
 from migrate.fix.applier import AppliedEdit, apply_fixes
+from migrate.fix.hoist import helper_calls, hoist
+from migrate.fix.reformat import keep_formatted
 from migrate.fix.verify import verify_python
 from migrate.scan.ruleset import RuleSet
 
@@ -61,6 +63,7 @@ class Outcome:
     error: str | None = None
     written: bool = False
     warnings: list[str] = field(default_factory=list)
+    created: bool = False  # a new file (the device helper module of a package)
     bom: str = ""  # "\ufeff" when the file starts with a UTF-8 BOM (diffs show the bytes)
 
     @property
@@ -140,6 +143,9 @@ def _rewrite(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
         out.remaining = findings
         if options.annotate:
             text, out.annotated = annotate(text, findings, kind)
+        if kind == "python" and out.edits:  # after the annotations: they point at lines
+            text = hoist(out.old_text, text, helper_calls([e.after for e in out.edits]))
+            text = keep_formatted(path, out.old_text, text)
     out.new_text = text
     if text == out.old_text:
         return out

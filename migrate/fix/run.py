@@ -29,9 +29,9 @@ PARALLEL_THRESHOLD = 6  # files to rewrite before worker processes pay off
 
 
 def engine_scan(text: str, rel: str, kind: str, rules: RuleSet | list[Rule],
-                target: str = DEFAULT_TARGET) -> list[Finding]:
+                target: str = DEFAULT_TARGET, devices=None) -> list[Finding]:
     """The scan engine on one text (raises FileProblem when the text cannot be scanned)."""
-    return scan_text(text, rel, kind, rules, target)
+    return scan_text(text, rel, kind, rules, target, devices)
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class ApplyItem:
     kind: str
     findings: list[Finding] | None  # None: scan the file first (--strip-annotations, cache)
     digest: str | None = None  # content hash of the bytes the findings point into
+    devices: object = None  # the project around it (migrate/scan/project.py FileDevices)
     place: Place | None = None  # where it may be written (resolved path, scan roots)
 
 
@@ -52,6 +53,7 @@ class ApplyRun:
     errors: list[FileError] = field(default_factory=list)
     remaining: list[Finding] = field(default_factory=list)  # findings left after the run
     files_scanned: int = 0
+    root: Path | None = None  # the folder the reported paths are relative to
 
     @property
     def changed(self) -> list[Outcome]:
@@ -74,6 +76,7 @@ class ApplyRun:
         return {
             "files_scanned": self.files_scanned,
             "files_changed": len(changed),
+            "files_created": sum(1 for o in changed if o.created),
             "edits": sum(len(o.edits) for o in changed),
             "annotations": sum(len(o.annotated) for o in changed),
             "annotations_removed": sum(o.stripped for o in changed),
@@ -94,7 +97,7 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
                annotated_files: Sequence[tuple[Path, str, str]] = (),
                jobs: int | None = None) -> ApplyRun:
     """Rewrite the files of ``result`` (or, with options.strip, ``annotated_files``)."""
-    run = ApplyRun(errors=list(result.errors), files_scanned=result.files_scanned)
+    run = ApplyRun(errors=list(result.errors), files_scanned=result.files_scanned, root=root)
     by_file: dict[str, list[Finding]] = {}
     for f in result.findings:
         by_file.setdefault(f.path, []).append(f)
@@ -111,9 +114,10 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
                 continue
             if FILE_KINDS[record.kind].rewritable and _wanted(findings, options):
                 # Cached findings are data, not edits: their file is scanned again.
+                devices = result.project.for_file(rel) if result.project else None
                 todo.append(ApplyItem(Path(record.path), rel, record.kind,
                                       None if record.cached else findings, record.digest,
-                                      Place(record.real, within)))
+                                      devices=devices, place=Place(record.real, within)))
             else:
                 run.remaining.extend(findings)
     for item, out in zip(todo, _rewrite_all(todo, rules, options, jobs), strict=True):
@@ -123,7 +127,21 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
             run.remaining.extend(item.findings or [])
         else:
             run.remaining.extend(out.remaining)
+    if not options.strip:
+        _add_helper_modules(run, result.project, options)
     return run
+
+
+def _add_helper_modules(run: ApplyRun, project, options: Options) -> None:
+    """Create the device helper module of each package whose rewritten files import it."""
+    from migrate.fix import helper_module
+
+    for rel, (path, _module, type_from) in sorted(helper_module.needed(run.outcomes,
+                                                                        project).items()):
+        out = helper_module.create(path, rel, options.write, type_from)
+        run.outcomes.append(out)
+        if out.error:
+            run.errors.append(FileError(rel, out.error))
 
 
 class Rewriter:
@@ -133,7 +151,8 @@ class Rewriter:
         self.rules, self.options = RuleSet.of(rules), options
 
     def __call__(self, item: ApplyItem) -> Outcome:
-        scan = partial(engine_scan, target=self.options.targets.for_path(item.rel))
+        scan = partial(engine_scan, target=self.options.targets.for_path(item.rel),
+                       devices=item.devices)
         try:
             return rewrite_file(item.path, item.rel, item.kind, self.rules, scan,
                                 self.options, first=item.findings, digest=item.digest,

@@ -88,7 +88,8 @@ def touched_chunks(old: str, new: str) -> list[str]:
             members = [_text(lines, a, b) for a, b, _ in _groups(cls.body)]
             changed = [m for m in members if m not in known]
             if header and header.rstrip().endswith(":") and len(changed) < len(members):
-                chunks.append(header + "".join(changed))
+                # only the header changed (a decorator): one member keeps the class parseable
+                chunks.append(header + "".join(changed or members[:1]))
                 continue
         chunks.append(src)
     return chunks

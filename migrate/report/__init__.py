@@ -52,5 +52,5 @@ def render(result: ScanResult, fmt: str, rules: Sequence[Rule], *,
     if fmt == "github":
         from migrate.report.github import render_github
 
-        return render_github(result)
+        return render_github(result, root)
     raise ValueError(f"unknown report format {fmt!r} (choose from {', '.join(FORMATS)})")

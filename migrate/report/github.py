@@ -9,6 +9,7 @@ warning, auto -> notice.
 
 from __future__ import annotations
 
+from migrate.core.display import shown_path
 from migrate.core.findings import Finding, ScanResult
 from migrate.report.common import level, sorted_findings
 
@@ -29,8 +30,8 @@ def command(kind: str, properties: dict[str, object], message: str) -> str:
     return f"{head}::{escape_data(message)}"
 
 
-def annotation(f: Finding) -> str:
-    props: dict[str, object] = {"file": f.path, "line": f.line}
+def annotation(f: Finding, root=None) -> str:
+    props: dict[str, object] = {"file": shown_path(f.path, root), "line": f.line}
     if f.end_line <= f.line:
         props.update(col=f.column, endLine=f.line, endColumn=max(f.end_column, f.column))
     else:
@@ -39,10 +40,13 @@ def annotation(f: Finding) -> str:
     return command(COMMANDS[level(f.impact, f.category)], props, f.message)
 
 
-def render_github(result: ScanResult) -> str:
-    lines = [annotation(f) for f in sorted_findings(result.findings)]
+def render_github(result: ScanResult, root=None) -> str:
+    """``root``: the folder finding paths are relative to; annotations name files relative
+    to the current directory (the checkout) where they lie under it."""
+    lines = [annotation(f, root) for f in sorted_findings(result.findings)]
     if result.target:  # a workflow-log line: which port target the fixes were made for
         lines.insert(0, command("notice", {"title": "migrate: port target"}, result.target))
-    lines += [command("error", {"file": e.path, "title": "migrate: file not scanned"}, e.message)
+    lines += [command("error", {"file": shown_path(e.path, root),
+                                "title": "migrate: file not scanned"}, e.message)
               for e in sorted(result.errors, key=lambda e: e.path)]
     return "".join(line + "\n" for line in lines)

@@ -41,6 +41,8 @@ def _summary(result: ScanResult, rules: Mapping[str, Rule], model=None) -> list[
     out += ["| Category | Findings | What to do |", "|---|---:|---|"]
     for cat in CATEGORIES:
         out.append(f"| {cat} | {s['by_category'].get(cat, 0)} | {ACTIONS[cat]} |")
+    if s.get("npu_aware"):
+        out.append(f"| npu-aware | {s['npu_aware']} | already handles NPU: nothing to do |")
     out.append(f"| **total** | **{len(result.findings)}** | |")
     est = effort.estimate(result.findings, model or rules)
     out += ["", f"Files scanned: {s['files_scanned']} · errors: {len(result.errors)} · "

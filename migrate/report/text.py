@@ -10,7 +10,7 @@ from rich.cells import cell_len
 from rich.color import ColorSystem
 from rich.style import Style
 
-from migrate.core.display import escape
+from migrate.core.display import escape, shown_path
 from migrate.core.findings import CATEGORIES, Finding, ScanResult
 from migrate.core.rules import Rule
 from migrate.report import effort, effort_table
@@ -57,14 +57,16 @@ def render_text(result: ScanResult, rules: Sequence[Rule], *, root: pathlib.Path
     for findings in by_path(result.findings).values():
         gutter = len(str(max(f.line for f in findings)))
         for f in findings:
-            out += finding_block(f, sources.line(f), gutter, paint)
-    out += summary_lines(result, lookup, paint, effort)
+            out += finding_block(f, sources.line(f), gutter, paint, shown_path(f.path, root))
+    out += summary_lines(result, lookup, paint, effort, root)
     return "".join(line + "\n" for line in out)
 
 
-def finding_block(f: Finding, line: str | None, gutter: int, paint: Painter) -> list[str]:
+def finding_block(f: Finding, line: str | None, gutter: int, paint: Painter,
+                  path: str | None = None) -> list[str]:
+    """One finding; ``path`` as shown (migrate.core.display.shown_path), else f.path."""
     label = "npu-aware" if f.npu_aware else f.category
-    out = [f"{paint(escape(f.path), 'bold')}:{f.line}:{f.column}: {paint(f.rule, 'bold red')} "
+    out = [f"{paint(escape(path or f.path), 'bold')}:{f.line}:{f.column}: {paint(f.rule, 'bold red')} "
            f"{paint(f'[{label}]', STYLES.get(f.category, ''))} {escape(f.message)}"]
     bar = paint(" " * gutter + " |", "blue")
     if line is not None:
@@ -101,7 +103,7 @@ def underline(line: str, f: Finding) -> tuple[int, int]:
 
 
 def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter,
-                  model=None) -> list[str]:
+                  model=None, root=None) -> list[str]:
     summary = result.summary()
     files = len({f.path for f in result.findings})
     scanned = plural(summary["files_scanned"], "file") + " scanned"
@@ -119,12 +121,16 @@ def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter,
         out = [paint(f"Found {plural(len(result.findings), 'finding')} in "
                      f"{plural(files, 'file')} ({scanned}).", "bold")]
         out += breakdown_lines(result, rules, paint, model)
+    helpers = summary.get("device_helpers") or []
+    if helpers and any(f.fix is not None for f in result.findings):
+        out += ["", paint("Device helpers", "bold") + " (portable rewrites route through them)"]
+        out += [f"  {escape(h['package'])}: {escape(h['helpers'])}" for h in helpers]
     if result.findings and rules and not any(r.category == "perf" for r in rules.values()):
         out += ["", "NPU-affinity advice (fused kernels and optimizers, NPU runtime settings) "
                 "is opt-in: add `--extend-select MIG9`."]
     if result.errors:
         out += ["", paint(f"Errors ({len(result.errors)})", "bold red")]
-        out += [f"  {escape(e.path)}: {escape(e.message)}"
+        out += [f"  {escape(shown_path(e.path, root))}: {escape(e.message)}"
                 for e in sorted(result.errors, key=lambda e: e.path)]
     return out
 
@@ -139,6 +145,8 @@ def breakdown_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painte
             continue
         out.append("  " + paint(f"{cat:<9}", STYLES[cat])
                    + f"{n:>6}   {ACTIONS[cat] if n else ''}".rstrip())
+    if summary.get("npu_aware"):
+        out.append(f"  {'npu-aware':<9}{summary['npu_aware']:>6}   already handles NPU: nothing to do")
     by_rule = sorted(summary["by_rule"].items(), key=lambda kv: (-kv[1], kv[0]))
     out += ["", paint("Top rules" if len(by_rule) > TOP_RULES else "By rule", "bold")]
     width = len(str(by_rule[0][1]))

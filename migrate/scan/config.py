@@ -23,7 +23,8 @@ from migrate.core.errors import UsageError
 from migrate.core.fileio import SourceError, read_bytes
 
 _KEYS = {"select", "extend-select", "ignore", "exclude", "extend-exclude", "per-file-ignores",
-         "fail-on", "unsafe-fixes", "respect-gitignore", "effort", "target", "per-path-target"}
+         "fail-on", "unsafe-fixes", "respect-gitignore", "effort", "target", "per-path-target",
+         "device-helper"}
 
 
 @dataclass
@@ -39,6 +40,7 @@ class ProjectConfig:
     respect_gitignore: bool = True
     target: str | None = None
     per_path_target: dict[str, str] = field(default_factory=dict)
+    device_helper: str | None = None  # the module holding the project's device helpers
     source: Path | None = None
 
 
@@ -96,6 +98,7 @@ def load_config(start: Path, explicit: Path | None = None) -> ProjectConfig:
     cfg.unsafe_fixes = _bool(section, "unsafe-fixes", False, path)
     cfg.respect_gitignore = _bool(section, "respect-gitignore", True, path)
     cfg.target, cfg.per_path_target = _targets(section, path)
+    cfg.device_helper = _module_name(section, "device-helper", path)
     return cfg
 
 
@@ -117,6 +120,18 @@ def _targets(section: dict, path: Path) -> tuple[str | None, dict[str, str]]:
 
 
 FAIL_ON = ("auto", "assisted", "manual")
+
+
+def _module_name(section: dict, key: str, path: Path) -> str | None:
+    """A dotted module name ("pkg.utils.device"), or None when not given."""
+    value = section.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or not all(
+            p.isidentifier() for p in value.split(".")):
+        raise UsageError(f"{path}: [tool.migrate] {key} must be a dotted module name "
+                         f"such as \"mypkg.utils.device\"")
+    return value
 
 
 def _bool(section: dict, key: str, default: bool, path: Path) -> bool:

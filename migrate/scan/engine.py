@@ -23,6 +23,7 @@ from migrate.core.rules import Rule, default_rules, select_rules
 from migrate.core.targets import TargetChoice
 from migrate.scan.cache import Entry, ScanCache
 from migrate.scan.discover import Walker, scan_root
+from migrate.scan.project import discover
 from migrate.scan.readers import scan_text
 from migrate.scan.ruleset import RuleSet
 from migrate.scan.worker import FileResult, WorkItem, run_items
@@ -46,6 +47,7 @@ class ScanOptions:
     progress: Callable[[int, int], None] | None = None
     rules: Sequence[Rule] | None = None  # default: the shipped rules, filtered by select/ignore
     targets: TargetChoice = field(default_factory=TargetChoice)
+    device_helper: str | None = None  # [tool.migrate] device-helper: the project's helper module
 
 
 def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> ScanResult:
@@ -57,10 +59,13 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
     root = scan_root(paths)
     walker = Walker(root, options.exclude, options.respect_gitignore, options.follow_symlinks)
     files = list(walker.walk(paths))
+    project = discover([(Path(sf.path), sf.rel) for sf in files if sf.kind == "python"], root,
+                       options.device_helper)
     cache = ScanCache(None) if custom else ScanCache.open(
-        options.cache_dir, root, [*(r.code for r in rules), options.targets.key()], rules)
+        options.cache_dir, root, [*(r.code for r in rules), options.targets.key(), project.key()],
+        rules)
     result = ScanResult(errors=list(walker.errors), files_scanned=len(files),
-                        target=options.targets.describe(),
+                        target=options.targets.describe(), project=project,
                         roots=[] if options.follow_symlinks else list(walker.roots))
     reals = {sf.rel: sf.real for sf in files}
     todo: list[WorkItem] = []
@@ -72,7 +77,7 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
             continue
         known = cache.entries[sf.rel].digest if sf.rel in cache.entries else None
         todo.append(WorkItem(str(sf.path), sf.rel, sf.kind, known,
-                             options.targets.for_path(sf.rel)))
+                             options.targets.for_path(sf.rel), project.for_file(sf.rel)))
     for res in run_items(todo, RuleSet(rules), options.jobs, PARALLEL_THRESHOLD,
                          options.progress):
         _store(result, cache, res, reals.get(res.rel, ""))

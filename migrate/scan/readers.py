@@ -1,9 +1,12 @@
 """How the scan reads each file kind: the one dispatch from a file's kind to its findings.
 
-    READERS[FILE_KINDS[kind].reader](ruleset, path, rel, kind, data, target)
+    READERS[FILE_KINDS[kind].reader](ruleset, path, rel, kind, data, target, devices)
         -> (findings, problem or None)          for a file's bytes (the scan workers)
-    scan_text(text, rel, kind, rules, target) -> list[Finding]
+    scan_text(text, rel, kind, rules, target, devices) -> list[Finding]
         for a decoded Python or text file (apply's re-scans, the tests)
+
+``devices`` (migrate/scan/project.py FileDevices) is the project around a Python file: the
+device helpers its portable fixes route through (None: a file on its own).
 
 Every reader named in the file-kind table (migrate/core/filekinds.py) has a function here:
 a missing one fails at import. Python files and notebooks are decoded with PEP 263 cookies
@@ -27,28 +30,29 @@ from migrate.core.targets import DEFAULT_TARGET
 from migrate.scan.ruleset import RuleSet
 
 Problem = str | None
-Reader = Callable[[RuleSet, str, str, str, bytes, str], tuple[list[Finding], Problem]]
+Reader = Callable[..., tuple[list[Finding], Problem]]
 
 
 def scan_text(text: str, rel: str, kind: str, rules: RuleSet | Sequence[Rule],
-              target: str = DEFAULT_TARGET) -> list[Finding]:
+              target: str = DEFAULT_TARGET, devices=None) -> list[Finding]:
     """Findings of ``rules`` for one decoded Python or text file, with fixes for ``target``
     (pass a RuleSet when scanning many texts: a list of rules is compiled on every call).
     Raises FileProblem for unparsable input."""
     ruleset = RuleSet.of(rules)
     reader = FILE_KINDS[kind].reader if kind in FILE_KINDS else "text"
     if reader == "python":
-        return ruleset.kept(_python_text(ruleset, text, rel, target))
+        return ruleset.kept(_python_text(ruleset, text, rel, target, devices))
     if reader == "text":
         return ruleset.kept(_text_text(ruleset, text, rel, kind, target))
     return []  # notebooks and models are read from their bytes (READERS)
 
 
-def _python_text(ruleset: RuleSet, text: str, rel: str, target: str) -> list[Finding]:
+def _python_text(ruleset: RuleSet, text: str, rel: str, target: str,
+                 devices=None) -> list[Finding]:
     from migrate.scan.python.scanner import ParseError, scan_python
 
     try:
-        return scan_python(text, rel, ruleset.python(rel), target)
+        return scan_python(text, rel, ruleset.python(rel), target, devices)
     except ParseError as exc:
         raise FileProblem(str(exc)) from None
 
@@ -67,15 +71,15 @@ def _prefiltered(ruleset: RuleSet, rel: str, source) -> bool:
 
 
 def read_python(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,
-                target: str) -> tuple[list[Finding], Problem]:
+                target: str, devices=None) -> tuple[list[Finding], Problem]:
     source = decode(data, python=True, path=path)
     if not _prefiltered(ruleset, rel, source):
         return [], None
-    return ruleset.kept(_python_text(ruleset, source.text, rel, target)), None
+    return ruleset.kept(_python_text(ruleset, source.text, rel, target, devices)), None
 
 
 def read_notebook(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,
-                  target: str) -> tuple[list[Finding], Problem]:
+                  target: str, devices=None) -> tuple[list[Finding], Problem]:
     from migrate.scan.python.notebook import NotebookError, scan_notebook
     from migrate.scan.python.scanner import scan_python
 
@@ -85,21 +89,22 @@ def read_notebook(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,
     problems: list[str] = []  # cells it could not scan: they may hide findings
     try:
         found = scan_notebook(source.text, rel, ruleset.python(rel),
-                              lambda t, r, plan: scan_python(t, r, plan, target), problems)
+                              lambda t, r, plan: scan_python(t, r, plan, target, devices),
+                              problems)
     except NotebookError as exc:
         raise FileProblem(str(exc)) from None
     return ruleset.kept(found), "; ".join(problems)[:500] or None
 
 
 def read_text(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,
-              target: str) -> tuple[list[Finding], Problem]:
+              target: str, devices=None) -> tuple[list[Finding], Problem]:
     source = decode(data, python=False, path=path)
     findings = ruleset.kept(_text_text(ruleset, source.text, rel, kind, target))
     return findings, _toml_problem(source.text) if kind == "pyproject" else None
 
 
 def read_onnx(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,
-              target: str) -> tuple[list[Finding], Problem]:
+              target: str, devices=None) -> tuple[list[Finding], Problem]:
     findings: list[Finding] = []
     for spec, group in ruleset.onnx().groups:
         found, errors = spec.run(Path(path), rel, list(group))

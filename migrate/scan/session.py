@@ -170,6 +170,7 @@ def run_session(request: ScanRequest,
         cache_dir=None if request.no_cache else (request.cache_dir or default_cache_dir()),
         respect_gitignore=cfg.respect_gitignore, progress=progress, targets=targets,
         follow_symlinks=request.follow_symlinks, trust_mtime=not request.verify_content,
+        device_helper=cfg.device_helper,
     )
     result = scan_paths(request.paths, options)
     drop_per_file(result, per_file)

@@ -24,6 +24,7 @@ from migrate.core.fileio import SourceError, content_hash, read_bytes
 from migrate.core.filekinds import FILE_KINDS
 from migrate.core.findings import Finding
 from migrate.core.targets import DEFAULT_TARGET
+from migrate.scan.project import FileDevices
 from migrate.scan.readers import READERS
 from migrate.scan.ruleset import RuleSet
 
@@ -37,6 +38,7 @@ class WorkItem:
     kind: str
     known: str | None = None  # content hash in the cache, if any
     target: str = DEFAULT_TARGET  # the port target its fixes are made for
+    devices: FileDevices | None = None  # the project around it (portable device helpers)
 
 
 @dataclass
@@ -73,7 +75,7 @@ class Worker:
         read = READERS[FILE_KINDS[item.kind].reader]
         try:  # findings, and a problem worth reporting beside them
             out.findings, out.error = read(self.ruleset, item.path, item.rel, item.kind, data,
-                                           item.target)
+                                           item.target, item.devices)
         except (FileProblem, SourceError) as exc:
             out.findings, out.error = [], str(exc)
         except RecursionError:

@@ -13,7 +13,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 EXPECTED = SAMPLES / "_expected"
-NAMES = ("train_amp", "ddp_launcher", "hf_flash_attention", "cuda_extension", "multi_backend")
+NAMES = ("train_amp", "ddp_launcher", "hf_flash_attention", "cuda_extension", "multi_backend",
+         "own_device_helper")
 TARGETS = ("portable", "npu", "transfer")
 FLAGS = ["--unsafe-fixes", "--annotate", "--no-cache", "--no-progress"]
 CASES = [(name, target) for target in TARGETS for name in NAMES]

@@ -25,3 +25,12 @@ def test_unchanged_file_has_nothing_to_reparse():
 
 def test_broken_result_is_reported():
     assert "SyntaxError" in verify_python(OLD.replace("return 1", "return (1"), "t.py", OLD)
+
+
+def test_a_class_whose_decorator_alone_changed_is_checked_with_a_body():
+    """`@skipif(not torch.cuda.is_available())` rewritten, a comment above the first
+    member: the header must not be checked on its own (it does not parse)."""
+    old = ("import pytest\n\n\n@pytest.mark.skipif(not cuda(), reason='x')\nclass T:\n"
+           "    # CUDA\n    def test_a(self):\n        pass\n")
+    new = old.replace("cuda()", "get_device_module().is_available()")
+    assert verify_python(new, "t.py", old) is None

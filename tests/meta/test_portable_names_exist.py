@@ -1,9 +1,11 @@
-"""Every device-generic name the `portable:` forms write exists in the installed torch.
+"""Every torch name a portable port writes exists in the installed torch.
 
-The forms live in the rule rows (`portable:`) and in migrate/core/targets.py (DEVICE_FORMS);
-each ``torch.x.y`` they spell is resolved attribute by attribute on the real torch module, as
-the NPU forms are checked against the torch_npu wheel (test_npu_names_exist.py). Names an
-NPU arm spells (``torch.npu.X`` inside ``hasattr(torch, "npu")``) are the NPU forms, checked there.
+The forms live in the rule rows (`portable:`, with device placeholders), in their examples
+and in the device helpers a port adds (migrate/core/device_helpers/template.py). Each
+``torch.x.y`` they spell is resolved attribute by attribute on the real torch module, as the
+NPU forms are checked against the torch_npu wheel (test_npu_names_exist.py). Names an NPU arm
+spells (``torch.npu.X`` beside the CUDA name) are NPU forms, checked there; ``torch.cuda.X``
+stays as the original wrote it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import re
 
 import pytest
 
+from migrate.core import device_helpers
 from migrate.core.rules import load_rules
-from migrate.core.targets import DEVICE_FORMS, expand
 
 torch = pytest.importorskip("torch")
 
@@ -34,12 +36,11 @@ def _strings(value):
 def _forms():
     for rule in load_rules():
         for text in _strings(rule.portable):
-            yield rule.code, expand(text)
+            yield rule.code, text
         for example in rule.examples:
             if "portable" in example:
                 yield f"{rule.code} example", example["portable"]
-    for key, text in DEVICE_FORMS.items():
-        yield key, text
+    yield "device helper template", device_helpers.module_text()
 
 
 def _resolves(name: str) -> bool:
@@ -67,18 +68,24 @@ def test_generic_names_exist_in_installed_torch(where, text):
 
 
 def test_resolver_tells_present_from_missing():
-    assert _resolves("torch.accelerator.synchronize")
-    assert _resolves("torch.distributed.get_default_backend_for_device")
+    assert _resolves("torch.accelerator.current_accelerator")
+    assert _resolves("torch.amp.GradScaler")
     assert not _resolves("torch.accelerator.manual_seed_all")
 
 
-def test_device_forms_evaluate_on_this_machine():
-    """The forms are expressions that run here (CPU): device type "cpu", amp type "cuda"."""
-    env = {"torch": torch}
-    assert eval(DEVICE_FORMS["device_type"], env) == "cpu"
-    assert eval(DEVICE_FORMS["amp_device_type"], env) == "cuda"
-    backend = expand("torch.distributed.get_default_backend_for_device({device_type})")
-    assert eval(backend, env) == "gloo"
+def test_no_form_tests_for_torch_npu_by_hasattr():
+    """The NPU is reached through the accelerator, never by `hasattr(torch, "npu")`."""
+    for where, text in FORMS:
+        assert 'hasattr(torch, "npu")' not in text, where
+
+
+def test_call_forms_name_the_torch_they_need():
+    """A form that calls a torch API newer than 1.x states the torch it needs (min_torch), so
+    a project that declares an older one gets the helper form instead."""
+    for rule in load_rules():
+        for key, form in (rule.portable.get("names") or {}).items():
+            if isinstance(form, dict) and form.get("call", "").startswith("torch.amp."):
+                assert form.get("min_torch"), f"{rule.code} {key}"
 
 
 def test_unknown_portable_key_fails_loudly(tmp_path):

@@ -2,7 +2,7 @@
 
 `before` must be flagged by its rule; `after` is what `migrate apply --target npu` (or the
 example's `target`) makes of `before` (with --unsafe-fixes for assisted rules), `portable`
-what `--target portable` makes of it; `noop` must not be flagged by its rule in any target. The
+what `--target portable` makes of it in a package without device helpers of its own; `noop` must not be flagged by its rule in any target. The
 examples render the docs (`migrate rules ID`), so this keeps the docs true.
 """
 
@@ -15,6 +15,7 @@ import pytest
 
 from migrate.core.filekinds import detect
 from migrate.core.rules import default_rules
+from migrate.scan.project import EXAMPLE
 from migrate.fix.rewrite import fix_text
 from migrate.fix.run import engine_scan
 from migrate.scan.ruleset import RuleSet
@@ -47,8 +48,9 @@ def test_example(rule, i, example):
     fixing = RuleSet([r for r in RULES if r.kind != "dependency-version" or r is rule])
     for key, target in (("after", main), ("portable", "portable")):
         if key in example:
+            devices = EXAMPLE if target == "portable" else None
             text, _, _, error = fix_text(example["before"], name, kind, fixing,
-                                         partial(engine_scan, target=target),
+                                         partial(engine_scan, target=target, devices=devices),
                                          unsafe=rule.category == "assisted")
             assert error is None
             assert text == example[key], f"{rule.code} example {i}, --target {target}"

@@ -1,35 +1,37 @@
 """Code that already handles NPU, or that means CUDA on purpose: found once per file.
 
-Every target leaves alone, and reports as ``npu_aware`` (no effort):
+"NPU-aware" means an NPU arm or check really exists. Every target leaves alone, and reports
+as ``npu_aware`` (no effort):
 
 * an if/elif chain or conditional expression with an arm that names NPU
   (``elif is_npu_available():``, ``"npu" if ... else "cuda"``, ``hasattr(torch, "npu")``);
 * a tuple/list/set/dict that already holds "npu" (or "hccl");
 * a boolean expression that names NPU (``is_torch_npu_available() or torch.cuda...``);
+* a function or class named for CUDA whose NPU sibling exists in the project
+  (``CUDA_Accelerator`` beside ``NPU_Accelerator``): one arm of a real dispatch;
 * every finding of a file that imports ``transfer_to_npu``.
 
+With --target portable, also NPU-aware: ``"cuda"`` chosen under a condition that already
+proves CUDA, beside a device-generic other arm (``"cuda" if xla_on_gpu() else
+state.device.type``): the other arm serves the NPU.
+
+Names alone decide nothing: ``use_cuda = torch.cuda.is_available()`` and a function called
+``_setup_cuda_device`` are ported like any other code (a rename is the report's suggestion).
 (Imports guarded by ``except ImportError`` are the effort model's: it discounts them.)
 
-With --target portable, also left as written (reported, no fix):
-
-* an arm of a device dispatch over other backends (xpu, mps, hpu, ...) without an NPU arm —
-  rewriting its CUDA arm would make it catch every accelerator; a person adds the NPU arm;
-* the body of a function or class whose name says it is about CUDA (``is_cuda_available``,
-  ``CUDA_Accelerator``): making it device-generic would make it lie.
+With --target portable, left as written (reported, no fix): a table keyed by device type
+without an "npu" entry (a person adds the entry).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import replace
 
 from migrate.scan.python.spans import SpanIndex
 
 _NPU = re.compile(r"(?<![a-z])(npu|hccl)|(npu|hccl)(?![a-z])", re.IGNORECASE)
-_OTHER = re.compile(r"(?<![a-z])(xpu|mps|hpu|mlu|musa|xla|mtia|sdaa|gcu)(?![a-z])", re.IGNORECASE)
 _CUDA_FN = re.compile(r"cuda|rocm|(?<![a-z])hip(?![a-z])|nccl|nvml|nvidia", re.IGNORECASE)
 _TRANSFER = re.compile(r"transfer_to_npu")
 _HANDLED = "already handled for NPU here"
@@ -42,12 +44,23 @@ class Regions:
     def __init__(self):
         self.aware: list[tuple[int, int, str]] = []
         self.keep: list[tuple[int, int, str]] = []
-        self._index: tuple[SpanIndex[str], SpanIndex[str]] | None = None
+        self.renames: list[tuple[int, int, str]] = []  # functions named for CUDA, ported
+        self.own: list[tuple[int, int]] = []  # the portable forms this tool writes
+        self.hccl: list[tuple[int, int]] = []  # functions that already test for HCCL
+        self._index: tuple[SpanIndex[str], ...] | None = None
 
-    def _indexes(self) -> tuple[SpanIndex[str], SpanIndex[str]]:
+    def _indexes(self) -> tuple[SpanIndex[str], ...]:
         if self._index is None:  # the spans are complete once the first question comes
-            self._index = (SpanIndex(self.aware), SpanIndex(self.keep))
+            self._index = (SpanIndex(self.aware), SpanIndex(self.keep),
+                           SpanIndex([(a, b, "") for a, b in self.own]),
+                           SpanIndex([(a, b, "") for a, b in self.hccl]))
         return self._index
+
+    def own_at(self, offset: int) -> bool:
+        return self._indexes()[2].at(offset) is not None
+
+    def hccl_at(self, offset: int) -> bool:
+        return self._indexes()[3].at(offset) is not None
 
     def aware_at(self, offset: int) -> str | None:
         return self._indexes()[0].at(offset)
@@ -56,126 +69,170 @@ class Regions:
         return self._indexes()[1].at(offset)
 
 
-@dataclass(frozen=True)
-class Scope:
-    """What the file's text holds, decided once: which detectors can fire at all."""
-
-    portable: bool
-    has_npu: bool
-    has_other: bool
-    cuda_fn: bool
-
-
-# A detector looks at one node of its type: ("aware" | "keep", span, why) for each region.
-Found = tuple[str, tuple[int, int], str]
-Detector = Callable[[Any, Any, Scope], Iterator[Found]]
-
-
 def regions(f, portable: bool) -> Regions:
-    """The file's regions, from the parsed nodes of the types DETECTORS names (the indexed
-    nodes: those holding a line a matcher walks, so every region a finding can sit in).
-    Where regions nest, the outer one's reason is reported (sorted outermost first)."""
     out = Regions()
     text = f.text
     if _TRANSFER.search(text) and _imports_transfer(f.tree):
         out.aware.append((0, len(text), "transfer_to_npu patches it at run time"))
         return out
-    scope = Scope(portable, bool(_NPU.search(text)), portable and bool(_OTHER.search(text)),
-                  portable and bool(_CUDA_FN.search(text)))
-    found: list[tuple[tuple[int, int, int, int], str, int, int, str]] = []
-    tables = [ANNOTATIONS] if portable else []
-    if scope.has_npu or scope.has_other or scope.cuda_fn:
-        tables.append(DETECTORS)
-    for group, table in enumerate(tables):
-        for node_type, detectors in table.items():
-            for node in f.nodes(node_type):
-                depth = _depth(f, node)
-                for seq, detect in enumerate(detectors):
-                    for which, (a, b), why in detect(f, node, scope):
-                        found.append(((group, depth, a, seq), which, a, b, why))
-    for _, which, a, b, why in sorted(found, key=lambda x: x[0]):
-        (out.aware if which == "aware" else out.keep).append((a, b, why))
+    if portable:  # annotations run nothing: `stream: torch.cuda.Stream` stays readable
+        for node in ast.walk(f.tree):
+            for ann in _annotations(node):
+                out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
+    if portable:  # the project's own device helpers are its device dispatch: never rewritten
+        helpers = [n for n in f.tree.body if isinstance(n, ast.FunctionDef) and
+                   (found := f.devices.own.get(n.name)) is not None and not found.ours]
+        for node in helpers:
+            out.aware.append((*f.span(node), f"`{node.name}()` is the project's device helper"))
+        if helpers:  # ... and so is the module-level code of the module defining them
+            for node in f.tree.body:
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    out.aware.append((*f.span(node), "module-level code of the module that "
+                                                     "defines the project's device helpers"))
+    has_npu = bool(_NPU.search(text))
+    if has_npu:
+        out.own = [f.span(n) for n in ast.walk(f.tree) if _own_form(f, n)]
+    if "hccl" in text.lower():
+        out.hccl = [f.span(n) for n in ast.walk(f.tree)
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _tests_hccl(n)]
+    arms = _npu_arms(f) if portable else set()
+    cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))
+    proven = portable and '"cuda"' in text.replace("'", '"')
+    if not (has_npu or portable):
+        return out
+    for node in ast.walk(f.tree):
+        if isinstance(node, (ast.If, ast.IfExp)) and proven and _proves_cuda(node):
+            out.aware.append((*f.span(node), "CUDA is proven by the condition; the other arm "
+                                             "follows the device"))
+        if isinstance(node, ast.If):
+            tests = _chain_tests(node)
+            if has_npu and any(_NPU.search(f.source(t)) for t in tests):
+                out.aware.append((*f.span(node), _HANDLED))
+        elif isinstance(node, ast.IfExp) and has_npu and _NPU.search(f.source(node)):
+            out.aware.append((*f.span(node), _HANDLED))
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and has_npu and any(
+                _is_npu_const(e) for e in node.elts):
+            out.aware.append((*f.span(node), _HANDLED))
+        elif isinstance(node, ast.Dict) and has_npu and any(
+                k is not None and _is_npu_const(k) for k in node.keys):
+            out.aware.append((*f.span(node), _HANDLED))
+        elif isinstance(node, ast.Dict) and portable and _device_table(node):
+            out.keep.append((*f.span(node), 'a table per device without an "npu" entry: add one'))
+        elif isinstance(node, ast.BoolOp) and has_npu and _NPU.search(f.source(node)):
+            out.aware.append((*f.span(node), _HANDLED))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and cuda_fn \
+                and (sibling := _npu_sibling(node.name, arms)):
+            out.aware.append((*f.span(node), f"`{node.name}` {BY_NAME} and `{sibling}` is its "
+                                             "NPU arm"))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and portable and \
+                _CUDA_FN.search(node.name):
+            out.renames.append((*f.span(node), node.name))
     return out
 
 
-def _depth(f, node) -> int:
-    depth = 0
-    while (node := f.parent(node)) is not None:
-        depth += 1
-    return depth
+_OWN_PAIRS = ({"cuda", "npu"}, {"nccl", "hccl"})
 
 
-def _annotation(f, node, scope: Scope) -> Iterator[Found]:
-    """Annotations run nothing: `stream: torch.cuda.Stream` stays readable (portable)."""
-    for ann in _annotations(node):
-        yield "aware", f.span(ann), "a type annotation, which runs nothing"
+def _tests_hccl(fn) -> bool:
+    """Does the function compare something with HCCL ("hccl", Backend.HCCL): an NPU arm
+    of its backend logic already exists."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                if (isinstance(side, ast.Constant) and side.value == "hccl") or (
+                        isinstance(side, ast.Attribute) and side.attr == "HCCL"):
+                    return True
+    return False
 
 
-def _if_answers_cuda(f, node: ast.If, scope: Scope) -> Iterator[Found]:
-    if scope.portable and (answer := _cuda_answer(node)):
-        yield "keep", f.span(node.test), (f"it detects CUDA to answer {answer!r}: "
-                                          "a person adds the NPU case")
+def _own_form(f, node) -> bool:
+    """A form a portable port writes, recognised exactly: `x in ("cuda", "npu")`,
+    `s.startswith(("cuda", "npu"))`, `("cuda" in d or "npu" in d)`, and the NPU arms
+    `(A if get_device_type() == "npu" else B)` (with the file's type helper)."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+            isinstance(node.ops[0], (ast.In, ast.NotIn)):
+        return _pair(node.comparators[0])
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "startswith" and len(node.args) == 1:
+        return _pair(node.args[0])
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
+        consts = [v.left.value for v in node.values if isinstance(v, ast.Compare) and
+                  isinstance(v.left, ast.Constant) and isinstance(v.ops[0], ast.In)]
+        return set(consts) in _OWN_PAIRS
+    if isinstance(node, ast.IfExp):
+        test = node.test
+        return isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq) and \
+            isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "npu" \
+            and isinstance(test.left, ast.Call) and isinstance(test.left.func, ast.Name) and \
+            (found := f.devices.own.get(test.left.func.id)) is not None and found.kind == "type" \
+            or _imported_type_helper(f, test)
+    return False
 
 
-def _if_chain(f, node: ast.If, scope: Scope) -> Iterator[Found]:
-    tests = _chain_tests(node)
-    if scope.has_npu and any(_NPU.search(f.source(t)) for t in tests):
-        yield "aware", f.span(node), _HANDLED
-    elif scope.has_other and len(tests) > 1 and any(_OTHER.search(f.source(t)) for t in tests):
-        yield "keep", f.span(node), "a device dispatch without an NPU arm: add one"
+def _imported_type_helper(f, test) -> bool:
+    if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Call) and
+            isinstance(test.left.func, ast.Name)):
+        return False
+    name = test.left.func.id
+    return name in f.devices.imported and f.devices.imported[name].kind == "type" or (
+        name in f.bindings.names and f.bindings.names[name].qualname.endswith("._device." + name))
 
 
-def _npu_expression(f, node, scope: Scope) -> Iterator[Found]:
-    """``"npu" if ... else "cuda"``, ``is_npu_available() or ...``."""
-    if scope.has_npu and _NPU.search(f.source(node)):
-        yield "aware", f.span(node), _HANDLED
+def _pair(node) -> bool:
+    return isinstance(node, ast.Tuple) and len(node.elts) == 2 and all(
+        isinstance(e, ast.Constant) for e in node.elts) and \
+        {getattr(e, "value", None) for e in node.elts} in _OWN_PAIRS
 
 
-def _npu_collection(f, node, scope: Scope) -> Iterator[Found]:
-    if scope.has_npu and any(_is_npu_const(e) for e in node.elts):
-        yield "aware", f.span(node), _HANDLED
+def _renamed(reg: Regions, offset: int) -> str | None:
+    inside = [(b - a, name) for a, b, name in reg.renames if a <= offset < b]
+    return min(inside)[1] if inside else None
 
 
-def _device_dict(f, node: ast.Dict, scope: Scope) -> Iterator[Found]:
-    if scope.has_npu and any(k is not None and _is_npu_const(k) for k in node.keys):
-        yield "aware", f.span(node), _HANDLED
-    elif scope.portable and _device_table(node):
-        yield "keep", f.span(node), 'a table per device without an "npu" entry: add one'
+def _npu_arms(f) -> set[str]:
+    """Names of the project's (and this file's) classes and functions that name NPU."""
+    own = {n.name for n in ast.walk(f.tree) if isinstance(
+        n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _NPU.search(n.name)}
+    return own | set(f.file_devices.npu_arms if f.file_devices else ())
 
 
-def _bool_op(f, node: ast.BoolOp, scope: Scope) -> Iterator[Found]:
-    if scope.has_npu and _NPU.search(f.source(node)):
-        yield "aware", f.span(node), _HANDLED
-    elif scope.cuda_fn and (name := _cuda_named_operand(node)):
-        yield "keep", f.span(node), (f"the condition also asks `{name}`, about CUDA by its "
-                                     "name; make the whole test device-generic")
+def _npu_sibling(name: str, arms: set[str]) -> str | None:
+    if not _CUDA_FN.search(name):
+        return None
+    lowered = {a.lower(): a for a in arms}
+    for word in ("cuda", "gpu", "nccl"):
+        for to in ("npu", "hccl"):
+            cand = re.sub(word, to, name, flags=re.IGNORECASE).lower()
+            if cand != name.lower() and cand in lowered:
+                return lowered[cand]
+    return None
 
 
-def _cuda_named_definition(f, node, scope: Scope) -> Iterator[Found]:
-    if scope.cuda_fn and _CUDA_FN.search(node.name):
-        yield "aware", f.span(node), f"`{node.name}` {BY_NAME}"
+_PROOF = re.compile(r"cuda|gpu", re.IGNORECASE)
 
 
-def _cuda_named_assignment(f, node, scope: Scope) -> Iterator[Found]:
-    if scope.cuda_fn and (name := _cuda_named_target(node)):
-        yield "aware", f.span(node), f"`{name}` {BY_NAME}"
+def _proves_cuda(node) -> bool:
+    """`"cuda" if <a test that names CUDA or GPU> else <generic>`, as an expression or as an
+    if/else assigning or returning: the CUDA arm is a special case of device-following code."""
+    arm: ast.expr | None
+    other: ast.expr | None
+    if isinstance(node, ast.IfExp):
+        arm, other = node.body, node.orelse
+    elif len(node.body) == 1 and len(node.orelse) == 1 and \
+            type(node.body[0]) is type(node.orelse[0]) and \
+            isinstance(node.body[0], (ast.Return, ast.Assign)):
+        arm, other = node.body[0].value, node.orelse[0].value
+    else:
+        return False
+    return isinstance(arm, ast.Constant) and arm.value == "cuda" and other is not None and \
+        not isinstance(other, ast.Constant) and _generic(other) and \
+        bool(_PROOF.search(ast.unparse(node.test)))
 
 
-# Node type -> its detectors, in the order their regions are reported for one node.
-DETECTORS: dict[type, tuple[Detector, ...]] = {
-    ast.If: (_if_answers_cuda, _if_chain),
-    ast.IfExp: (_npu_expression,),
-    ast.Tuple: (_npu_collection,), ast.List: (_npu_collection,), ast.Set: (_npu_collection,),
-    ast.Dict: (_device_dict,),
-    ast.BoolOp: (_bool_op,),
-    ast.FunctionDef: (_cuda_named_definition,), ast.AsyncFunctionDef: (_cuda_named_definition,),
-    ast.ClassDef: (_cuda_named_definition,),
-    ast.Assign: (_cuda_named_assignment,), ast.AnnAssign: (_cuda_named_assignment,),
-}
-ANNOTATIONS: dict[type, tuple[Detector, ...]] = {
-    ast.arg: (_annotation,), ast.FunctionDef: (_annotation,),
-    ast.AsyncFunctionDef: (_annotation,), ast.AnnAssign: (_annotation,),
-}
+def _generic(node) -> bool:
+    """An expression that follows the device (`state.device.type`, `x.device`, a call)."""
+    text = ast.unparse(node)
+    return "cuda" not in text and bool(re.search(r"device|type|accelerator", text))
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:
@@ -184,27 +241,6 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
                for n in names)
-
-
-_ANSWER = re.compile(r"cuda|gpu|nccl", re.IGNORECASE)
-_DEVICE_VAR = re.compile(r"(^|_)(device|devices|dev|device_type|device_str|device_name)$")
-
-
-def _cuda_answer(node: ast.If) -> str | None:
-    """`if torch.cuda.is_available(): accelerator_name = "cuda"`: the test detects CUDA."""
-    if not re.search(r"\bcuda\b", ast.unparse(node.test)):
-        return None
-    for stmt in node.body:
-        value = getattr(stmt, "value", None)
-        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)
-                and _ANSWER.search(value.value)):
-            continue
-        if isinstance(stmt, ast.Return):
-            return value.value
-        if isinstance(stmt, ast.Assign) and all(
-                isinstance(t, ast.Name) and not _DEVICE_VAR.search(t.id) for t in stmt.targets):
-            return value.value
-    return None
 
 
 def _device_table(node: ast.Dict) -> bool:
@@ -219,25 +255,6 @@ def _annotations(node):
         yield node.returns
     elif isinstance(node, ast.AnnAssign):
         yield node.annotation
-
-
-def _cuda_named_target(node) -> str | None:
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    for t in targets:
-        name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
-        if _CUDA_FN.search(name):
-            return name
-    return None
-
-
-def _cuda_named_operand(node: ast.BoolOp) -> str | None:
-    """A name in the condition (not torch.cuda itself, nor .is_cuda) that says CUDA."""
-    for sub in ast.walk(node):
-        name = sub.id if isinstance(sub, ast.Name) else \
-            sub.attr if isinstance(sub, ast.Attribute) else ""
-        if name not in ("cuda", "is_cuda") and _CUDA_FN.search(name):
-            return name
-    return None
 
 
 def _chain_tests(node: ast.If) -> list[ast.expr]:
@@ -269,17 +286,24 @@ def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> 
     if not findings:
         return findings
     reg = regions(f, portable)
-    if not reg.aware and not reg.keep:
+    if not reg.aware and not reg.keep and not reg.renames and not reg.own and not reg.hccl:
         return findings
     out = []
     for x in findings:
         start = f.index.offset(x.line, x.column - 1)
+        if reg.own_at(start):
+            continue  # what a portable port wrote: not a finding
         why = reg.aware_at(start)
+        if why is None and "nccl" in x.name and reg.hccl_at(start):
+            why = _HANDLED + " (this function already tests for HCCL)"
         if why is not None and why.endswith(BY_NAME) and x.rule not in generic:
             why = None  # an env var or library named in a CUDA helper is still work
         if why is not None:  # no work: never fails --fail-on (see docs/contracts.md §3)
             x = x.left_as_is(f"{why}: left as is")
         elif (why := reg.keep_at(start)) is not None and x.fix is not None:
             x = x.for_a_person(f"left as is: {why}")
+        elif x.fix is not None and (name := _renamed(reg, start)):
+            x = replace(x, message=f"{x.message} (`{name}` is named for CUDA; once ported, "
+                                   "consider a device-neutral name)")
         out.append(x)
     return out

@@ -6,9 +6,15 @@
     except ImportError:          # ModuleNotFoundError, Exception, a bare except or a tuple
         HAS_FLASH = False        # anything but a re-raise is a fallback
 
-A finding inside such a try body, or about a module every import of which in the file
+The same holds for code under an availability check, however it is written:
+
+    if is_bnb_available():       # any is_<lib>_available() / importlib.util.find_spec(...)
+        import bitsandbytes as bnb
+
+A finding inside such a try or if body, or about a module every import of which in the file
 sits in one, is *guarded*: the code already runs without the library, so the effort
-model discounts it (migrate/report/effort.py). Scoping is flat, as for bindings.
+model discounts it (migrate/report/effort.py) the same way for both spellings. Scoping is
+flat, as for bindings.
 """
 
 from __future__ import annotations
@@ -64,6 +70,28 @@ def _is_guarded_try(node: ast.AST) -> TypeGuard[ast.Try]:
     return imports and bool(handlers) and all(_falls_back(h) for h in handlers)
 
 
+_AVAILABLE = ("find_spec", "find_loader")
+
+
+def _is_availability_if(node: ast.AST) -> bool:
+    """`if is_x_available():` / `if importlib.util.find_spec("x"):` (and `and` of such)."""
+    if not isinstance(node, ast.If):
+        return False
+    tests = node.test.values if isinstance(node.test, ast.BoolOp) and \
+        isinstance(node.test.op, ast.And) else [node.test]
+    for test in tests:
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+                isinstance(test.ops[0], ast.IsNot):
+            test = test.left  # find_spec("x") is not None
+        if not isinstance(test, ast.Call):
+            continue
+        func = test.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if (name.startswith("is_") and name.endswith("_available")) or name in _AVAILABLE:
+            return True
+    return False
+
+
 def _top_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     if isinstance(node, ast.Import):
         return [a.name.split(".")[0] for a in node.names]
@@ -90,7 +118,7 @@ def find_guards(tree: ast.Module, index: LineIndex) -> Guards:
     guarded_imports: set[int] = set()
     statements = list(_statements(tree))
     for node in statements:
-        if _is_guarded_try(node) and node.body:
+        if (_is_guarded_try(node) or _is_availability_if(node)) and node.body:
             start = index.span(node.body[0])[0]
             end = index.span(node.body[-1])[1]
             spans.append((start, end))

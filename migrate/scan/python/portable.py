@@ -1,34 +1,61 @@
-"""Spelling portable rewrites in one file: the file's name for torch, quotes that fit."""
+"""Spelling portable rewrites in one file: placeholders, the file's name for torch, quotes.
+
+A rule row's portable form is a template: ``{device_type}``, ``{device}``, ``{device_module}``,
+``{amp_device_type}`` and ``{dist_backend}`` are spelled at the node being fixed by the
+file's DeviceNames (migrate/scan/python/device_names.py: a ``device`` in scope, the project's
+helper, or the port's own); ``torch`` is spelled as the file binds it.
+"""
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 
-from migrate.core.targets import expand
+from migrate.core.device_helpers import rename_torch
+from migrate.scan.python.device_names import Unspellable
 
-_TORCH = re.compile(r"(?<![\w.])torch\b")
+__all__ = ["Unspellable", "declines", "enclosing", "portable_fix", "quote_for", "spell"]
 
 
-def spell(f, template: str, quote: str = '"', **values: str) -> tuple[str, list[str]]:
-    """(code, imports needed): ``template`` expanded, ``torch.`` spelled as the file binds
-    it (``import torch as th``), string quotes switched to ``quote`` (inside f-strings)."""
-    code = expand(template, **values)
+def spell(f, template: str, quote: str = '"', node=None, **values: str) -> tuple[str, list[str]]:
+    """(code, imports needed): ``template`` with ``values`` and the device placeholders filled
+    for ``node``, ``torch.`` spelled as the file binds it (``import torch as th``), string
+    quotes switched to ``quote`` (inside f-strings). Raises Unspellable."""
+    code = template
+    for key, value in values.items():
+        code = code.replace("{" + key + "}", value)
+    code, imports = f.devices.spell(code, node)
     dist = f.bindings.local_for("torch.distributed")
     if dist and dist != "torch.distributed":  # `import torch.distributed as dist`
-        code = re.sub(r"(?<![\w.])torch\.distributed\b", "@DIST@", code)
+        code = re.sub(r"(?<![\w.])torch\.distributed\b", dist, code)
     local = f.bindings.local_for("torch")
-    imports: list[str] = []
     if local is None:
-        local = "torch"
-        imports.append("import torch")
-    if local != "torch":
-        code = _TORCH.sub(local, code)
-    code = code.replace("@DIST@", dist or "torch.distributed")
-    if "torch" not in code.replace(dist or "@", ""):
-        imports = [i for i in imports if i != "import torch"]
+        if re.search(r"(?<![\w.])torch\.", code):
+            imports.append("import torch")
+    elif local != "torch":
+        code = rename_torch(code, local)
     if quote == "'":
         code = code.replace('"', "'")
-    return code, imports
+    return code, list(dict.fromkeys(imports))
+
+
+def portable_fix(rule, edits, imports: list[str], shown: str):
+    """A portable fix (core/findings.fix_for decides it), described by what its edits write."""
+    from migrate.core.findings import fix_for
+
+    return fix_for(rule, list(edits), {}, imports, description=f"Portable: {shown}")
+
+
+def declines(fn):
+    """A portable fix builder that returns None where the device cannot be named cleanly."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Unspellable:
+            return None
+    return wrapper
 
 
 def chain_form(f, qualname: str) -> str:
@@ -60,3 +87,26 @@ def quote_for(f, node) -> str:
         return '"'
     m = _PREFIX.match(f.source(outer))
     return "'" if m and m.group(1)[0] == '"' else '"'
+
+
+def bare_ok(f, node, lowest: str = "compare") -> bool:
+    """May an expression binding looser than an attribute replace ``node`` without
+    parentheses? ``lowest``: "compare" (``x.device.type in (...)``) or "or" (``a or b``).
+    Only where the expression is a whole slot: an if/while/assert test, an assigned or
+    returned value, a call argument, a keyword value, an element of a list, tuple or set; a
+    comparison also as an operand of
+    ``and``/``or`` (an ``or`` there would merge into it and no longer read as the port's
+    own form on the next run)."""
+    parent = f.parent(node)
+    if isinstance(parent, (ast.If, ast.While, ast.Assert)) and parent.test is node:
+        return True
+    if isinstance(parent, ast.IfExp) and parent.test is node:
+        return lowest == "compare"  # `a if b or c else d` reads better as `a if (b or c) ...`
+    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return, ast.keyword)) and \
+            parent.value is node:
+        return True
+    if isinstance(parent, ast.Call) and any(a is node for a in parent.args):
+        return True
+    if isinstance(parent, (ast.List, ast.Tuple, ast.Set)):
+        return True
+    return isinstance(parent, ast.BoolOp) and lowest == "compare"

@@ -1,11 +1,15 @@
 """--target portable for ``context-string`` rows: device and backend names kept generic.
 
-The row's ``portable:`` mapping (all optional; templates may use DEVICE_FORMS placeholders):
+The row's ``portable:`` mapping (all optional; templates use the device placeholders of
+migrate/scan/python/device_names.py):
 
     prefix: cuda                  # the literal's device/backend name
     literal: '{device_type}'      # stands for the name ("cuda:0" -> {device_type} + ":0")
-    guarded: '{guarded_device_type}'   # in `X if torch.cuda.is_available() else Y`
+    device: '{device}'            # where a device is moved to: .to("cuda"), device="cuda",
+                                  # map_location="cuda" (a `device` in scope, else the type)
+    guarded: '{device_type}'      # the whole `"cuda" if torch.cuda.is_available() else "cpu"`
     amp: '{amp_device_type}'      # in autocast / GradScaler device positions
+    spec: '{new} if {device_type} == "npu" else {old}'   # "cpu:gloo,cuda:nccl" style specs
     compare: {equal: in, value: '("cuda", "npu")', symmetric: false, contains: true}
                                   # x.type == "cuda"  ->  x.type in ("cuda", "npu"): the same
                                   # answer on CUDA and CPU hosts (and for non-strings), true on NPU
@@ -19,17 +23,19 @@ import ast
 import re
 
 from migrate.core.findings import Edit, Fix
-from migrate.core.findings import fix_for as make_fix
-from migrate.scan.python.portable import spell
+from migrate.scan.python.portable import bare_ok, declines, portable_fix, spell
 
 _AMP = re.compile(r"autocast|GradScaler|amp\.")
 _TIGHT = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Await)
 
 
+@declines
 def portable_literal(f, spec, node: ast.AST, value: str, fstring: bool, values: dict,
                      body_start: int, body: str, quote: str) -> Fix | None:
     forms = spec.rule.portable
     prefix = forms.get("prefix")
+    if forms.get("spec") and not fstring and "," in value:
+        return _spec(f, spec, node, value, values, forms["spec"])
     if not forms or not prefix or not value.startswith(prefix):
         return None
     tail = value[len(prefix):]
@@ -45,23 +51,27 @@ def portable_literal(f, spec, node: ast.AST, value: str, fstring: bool, values: 
     if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and \
             parent.func.attr == "startswith" and not tail and forms.get("startswith"):
         return _startswith(f, spec, node, parent, forms, values)
-    template = _template(f, node, parent, forms)
+    if not tail and not fstring and _guarded(f, node, parent) and forms.get("guarded"):
+        code, imports = spell(f, forms["guarded"], quote[-1], parent)
+        a, b = f.span(parent)
+        return _fix(spec, [Edit(a, b, code)], values, imports, f"`{code}`")
+    template = _template(f, node, parent, forms, tail or fstring)
     if template is None:
         return None
     start, end = f.span(node)
     if fstring and isinstance(node, ast.JoinedStr):
         other = "'" if quote.endswith('"') else '"'
-        code, imports = spell(f, template, other)
+        code, imports = spell(f, template, other, node)
         return _fix(spec, [Edit(body_start, body_start + len(prefix), "{" + code + "}")],
-                    values, imports, f"{{{code}}}{body[len(prefix):]}")
-    code, imports = spell(f, template)
+                    values, imports, f"`f{quote}{{{code}}}{body[len(prefix):]}{quote}`")
+    code, imports = spell(f, template, '"', node)
     if tail:
         rest = quote + tail + quote if not fstring else quote + body[len(prefix):] + quote
         code = f"{code} + {rest}"
         if isinstance(parent, _TIGHT) and not (isinstance(parent, ast.Attribute) and
                                                  parent.attr == "format"):
             code = f"({code})"
-    return _fix(spec, [Edit(start, end, code)], values, imports, code)
+    return _fix(spec, [Edit(start, end, code)], values, imports, f"`{code}`")
 
 
 def _in_class_body(f, node) -> bool:
@@ -71,17 +81,56 @@ def _in_class_body(f, node) -> bool:
     return cur is not None and isinstance(f.parent(cur), ast.ClassDef)
 
 
-def _template(f, node, parent, forms) -> str | None:
+def _template(f, node, parent, forms, indexed) -> str | None:
     call = parent if isinstance(parent, ast.Call) else None
     if isinstance(parent, ast.keyword):
         call = f.parent(parent)
     if isinstance(call, ast.Call) and forms.get("amp") and _AMP.search(
             f.qualname(call.func) or f.source(call.func)):
         return forms["amp"]
-    if isinstance(parent, ast.IfExp) and forms.get("guarded") and node is not parent.test and \
-            re.search(r"is_available|device_count", f.source(parent.test)) and node is parent.body:
-        return forms["guarded"]
+    if not indexed and forms.get("device") and _moved_to(parent, node):
+        return forms["device"]
     return forms.get("literal")
+
+
+_MOVES = ("device", "map_location")
+
+
+def _moved_to(parent, node) -> bool:
+    """Is the literal where something is moved to a device: `.to("cuda")`, `device="cuda"`,
+    `map_location="cuda"`?"""
+    if isinstance(parent, ast.keyword):
+        return parent.arg in _MOVES
+    return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and \
+        parent.func.attr == "to" and bool(parent.args) and parent.args[0] is node
+
+
+_AVAILABLE = ("torch.cuda.is_available",)
+
+
+def _guarded(f, node, parent) -> bool:
+    """`"cuda" if torch.cuda.is_available() else "cpu"`: the whole expression is the type."""
+    if not (isinstance(parent, ast.IfExp) and node is parent.body):
+        return False
+    test, other = parent.test, parent.orelse
+    return isinstance(test, ast.Call) and not test.args and f.qualname(test.func) in _AVAILABLE \
+        and isinstance(other, ast.Constant) and other.value == "cpu"
+
+
+def _spec(f, spec, node, value: str, values: dict, template: str) -> Fix | None:
+    """"cpu:gloo,cuda:nccl" -> ("cpu:gloo,npu:hccl" if get_device_type() == "npu" else
+    "cpu:gloo,cuda:nccl"): each host gets the spec it had, the NPU its own."""
+    new = values.get("new")
+    if not new or new == value or not isinstance(node, ast.Constant):
+        return None
+    start, end = f.span(node)
+    old = f.text[start:end]
+    q = old[-1]
+    code, imports = spell(f, template, '"', node, new=q + new + q, old=old)
+    parent = f.parent(node)
+    if not isinstance(parent, (ast.keyword, ast.Call, ast.Assign, ast.AnnAssign, ast.Return)):
+        code = f"({code})"
+    return _fix(spec, [Edit(start, end, code)], values, imports, f"`{code}`")
 
 
 def _collection(f, spec, coll, forms, values, quote) -> Fix | None:
@@ -94,7 +143,7 @@ def _collection(f, spec, coll, forms, values, quote) -> Fix | None:
     _, last_end = f.span(coll.elts[-1])
     q = quote[-1] if quote else '"'
     return _fix(spec, [Edit(last_end, last_end, f", {q}{add}{q}")], values, [],
-                f'add "{add}" beside it')
+                f'add {q}{add}{q} beside it')
 
 
 def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
@@ -125,7 +174,10 @@ def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
     edits = [Edit(a, b, between.replace(op_text, new_op)), Edit(s, e, literal)]
     if node is left:  # "cuda" == x.type: only symmetric forms get here
         edits = [Edit(s, e, literal), Edit(a, b, between.replace(op_text, new_op))]
-    return _fix(spec, sorted(edits), values, [], f"`{new_op} {literal}`")
+    a0, b0 = f.span(cmp)
+    shown = f.text[a0:b0].replace(f.text[s:e], literal, 1).replace(between, between.replace(
+        op_text, new_op), 1)
+    return _fix(spec, sorted(edits), values, [], f"`{shown}`")
 
 
 def _contains(f, spec, node, cmp, form, values, quote) -> Fix | None:
@@ -138,8 +190,10 @@ def _contains(f, spec, node, cmp, form, values, quote) -> Fix | None:
     q = quote[-1] if quote else '"'
     add = spec.rule.portable.get("collection_adds", "npu")
     a, b = f.span(cmp)
-    code = f"({f.text[a:b]} or {q}{add}{q} in {f.source(right)})"
-    return _fix(spec, [Edit(a, b, code)], values, [], code)
+    code = f"{f.text[a:b]} or {q}{add}{q} in {f.source(right)}"
+    if not bare_ok(f, cmp, "or"):
+        code = f"({code})"
+    return _fix(spec, [Edit(a, b, code)], values, [], f"`{code}`")
 
 
 def _device_like(f, spec, node) -> bool:
@@ -161,8 +215,8 @@ def _startswith(f, spec, node, call, forms, values) -> Fix | None:
     s_, e = f.span(node)
     q = f.text[s_:e][-1]
     new = forms["startswith"].replace('"', q)
-    return _fix(spec, [Edit(s_, e, new)], values, [], f"startswith({new})")
+    return _fix(spec, [Edit(s_, e, new)], values, [], f"`startswith({new})`")
 
 
 def _fix(spec, edits, values, imports, shown: str) -> Fix:
-    return make_fix(spec.rule, edits, values, imports, description=f"Portable: {shown}")
+    return portable_fix(spec.rule, edits, imports, shown)

@@ -10,7 +10,9 @@ from typing import Any, TypeVar, overload
 
 from migrate.core.findings import Finding, Fix, LineIndex, finding_category
 from migrate.core.rules import Rule
+from migrate.scan.project import FileDevices
 from migrate.scan.python.bindings import Bindings, collect_bindings
+from migrate.scan.python.device_names import DeviceNames
 from migrate.scan.python.fixers import FixContext
 from migrate.scan.python.guards import Guards, find_guards
 
@@ -41,7 +43,9 @@ class PyFile:
 
     by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
     target: str = "portable"  # the port target fixes are made for (migrate/core/targets.py)
+    file_devices: FileDevices | None = None  # the project around it (migrate/scan/project.py)
     _guards: Guards | None = None
+    _devices: DeviceNames | None = None
 
     @classmethod
     def parse(cls, text: str, rel: str, hit=None) -> PyFile:
@@ -102,6 +106,13 @@ class PyFile:
             snippet=snippet, snippet_start=snippet_start, impact=rule.impact, symbol=symbol,
             guarded=self.guards.covers(start, symbol), target=self.target,
         ))
+
+    @property
+    def devices(self) -> DeviceNames:
+        """How portable rewrites name the device in this file (scan/python/device_names.py)."""
+        if self._devices is None:
+            self._devices = DeviceNames(self, self.file_devices)
+        return self._devices
 
     @property
     def guards(self) -> Guards:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from migrate.core.findings import Finding
 from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
+from migrate.scan.project import FileDevices
 from migrate.scan.python.pyfile import PyFile
 from migrate.scan.suppress import drop_suppressed, python_comments
 
@@ -33,15 +34,34 @@ def parse_python(text: str, rel: str, hit=None) -> PyFile:
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
 
 
-def scan_python(text: str, rel: str, plan: Plan, target: str = DEFAULT_TARGET) -> list[Finding]:
+def scan_python(text: str, rel: str, plan: Plan, target: str = DEFAULT_TARGET,
+                devices: FileDevices | None = None) -> list[Finding]:
     """Findings of ``plan`` (RuleSet.python(rel)) on one Python text, with fixes for
-    ``target``. Raises ParseError."""
+    ``target`` (portable fixes route through the ``devices`` of the project around it).
+    Raises ParseError."""
     f = parse_python(text, rel, plan.hits)
     f.target = target
+    f.file_devices = devices
     for spec, group in plan.groups:
         spec.run(f, group)
-    kept = drop_suppressed(f.findings, python_comments(text))
+    kept = drop_own_helpers(f, drop_suppressed(f.findings, python_comments(text)))
     return sorted(settle_target(f, kept, plan.rules, target), key=Finding.sort_key)
+
+
+def drop_own_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
+    """The device helpers a port adds (migrate/core/device_helpers) name CUDA on purpose, as
+    the fallback: they are the tool's own output, not findings."""
+    import ast
+
+    if not findings or "def get_" not in f.text:
+        return findings
+    spans = [f.span(n) for n in f.tree.body
+             if isinstance(n, ast.FunctionDef) and (found := f.devices.own.get(n.name)) is not None
+             and found.ours]
+    if not spans:
+        return findings
+    return [x for x in findings
+            if not any(a <= f.index.offset(x.line, x.column - 1) < b for a, b in spans)]
 
 
 def env_vars_beside(f: PyFile, findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
@@ -93,4 +113,44 @@ def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> lis
         findings = env_vars_beside(f, findings, by_code)
     if target == "transfer":
         findings = transfer.settle(f, findings, by_code)
-    return consistency.settle(f, findings)
+    findings = consistency.settle(f, findings)
+    if target == "portable":
+        findings = define_helpers(f, findings)
+    return findings
+
+
+def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
+    """A script gets the port's helpers defined once, after its imports: every fix that
+    calls one carries the same insertion (apply makes it once), and says so."""
+    import re
+    from dataclasses import replace
+
+    from migrate.scan.python.device_names import Unspellable
+
+    planned = f.devices.planned if f._devices is not None else set()
+    if not planned:
+        return findings
+    calls = re.compile(r"\b(" + "|".join(sorted(planned)) + r")\(")
+    fixes = {id(x): x.fix for x in findings if x.fix is not None}
+    uses = {key: set(calls.findall(" ".join(e.content for e in fix.edits)))
+            for key, fix in fixes.items()}
+    users = [x for x in findings if uses.get(id(x))]
+    if not users:
+        return findings
+    first = min(e.start for x in users for e in fixes[id(x)].edits)
+    try:
+        edit = f.devices.definitions_edit(set().union(*uses.values()), first)
+    except Unspellable as exc:
+        return [x.for_a_person(f"portable: {exc}") if uses.get(id(x)) else x for x in findings]
+    if edit is None:
+        return findings
+    out = []
+    for x in findings:
+        if uses.get(id(x)):
+            names = ", ".join(sorted(uses[id(x)]))
+            own = fixes[id(x)]
+            fix = replace(own, edits=[*own.edits, edit],
+                          description=f"{own.description}; defines {names} after the imports")
+            x = x.with_fix(fix.locate(f.index))
+        out.append(x)
+    return out

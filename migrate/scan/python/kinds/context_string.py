@@ -89,6 +89,9 @@ PARAMS = {
 PORTABLE = {
     "prefix": param(str, doc="the literal's device/backend name"),
     "literal": param(str, check=template, doc="what stands for the name elsewhere"),
+    "device": param(str, check=template, doc="where a device (not only its type) is meant"),
+    "spec": param(str, check=lambda v: template(v, "new", "old"),
+                  doc="a backend spec string (\"cpu:gloo,cuda:nccl\"): {new} / {old} spellings"),
     "guarded": param(str, check=template, doc="in `X if torch.cuda.is_available() else Y`"),
     "amp": param(str, check=template, doc="in autocast / GradScaler device positions"),
     "compare": record(equal=param(str, required=True), not_equal=param(str),

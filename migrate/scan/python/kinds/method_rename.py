@@ -15,7 +15,7 @@ from migrate.core.rules import Rule
 from migrate.core.schema import mapping, record
 from migrate.core.targets import template
 from migrate.scan.python.bindings import chain_parts
-from migrate.scan.python.portable import quote_for, spell
+from migrate.scan.python.portable import bare_ok, declines, portable_fix, quote_for, spell
 from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {"attrs": mapping(record(to=param(str, doc="the NPU name"),
@@ -24,6 +24,8 @@ PARAMS = {"attrs": mapping(record(to=param(str, doc="the NPU name"),
 PORTABLE = {"attrs": mapping(record(
     to=param(str, doc="the generic method"),
     device_arg=param(str, check=template, doc="the device it is given first"),
+    device_type_arg=param(str, check=template,
+                          doc="the device type an index argument is paired with"),
     expression=param(str, check=lambda v: template(v, "receiver"),
                      doc="an expression for the whole use ({receiver}: the object)")),
     doc="method or property -> its portable form")}
@@ -71,23 +73,22 @@ def run(f: PyFile, rules: list[Rule]) -> None:
 _RANKISH = re.compile(r"(rank|gpu|gpu_id|device_id|idx|index|local_rank|\d+)$", re.IGNORECASE)
 
 
+@declines
 def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
               name_start: int, end: int):
-    """`.cuda(...)` -> `.to(<device type>, ...)`; `x.is_cuda` -> `(x.device.type in ("cuda", "npu"))`."""
+    """`.cuda(...)` -> `.to(<device>, ...)`; `x.is_cuda` -> `(x.device.type in ("cuda", "npu"))`."""
     form = (rule.portable.get("attrs") or {}).get(node.attr)
     if not form or f.text[name_start:end] != node.attr:
         return None
-    values = {"attr": node.attr, "to": form.get("to", "")}
     if "expression" in form:
         receiver = f.source(node.value)
-        code, imports = spell(f, form["expression"], quote_for(f, node), receiver=receiver)
-        if not isinstance(f.parent(node), (ast.If, ast.While, ast.BoolOp, ast.Assign, ast.Return)):
+        code, imports = spell(f, form["expression"], quote_for(f, node), node, receiver=receiver)
+        if not bare_ok(f, node):
             code = f"({code})"
         start, _ = f.span(node)
-        return _fix(rule, [Edit(start, end, code)], values, imports, code)
+        return portable_fix(rule, [Edit(start, end, code)], imports, f"`{code}`")
     if call is None:
         return None
-    device, imports = spell(f, form["device_arg"], quote_for(f, node))
     edits = [Edit(name_start, end, form["to"])]
     paren = f.text.find("(", end)
     if paren == -1 or f.text[end:paren].strip():
@@ -99,20 +100,22 @@ def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
             bool(name and _RANKISH.search(name))
         if not is_index or len(call.args) > 1:
             return None
-        dev, more = spell(f, "torch.device(" + form["device_arg"] + ", @ARG@)")
         a, b = f.span(first)
-        edits.append(Edit(a, b, dev.replace("@ARG@", f.text[a:b])))
-        imports += more
+        local = f.devices.local_device(node, index=f.text[a:b])
+        if local:  # x.cuda(local_rank) with device = torch.device(f"cuda:{local_rank}")
+            device, imports = local, []
+        else:
+            device, imports = spell(f, "torch.device(" + form["device_type_arg"] + ", @ARG@)",
+                                    quote_for(f, node), node)
+            device = device.replace("@ARG@", f.text[a:b])
+        edits.append(Edit(a, b, device))
     elif any(kw.arg == "device" for kw in call.keywords):
         return None
     else:
+        device, imports = spell(f, form["device_arg"], quote_for(f, node), node)
         sep = ", " if call.keywords else ""
         edits.append(Edit(paren + 1, paren + 1, device + sep))
-    return _fix(rule, edits, values, imports, f".to({device}, ...)")
-
-
-def _fix(rule, edits, values, imports, shown):
-    return fix_for(rule, edits, values, imports, description=f"Portable: {shown}")
+    return portable_fix(rule, edits, imports, f"`.to({device}{', ...' if call.keywords else ''})`")
 
 
 # Receivers on which `.cuda` names a module, not a method (torch.cuda, torch.backends.cuda).

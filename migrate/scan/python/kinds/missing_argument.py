@@ -15,7 +15,7 @@ from migrate.core.kinds import Token, param, rule_kind
 from migrate.core.rules import Rule
 from migrate.core.schema import mapping, record
 from migrate.core.targets import template
-from migrate.scan.python.portable import spell
+from migrate.scan.python.portable import declines, portable_fix, spell
 from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {"calls": mapping(record(value=param(str, required=True, doc="the argument to add"),
@@ -47,14 +47,17 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         fix = None
         if paren != -1 and not f.text[func_end:paren].strip():
             sep = ", " if node.args or node.keywords else ""
-            value, shown = spec["value"], None
-            imports: list[str] = []
             if f.target == "portable":
-                if not rule.portable.get("value"):
-                    f.report_node(rule, node, values, None)
-                    continue
-                value, imports = spell(f, rule.portable["value"])
-                shown = f"Portable: pass `{value}` first"
-            fix = fix_for(rule, [Edit(paren + 1, paren + 1, value + sep)], values, imports,
-                          description=shown)
+                fix = _portable(f, rule, node, paren, sep)
+            else:
+                fix = fix_for(rule, [Edit(paren + 1, paren + 1, spec["value"] + sep)], values)
         f.report_node(rule, node, values, fix)
+
+
+@declines
+def _portable(f: PyFile, rule: Rule, node: ast.Call, paren: int, sep: str):
+    if not rule.portable.get("value"):
+        return None
+    value, imports = spell(f, rule.portable["value"], '"', node)
+    return portable_fix(rule, [Edit(paren + 1, paren + 1, value + sep)], imports,
+                        f"pass `{value}` as the device")

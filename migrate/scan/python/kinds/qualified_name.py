@@ -13,6 +13,7 @@ place.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from migrate.core.findings import Edit, fix_for
@@ -128,14 +129,21 @@ PARAMS = {
     "ignore": strings(doc="qualified names a prefix row must not catch"),
     "not_modules": strings(doc="names that are attributes, not importable modules"),
 }
+def _version(value: str) -> str | None:
+    return None if re.fullmatch(r"\d+\.\d+", value) else f"{value!r} is not a MAJOR.MINOR version"
+
+
 PORTABLE = {
     "names": mapping(param(str, dict, check=lambda v: template(v) if isinstance(v, str) else None,
                            fields={"call": param(str, required=True, doc="the generic call"),
                                    "device_arg": param(str, check=template,
-                                                       doc="the device type it is given first")}),
+                                                       doc="the device type it is given first"),
+                                   "min_torch": param(str, check=_version,
+                                                      doc="the oldest torch with the call")}),
                      doc="qualified name -> its generic spelling, an expression, or a call"),
-    "default": param(str, check=one_of("branch"),
-                     doc="branch: names without an entry get an NPU arm beside the CUDA one"),
+    "default": param(str, check=one_of("branch", "module"),
+                     doc="branch: names without an entry get an NPU arm beside the CUDA one; "
+                         "module: torch.cuda[.rest] becomes the device module helper's [.rest]"),
 }
 
 

@@ -15,13 +15,36 @@ from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 
+def get_device_type() -> str:
+    """The device type: "cuda" or "npu" (Ascend), else "cpu"."""
+    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
+    if accelerator is not None and accelerator.is_available():
+        device_type = accelerator.current_accelerator().type
+        if device_type in ("cuda", "npu"):
+            return device_type
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def get_device_module():
+    """torch.npu on an Ascend host, else torch.cuda (on a host without a GPU
+    its calls do what they did before the port: no-ops, zeros, errors)."""
+    if get_device_type() == "npu":
+        return torch.get_device_module("npu")
+    return torch.cuda
+
+
+def get_dist_backend() -> str:
+    """The collective backend: "hccl" on an Ascend host, else "nccl"."""
+    return "hccl" if get_device_type() == "npu" else "nccl"
+
+
 def setup(backend: str):
     local_rank = int(os.environ["LOCAL_RANK"])
-    torch.accelerator.set_device_index(local_rank)
+    get_device_module().set_device(local_rank)
     dist.init_process_group(backend=backend, init_method="env://")
     if dist.get_backend() in ("nccl", "hccl"):
         # NCCL reduces in place on the device; make sure every rank sees its own GPU.
-        assert torch.accelerator.current_device_index() == local_rank
+        assert get_device_module().current_device() == local_rank
     return local_rank, dist.get_rank(), dist.get_world_size()
 
 
@@ -44,14 +67,14 @@ def average(value: float, device) -> float:
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--backend", default=dist.get_default_backend_for_device(getattr(torch.accelerator.current_accelerator(True), "type", "cpu")), choices=["nccl", "gloo", "hccl"])
+    parser.add_argument("--backend", default=get_dist_backend(), choices=["nccl", "gloo", "hccl"])
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--width", type=int, default=1024)
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args()
 
     local_rank, rank, world = setup(args.backend)
-    device = torch.device(f"{getattr(torch.accelerator.current_accelerator(True), 'type', 'cpu')}:{local_rank}")
+    device = torch.device(f"{get_device_type()}:{local_rank}")
     model = build_model(args.width).to(device)
     model = DDP(model, device_ids=[local_rank], output_device=local_rank)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
@@ -64,17 +87,17 @@ def main():
         sampler.set_epoch(epoch)
         start, running = time.time(), 0.0
         for x, y in loader:
-            x, y = x.to(torch.device(getattr(torch.accelerator.current_accelerator(True), "type", "cpu"), local_rank), non_blocking=True), y.to(torch.device(getattr(torch.accelerator.current_accelerator(True), "type", "cpu"), local_rank), non_blocking=True)
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
             loss = nn.functional.cross_entropy(model(x), y)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             running += loss.item()
-        torch.accelerator.synchronize()
+        get_device_module().synchronize()
         mean_loss = average(running / len(loader), device)
         if rank == 0:
             print(f"epoch {epoch}: loss {mean_loss:.4f} ({time.time() - start:.1f}s, "
-                  f"{world} x {(torch.npu if hasattr(torch, 'npu') else torch.cuda).get_device_name(local_rank)})")
+                  f"{world} x {get_device_module().get_device_name(local_rank)})")
             torch.save(model.module.state_dict(), "model.pt")
 
     dist.barrier()

@@ -25,6 +25,24 @@ except ImportError:  # pragma: no cover - depends on the environment
 from apex.normalization import FusedRMSNorm
 
 
+def get_device_type() -> str:
+    """The device type: "cuda" or "npu" (Ascend), else "cpu"."""
+    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
+    if accelerator is not None and accelerator.is_available():
+        device_type = accelerator.current_accelerator().type
+        if device_type in ("cuda", "npu"):
+            return device_type
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def get_device_module():
+    """torch.npu on an Ascend host, else torch.cuda (on a host without a GPU
+    its calls do what they did before the port: no-ops, zeros, errors)."""
+    if get_device_type() == "npu":
+        return torch.get_device_module("npu")
+    return torch.cuda
+
+
 @dataclass
 class LiteConfig:
     hidden_size: int = 1024
@@ -37,7 +55,7 @@ class LiteConfig:
 
 
 def use_flash_attention() -> bool:
-    if not (_FLASH_ATTN_AVAILABLE and torch.accelerator.is_available()):
+    if not (_FLASH_ATTN_AVAILABLE and get_device_module().is_available()):
         return False
     # FlashAttention-2 needs sm80 or newer.
     # migrate[MIG104]: `torch.cuda.get_device_capability` maps to `torch.npu.get_device_capability`, but it returns None unless the environment variable TORCH_NPU_DEVICE_CAPABILITY ... (see `migrate rules MIG104`)
@@ -131,6 +149,6 @@ class LiteDecoderLayer(nn.Module):
 
 if __name__ == "__main__":
     cfg = LiteConfig()
-    layer = LiteDecoderLayer(cfg).to(getattr(torch.accelerator.current_accelerator(True), "type", "cpu")).half()
-    x = torch.randn(2, 128, cfg.hidden_size, device=getattr(torch.accelerator.current_accelerator(True), "type", "cpu"), dtype=torch.float16)
-    print(layer(x, torch.arange(128, device=getattr(torch.accelerator.current_accelerator(True), "type", "cpu"))).shape)
+    layer = LiteDecoderLayer(cfg).to(get_device_type()).half()
+    x = torch.randn(2, 128, cfg.hidden_size, device=get_device_type(), dtype=torch.float16)
+    print(layer(x, torch.arange(128, device=get_device_type())).shape)

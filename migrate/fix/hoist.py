@@ -1,0 +1,210 @@
+"""Name the device module once where a port would repeat it or overflow a line.
+
+A portable port writes the device-module helper at every use (``torch.cuda.empty_cache()``
+becomes ``get_device_module().empty_cache()``), as maintainers mostly do. Where that makes a
+line longer than the file allows (an f-string cannot be wrapped), the port binds it once in
+that function, as maintainers do there::
+
+    torch_device = get_torch_device_namespace()
+    log.info(f"peak: {torch_device.max_memory_allocated() / 1e9:.02f} GB")
+
+The binding goes before the first statement that uses it, in the innermost block holding every
+use, at that statement's indentation. Only calls on lines the port changed are hoisted, only
+inside functions (a module's top level is left as written), and never where the function
+already uses the name. The helper returns the same module on every call, so calling it once
+earlier does what the repeated calls did.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+
+from migrate.scan.python.bindings import chain_parts
+
+NAME = "torch_device"
+# a zero-argument call of a device-module helper, used for an attribute: `helper().attr`
+_CALL = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\(\)\.[A-Za-z_]")
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def helper_calls(contents: list[str]) -> set[str]:
+    """The device-module helper spellings the port wrote (``get_device_module``,
+    ``utils.get_torch_device_namespace``): zero-argument calls whose name says device and
+    that are used for an attribute (a module), not a device type or name."""
+    out = set()
+    for content in contents:
+        for m in _CALL.finditer(content):
+            last = m.group(1).rsplit(".", 1)[-1]
+            if "device" in last and not last.endswith(("_type", "_name", "_id", "_index")):
+                out.add(m.group(1))
+    return out
+
+
+def hoist(old_text: str, new_text: str, spellings: set[str], limit: int | None = None) -> str:
+    """``new_text`` with the helper calls of a function hoisted where one overflows a line.
+    ``limit``: the longest line allowed (default: the old text's longest, 79 at least)."""
+    if not spellings:
+        return new_text
+    try:
+        tree = ast.parse(new_text)
+    except SyntaxError:
+        return new_text
+    old, new = old_text.splitlines(), _lines(new_text)
+    if limit is None:
+        limit = max([len(x) for x in old] + [79])
+    changed = _changed_lines(old, [x.rstrip("\r\n") for x in new])
+    plans = []
+    for fn in (n for n in ast.walk(tree) if isinstance(n, _SCOPES)):
+        plan = _plan(fn, new, changed, spellings, limit)
+        if plan is not None:
+            plans.append(plan)
+    if not plans:
+        return new_text
+    offsets = _line_offsets(new)
+    edits: list[tuple[int, int, str]] = []
+    for anchor, calls, spelling in plans:
+        indent = new[anchor.lineno - 1][:_char(new, anchor.lineno, anchor.col_offset)]
+        at = offsets[anchor.lineno - 1]
+        edits.append((at, at, f"{indent}{NAME} = {spelling}()\n"))
+        for call in calls:
+            edits.append((offsets[call.lineno - 1] + _char(new, call.lineno, call.col_offset),
+                          offsets[call.end_lineno - 1] + _char(new, call.end_lineno,
+                                                               call.end_col_offset), NAME))
+    out = new_text
+    for start, end, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        out = out[:start] + text + out[end:]
+    try:
+        ast.parse(out)
+    except SyntaxError:
+        return new_text
+    return out
+
+
+def _plan(fn, lines: list[str], changed: set[int], spellings: set[str], limit: int):
+    """(anchor statement, calls to replace, spelling) for one function, or None."""
+    if any(isinstance(n, ast.Name) and n.id == NAME or isinstance(n, ast.arg) and n.arg == NAME
+           for n in ast.walk(fn)):
+        return None
+    calls: dict[str, list[ast.Call]] = {}
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.Call) and not node.args and not node.keywords and \
+                node.lineno in changed and (name := _dotted(node.func)) in spellings:
+            calls.setdefault(name, []).append(node)
+    for spelling, found in sorted(calls.items(), key=lambda kv: -len(kv[1])):
+        if not any(len(lines[c.lineno - 1].rstrip("\r\n")) > limit for c in found):
+            continue
+        anchor = _anchor(fn, found, lines)
+        if anchor is not None:
+            return anchor, found, spelling
+    return None
+
+
+def _own_nodes(fn):
+    """The nodes of ``fn``'s body, not those of functions or classes nested in it."""
+    stack = [s for s in fn.body if not isinstance(s, (*_SCOPES, ast.ClassDef))]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (*_SCOPES, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
+
+
+def _anchor(fn, calls: list[ast.Call], lines: list[str]):
+    """The statement before which the binding goes: in the deepest block that holds every
+    call, the statement holding the first one; None if it cannot start a line of its own."""
+    paths = [_block_path(fn, c) for c in calls]
+    if any(p is None for p in paths):
+        return None
+    common = 0
+    while all(len(p) > common for p in paths) and len({id(p[common][0]) for p in paths}) == 1:
+        common += 1
+    if common == 0:
+        return None
+    block = paths[0][common - 1][0]
+    index = min(p[common - 1][1] for p in paths)
+    stmt = block[index]
+    return stmt if _starts_line(lines, stmt) else None
+
+
+def _block_path(fn, target: ast.AST):
+    """[(block, index)] from ``fn.body`` down to the statement holding ``target``."""
+    path = []
+    block = fn.body
+    while True:
+        for i, stmt in enumerate(block):
+            if _holds(stmt, target):
+                path.append((block, i))
+                inner = _inner_block(stmt, target)
+                if inner is None:
+                    return path
+                block = inner
+                break
+        else:
+            return None
+
+
+def _inner_block(stmt, target):
+    if isinstance(stmt, (ast.If, ast.While)) and _holds(stmt.test, target):
+        return None
+    if isinstance(stmt, (ast.For, ast.AsyncFor)) and (_holds(stmt.iter, target) or
+                                                     _holds(stmt.target, target)):
+        return None
+    if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(_holds(i, target) for i in stmt.items):
+        return None
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt) and \
+                any(_holds(s, target) for s in block):
+            if isinstance(stmt, ast.If) and name == "orelse" and len(block) == 1 and \
+                    isinstance(block[0], ast.If):
+                return None  # an elif: nothing can go between it and its `if`
+            return block
+    for handler in getattr(stmt, "handlers", ()):
+        if _holds(handler, target):
+            return handler.body
+    return None
+
+
+def _holds(node, target) -> bool:
+    return any(n is target for n in ast.walk(node))
+
+
+def _starts_line(lines: list[str], stmt) -> bool:
+    """Does the statement begin its line (nothing but indentation before it)?"""
+    if getattr(stmt, "decorator_list", None):
+        return False  # a decorated definition: no device call of ours sits in it
+    return not lines[stmt.lineno - 1][:_char(lines, stmt.lineno, stmt.col_offset)].strip()
+
+
+def _dotted(node) -> str | None:
+    parts = chain_parts(node)
+    return ".".join(parts) if parts else None
+
+
+def _changed_lines(old: list[str], new: list[str]) -> set[int]:
+    out: set[int] = set()
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out.update(range(j1 + 1, j2 + 1))
+    return out
+
+
+def _lines(text: str) -> list[str]:
+    """The text's lines with their ends, split where ast counts lines (\\n, \\r\\n, \\r)."""
+    return re.findall(r".*?(?:\r\n|\r|\n)|.+$", text, flags=re.S)
+
+
+def _line_offsets(lines: list[str]) -> list[int]:
+    out, pos = [], 0
+    for line in lines:
+        out.append(pos)
+        pos += len(line)
+    return out
+
+
+def _char(lines: list[str], lineno: int, col: int) -> int:
+    """ast columns are UTF-8 byte offsets: the character offset within the line."""
+    return len(lines[lineno - 1].encode("utf-8")[:col].decode("utf-8", errors="replace"))

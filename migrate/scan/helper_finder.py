@@ -1,0 +1,242 @@
+"""Find a module's device helpers from its code: functions that name the device.
+
+A project that already runs on several backends has one place that names the device
+(verl ``get_device_name()`` / ``get_torch_device()``, torchtune
+``get_torch_device_namespace()``, mmengine ``get_device()``); a portable port routes its
+rewrites through it instead of adding its own. What a function is, is decided from its
+body, never from its name:
+
+* kind ``type``   — every ``return`` gives a device type: a literal such as "cuda" / "npu" /
+  "cpu", ``<x>.type``, ``getattr(<x>, "type", "cpu")``, or another type helper's result;
+* kind ``module`` — every ``return`` gives a torch device module: ``torch.cuda``,
+  ``torch.npu``, ``getattr(torch, <type>)``, ``torch.get_device_module(...)``;
+* kind ``device`` — every ``return`` gives a ``torch.device``.
+
+It must take no required argument, and it must reach the NPU: an arm that names NPU, or the
+device-generic API (``torch.accelerator``, ``getattr(torch, <type>)``,
+``get_device_module``). A CUDA-only function is ordinary code that the port rewrites.
+Module-level names bound to a helper's result (``device_name = get_device_name()``) are
+helpers of the same kind. The template helpers this tool adds are recognised as written
+(migrate/core/device_helpers), with their exact kinds (``amp``, ``backend`` too).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from migrate.core import device_helpers
+
+# torch.device types (torch's own and out-of-tree backends)
+DEVICE_TYPES = frozenset({"cuda", "npu", "cpu", "xpu", "mps", "mlu", "hpu", "musa", "xla",
+                          "mtia", "sdaa", "gcu", "meta", "privateuseone", "dipu", "ipu", "hip",
+                          "ve", "maia", "lazy", "vulkan", "neuron"})
+_DEVICE_MODULES = {f"torch.{t}" for t in DEVICE_TYPES if t not in ("cpu", "meta", "xla")}
+_NPU = re.compile(r"(?<![a-z])npu|npu(?![a-z])|accelerator|get_device_module|privateuse1",
+                  re.IGNORECASE)
+_GENERIC_GETATTR = "getattr(torch,"
+
+
+@dataclass(frozen=True)
+class Found:
+    """A device helper defined in a module."""
+
+    name: str
+    kind: str  # type | module | device | amp | backend
+    call: bool  # a function to call (False: a module-level variable to read)
+    ours: bool = False  # one of the template helpers this tool adds
+
+
+def find_helpers(tree: ast.Module, torch_local: str = "torch",
+                 imported: dict[str, Found] | None = None) -> dict[str, Found]:
+    """The device helpers a module defines at top level, by name. ``imported``: helpers of
+    other modules this one imports (local name -> Found), usable by delegation."""
+    known: dict[str, Found] = dict(imported or {})
+    found: dict[str, Found] = {}
+    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    globals_ = _module_assigns(tree)
+    for node in funcs:
+        kind = device_helpers.recognise(node, torch_local)
+        if kind:
+            found[node.name] = known[node.name] = Found(node.name, kind, True, ours=True)
+    changed = True
+    while changed:  # helpers that delegate to helpers defined further down
+        changed = False
+        for node in funcs:
+            if node.name in found or _required_args(node):
+                continue
+            kind = _returns(node, known, torch_local, globals_)
+            if kind and _reaches_npu(node, known, globals_):
+                found[node.name] = known[node.name] = Found(node.name, kind, True)
+                changed = True
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            callee = stmt.value.func
+            if isinstance(callee, ast.Name) and callee.id in known and not stmt.value.args and \
+                    len(targets) == 1 and isinstance(targets[0], ast.Name):
+                name = targets[0].id
+                found[name] = Found(name, known[callee.id].kind, False)
+    return found
+
+
+def _required_args(node: ast.FunctionDef) -> bool:
+    a = node.args
+    positional = a.posonlyargs + a.args
+    if len(positional) > len(a.defaults):
+        return True
+    return any(d is None for d in a.kw_defaults)
+
+
+def _returns(node: ast.FunctionDef, known: dict[str, Found], torch_local: str,
+             globals_: dict[str, list[ast.expr]]) -> str | None:
+    values = [r.value for r in _own_returns(node)]
+    if not values or any(v is None for v in values) or not _always_returns(node.body):
+        return None
+    local = {**globals_, **_local_assigns(node)}
+    kinds = {_kind(v, known, local, torch_local, 0) for v in values}
+    if len(kinds) != 1:
+        return None
+    kind = kinds.pop()
+    return kind if kind in ("type", "module", "device") else None
+
+
+def _always_returns(body: list[ast.stmt]) -> bool:
+    """Does every path through ``body`` end in a return or raise (no implicit None)?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    if isinstance(last, ast.Try):
+        ok = _always_returns(last.orelse or last.body) and all(
+            _always_returns(h.body) for h in last.handlers)
+        return ok or _always_returns(last.finalbody)
+    if isinstance(last, ast.With):
+        return _always_returns(last.body)
+    return False
+
+
+def _own_returns(node: ast.FunctionDef):
+    stack = list(node.body)
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, ast.Return):
+            yield cur
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(c for c in ast.iter_child_nodes(cur) if isinstance(c, ast.stmt))
+
+
+def _module_assigns(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    """Module-level ``NAME = value`` bindings, also inside top-level if/try blocks
+    (mmengine's ``DEVICE = 'npu'`` chain)."""
+    out: dict[str, list[ast.expr]] = {}
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    out.setdefault(t.id, []).append(node.value)
+        elif isinstance(node, (ast.If, ast.Try)):
+            stack.extend(node.body + node.orelse + getattr(node, "finalbody", []))
+            for h in getattr(node, "handlers", []):
+                stack.extend(h.body)
+    return out
+
+
+def _local_assigns(node: ast.FunctionDef) -> dict[str, list[ast.expr]]:
+    out: dict[str, list[ast.expr]] = {}
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Assign):
+            for t in sub.targets:
+                if isinstance(t, ast.Name):
+                    out.setdefault(t.id, []).append(sub.value)
+    return out
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+def _kind(v: ast.AST, known: dict[str, Found], local: dict, torch_local: str,
+          depth: int) -> str | None:
+    if depth > 4:
+        return None
+    if isinstance(v, ast.Constant):
+        return "type" if isinstance(v.value, str) and v.value in DEVICE_TYPES else None
+    if isinstance(v, ast.IfExp):
+        kinds = {_kind(v.body, known, local, torch_local, depth + 1),
+                 _kind(v.orelse, known, local, torch_local, depth + 1)}
+        return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(v, ast.Name):
+        if v.id in known:
+            return known[v.id].kind if not known[v.id].call else None
+        values = local.get(v.id)
+        if not values:
+            return None
+        kinds = {_kind(x, known, local, torch_local, depth + 1) for x in values}
+        return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(v, ast.Attribute) and v.attr == "type":
+        return "type"  # <device>.type
+    dotted = _dotted(v)
+    if dotted:
+        head, _, rest = dotted.partition(".")
+        spelled = "torch." + rest if head == torch_local and rest else dotted
+        if spelled in _DEVICE_MODULES:
+            return "module"
+        if isinstance(v, ast.Attribute) and v.attr == "type":
+            return "type"
+        return None
+    if isinstance(v, ast.Call):
+        return _call_kind(v, known, local, torch_local)
+    return None
+
+
+def _call_kind(v: ast.Call, known, local, torch_local) -> str | None:
+    func = _dotted(v.func) or ""
+    head, _, rest = func.partition(".")
+    spelled = "torch." + rest if head == torch_local and rest else func
+    if isinstance(v.func, ast.Name) and v.func.id in known and known[v.func.id].call:
+        kind = known[v.func.id].kind
+        return "type" if kind == "amp" else kind
+    if spelled == "torch.device":
+        return "device"
+    if spelled == "torch.get_device_module":
+        return "module"
+    if spelled == "torch.accelerator.current_accelerator":
+        return "device"
+    if func == "getattr" and len(v.args) >= 2:
+        obj = _dotted(v.args[0])
+        attr = v.args[1]
+        if isinstance(attr, ast.Constant) and attr.value == "type":
+            return "type"
+        if obj == torch_local:
+            return "module"
+    return None
+
+
+def _reaches_npu(node: ast.FunctionDef, known: dict[str, Found],
+                 globals_: dict[str, list[ast.expr]]) -> bool:
+    """Does the helper name NPU, use the device-generic API, or delegate to a helper or read a
+    module-level name that does?"""
+    text = ast.unparse(node)
+    if _NPU.search(text) or _GENERIC_GETATTR in text.replace(" ", ""):
+        return True
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in known:
+            return True
+        if isinstance(sub, ast.Name) and sub.id in globals_ and any(
+                _NPU.search(ast.unparse(v)) for v in globals_[sub.id]):
+            return True
+    return False

@@ -1,0 +1,428 @@
+"""What a portable port needs to know about the project around a file, found once per scan.
+
+* **Device helpers** — per top-level package, the functions the project already uses to name
+  its device (migrate/scan/helper_finder.py decides from the code what each one is),
+  one per kind, the most imported one where there are several; a project may name the
+  module with ``device-helper = "pkg.utils.device"`` in ``[tool.migrate]``.
+* **Where the port's own helper goes** where the project has none: ``<package>/_device.py``
+  (migrate/core/device_helpers), or, for a script outside any package, the file itself.
+* **The declared minimum torch** (pyproject, setup.py, setup.cfg, requirements files next to
+  the package or script): forms a port writes must exist in it.
+* **NPU arms** — names of classes and functions that name NPU (``NPU_Accelerator``): a CUDA
+  class with an NPU sibling is one arm of a real dispatch and stays as written.
+
+Reading is bounded: at most ``MAX_PACKAGE_FILES`` files of at most ``MAX_READ`` bytes per
+package, regular files only; nothing read is executed. ``FileDevices`` (per file, frozen,
+picklable) travels with each scan work item and is part of the cache key.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrate.core import device_helpers
+from migrate.core.display import shown_path
+from migrate.scan.helper_finder import find_helpers
+
+MAX_PACKAGE_FILES = 5000
+MAX_READ = 1024 * 1024
+_CANDIDATE = re.compile(rb"npu|accelerator|get_device_module|privateuse1", re.IGNORECASE)
+_NPU_NAME = re.compile(r"^\s*(?:class|def)\s+(\w*npu\w*)", re.IGNORECASE | re.MULTILINE)
+_TORCH_MIN = re.compile(r"""(?<![\w.-])torch\s*(?:\[[^\]]*\])?\s*(?:>=|~=|==|>)\s*(\d+)\.(\d+)""")
+_DEP_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt")
+
+
+@dataclass(frozen=True)
+class HelperRef:
+    """A project helper: ``module.name`` answers ``kind`` (called, or read when a variable)."""
+
+    kind: str
+    module: str  # where it is defined
+    name: str
+    call: bool = True
+    ours: bool = False
+    publics: tuple[str, ...] = ()  # packages whose __init__ re-exports it, shallowest first
+
+    def import_from(self, importer: str | None) -> str:
+        """Where the module ``importer`` (None: a script) imports it from: the shallowest
+        package that re-exports it and does not contain the importer (importing through an
+        __init__ the importer belongs to can be circular), else the defining module."""
+        for public in self.publics:
+            if importer is None or not (importer == public or importer.startswith(public + ".")):
+                return public
+        return self.module
+
+    @property
+    def public(self) -> str:
+        return self.publics[0] if self.publics else self.module
+
+    def describe(self) -> str:
+        return f"{self.public}.{self.name}{'()' if self.call else ''}"
+
+
+@dataclass(frozen=True)
+class FileDevices:
+    """What a portable rewrite of one file may route through."""
+
+    module: str | None = None  # the file's dotted module name; None: a script
+    package: str | None = None  # its top-level package
+    helpers: tuple[HelperRef, ...] = ()  # the project's, one per kind
+    add_module: str | None = None  # where the port's own helper goes (None: in the file)
+    add_path: str | None = None  # ... and its path relative to the scan root
+    min_torch: tuple[int, int] | None = None
+    npu_arms: frozenset[str] = frozenset()
+    # the project's type helper the added module imports (module, name), if it has one
+    type_from: tuple[str, str] | None = None
+
+    def helper(self, kind: str) -> HelperRef | None:
+        return next((h for h in self.helpers if h.kind == kind), None)
+
+    def key(self) -> str:
+        return repr(self)
+
+
+SCRIPT = FileDevices()
+# How rule examples are ported (`migrate rules`, tests/meta/test_rule_examples.py): as a
+# module of a package ``pkg`` without helpers of its own.
+EXAMPLE = FileDevices(module="pkg.example", package="pkg", add_module="pkg._device",
+                      add_path="pkg/_device.py")
+
+
+@dataclass
+class PackageInfo:
+    path: Path  # the package folder
+    name: str
+    helpers: tuple[HelperRef, ...] = ()
+    add_module: str | None = None
+    add_path: str | None = None
+    min_torch: tuple[int, int] | None = None
+    npu_arms: frozenset[str] = frozenset()
+    type_from: tuple[str, str] | None = None  # see FileDevices
+    uses: frozenset[str] = frozenset()  # top-level packages its modules import
+    adopted: str | None = None  # the package whose helpers it uses (it has none)
+
+
+@dataclass
+class ProjectContext:
+    """Per package found under the scanned files: its helpers and where ours would go."""
+
+    root: Path
+    packages: dict[str, PackageInfo] = field(default_factory=dict)  # by top folder
+    scripts_min_torch: dict[str, tuple[int, int] | None] = field(default_factory=dict)
+    configured: str | None = None  # [tool.migrate] device-helper
+    paths: dict[str, Path] = field(default_factory=dict)  # reported path -> path on disk
+    scripts: dict[str, PackageInfo] = field(default_factory=dict)  # the package a script uses
+
+    def for_file(self, rel: str) -> FileDevices:
+        path = self.paths.get(rel) or self.root / rel
+        top, module = package_of(path)
+        if top is None:
+            donor = self.scripts.get(rel)
+            floor = self.scripts_min_torch.get(str(path.parent))
+            if donor is None:
+                return FileDevices(min_torch=floor)
+            return FileDevices(helpers=donor.helpers, add_module=donor.add_module,
+                               add_path=donor.add_path, min_torch=floor or donor.min_torch,
+                               npu_arms=donor.npu_arms, type_from=donor.type_from)
+        info = self.packages.get(str(top))
+        if info is None:
+            return FileDevices()
+        return FileDevices(module=module, package=info.name, helpers=info.helpers,
+                           add_module=info.add_module, add_path=info.add_path,
+                           min_torch=info.min_torch, npu_arms=info.npu_arms,
+                           type_from=info.type_from)
+
+    def key(self) -> str:
+        """Part of the scan cache key: portable fixes depend on it."""
+        return "devices=" + ";".join(
+            f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}:{p.type_from}"
+            for k, p in sorted(self.packages.items())) + \
+            f";{sorted(self.scripts_min_torch.items())};" + \
+            ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
+
+    def describe(self) -> list[tuple[str, str]]:
+        """(package, what its portable rewrites route through), for the reports."""
+        out = []
+        for info in sorted(self.packages.values(), key=lambda p: p.name):
+            chosen = [h.describe() for h in info.helpers]
+            if chosen:
+                via = f" (imports {info.adopted})" if info.adopted else ""
+                out.append((info.name, ", ".join(chosen) + via))
+            elif info.add_path:
+                shown = shown_path(info.add_path, self.root)
+                out.append((info.name, f"adds {shown} (get_device_type(), ...)"))
+        for name in sorted({p.name for p in self.scripts.values()}):
+            donor = next(p for p in self.scripts.values() if p.name == name)
+            what = ", ".join(h.describe() for h in donor.helpers) or f"adds {donor.add_path}"
+            out.append((f"scripts importing {name}", what))
+        return out
+
+
+def package_of(path: Path) -> tuple[Path | None, str | None]:
+    """(top package folder, dotted module name) of a Python file, or (None, None) for a
+    file outside any package (no ``__init__.py`` beside it)."""
+    folder = path.parent
+    if not (folder / "__init__.py").is_file():
+        return None, None
+    parts = [] if path.stem == "__init__" else [path.stem]
+    top = folder
+    while (folder / "__init__.py").is_file() and folder.name and folder.parent != folder:
+        parts.insert(0, folder.name)
+        top = folder
+        folder = folder.parent
+    if not all(p.isidentifier() for p in parts):
+        return None, None
+    return top, ".".join(parts)
+
+
+def discover(files: list[tuple[Path, str]], root: Path,
+             configured: str | None = None) -> ProjectContext:
+    """The project context for the Python ``files`` ((path on disk, reported path) pairs)."""
+    ctx = ProjectContext(root, configured=configured)
+    scripts: list[tuple[Path, str]] = []
+    for path, rel in files:
+        ctx.paths[rel] = path
+        top, _ = package_of(path)
+        if top is None:
+            key = str(path.parent)
+            if key not in ctx.scripts_min_torch:
+                ctx.scripts_min_torch[key] = declared_min_torch(path.parent, root)
+            scripts.append((path, rel))
+            continue
+        if str(top) not in ctx.packages:
+            ctx.packages[str(top)] = _package(top, root, configured)
+    others: dict[str, PackageInfo | None] = {}
+    for info in list(ctx.packages.values()):
+        if not info.helpers:
+            donor = _donor(info.uses, _ancestors(info.path.parent, root), root, ctx, others,
+                           configured)
+            if donor is not None:
+                info.helpers, info.adopted = donor.helpers, donor.name
+                if donor.add_module:  # one helper module for the project, in the package used
+                    info.add_module, info.add_path = donor.add_module, donor.add_path
+                    info.type_from = donor.type_from
+    for path, rel in scripts:
+        data = _read(path)
+        uses = _imported_tops(data.decode("utf-8", "replace")) if data else set()
+        donor = _donor(uses, _ancestors(path.parent, root), root, ctx, others, configured)
+        if donor is not None:
+            ctx.scripts[rel] = donor
+    return ctx
+
+
+_IMPORT_TOP = re.compile(r"^[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def _imported_tops(text: str) -> set[str]:
+    return set(_IMPORT_TOP.findall(text))
+
+
+def _ancestors(folder: Path, root: Path) -> list[Path]:
+    """``folder`` and its parents up to the scan root (at most 6)."""
+    out = [folder]
+    stop = os.path.realpath(root)
+    cur = folder
+    for _ in range(6):
+        if os.path.realpath(cur) == stop or cur.parent == cur:
+            break
+        cur = cur.parent
+        out.append(cur)
+    return out
+
+
+def _donor(uses, folders: list[Path], root: Path, ctx: ProjectContext, others: dict,
+           configured: str | None) -> PackageInfo | None:
+    """The package of the project that code importing ``uses`` takes its device helpers
+    from: one it imports, found in one of ``folders`` (beside it, or a parent up to the scan
+    root) or under its ``src/`` (``recipe/prime`` importing ``verl``, tests importing
+    ``peft``); one with helpers of its own first."""
+    found: list[PackageInfo] = []
+    for folder in folders:
+        for name in sorted(uses):
+            for cand in (folder / name, folder / "src" / name):
+                if not (cand / "__init__.py").is_file():
+                    continue
+                key = str(cand)
+                info = ctx.packages.get(key)
+                if info is None:
+                    if key not in others:
+                        others[key] = _package(cand, root, configured)
+                    info = others[key]
+                if info is not None and not info.adopted:
+                    found.append(info)
+    own = [p for p in found if p.helpers and not all(h.ours for h in p.helpers)]
+    chosen = own or [p for p in found if p.add_module]
+    return chosen[0] if chosen else None
+
+
+def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
+    info = PackageInfo(top, top.name, min_torch=declared_min_torch(top.parent, root))
+    found: list[tuple[HelperRef, int]] = []
+    arms: set[str] = set()
+    texts: list[str] = []
+    inits: dict[str, str] = {}  # package module -> its __init__ text
+    uses: set[str] = set()
+    for path in _package_files(top):
+        data = _read(path)
+        if data is None:
+            continue
+        text = data.decode("utf-8", "replace")
+        texts.append(text)
+        uses |= _imported_tops(text)
+        if path.name == "__init__.py":
+            inits[".".join([top.name, *path.parent.relative_to(top).parts])] = text
+        arms.update(m.group(1) for m in _NPU_NAME.finditer(text))
+        if not _CANDIDATE.search(data) or b"def " not in data:
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        module = ".".join([top.name, *path.relative_to(top).with_suffix("").parts])
+        module = module.removesuffix(".__init__")
+        if configured and module != configured:
+            continue
+        for h in find_helpers(tree, _torch_local(tree)).values():
+            found.append((HelperRef(h.kind, module, h.name, h.call, h.ours), 0))
+    info.npu_arms = frozenset(arms)
+    info.uses = frozenset(uses - {top.name})
+    info.helpers = tuple(_public(h, inits) for h in _choose(found, texts))
+    own = _own_module_path(top, configured)
+    if own is not None:
+        real = os.path.realpath(own[1])
+        rel = os.path.relpath(real, os.path.realpath(root))
+        # the port writes nothing outside the scanned tree or the current directory (a file
+        # given on its own still gets its package's module, as a run over the package would)
+        if not rel.startswith("..") or _under(real, os.getcwd()):
+            info.add_module, info.add_path = own[0], Path(rel).as_posix()
+    typed = next((h for h in info.helpers if h.kind == "type" and h.call and not h.ours), None)
+    if typed is not None and info.add_module:  # the added module builds on the project's
+        info.type_from = (typed.import_from(info.add_module), typed.name)
+    return info
+
+
+def _under(path: str, folder: str) -> bool:
+    folder = os.path.realpath(folder)
+    return path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _choose(found: list[tuple[HelperRef, int]], texts: list[str]) -> tuple[HelperRef, ...]:
+    """One helper per kind: the port's own where present, else the most used (the one most
+    files name), then the one in the shallowest module."""
+    by_kind: dict[str, list[HelperRef]] = {}
+    for ref, _ in found:
+        if ref.kind == "device" or (ref.name.startswith("_") and not ref.ours):
+            continue  # a torch.device maker reads worse than a type helper; private ones stay private
+        by_kind.setdefault(ref.kind, []).append(ref)
+    chosen = []
+    for _kind, refs in sorted(by_kind.items()):
+        def rank(r: HelperRef):
+            uses = sum(1 for t in texts if re.search(rf"\b{re.escape(r.name)}\b", t))
+            return (not r.ours, not r.call, -uses, r.module.count("."), r.module, r.name)
+        chosen.append(min(refs, key=rank))
+    return tuple(chosen)
+
+
+def _public(ref: HelperRef, inits: dict[str, str]) -> HelperRef:
+    """The helper with the packages that export it (torchtune.utils re-exports
+    torchtune.utils._device.get_torch_device_namespace), shallowest first."""
+    if not ref.call:
+        return ref
+    parts = ref.module.split(".")
+    publics = []
+    for i in range(1, len(parts)):
+        pkg = ".".join(parts[:i])
+        text = inits.get(pkg, "")
+        if re.search(rf"^[ \t]*from[ \t]+\S+[ \t]+import[^\n]*\b{re.escape(ref.name)}\b", text,
+                     re.MULTILINE) or re.search(
+                rf"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]*\((?:[^)]*?)\b{re.escape(ref.name)}\b",
+                text, re.MULTILINE):
+            publics.append(pkg)
+    return HelperRef(ref.kind, ref.module, ref.name, ref.call, ref.ours, tuple(publics))
+
+
+def _own_module_path(top: Path, configured: str | None) -> tuple[str, Path] | None:
+    """Where the port's helper module goes: the configured module, else <top>/_device.py
+    (another free name if that one holds something else)."""
+    if configured:
+        parts = configured.split(".")
+        if parts[0] != top.name or not all(p.isidentifier() for p in parts):
+            return None
+        return configured, top.parent.joinpath(*parts).with_suffix(".py")
+    for name in (device_helpers.MODULE_NAME, device_helpers.MODULE_NAME + "_helpers"):
+        path = top / f"{name}.py"
+        if not os.path.lexists(path) or _is_ours(path):
+            return f"{top.name}.{name}", path
+    return None
+
+
+def _is_ours(path: Path) -> bool:
+    data = _read(path)
+    if data is None:
+        return False
+    try:
+        tree = ast.parse(data.decode("utf-8", "replace"))
+    except (SyntaxError, ValueError):
+        return False
+    return any(device_helpers.recognise(n) for n in tree.body)
+
+
+def _package_files(top: Path):
+    count = 0
+    for folder, dirs, files in os.walk(top, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__"
+                         and os.path.isfile(os.path.join(folder, d, "__init__.py")))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                count += 1
+                if count > MAX_PACKAGE_FILES:
+                    return
+                yield Path(folder) / name
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_READ:
+            return None
+        with open(path, "rb") as fh:
+            return fh.read(MAX_READ)
+    except OSError:
+        return None
+
+
+def _torch_local(tree: ast.Module) -> str:
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "torch":
+                    return a.asname or "torch"
+    return "torch"
+
+
+def declared_min_torch(folder: Path, root: Path) -> tuple[int, int] | None:
+    """The lowest torch the project declares (``torch>=X.Y`` in the dependency files of
+    ``folder`` or a parent, up to the scan root), or None when it declares none."""
+    try:
+        stop = os.path.realpath(root)
+        cur = Path(os.path.realpath(folder))
+    except OSError:
+        return None
+    for _ in range(8):
+        for name in _DEP_FILES:
+            data = _read(cur / name)
+            if data is None:
+                continue
+            versions = [(int(a), int(b)) for a, b in _TORCH_MIN.findall(
+                data.decode("utf-8", "replace"))]
+            if versions:
+                return min(versions)
+        if str(cur) == stop or not str(cur).startswith(stop) or cur.parent == cur:
+            break
+        cur = cur.parent
+    return None

@@ -1,0 +1,358 @@
+"""How a portable rewrite names the device at one place in one file.
+
+Rule rows write their portable forms with placeholders (``{device_type}.``, ...); this
+module decides what each one spells at a given node, in this order:
+
+1. a ``device`` variable or parameter in scope, where a device is meant (``x.cuda()`` ->
+   ``x.to(device)``);
+2. a helper the file itself defines or reads (``device_name = get_device_name()``);
+3. the project's helper for that question (migrate/scan/project.py), imported by name;
+4. the port's own helper (migrate/core/device_helpers): imported from
+   ``<package>/_device.py`` in a package, defined once in the file for a script.
+
+Placeholders: ``{device_type}`` ("cuda"/"npu"/"cpu"), ``{device}`` (a device where one is
+meant; falls back to the type), ``{device_module}`` (torch.npu / torch.cuda),
+``{amp_device_type}`` (autocast and GradScaler) and ``{dist_backend}`` ("hccl" / "nccl").
+Never an inline multi-call expression: every spelling is a name or one call.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from migrate.core import device_helpers
+from migrate.core.findings import Edit
+from migrate.core.targets import DEVICE_PLACEHOLDERS
+from migrate.scan.helper_finder import DEVICE_TYPES, Found, find_helpers
+from migrate.scan.project import SCRIPT, FileDevices
+
+PLACEHOLDERS = DEVICE_PLACEHOLDERS
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_DEVICE_NAMES = ("device",)
+
+
+class Unspellable(Exception):
+    """No clean way to name the device here (e.g. the helper's name is taken)."""
+
+
+class DeviceNames:
+    def __init__(self, f, fd: FileDevices | None):
+        self.f = f
+        self.fd = fd or SCRIPT
+        self.torch = f.bindings.local_for("torch") or "torch"
+        imported = {}
+        for ref in self.fd.helpers:
+            for module in (*ref.publics, ref.module):
+                local = f.bindings.local_for(f"{module}.{ref.name}")
+                if local and "." not in local:
+                    imported[local] = Found(local, ref.kind, ref.call, ref.ours)
+        self.own = find_helpers(f.tree, self.torch, imported)  # defined or bound in this file
+        self.imported = imported
+        self.planned: set[str] = set()  # port helpers this file's fixes define in the file
+        self.used_imports: set[str] = set()
+
+    # ----------------------------------------------------------------------------------
+    def spell(self, template: str, node: ast.AST | None) -> tuple[str, list[str]]:
+        """``template`` with its placeholders spelled for ``node``: (code, imports)."""
+        imports: list[str] = []
+
+        def one(m: re.Match) -> str:
+            code, more = self.name(PLACEHOLDERS[m.group(1)], node)
+            imports.extend(more)
+            return code
+
+        return _PLACEHOLDER.sub(one, template), imports
+
+    def name(self, kind: str, node: ast.AST | None) -> tuple[str, list[str]]:
+        if kind == "device":
+            local = self.local_device(node) if node is not None else None
+            if local:
+                return local, []
+            kind = "type"
+        if kind == "backend":
+            hit = self._found("backend", node)
+            if hit is None and self._project_type(node) is not None:
+                code, imports = self._project_type(node)
+                return f'("hccl" if {code} == "npu" else "nccl")', imports
+        if kind == "amp":
+            hit = self._found("amp", node)
+            if hit is None and self._project_type(node) is not None:
+                return self._project_type(node)
+        hit = self._found(kind, node)
+        if hit is not None:
+            return hit
+        return self._ours(kind)
+
+    # ----------------------------------------------------------------------------------
+    def _found(self, kind: str, node) -> tuple[str, list[str]] | None:
+        """A helper of ``kind`` the file has (variable, function, import) or the project
+        has (imported on use)."""
+        for found in self.own.values():
+            if found.kind == kind and not found.call and self._readable(found.name, node):
+                return found.name, []
+        for found in self.own.values():
+            if found.kind == kind and found.call and not self._shadowed(found.name, node) and \
+                    self._defined_before(found.name, node):
+                return f"{found.name}()", []
+        ref = self.fd.helper(kind)
+        if ref is not None and ref.module != self.fd.module:
+            if not ref.call:
+                return None  # a module-level variable of another module: not imported
+            for module in (*ref.publics, ref.module):
+                local = self.f.bindings.local_for(f"{module}.{ref.name}")
+                # a name, or a short path through a bound subpackage (`utils.helper`);
+                # never a long path through the top package (`mmengine.device.utils.x`)
+                if local and local.count(".") <= (0 if module == ref.module else 1):
+                    return f"{local}()", []
+            if self._taken(ref.name):
+                return None
+            return f"{ref.name}()", [self._import(ref.import_from(self.fd.module), ref.name)]
+        return None
+
+    def _project_type(self, node):
+        """The project's own type helper (not the port's), if it has one."""
+        for found in self.own.values():
+            if found.kind == "type" and not found.ours:
+                return self._found("type", node)
+        ref = self.fd.helper("type")
+        if ref is not None and not ref.ours:
+            return self._found("type", node)
+        return None
+
+    def _ours(self, kind: str) -> tuple[str, list[str]]:
+        name = device_helpers.NAMES[kind]
+        if self._taken(name):
+            raise Unspellable(f"`{name}` is already bound in this file")
+        fd = self.fd
+        if fd.add_module and fd.add_module != fd.module:
+            return f"{name}()", [self._import(fd.add_module, name)]
+        self.planned.add(name)
+        return f"{name}()", []
+
+    def _import(self, module: str, name: str) -> str:
+        stmt = f"from {self._relative(module)} import {name}"
+        self.used_imports.add(stmt)
+        return stmt
+
+    def _relative(self, module: str) -> str:
+        """``module`` as this file imports its own package: relatively where it already does."""
+        own = self.fd.module
+        if not own or not any(isinstance(n, ast.ImportFrom) and n.level for n in self.f.tree.body):
+            return module
+        top = own.split(".")[0]
+        if any(isinstance(n, ast.ImportFrom) and not n.level and n.module and
+               n.module.split(".")[0] == top for n in self.f.tree.body):
+            return module  # the file already imports its package absolutely
+        here = own.split(".")
+        if not self.f.rel.endswith("__init__.py"):
+            here = here[:-1]
+        target = module.split(".")
+        common = 0
+        while common < min(len(here), len(target) - 1) and here[common] == target[common]:
+            common += 1
+        if common == 0:
+            return module
+        return "." * (len(here) - common + 1) + ".".join(target[common:])
+
+    def _taken(self, name: str) -> bool:
+        """Is ``name`` bound in the file to something that is not the port's helper?"""
+        if name in self.f.bindings.names:
+            return not self.f.bindings.names[name].qualname.endswith(
+                f"{device_helpers.MODULE_NAME}.{name}")
+        found = self.own.get(name)
+        if found is not None:
+            return not found.ours
+        return any(isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and
+                   n.name == name for n in self.f.tree.body)
+
+    # ----------------------------------------------------------------------------------
+    def _readable(self, name: str, node) -> bool:
+        """A module-level variable can be read at ``node``: inside a function (it runs
+        later), or after its assignment, and no local binding hides it."""
+        if node is None or self._shadowed(name, node):
+            return False
+        if self._function_of(node) is not None:
+            return True
+        start = self.f.span(node)[0]
+        for stmt in self.f.tree.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in _targets(stmt)):
+                return self.f.span(stmt)[1] <= start
+        return False
+
+    def _defined_before(self, name: str, node) -> bool:
+        """A function of this module can be called at ``node``: inside a function (it runs
+        after the module is loaded), or below its definition."""
+        if node is None or self._function_of(node) is not None:
+            return True
+        start = self.f.span(node)[0]
+        return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and
+                   self.f.span(n)[1] <= start for n in self.f.tree.body)
+
+    def _shadowed(self, name: str, node) -> bool:
+        cur = self.f.parent(node) if node is not None else None
+        while cur is not None:
+            if isinstance(cur, _FUNCS) and name in _bound_in(cur):
+                return True
+            cur = self.f.parent(cur)
+        return False
+
+    def _function_of(self, node):
+        cur = self.f.parent(node)
+        while cur is not None and not isinstance(cur, _FUNCS):
+            cur = self.f.parent(cur)
+        return cur
+
+    def local_device(self, node, index: str | None = None) -> str | None:
+        """A ``device`` variable or parameter that holds the device at ``node``, or None.
+        With ``index`` (the source of a device index, ``local_rank``): only a variable
+        assigned from an expression naming that index (``torch.device(f"cuda:{local_rank}")``)."""
+        start = self.f.span(node)[0]
+        fn = self._function_of(node)
+        scope = fn if fn is not None and not isinstance(fn, ast.Lambda) else None
+        body = scope.body if scope is not None else self.f.tree.body
+        for name in _DEVICE_NAMES:
+            if scope is not None and index is None and _device_param(scope, name):
+                return name
+            for stmt in _assignments(body, name):
+                if self.f.span(stmt)[1] <= start and _devicish(stmt.value, self.own):
+                    if scope is None and self._function_of(node) is not None:
+                        break
+                    if index is not None and not re.search(
+                            rf"(?<![\w.]){re.escape(index)}(?!\w)", self.f.source(stmt.value)):
+                        continue
+                    return name
+        if index is not None:
+            return None
+        if scope is not None and scope.args.args and scope.args.args[0].arg == "self":
+            cls = self._function_of(scope)
+            owner = self.f.parent(scope)
+            if cls is None and isinstance(owner, ast.ClassDef):
+                for attr in ("device", "_device"):
+                    if _self_device(owner, attr, self.own) and scope.name != "__init__":
+                        return f"self.{attr}"
+        return None
+
+    # ----------------------------------------------------------------------------------
+    def definitions_edit(self, names: set[str], first_use: int | None = None) -> Edit | None:
+        """The insertion that defines the port's helpers ``names`` in this (script) file,
+        after its imports (before the statement holding ``first_use``, the first call, if
+        that comes earlier), spaced as a formatter spaces top-level functions."""
+        names = {n for n in names if n not in self.own}
+        if not names:
+            return None
+        code = device_helpers.definitions(sorted(names), self.torch)
+        if self.f.bindings.local_for("torch") is None:
+            code = "import torch\n\n\n" + code
+        text = self.f.text
+        pos = _after_imports(self.f.tree, self.f.index, text)
+        if first_use is not None and first_use < pos:
+            stmt = next((n for n in self.f.tree.body if self.f.span(n)[1] > first_use), None)
+            if stmt is None or isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                raise Unspellable("the helper would be used before it can be defined")
+            pos = self.f.index.starts[stmt.lineno - 1]
+        nl = "\r\n" if "\r\n" in text else "\n"
+        blank = re.match(r"(?:[ \t]*\r?\n)*", text[pos:])
+        following = len(blank.group().splitlines()) if blank else 0
+        lead = "" if pos == 0 else nl * 2
+        if pos == len(text) and text and not text.endswith("\n"):
+            lead = nl * 3
+        tail = nl * max(0, 2 - following) if pos < len(text) else ""
+        return Edit(pos, pos, lead + code.replace("\n", nl) + tail)
+
+
+def _targets(stmt):
+    return stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+
+
+def _bound_in(fn) -> set[str]:
+    a = fn.args
+    names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+    names |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+    if isinstance(fn, ast.Lambda):
+        return names
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            names.add(sub.id)
+    return names
+
+
+def _device_param(fn, name: str) -> bool:
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    pairs = list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+    for arg, default in pairs:
+        if arg.arg == name:
+            return default is None or _devicish(default, {})
+    return False
+
+
+def _assignments(body: list[ast.stmt], name: str):
+    """Assignments to ``name`` in ``body``, looking into if/try/with blocks (the usual device
+    selection chains) but not into loops or nested functions."""
+    stack = list(body)
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(
+                isinstance(t, ast.Name) and t.id == name for t in _targets(node)):
+            yield node
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            stack.extend(node.body + getattr(node, "orelse", []) + getattr(node, "finalbody", []))
+
+
+def _self_device(cls: ast.ClassDef, attr: str, own: dict) -> bool:
+    for sub in ast.walk(cls):
+        if isinstance(sub, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                and t.value.id == "self" for t in sub.targets):
+            if not _devicish(sub.value, own):
+                return False
+            return True
+    return False
+
+
+def _devicish(value: ast.AST | None, own: dict) -> bool:
+    """Does ``value`` hold a device (not one that is always the CPU)?"""
+    if value is None:
+        return False
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, str) and value.value.split(":")[0] in DEVICE_TYPES and \
+            value.value.split(":")[0] != "cpu"
+    if isinstance(value, ast.JoinedStr):
+        return True
+    if isinstance(value, ast.IfExp):
+        return _devicish(value.body, own) or _devicish(value.orelse, own)
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "device":  # torch.device(...)
+            return not (value.args and isinstance(value.args[0], ast.Constant) and
+                        value.args[0].value == "cpu")
+        return name in own or "device" in name.lower() or "accelerator" in name.lower()
+    if isinstance(value, ast.Attribute):
+        return value.attr == "device" or value.attr.endswith("_device")
+    if isinstance(value, ast.Name):
+        return value.id.endswith("device")
+    return False
+
+
+def _after_imports(tree: ast.Module, index, text: str) -> int:
+    """Offset of the line after the module's last top-level import (or try/if block holding
+    imports) before its first function or class."""
+    last: ast.stmt | None = None
+    for i, node in enumerate(tree.body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+        if isinstance(node, (ast.Import, ast.ImportFrom)) or (
+                i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            last = node
+        elif isinstance(node, (ast.Try, ast.If)) and any(
+                isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body):
+            last = node
+    if last is None:
+        return 0
+    line = last.end_lineno or last.lineno
+    return index.starts[line] if line < len(index.starts) else len(text)

@@ -1,0 +1,184 @@
+"""Portable ports route every device decision through one named helper: a `device` in scope,
+the project's helper, or the one the port adds once (a package module, or definitions at the
+top of a script) — never an inline multi-call expression, never `hasattr(torch, "npu")`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from migrate.core.rules import default_rules
+from migrate.fix.rewrite import fix_text
+from migrate.fix.run import engine_scan
+
+from .goldens import migrate_cli
+
+RULES = list(default_rules())
+
+
+def port(code: str, rel: str = "t.py") -> str:
+    text, _, _, error = fix_text(textwrap.dedent(code), rel, "python", RULES,
+                                 partial(engine_scan, target="portable"), unsafe=False)
+    assert error is None
+    return text
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+LIB = {
+    "pkg/__init__.py": "",
+    "pkg/ops.py": """\
+        import torch
+
+        from pkg import __name__ as package
+
+
+        def run(x):
+            torch.cuda.manual_seed_all(0)
+            y = x.cuda()
+            torch.cuda.empty_cache()
+            return y.sum().item(), torch.cuda.max_memory_allocated()
+        """,
+    "pkg/util.py": """\
+        from .ops import run
+
+        DEFAULT_DEVICE = "cuda"
+        """,
+}
+
+
+def test_a_package_gets_one_helper_module_that_every_file_imports(tmp_path):
+    write(tmp_path, LIB)
+    diff = migrate_cli(["apply", str(tmp_path), "--diff", "--no-cache"])
+    assert "--- /dev/null\n+++ b/pkg/_device.py\n" in diff.stdout  # `git apply` creates it
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    ops = (tmp_path / "pkg" / "ops.py").read_text()
+    assert "from pkg._device import get_device_module, get_device_type\n" in ops
+    assert "y = x.to(get_device_type())" in ops and "get_device_module().empty_cache()" in ops
+    util = (tmp_path / "pkg" / "util.py").read_text()
+    assert util.startswith("from .ops import run\nfrom ._device import get_device_type\n")
+    assert 'DEFAULT_DEVICE = get_device_type()' in util
+    assert sorted(p.name for p in (tmp_path / "pkg").glob("*.py")) == [
+        "__init__.py", "_device.py", "ops.py", "util.py"]
+    again = migrate_cli(["apply", str(tmp_path), "--check", "--no-cache"])
+    assert again.exit_code == 0 and "0 files would change" in again.output
+    # imports and runs on this CPU host without torch_npu, as the original would have
+    pytest.importorskip("torch")
+    probe = ("import sys; sys.modules['torch_npu'] = None; sys.path.insert(0, sys.argv[1]); "
+             "import torch, pkg.ops; print(pkg.ops.run(torch.ones(3)))")
+    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True,
+                         text=True, timeout=300)
+    assert out.stdout.strip() == "(3.0, 0)", out.stderr[-2000:]
+
+
+def test_the_helper_module_is_never_written_through_a_link(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": "import torch\ntorch.cuda.synchronize()\n"})
+    outside = tmp_path / "outside.py"
+    outside.write_text("KEEP = 1\n")
+    (tmp_path / "pkg" / "_device.py").symlink_to(outside)
+    r = migrate_cli(["apply", str(tmp_path / "pkg"), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    assert outside.read_text() == "KEEP = 1\n"
+    assert "from pkg._device_helpers import" in (tmp_path / "pkg" / "m.py").read_text()
+    assert (tmp_path / "pkg" / "_device_helpers.py").is_file()
+
+
+def test_a_script_defines_the_helpers_it_uses_once_after_its_imports():
+    out = port("""\
+        import torch as th
+        import os
+
+        th.cuda.synchronize()
+        x = th.ones(1).cuda()
+        """)
+    head = out.split("\n\n\n")
+    assert head[0] == "import torch as th\nimport os"
+    assert "def get_device_type() -> str:" in out and "def get_device_module():" in out
+    assert "return th.cuda" in out and "get_dist_backend" not in out  # only what it uses
+    assert out.endswith("\n\n\nget_device_module().synchronize()\nx = th.ones(1).to(get_device_type())\n")
+    assert port(out) == out
+
+
+@pytest.mark.parametrize("code,expected", [
+    # a device variable in scope: the port uses it
+    ("def f(x, device):\n    return x.cuda()\n", "return x.to(device)"),
+    ("def f(x):\n    device = torch.device('cuda')\n    return x.cuda()\n", "return x.to(device)"),
+    ("class M:\n    def __init__(self):\n        self.device = torch.device('cuda')\n"
+     "    def f(self, x):\n        return x.cuda()\n", "return x.to(self.device)"),
+    # ... not where it may be None or the CPU on purpose
+    ("def f(x, device=None):\n    return x.cuda()\n", "return x.to(get_device_type())"),
+    ("def f(x):\n    device = 'cpu'\n    return x.cuda()\n", "return x.to(get_device_type())"),
+    # ... nor inside its own definition, nor before it
+    ("def f(x):\n    y = x.cuda()\n    device = torch.device('cuda')\n    return y\n",
+     "y = x.to(get_device_type())"),
+])
+def test_a_device_in_scope(code, expected):
+    assert expected in port("import torch\n" + code)
+
+
+def test_module_level_code_before_the_functions_can_use_the_helper():
+    out = port("""\
+        import torch
+        DEVICE = torch.device("cuda")
+        import numpy as np
+
+        def f():
+            return np.zeros(1)
+        """)
+    defs = out.index("def get_device_type")
+    assert defs < out.index('DEVICE = torch.device(get_device_type())')
+    compile(out, "t.py", "exec")
+
+
+def test_one_helper_family_per_project(tmp_path, monkeypatch):
+    """A project that names its device type itself gets only what it lacks, built on its own
+    helper: the added module imports the project's type helper instead of defining another.
+    A file given on its own (from the project's folder) gets the package's module too."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {
+        "kit/__init__.py": "",
+        "kit/device/__init__.py": "from kit.device.utils import get_device\n",
+        "kit/device/utils.py": """\
+            import torch
+
+            DEVICE = "cpu"
+            if torch.cuda.is_available():
+                DEVICE = "cuda"
+            elif is_npu_available():
+                DEVICE = "npu"
+
+
+            def get_device():
+                return DEVICE
+            """,
+        "kit/dist/__init__.py": "",
+        "kit/dist/dist.py": """\
+            import torch
+
+
+            def f(x):
+                torch.cuda.synchronize()
+                return x.to("cuda")
+            """,
+    })
+    assert migrate_cli(["apply", str(tmp_path / "kit" / "dist" / "dist.py"), "--no-cache"]
+                       ).exit_code == 0
+    dist = (tmp_path / "kit" / "dist" / "dist.py").read_text()
+    assert "from kit.device import get_device\n" in dist  # the public name, not .utils
+    assert "from kit._device import get_device_module\n" in dist
+    assert 'return x.to(get_device())' in dist and "def get_device_type" not in dist
+    helper = (tmp_path / "kit" / "_device.py").read_text()  # made for a single file too
+    assert "from kit.device import get_device as get_device_type\n" in helper
+    assert "def get_device_type" not in helper and "def get_device_module" in helper
+    assert (tmp_path / "kit" / "device" / "utils.py").read_text().count("torch.cuda") == 1

@@ -1,0 +1,44 @@
+"""A port keeps `ruff format --check` as clean as it was (migrate/fix/reformat.py)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from .goldens import migrate_cli
+
+pytestmark = pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
+
+FORMATTED = ("import torch\n\n\ndef f(x):\n"
+             "    y = x.cuda(non_blocking=True).float().mean(dim=0)\n    return y\n")
+UNFORMATTED = "import torch\ndef g(x):\n    return x.cuda( )\n"
+
+
+def check(path) -> bool:
+    return subprocess.run(["ruff", "format", "--check", str(path)], capture_output=True,
+                          cwd=path.parent).returncode == 0
+
+
+def test_a_formatted_file_stays_formatted_and_the_port_is_a_fixpoint(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 60\n")
+    (tmp_path / "a.py").write_text(FORMATTED)
+    (tmp_path / "b.py").write_text(UNFORMATTED)
+    assert check(tmp_path / "a.py") and not check(tmp_path / "b.py")
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    a = (tmp_path / "a.py").read_text()
+    assert check(tmp_path / "a.py") and max(len(line) for line in a.splitlines()) <= 88
+    assert ".to(get_device_type(), non_blocking=True)" in a
+    b = (tmp_path / "b.py").read_text()  # not formatted before: only the port's edits
+    assert "def g(x):\n    return x.to(get_device_type() )\n" in b
+    again = migrate_cli(["apply", str(tmp_path), "--check", "--no-cache"])
+    assert again.exit_code == 0, again.output
+
+
+def test_a_project_without_ruff_gets_the_edits_as_written(tmp_path):
+    (tmp_path / "a.py").write_text(FORMATTED)
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
+    assert "    y = x.to(get_device_type(), non_blocking=True).float().mean(dim=0)\n" in \
+        (tmp_path / "a.py").read_text()
