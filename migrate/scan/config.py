@@ -73,7 +73,8 @@ def load_config(start: Path, explicit: Path | None = None, *,
         return ProjectConfig()
     try:
         data = tomllib.loads(read_bytes(path, 8 * 1024 * 1024)[0].decode("utf-8"))
-    except (SourceError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+    except (SourceError, ValueError, tomllib.TOMLDecodeError, RecursionError) as exc:
+        # ValueError: not UTF-8, or an integer past Python's digit limit
         if explicit or strict:
             raise UsageError(f"cannot read config {path}: {exc}") from None
         return ProjectConfig()

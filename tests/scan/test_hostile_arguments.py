@@ -55,3 +55,14 @@ def test_a_gitignore_run_of_stars_does_not_backtrack(tmp_path):
                                   "--format", "json", seconds=60)
     assert code == 1, err
     assert '"keep.py"' in out and '"a.py"' not in out
+
+
+@pytest.mark.parametrize("command", ["scan", "apply"])
+def test_a_pyproject_integer_past_the_digit_limit_is_no_crash(tmp_path, capsys, command):
+    # was "internal error: ValueError: Exceeds the limit (4300 digits)"
+    (tmp_path / "a.py").write_text(CUDA)
+    (tmp_path / "pyproject.toml").write_text("[tool.migrate]\nx = " + "9" * 5000 + "\n")
+    code, out, err = main(capsys, command, tmp_path, "--no-cache", "--no-progress")
+    assert (code, command) in ((1, "scan"), (2, "apply")), err
+    assert "pyproject.toml" in out + err
+    assert (tmp_path / "a.py").read_text() == CUDA
