@@ -61,6 +61,8 @@ def ops(
 
             if soc:
                 raise UsageError("--soc applies to ONNX models (ATC), not to --torch")
+            if backend != "atc":  # an ONNX judge: with --torch it was silently ignored
+                raise UsageError("--backend applies to ONNX models, not to --torch")
             from migrate.core.model_spec import spec_files
 
             check_output(output, "-o", spec_files(torch_spec))
