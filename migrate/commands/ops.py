@@ -56,13 +56,13 @@ def ops(
     try:
         if (model is None) == (torch_spec is None):
             raise UsageError("give either MODEL.onnx or --torch MOD:FN")
+        if torch_spec and backend != "atc":  # an ONNX judge: with --torch it was ignored
+            raise UsageError("--backend applies to ONNX models, not to --torch")
         if torch_spec:
             from migrate.ops.aten.census import aten_census
 
             if soc:
                 raise UsageError("--soc applies to ONNX models (ATC), not to --torch")
-            if backend != "atc":  # an ONNX judge: with --torch it was silently ignored
-                raise UsageError("--backend applies to ONNX models, not to --torch")
             from migrate.core.model_spec import spec_files
 
             check_output(output, "-o", spec_files(torch_spec))
