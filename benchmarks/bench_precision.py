@@ -268,6 +268,8 @@ def main() -> None:
     ap.add_argument("--worker", choices=["ours", "msprobe", "replay"])
     ap.add_argument("--tables-only", action="store_true",
                     help="Only the replay and stats-only quality tables (no msprobe).")
+    ap.add_argument("--no-tables", action="store_true",
+                    help="Only the msprobe side-by-side (skip the quality tables).")
     ap.add_argument("--variant", default="ref")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--layers", type=int, default=6)
@@ -327,8 +329,9 @@ def report(ours: dict, ms: dict, a) -> None:
     print(f"migrate replay (every module on reference inputs, one pass): "
           f"{ours['replay_s']:.2f} s = {ours['replay_s'] / ours['replay_fwd_s']:.1f} x plain "
           f"forward ({ours['replay_modules']:.0f} modules); msprobe has no replay")
-    print()
-    print(tables())
+    if not a.no_tables:
+        print()
+        print(tables())
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import typer
 
 from migrate import __version__
 from migrate.commands import apply as apply_cmd
+from migrate.commands import bisect as bisect_cmd
 from migrate.commands import doctor as doctor_cmd
 from migrate.commands import ops as ops_cmd
 from migrate.commands import precision as precision_cmd
@@ -47,7 +48,7 @@ def _root(
 
 
 for module in (scan_cmd, apply_cmd, rules_cmd, ops_cmd, precision_cmd, run_cmd,
-               sensitivity_cmd, doctor_cmd):
+               sensitivity_cmd, doctor_cmd, bisect_cmd):
     module.register(app)
 
 

@@ -11,8 +11,10 @@ from typing import Any
 
 from migrate.core.errors import UsageError
 from migrate.precision.align import Concat, align, load_mapping, strip, unwrap
+from migrate.precision.carry import explain_carried, trace_nonfinite
 from migrate.precision.checks import IncompatibleDumps, check_alignment, check_meta
 from migrate.precision.discrete import soften_flips
+from migrate.precision.grad_floor import GradFloors
 from migrate.precision.judge import compare_records
 from migrate.precision.localize import first_divergence
 from migrate.precision.manifest import Dump, rank_dirs
@@ -63,24 +65,27 @@ def _compare_ranks(ref_dir, tgt_dir, ref_ranks: dict, tgt_ranks: dict, gate: Gat
 
 
 def _load(d: Dump, side: Any) -> Any:
+    """A record's tensor as a numpy array (no torch needed: arrays.py)."""
     if isinstance(side, Concat):
-        import torch
+        import numpy as np
 
-        found = [d.tensor(r) for r in side.records]
+        found = [d.array(r) for r in side.records]
         parts = [p for p in found if p is not None]
         if len(parts) < len(found):
             return None
         try:
-            return torch.cat(parts, dim=side.dim)
-        except RuntimeError as exc:
+            return np.concatenate(parts, axis=side.dim)
+        except ValueError as exc:  # numpy's AxisError is a ValueError
             raise UsageError(f"fused mapping: cannot concatenate {side['name']}...: {exc}") \
                 from None
-    return d.tensor(side)
+    return d.array(side)
 
 
 def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
              mapping_path: str | Path | None) -> ComparisonResult:
     ref, tgt = Dump(ref_dir), Dump(tgt_dir)
+    for pos, rec in enumerate(ref.records):  # lineage links name record positions
+        rec["_pos"] = pos
     mapping = load_mapping(mapping_path)
     check_meta(ref, tgt, mapping.given)
     kinds = {r["kind"] for r in ref.records} & {r["kind"] for r in tgt.records}
@@ -101,15 +106,17 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
     entries: list = []
     cache: dict = {}
     by_call: dict = {}
-    floors = grad_floors(ref_recs, gate.grad_floor)
+    by_pos: dict = {}
+    th_of: dict = {}
+    floors = GradFloors(ref_recs)
     for rec, other in pairs:
         by_call.setdefault((rec["name"], rec["call"]), []).append((rec, other))
         if other is None:
             entries.append(missing_entry(rec, "target"))
             continue
         th = gate.for_entry(rec["name"], rec["dtype"], other["dtype"], run, kind=rec["kind"])
-        if rec["kind"] == "backward.parameter":
-            th["norm_floor"] = floors.get(rec["name"], 0.0)
+        if rec["kind"].startswith("backward."):
+            th["norm_floor"] = floors.floor(rec, gate.grad_floor_of(th))
         ck = (rec.get("file"), rec.get("tensor"), other.get("file"), other.get("tensor"),
               tuple(sorted((k, str(v)) for k, v in th.items())))
         if None not in ck[:4] and ck in cache:
@@ -118,15 +125,28 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
             entry = compare_records(rec, other, _load(ref, rec), _load(tgt, other), th)
             cache[ck] = entry
         entries.append(entry)
+        by_pos[rec["_pos"]], th_of[rec["_pos"]] = entry, th
     entries.extend(missing_entry(r, "reference") for r in extra)
     soften_flips(entries)
+    by_rec = {r["_pos"]: r for r in ref_recs}
+    explain_carried(by_pos, by_rec, th_of, gate.carry_gain)
+    nonfinite = trace_nonfinite(by_pos, by_rec)
     ref.close()
     tgt.close()
     weights = [w for w in compare_weights(ref.meta, tgt.meta, mapping, prefix, ref_prefix)
                if not gate.skips(w["name"].rpartition(".")[0] or "<root>")]
     passed, violations = evaluate_gate(entries, gate, weights)
     first = first_divergence(entries)
+    if nonfinite is not None and first is not None and \
+            (nonfinite["name"], nonfinite["call"]) != (first["name"], first["call"]) and \
+            nonfinite.get("cause") == "range" and first_divergence([nonfinite]):
+        first = first_divergence([nonfinite])  # NaN made by a step outranks what follows
     if first is not None:
+        cause = next((e.get("cause") for e in entries if e.get("cause") and
+                      (e["name"], e["call"], e["kind"]) ==
+                      (first["name"], first["call"], first["kind"])), None)
+        if cause:
+            first["cause"] = cause
         first["detail"] = _detail(by_call.get((first["name"], first["call"]), []))
     if weights:
         classes["root_cause"] = weights[0]["reason"]
@@ -135,20 +155,6 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
                             fail_on_missing=gate.fail_on_missing,
                             reference=str(ref_dir), target=str(tgt_dir), weights=weights,
                             precision=classes)
-
-
-
-def grad_floors(records: list[dict], share: float) -> dict[str, float]:
-    """``{module: share * |grad_output|}`` (over its calls): a weight gradient is a reduction of the
-    module's output gradient, and one far below it (a bias gradient that cancels to zero
-    in exact arithmetic, as a key projection's bias under softmax) is judged against that
-    scale, not its own rounding noise."""
-    sums: dict[str, float] = {}
-    for rec in records:
-        norm = (rec.get("stats") or {}).get("norm")
-        if rec["kind"] == "backward.grad_output" and isinstance(norm, (int, float)):
-            sums[rec["name"]] = sums.get(rec["name"], 0.0) + float(norm) ** 2
-    return {k: share * v ** 0.5 for k, v in sums.items()}
 
 
 _STATS = ("min", "max", "mean", "norm", "nan", "inf")

@@ -29,6 +29,7 @@ from migrate.precision import run_precision
 from migrate.precision.api_hooks import ApiRecorder
 from migrate.precision.digest import BackgroundDigest, digest_of
 from migrate.precision.flatten import encode, iter_tensors, substitute
+from migrate.precision.lineage import Lineage
 from migrate.precision.shards import DEFAULT_SHARD_BYTES, ShardWriter
 from migrate.precision.stats import tensor_stats
 from migrate.precision.threads import one_intra_op_thread
@@ -64,6 +65,7 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         self._seen: dict[int, tuple] = {}
         self._writer: ShardWriter | None = None
         self._api: ApiRecorder | None = None
+        self._lineage = Lineage()
         self.busy = False  # True while recording (API hooks ignore our own torch calls)
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -104,6 +106,7 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             handle.remove()
         self._handles.clear()
         self._seen.clear()
+        self._lineage.clear()
         if self._writer is not None:
             self._writer.close()
         table, stable = self._digest.result()
@@ -127,6 +130,8 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
                 self._api.enter(name)
             self._note_autocast()
             call_args = {"args": args, "kwargs": kwargs}
+            with one_intra_op_thread():
+                self._lineage.enter(mod, call_args)
             if self.inputs:
                 self.input_specs[f"{name}#{call}"] = encode(call_args, [0])
                 self._record_all(name, call, "forward.input", call_args)
@@ -139,7 +144,9 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             call = stack.pop() if stack else self._calls[name] - 1
             if self._api is not None:
                 self._api.leave(name)
+            first = len(self.records)
             self._record_all(name, call, "forward.output", output)
+            self._lineage.leave(mod, self.records, first, output)
             if self.params:
                 named = dict(mod.named_parameters(recurse=False))
                 self._record_all(name, call, "forward.parameter", named)

@@ -12,9 +12,11 @@ from typing import Any
 from migrate.precision import metrics
 from migrate.precision.metrics.pair import Pair
 
-# Errors this small cannot be resolved in the class's dtype (values underflow to
-# subnormals or zero); float16's is the only one above fp32's.
-SMALLEST_NORMAL = {"float16": 2.0 ** -14}
+# Errors this small cannot be resolved in the class's dtype: values underflow to
+# subnormals, whose spacing is fixed (2**-149 in fp32) so their relative error grows
+# without bound (a randomly initialised deep CNN's activations vanish to 1e-42).
+SMALLEST_NORMAL = {"float16": 2.0 ** -14, "bfloat16": 2.0 ** -126, "hf32": 2.0 ** -126,
+                   "float32": 2.0 ** -126, "float64": 2.0 ** -1022}
 
 
 def base_entry(rec: dict, tgt: dict | None) -> dict[str, Any]:
@@ -26,15 +28,21 @@ def base_entry(rec: dict, tgt: dict | None) -> dict[str, Any]:
     return entry
 
 
-def tensor_metrics(ref_t: Any, tgt_t: Any, th: dict) -> dict[str, Any]:
-    pair = Pair(ref_t, tgt_t, th)
+def tensor_metrics(ref_t: Any, tgt_t: Any, th: dict,
+                   dtypes: tuple[str, str] | None = None) -> dict[str, Any]:
+    """Every tensor metric of a pair (numpy arrays or torch tensors; ``dtypes`` as stored
+    when the arrays were widened, e.g. bfloat16 read as float32)."""
+    pair = Pair(ref_t, tgt_t, th, dtypes)
     out = metrics.compute("tensor", pair)
     out.update(nan=pair.nan, inf=pair.inf, nonfinite_mismatch=pair.nonfinite_mismatch)
     return out
 
 
-def _crossed(spec: metrics.MetricSpec, value: float, limit: Any) -> bool:
+def _crossed(spec: metrics.MetricSpec, value: float, limit: Any, m: dict[str, Any]) -> bool:
     if limit is None or value is None:
+        return False
+    chance = m.get(spec.noise) if spec.noise else None
+    if chance is not None and value <= chance:
         return False
     return value < limit if spec.limit == "min" else value > limit
 
@@ -45,6 +53,16 @@ def _reason(spec: metrics.MetricSpec, value: float, limit: Any, th: dict) -> str
     if spec.key == "mismatch":
         text += f" (rtol {th.get('rtol', 0):g}, atol_rms {th.get('atol_rms', 0):g})"
     return text
+
+
+def failing_metrics(m: dict[str, Any], th: dict) -> set[str]:
+    """The fields whose fail limits ``m`` crosses (empty for NaN/Inf mismatches, which
+    are not a matter of degree)."""
+    if m.get("nonfinite_mismatch") or m.get("nan") or m.get("inf"):
+        return set()
+    return {spec.field for spec in metrics.gated()
+            if (value := m.get(spec.field)) is not None and
+            _crossed(spec, value, th.get(spec.gate_keys[0]), m)}
 
 
 def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
@@ -59,7 +77,7 @@ def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
         for spec in metrics.gated():
             key = spec.gate_keys[0 if level == "fail" else 1]
             value = m.get(spec.field)
-            if value is not None and _crossed(spec, value, th.get(key)):
+            if value is not None and _crossed(spec, value, th.get(key), m):
                 return level, _reason(spec, value, th[key], th)
     return "pass", ""
 
@@ -97,7 +115,7 @@ def compare_records(ref_rec: dict, tgt_rec: dict, ref_t: Any, tgt_t: Any, th: di
         status, reason, extra = judge_stats(ref_rec, tgt_rec, th)
         entry.update(extra, status=status, reason=reason or "stats only", tier="stats")
         return entry
-    m = tensor_metrics(ref_t, tgt_t, th)
+    m = tensor_metrics(ref_t, tgt_t, th, (ref_rec["dtype"], tgt_rec["dtype"]))
     entry.update({k: m[k] for k in (*metrics.fields(), "nan", "inf") if k in m})
     entry["status"], entry["reason"] = judge(m, th)
     return entry
@@ -107,6 +125,12 @@ def _with_sketch(rec: dict, t: Any) -> dict:
     """A full tensor compared with a stats-only record: sketch it the same way."""
     if t is None or (rec.get("stats") or {}).get("sketch"):
         return rec
+    import numpy as np
+
     from migrate.precision.sketch import encode, sketch
 
+    if isinstance(t, np.ndarray):  # compare reads arrays; the sketch is torch's (rare)
+        import torch
+
+        t = torch.from_numpy(np.require(t, requirements=["C", "W"]))  # mmap views: a copy
     return {**rec, "stats": {**(rec.get("stats") or {}), "sketch": encode(sketch(t))}}

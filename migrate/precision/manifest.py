@@ -8,6 +8,7 @@ naming the dump and the record, never a traceback.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from migrate.core.inputs import input_path, load_json
 FORMAT = 1
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 _FIELDS = {"name": str, "call": int, "kind": str, "index": int, "dtype": str, "shape": list}
+_LINKS = ("src", "kids", "scope")  # lineage.py: dataflow between records
+MAX_LINKS = 256
 _STAT_KEYS = ("min", "max", "mean", "norm", "nan", "inf", "std", "absmax")
 
 
@@ -90,6 +93,20 @@ def _check_records(where: Path, records: Any) -> list[dict]:
                 raise _fail(where, f"records[{i}].stats.{key} must be a number")
         if stats and stats.get("sketch") is not None and not isinstance(stats["sketch"], str):
             raise _fail(where, f"records[{i}].stats.sketch must be a string")
+        for key in _LINKS:
+            links = rec.get(key)
+            if links is not None and not (
+                    isinstance(links, list) and len(links) <= MAX_LINKS and
+                    all(isinstance(x, int) and not isinstance(x, bool) and -1 <= x < i
+                        for x in links)):
+                raise _fail(where, f"records[{i}].{key} must be a list of earlier "
+                                   "record positions")
+        for key in ("cond", "xnorm"):
+            value = rec.get(key)
+            if value is not None and (isinstance(value, bool) or
+                                      not isinstance(value, (int, float)) or
+                                      not 0 <= value < float("inf")):
+                raise _fail(where, f"records[{i}].{key} must be a non-negative number")
     seen: dict[tuple, int] = {}
     for i, rec in enumerate(records):  # a repeated key would shadow a record in alignment
         ident = (rec["name"], rec["call"], rec["kind"], rec["index"])
@@ -149,6 +166,7 @@ class Dump:
         self.records: list[dict] = _check_records(manifest, doc.get("records", []))
         self.input_specs: dict = specs
         self._handles: dict[str, Any] = {}
+        self._shards: dict[str, Any] = {}
 
     @property
     def has_tensors(self) -> bool:
@@ -159,23 +177,55 @@ class Dump:
         key, file = rec.get("tensor"), rec.get("file")
         if key is None or file is None:
             return None
-        if not isinstance(key, str) or not isinstance(file, str) or "/" in file or \
-                "\x00" in file or file in ("", ".", ".."):
-            raise _fail(self.path, f"record {_label(rec)} has a bad tensor reference")
+        self._check_reference(rec, key, file)
         handle = self._open(file)
         try:
             t = handle.get_tensor(key)
         except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types
             raise _fail(self.path / file, f"cannot read {escape(key)[:80]} for {_label(rec)}: "
                                           f"{_short(exc)}") from None
-        if list(t.shape) != list(rec["shape"]) and rec.get("dtype") != "complex128":
+        shape = list(t.shape) if rec.get("dtype") != "complex128" else list(rec["shape"])
+        self._check_stored(rec, file, key, shape, lambda: _crc(t))
+        return _restore(t, rec)
+
+    def array(self, rec: dict) -> Any | None:
+        """The stored tensor of a record as a numpy array, without torch (arrays.py), with
+        the checks of ``tensor``: a regular file, the record's shape, its CRC32; bfloat16
+        and float8 widened to float32."""
+        key, file = rec.get("tensor"), rec.get("file")
+        if key is None or file is None:
+            return None
+        self._check_reference(rec, key, file)
+        from migrate.precision import arrays
+
+        shard = self._shards.get(file)
+        if shard is None:
+            if len(self._shards) >= 4:
+                self._shards.clear()
+            path = input_path(self.path / file, "tensor file")  # a regular file: never a FIFO
+            shard = self._shards[file] = arrays.Shard(path)
+        data, dtype = shard.raw(key)
+        a = arrays.decode(data, dtype, shard.header[key]["shape"])
+        if rec.get("dtype") == "complex128" and a.dtype == "<f8" and a.shape[-1:] == (2,):
+            a = a.view("<c16")[..., 0]  # stored as its float64 real view (_restore)
+        self._check_stored(rec, file, key, list(a.shape), lambda: arrays.crc32(data))
+        return a
+
+    def _check_stored(self, rec: dict, file: str, key: str, shape: list,
+                      crc: Callable[[], int]) -> None:
+        """A tensor read for ``rec`` has the record's shape and CRC32 (when it has one)."""
+        if shape != list(rec["shape"]):
             raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) has shape "
-                                          f"{list(t.shape)}, its record says {rec['shape']}")
-        crc = rec.get("crc32")
-        if crc is not None and f"{_crc(t):08x}" != crc:
+                                          f"{shape}, its record says {rec['shape']}")
+        want = rec.get("crc32")
+        if want is not None and f"{crc():08x}" != want:
             raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) does not match "
                                           "its checksum: the dump is corrupt")
-        return _restore(t, rec)
+
+    def _check_reference(self, rec: dict, key: Any, file: Any) -> None:
+        if not isinstance(key, str) or not isinstance(file, str) or "/" in file or \
+                "\x00" in file or file in ("", ".", ".."):
+            raise _fail(self.path, f"record {_label(rec)} has a bad tensor reference")
 
     def stored(self, rec: dict) -> Any:
         """The stored tensor of a record that must have one (a stats-only record: an error)."""
@@ -204,6 +254,7 @@ class Dump:
 
     def close(self) -> None:
         self._handles.clear()
+        self._shards.clear()
 
 
 def _label(rec: dict) -> str:

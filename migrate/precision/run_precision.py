@@ -14,6 +14,9 @@ from typing import Any
 
 # Least precise first.
 CLASSES = ("bfloat16", "float16", "hf32", "float32", "float64")
+# 2^-(mantissa bits + 1): the relative error of one rounding (hf32: 10-bit mantissa).
+UNIT_ROUNDOFF = {"bfloat16": 2.0 ** -8, "float16": 2.0 ** -11, "hf32": 2.0 ** -11,
+                 "float32": 2.0 ** -24, "float64": 2.0 ** -53}
 _DTYPE_CLASS = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32",
                 "float64": "float64", "complex64": "float32", "complex128": "float64"}
 

@@ -120,7 +120,7 @@ def calibration_batches(got: ModelSpec, device: Any = None, dtype: Any = None
     """The spec's calibration batches as ``(args, kwargs)`` (its example batch if none)."""
     raw = got.calibration
     if raw is None:
-        return [(tuple(got.args), dict(got.kwargs))]
+        return [(move(tuple(got.args), device, dtype), move(dict(got.kwargs), device, dtype))]
     if not isinstance(raw, (list, tuple)) or not raw:
         raise UsageError("--model: 'calibration' must be a non-empty list of batches")
     out = []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from migrate.precision.metrics.pair import TINY_NORM
+
 
 def _num(value: float) -> float | None:
     """NaN becomes None (JSON has no NaN); an infinite norm stays inf (written as Infinity)."""
@@ -54,5 +56,9 @@ def _moments(t: Any) -> dict[str, Any]:
         lo, hi = torch.aminmax(vals)
         packed = torch.stack([lo.to(acc), hi.to(acc), vals.mean(dtype=acc),
                               torch.linalg.vector_norm(vals, dtype=acc)]).tolist()
+    if acc != torch.float64 and not TINY_NORM <= packed[3] < math.inf:
+        # squares under/overflow float32: a finite tensor of tiny or huge values
+        packed[3] = float(torch.linalg.vector_norm(vals if nan or inf else t,
+                                                   dtype=torch.float64))
     return {"min": _num(packed[0]), "max": _num(packed[1]), "mean": _num(packed[2]),
             "norm": _num(packed[3]), "nan": nan, "inf": inf}

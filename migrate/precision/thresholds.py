@@ -19,8 +19,12 @@ from migrate.precision.run_precision import CLASSES, dtype_class, loosest
 
 DEFAULTS_FILE = Path(__file__).with_name("thresholds.yaml")
 BAND_KEYS = ("rtol", "atol", "atol_rms")
+# Per-class keys that are neither metric limits nor bands, each a share in [0, 1]:
+# grad_floor (grad_floor.py) - a gradient below that share of the gradient it was computed
+# from is numerically zero at the class's resolution.
+SHARE_KEYS = ("grad_floor",)
 TOP_KEYS = ("profile", "profiles", "dtypes", "overrides", "allowed_violations",
-            "fail_on_missing", "rel_floor", "min_compared", "grad_floor")
+            "fail_on_missing", "rel_floor", "min_compared", "grad_floor", "carry_gain")
 PROFILE_KEYS = ("why", "reduced_fp32", "unknown_flags")
 DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32",
                  "float": "float32", "fp64": "float64", "double": "float64", "tf32": "hf32"}
@@ -43,7 +47,8 @@ class Gate:
     fail_on_missing: bool = True
     rel_floor: float = 1e-3
     min_compared: float = 0.5
-    grad_floor: float = 0.1
+    grad_floor: float | None = None  # a gate file's top-level value: every class
+    carry_gain: float = 2.0
     profile_name: str = "ascend"
     profile: dict[str, Any] = field(default_factory=dict)
 
@@ -52,6 +57,12 @@ class Gate:
         if a is None or b is None:
             return "default"
         return loosest(a, b, run_class) or "default"
+
+    def grad_floor_of(self, th: dict[str, Any]) -> float:
+        """The grad_floor share for thresholds ``th`` (of one entry)."""
+        if self.grad_floor is not None:
+            return self.grad_floor
+        return float(th.get("grad_floor") or 0.0)
 
     def skips(self, name: str) -> bool:
         """An override with ``skip: true`` matches the module."""
@@ -75,7 +86,7 @@ class Gate:
         for variant, on in (("grad_", kind.startswith("backward")), ("replay_", replay)):
             if on:
                 out.update({k[len(variant):]: v for k, v in list(out.items())
-                            if k.startswith(variant)})
+                            if k.startswith(variant) and k not in SHARE_KEYS})
         out["class"], out["rel_floor"] = cls, self.rel_floor
         return out
 
@@ -127,10 +138,17 @@ def _check_entry(where: str, entry: Any, extra: tuple[str, ...] = ()) -> None:
     for key, value in entry.items():
         if key in extra or key == "why":
             continue
+        if key in SHARE_KEYS:
+            _share(f"{where}.{key}", value)
+            continue
         if key not in known:
-            _unknown(where, key, known | set(extra))
+            _unknown(where, key, known | set(extra) | set(SHARE_KEYS))
         if value is not None:
             _number(f"{where}.{key}", value, *_threshold_range(key))
+
+
+def _share(where: str, value: Any) -> None:
+    _number(where, value, 0.0, 1.0)
 
 
 def _check_top(path: Any, doc: dict) -> None:
@@ -199,7 +217,13 @@ def load_gate(path: str | Path | None = None, profile: str | None = None) -> Gat
     allowed = int(top("allowed_violations", 0, 0, integer=True))
     share = top("min_compared", 0.5, 0, 1)
     floor = top("rel_floor", 1e-3, 0)
-    grad_floor = top("grad_floor", 0.1, 0, 1)
+    # grad_floor: a gate file's top-level value applies to every class; without one each
+    # class's own (thresholds.yaml) is used
+    grad_floor = None if user.get("grad_floor") is None else top("grad_floor", None, 0, 1)
+    gain = top("carry_gain", 2.0, 0, 1e6)
+    if 0 < gain < 1:
+        raise UsageError(f"{where}: carry_gain must be 0 (off) or a number in [1, 1e6], "
+                         f"got {_show(gain)}")
     missing = user.get("fail_on_missing", base.get("fail_on_missing", True))
     if not isinstance(missing, bool):
         raise UsageError(f"{where}: fail_on_missing must be true or false, got {_show(missing)}")
@@ -211,5 +235,7 @@ def load_gate(path: str | Path | None = None, profile: str | None = None) -> Gat
     return Gate(dtypes=_dtypes(where, base, user), overrides=_overrides(where, user),
                 allowed_violations=allowed, fail_on_missing=missing,
                 rel_floor=float(floor), min_compared=float(share),
-                grad_floor=float(grad_floor), profile_name=name,
+                grad_floor=None if grad_floor is None else float(grad_floor),
+                carry_gain=float(gain),
+                profile_name=name,
                 profile=prof)

@@ -141,13 +141,14 @@ class _HF32Mode(torch.overrides.TorchFunctionMode):
                     return x
                 return x + (round_mantissa(x.detach()) - x.detach())
 
+            products = ("input", "weight", "mat1", "mat2", "batch1", "batch2", "other",
+                        "query", "key", "value")
+            kwargs = {k: rnd(v) if k in products else v for k, v in kwargs.items()}
             if func is torch.addmm or func is torch.baddbmm:
                 args = (args[0], *map(rnd, args[1:]))  # the added term is not a product
-            elif func is torch.nn.functional.linear:
-                args = (rnd(args[0]), rnd(args[1]), *args[2:])
             elif func is torch.nn.functional.scaled_dot_product_attention:
                 args = (*map(rnd, args[:3]), *args[3:])
-            else:
+            else:  # linear, conv, matmul: the first two (weight may come by keyword)
                 args = tuple(map(rnd, args[:2])) + tuple(args[2:])
         return func(*args, **kwargs)
 

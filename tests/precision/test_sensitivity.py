@@ -106,5 +106,6 @@ def test_op_units_max_units_and_small_calibration_warning(monkeypatch, capsys):
     assert "too small for a stable ranking" in res.stdout
     assert "units not measured (--max-units)" in res.stdout
     assert "op:" in res.stdout
+    assert "[1/1]" in res.stderr and "s left" in res.stderr  # progress and time estimate
     with pytest.raises(UsageError, match="--unit"):
         _cli("sensitivity", "-m", "prec_models:mlp_spec", "--unit", "layer")

@@ -6,10 +6,12 @@
 A metric's name is its field in every compare/replay entry (docs/contracts.md §5); with a
 ``limit`` ("min" or "max") it can be gated by ``<key>_<limit>`` and warned by ``<key>_warn``
 in a gate file (``key`` defaults to the name); ``fmt`` and ``label`` drive the text, HTML
-and Markdown columns. ``tier="tensor"`` metrics get a :class:`Pair` of full tensors;
+and Markdown columns. ``tier="tensor"`` metrics get a :class:`Pair` of full tensors (flat numpy arrays:
+``p.ref``, ``p.tgt``, ``p.diff``, ``p.absdiff``...);
 ``tier="stats"`` metrics get the two records' ``stats`` (stats-only dumps) and return None
 when they cannot tell. ``estimates="cosine"`` makes a stats metric fill (and be gated as)
-the tensor metric it estimates. Modules of this package are discovered by the registry.
+the tensor metric it estimates; ``noise="field"`` gates a metric only where it exceeds that
+field (what chance produces). Modules of this package are discovered by the registry.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ _LIMITS = (None, "min", "max")
 def _check(name: str, fn: Any, meta: dict[str, Any]) -> None:
     if not callable(fn):
         raise TypeError("a metric must be a function")
-    unknown = set(meta) - {"tier", "limit", "key", "fmt", "label", "estimates", "show"}
+    unknown = set(meta) - {"tier", "limit", "key", "fmt", "label", "estimates", "show",
+                          "noise"}
     if unknown:
         raise ValueError(f"unknown registration option(s) {sorted(unknown)}")
     if meta.get("tier", "tensor") not in _TIERS:
@@ -49,6 +52,7 @@ class MetricSpec:
     label: str = ""
     estimates: str | None = None
     show: bool = True  # a column in the text/HTML/Markdown reports
+    noise: str | None = None  # a field: the value is gated only above it (chance level)
 
     @property
     def field(self) -> str:
@@ -67,7 +71,8 @@ def specs(tier: str | None = None) -> list[MetricSpec]:
         spec = MetricSpec(name=name, fn=fn, tier=meta.get("tier", "tensor"),
                           limit=meta.get("limit"), key=meta.get("key") or name,
                           fmt=meta.get("fmt", ".3g"), label=meta.get("label") or name,
-                          estimates=meta.get("estimates"), show=meta.get("show", True))
+                          estimates=meta.get("estimates"), show=meta.get("show", True),
+                          noise=meta.get("noise"))
         if tier is None or spec.tier == tier:
             out.append(spec)
     return out

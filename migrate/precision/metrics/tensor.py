@@ -5,18 +5,7 @@ from __future__ import annotations
 import math
 
 from migrate.precision.metrics import METRICS
-from migrate.precision.metrics.pair import Pair, count
-
-
-def cosine_from_norms(na: float, nb: float, nd: float) -> float:
-    """1 - cos = (|d|^2 - (|r| - |t|)^2) / (2 |r| |t|): accurate near cos = 1 (where the
-    thresholds live) without float64 copies; clamped to [-1, 1]."""
-    if na == 0.0 and nb == 0.0:
-        return 1.0
-    if na == 0.0 or nb == 0.0:
-        return 0.0
-    cos = 1.0 - (nd ** 2 - (na - nb) ** 2) / (2.0 * na * nb)
-    return max(-1.0, min(1.0, cos))
+from migrate.precision.metrics.pair import Pair, cosine_from_norms, count
 
 
 @METRICS.register("cosine", limit="min", fmt=".8f")
@@ -37,12 +26,12 @@ def rel_err(p: Pair) -> float:
     return p.norm_diff / scale
 
 
-@METRICS.register("scale_err", limit="max", label="scale err")
-def scale_err(p: Pair) -> float | None:
-    """|<t, r> / <r, r> - 1|: how far the target is a scaled copy of the reference. Honest
-    rounding adds noise that is uncorrelated with the reference (this stays near 0 while
-    rel_err grows); a wrong factor (a gradient scaled by 1.25, a halved weight gradient)
-    shows in full here even when the noise of a low-precision run hides it in rel_err."""
+# A wrong factor must stand out from the noise: z standard deviations of what random
+# errors of the measured size project onto the reference.
+SIGNIFICANCE_Z = 3.0
+
+
+def _scale(p: Pair) -> float | None:
     if p.below_floor:
         return None
     if p.norm_ref == 0.0:
@@ -51,27 +40,63 @@ def scale_err(p: Pair) -> float | None:
     return abs(dot / p.norm_ref ** 2 - 1.0)
 
 
+@METRICS.register("scale_err", limit="max", label="scale err", noise="scale_noise")
+def scale_err(p: Pair) -> float | None:
+    """|<t, r> / <r, r> - 1|: how far the target is a scaled copy of the reference. Honest
+    rounding adds noise that is uncorrelated with the reference (this stays near 0 while
+    rel_err grows); a wrong factor (a gradient scaled by 1.25, a halved weight gradient)
+    shows in full here even when the noise of a low-precision run hides it in rel_err.
+    Gated only above ``scale_noise``."""
+    return _scale(p)
+
+
+@METRICS.register("scale_noise", show=False)
+def scale_noise(p: Pair) -> float | None:
+    """The scale_err that noise of relative size rel_err produces by chance (z = 3
+    spreads): noise proportional to each element projects onto the reference with a spread
+    of rel_err / sqrt(n_eff), n_eff = |r|^4 / sum(r^4) the reference's effective number of
+    elements. A tensor of a few elements, or one dominated by a few (an 8-number
+    squeeze-excite gradient), cannot tell a factor from noise on its largest element.
+    (Computed exactly only when it matters: n_eff <= numel bounds it from below.)"""
+    value = _scale(p)
+    if value is None or p.norm_ref == 0.0:
+        return None
+    noise = SIGNIFICANCE_Z * p.norm_diff / p.norm_ref
+    low = noise / math.sqrt(max(p.numel, 1))
+    if value <= low:
+        return low
+    return noise / math.sqrt(max(p.effective_numel, 1e-300))
+
+
+@METRICS.register("floored", show=False)
+def floored(p: Pair) -> bool:
+    """The reference is below its norm floor and the runs disagree in direction: rounding
+    noise of a gradient far below what it was computed from (grad_floor.py), judged
+    against the floor."""
+    return p.below_floor
+
+
 @METRICS.register("max_abs", limit="max", label="max abs")
 def max_abs(p: Pair) -> float:
     """The largest absolute difference |t - r|."""
-    return float(p.absdiff.max()) if p.absdiff.numel() else 0.0
+    return float(p.absdiff.max()) if p.absdiff.size else 0.0
 
 
 @METRICS.register("max_rel", label="max rel")
 def max_rel(p: Pair) -> float:
     """The largest relative difference, relative to max(|r|, rel_floor * rms(r))."""
-    return float(p.relerr.max()) if p.relerr.numel() else 0.0
+    return float(p.relerr.max()) if p.relerr.size else 0.0
 
 
 @METRICS.register("rmse")
 def rmse(p: Pair) -> float:
     """Root mean square of t - r."""
-    return p.norm_diff / math.sqrt(p.diff.numel()) if p.diff.numel() else 0.0
+    return p.norm_diff / math.sqrt(p.diff.size) if p.diff.size else 0.0
 
 
 @METRICS.register("mismatch_ratio", limit="max", key="mismatch", label="mismatch")
 def mismatch_ratio(p: Pair) -> float:
-    """Share of elements failing ``|t - r| <= atol + rtol * |r|`` (torch.isclose), with
+    """Share of elements failing ``|t - r| <= atol + rtol * |r|`` (as torch.isclose), with
     atol = max(atol, atol_rms * rms(ref)) so the band follows the tensor's scale."""
     if p.numel == 0:
         return 0.0

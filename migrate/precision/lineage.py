@@ -1,0 +1,214 @@
+"""Dataflow between the records of a dump: which recorded outputs a module call's inputs
+were, which child calls it made, and how much a linear layer can amplify noise.
+
+Written into each ``forward.output`` record while dumping (docs/contracts.md §5):
+
+* ``src`` - positions (in ``records``) of the outputs this call's inputs were: the same
+  tensor object (or a view of it) at the same version. The model's own inputs have no
+  source; ``-1`` marks a call whose inputs cannot be traced.
+* ``scope`` - for an input made by the caller's own code (a residual sum), what that code
+  could have used: the caller's inputs and its children's outputs so far.
+* ``kids`` - positions of the outputs of the calls made inside this one.
+* ``xnorm`` - the norm of the call's first floating input (for how far its input gradient
+  cancels).
+* ``cond`` - how much the call can amplify a relative error of its input. Linear and
+  convolutions: ``sqrt(rows) * |W| * rms(x) / |y|``, how much larger the output would be
+  for an input of random direction than it is; above 1 the layer cancels (a
+  squeeze-excite reduction of pooled features). Normalisations with their own statistics
+  (BatchNorm in training, LayerNorm, GroupNorm, InstanceNorm): ``sqrt(mean(E[x^2] /
+  Var(x)))`` over the groups they normalise; a BatchNorm channel over a batch of 2 at 1x1
+  holds two values, and when they are close its output is the sign of their difference.
+
+Compare uses them to tell an error a module made from one it was handed (carry.py).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from migrate.precision.flatten import iter_tensors
+from migrate.precision.manifest import MAX_LINKS
+
+UNKNOWN = -1
+
+
+@dataclass
+class _Frame:
+    src: set[int] = field(default_factory=set)
+    scope: set[int] = field(default_factory=set)  # what the caller's own code could use
+    kids: list[int] = field(default_factory=list)
+    rms_in: float | None = None
+    cond: float | None = None
+    inherited: float | None = None  # cond of the caller whose own code made an input
+    xnorm: int | float | None = None  # the first input's norm, or its record's position
+
+
+class Lineage:
+    def __init__(self) -> None:
+        self._origin: dict[int, tuple[Any, int, int]] = {}
+        self._frames: list[_Frame] = []
+        self._wnorm: dict[int, tuple[Any, int, float]] = {}
+
+    def _lookup(self, t: Any) -> int | None:
+        for obj in (t, getattr(t, "_base", None)):
+            if obj is None:
+                continue
+            hit = self._origin.get(id(obj))
+            if hit is not None and hit[0]() is obj and obj._version == hit[1]:
+                return hit[2]
+        return None
+
+    def enter(self, module: Any, call_args: Any) -> None:
+        """A module call starts: resolve where its floating inputs came from."""
+        frame = _Frame()
+        unknown = False
+        for _, t in iter_tensors(call_args):
+            if not (t.is_floating_point() or t.is_complex()):
+                continue
+            pos = self._lookup(t)
+            if pos is None:
+                unknown = True
+            else:
+                frame.src.add(pos)
+            if frame.xnorm is None and t.is_floating_point() and t.numel():
+                frame.xnorm = pos if pos is not None else _norm(t)
+        if unknown and self._frames:  # made by the caller's code (the root's: the inputs)
+            parent = self._frames[-1]
+            frame.scope.update(parent.src | parent.scope)
+            frame.scope.update(parent.kids)
+            frame.scope -= frame.src
+            frame.inherited = parent.cond  # that code may be the caller's own norm
+        x = next((t for _, t in iter_tensors(call_args)), None)
+        if x is not None and x.is_floating_point() and x.numel():
+            if _is_linear(module):
+                frame.rms_in = _norm(x) / math.sqrt(x.numel())
+            else:
+                frame.cond = _norm_cond(module, x.detach())
+        self._frames.append(frame)
+
+    def leave(self, module: Any, records: list[dict], first: int, output: Any) -> None:
+        """The call returned and its outputs were recorded as ``records[first:]``."""
+        frame = self._frames.pop() if self._frames else _Frame(src={UNKNOWN})
+        made = list(range(first, len(records)))
+        src = sorted(frame.src)[:MAX_LINKS]
+        kids = frame.kids[-MAX_LINKS:]
+        scope = sorted(frame.scope)[-MAX_LINKS:]
+        cond = self._cond(module, frame, records[first] if made else None)
+        for pos in made:
+            records[pos]["src"], records[pos]["kids"] = src, kids
+            if scope:
+                records[pos]["scope"] = scope
+        if made and frame.xnorm is not None:
+            xnorm = (
+                frame.xnorm
+                if isinstance(frame.xnorm, float)
+                else (records[frame.xnorm].get("stats") or {}).get("norm")
+            )
+            if isinstance(xnorm, float) and math.isfinite(xnorm):
+                records[first]["xnorm"] = xnorm
+        if cond is not None and made:
+            records[first]["cond"] = cond
+        for pos, (_, t) in zip(made, iter_tensors(output), strict=False):
+            try:
+                self._origin[id(t)] = (weakref.ref(t), t._version, pos)
+            except TypeError:
+                pass
+        if self._frames:
+            self._frames[-1].kids.extend(made)
+
+    def _cond(self, module: Any, frame: _Frame, rec: dict | None) -> float | None:
+        found = [
+            c
+            for c in (frame.cond, frame.inherited, self._linear_cond(module, frame, rec))
+            if c is not None and math.isfinite(c)
+        ]
+        return round(max(found), 4) if found else None
+
+    def _linear_cond(self, module: Any, frame: _Frame, rec: dict | None) -> float | None:
+        if frame.rms_in is None or rec is None:
+            return None
+        weight = module.weight
+        y = (rec.get("stats") or {}).get("norm")
+        if not isinstance(y, (int, float)) or not y or not math.isfinite(y):
+            return None
+        rows = math.prod(rec["shape"]) / max(weight.shape[0], 1)
+        return math.sqrt(rows) * self._weight_norm(weight) * frame.rms_in / y
+
+    def _weight_norm(self, weight: Any) -> float:
+        hit = self._wnorm.get(id(weight))
+        if hit is not None and hit[0]() is weight and hit[1] == weight._version:
+            return hit[2]
+        value = _norm(weight)
+        self._wnorm[id(weight)] = (weakref.ref(weight), weight._version, value)
+        return value
+
+    def clear(self) -> None:
+        self._origin.clear()
+        self._frames.clear()
+        self._wnorm.clear()
+
+
+def _norm(t: Any) -> float:
+    from migrate.precision.metrics.pair import norm
+
+    return norm(t.detach())
+
+
+def _is_linear(module: Any) -> bool:
+    """A module computing ``W x (+ b)`` with W's first axis the output features."""
+    import torch
+
+    weight = getattr(module, "weight", None)
+    return (
+        isinstance(module, (torch.nn.Linear, torch.nn.modules.conv._ConvNd))
+        and not isinstance(module, torch.nn.modules.conv._ConvTransposeNd)
+        and isinstance(weight, torch.Tensor)
+        and weight.dim() >= 2
+    )
+
+
+def _norm_cond(module: Any, x: Any) -> float | None:
+    """How much a normalisation with its own statistics amplifies a relative error of its
+    input: a group's output error is the input error over the group's standard deviation,
+    its value the centred input over sqrt(var + eps), so over the groups it normalises
+    (BatchNorm in training: channels; LayerNorm: rows) ``cond^2 = sum(E[x^2] / (var +
+    eps)) / sum(var / (var + eps))`` for errors proportional to the values, and
+    ``mean(E[x^2]) sum(1 / (var + eps)) / sum(var / (var + eps))`` for errors of one size
+    (groups of small values come out as large as the rest); the larger of the two. None for any other
+    module and for BatchNorm on running statistics (an affine map)."""
+    import torch
+    from torch.nn.modules import batchnorm, instancenorm
+
+    if isinstance(module, instancenorm._InstanceNorm):
+        groups = x.reshape(*x.shape[:2], -1) if x.dim() > 2 else x.reshape(1, *x.shape)
+    elif isinstance(module, batchnorm._BatchNorm):
+        if not module.training and module.track_running_stats:
+            return None
+        groups = x.transpose(0, 1).reshape(x.shape[1], -1) if x.dim() > 1 else None
+    elif isinstance(module, torch.nn.GroupNorm):
+        groups = x.reshape(x.shape[0], module.num_groups, -1)
+    elif isinstance(module, torch.nn.LayerNorm):
+        groups = x.reshape(-1, math.prod(module.normalized_shape))
+    else:
+        return None
+    if groups is None or groups.shape[-1] < 2:
+        return None
+    g = groups.double()
+    var, power = g.var(-1, unbiased=False), g.square().mean(-1)
+    scale = var + float(getattr(module, "eps", 0.0) or 0.0)
+    scale = scale.clamp_min(float(scale.max()) * 1e-30 + 1e-300)
+    den = float((var / scale).sum())
+    if den <= 0.0:
+        return _CONSTANT
+    # errors proportional to each value, or of one size everywhere (then the groups of
+    # small values, scaled up to the others' size, carry the most)
+    relative = float((power / scale).sum()) / den
+    uniform = float(power.mean()) * float((1.0 / scale).sum()) / den
+    return min(math.sqrt(max(relative, uniform)), _CONSTANT)
+
+
+# cond of a normalisation whose every group is constant: its output is rounding noise.
+_CONSTANT = 1e6
