@@ -28,13 +28,26 @@ class GradScaler(torch.amp.GradScaler):
                          backoff_factor=backoff_factor, growth_interval=growth_interval,
                          enabled=enabled)
 
+
+def install() -> None:
+    """``torch.amp.GradScaler("npu")`` (what a portable port writes) as torch_npu's: its
+    ``unscale_`` computes 1/scale in float64, inside torch, which torch_npu's GradScaler does
+    not; that is no finding about the user's code (idempotent)."""
+    unscale = torch.amp.GradScaler.unscale_
+    if getattr(unscale, "__emulated__", False):
+        return
+
+    @functools.wraps(unscale)
     def unscale_(self, optimizer):
-        # torch's unscale_ computes 1/scale in float64; torch_npu's GradScaler does not, so
-        # that is no finding about the user's code.
+        if self._device != "npu":
+            return unscale(self, optimizer)
         from migrate.emulate.monitor import unmonitored
 
         with unmonitored():
-            return super().unscale_(optimizer)
+            return unscale(self, optimizer)
+
+    unscale_.__emulated__ = True
+    torch.amp.GradScaler.unscale_ = unscale_
 
 
 custom_fwd = functools.partial(torch.amp.custom_fwd, device_type="npu")

@@ -53,10 +53,11 @@ def install():
     _setup_privateuseone_for_python_backend("npu", module, _Hooks(), _Guard())
     lib = torch.library.Library("_", "IMPL")
     lib.fallback(_fallback, "PrivateUse1")
-    from migrate.emulate import accelerator, autocast, rng, serialize
+    from migrate.emulate import accelerator, amp, autocast, rng, serialize
 
     amp_lib = autocast.install(lib)
     accelerator.install()
+    amp.install()
     rng.install()
     _patch_pinning()
     serialize.install()

@@ -74,11 +74,14 @@ class DispatchMonitor(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
         rec = self.rec
         if rec.suppress or func._opname in _METADATA:
-            return out
-        flat = _leaves(out, _leaves(kwargs, _leaves(args, [])))
+            return func(*args, **kwargs)
+        flat = _leaves(kwargs, _leaves(args, []))
+        if _on_npu(flat, kwargs):
+            _no_kernel_for_layout(rec, func, flat)
+        out = func(*args, **kwargs)
+        flat = _leaves(out, flat)
         if not _on_npu(flat, kwargs):
             return out
         if current_fused_backward() is not None:
@@ -121,6 +124,18 @@ class DispatchMonitor(TorchDispatchMode):
                 "backend and will fall back to run on the CPU (torch_npu's warning on the "
                 "device; emulated)", UserWarning, path, line)
         rec.add("cpu_fallback", op, verdict.reason, site=where(4))
+
+
+def _no_kernel_for_layout(rec, func, flat) -> None:
+    """An op on a sparse NPU tensor fails on the device (no kernel, no CPU fallback): reported,
+    then raised as the device raises it."""
+    verdict = rec.judge.layout(flat)
+    if verdict is None:
+        return
+    name = func.name()
+    rec.add("unsupported", name, verdict.reason, site=where(4))
+    raise NotImplementedError(f"Could not run '{name}' with arguments from the "
+                              f"'SparsePrivateUse1' backend (emulated NPU: {verdict.reason})")
 
 
 def _sync_reason(rec, func, name, args, kwargs) -> str | None:

@@ -7,13 +7,19 @@ import json
 from pathlib import Path
 
 MAX_PART_BYTES = 64 * 1024 * 1024  # one process's part: ops and findings, never this big
-KINDS = {"cpu_fallback": "no NPU kernel (runs on the CPU through torch_npu's fallback)",
+KINDS = {"unsupported": "no NPU kernel and no CPU fallback (fails on the NPU)",
+         "cpu_fallback": "no NPU kernel (runs on the CPU through torch_npu's fallback)",
          "dtype": "dtype NPU kernels lack", "host_sync": "host sync"}
 
 
 def part(rec, rank: str, command: list[str], torch_version: str, target: str) -> dict:
-    """One process's findings."""
-    return {"rank": rank, "command": command, "torch": torch_version, "target": target,
+    """One process's findings; ``torch`` as ``migrate ops --torch`` reports it (the torch this
+    process ran, the torch the judged torch_npu requires, whether they match)."""
+    from migrate.ops.aten.judge import JUDGED_FOR
+    from migrate.ops.versions import torch_versions
+
+    return {"rank": rank, "command": command, "target": target, "judged_for": JUDGED_FOR,
+            "torch": {**torch_versions(rec.judge.reg, torch_version), "build": torch_version},
             "ops": dict(sorted(rec.ops.items())), "findings": list(rec.findings.values()),
             "notes": list(rec.notes)}
 
@@ -22,6 +28,18 @@ def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
     findings: dict[tuple, dict] = {}
     ops: dict[str, int] = {}
     notes: list[str] = []
+    first = parts[0] if parts else {}
+    # A part's torch as part() writes it; anything else (another tool version's part, or
+    # one written over) gives the report no torch line rather than ending it.
+    versions = first.get("torch")
+    if not (isinstance(versions, dict) and {"matches", "used", "registry_requires"} <= versions.keys()):
+        versions = None
+    if versions:
+        from migrate.ops.versions import mismatch_advice
+
+        mismatch = mismatch_advice(versions, str(first.get("target")), "emulated",
+                                   "run the emulation")
+        notes += [mismatch] if mismatch else []
     for p in parts:
         for op, n in p["ops"].items():
             ops[op] = ops.get(op, 0) + n
@@ -36,9 +54,9 @@ def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
     rows = sorted(findings.values(), key=lambda r: (list(KINDS).index(r["kind"]), r["op"],
                                                     r["site"]))
     summary = {k: sum(1 for r in rows if r["kind"] == k) for k in KINDS}
-    first = parts[0] if parts else {}
     return {"tool": "ascend-migrate", "emulate": "npu", "command": command,
-            "exit_code": exit_code, "torch": first.get("torch"), "target": first.get("target"),
+            "exit_code": exit_code, "torch": versions, "target": first.get("target"),
+            "judged_for": first.get("judged_for"),
             "processes": len(parts), "ops": dict(sorted(ops.items())), "findings": rows,
             "notes": notes, "summary": {**summary, "npu_ops": sum(ops.values())}}
 
@@ -68,8 +86,13 @@ def render_text(report: dict) -> str:
         lines.append(f"{row['site']}: {row['kind']}: {what} in {row['module']} "
                      f"(x{row['count']}): {row['reason']}")
     lines += [f"note: {n}" for n in report["notes"]]
+    ran = (report.get("torch") or {}).get("build")
+    if report.get("target"):
+        lines.append(f"judged for {report['target']} on {report['judged_for']}"
+                     + (f"; ran on torch {ran}" if ran else ""))
+    failing = f"{s['unsupported']} failing on the NPU, " if s.get("unsupported") else ""
     lines.append(f"emulated NPU run: {s['npu_ops']} ops on npu in {report['processes']} "
-                 f"process(es); {s['cpu_fallback']} without an NPU kernel, {s['dtype']} "
+                 f"process(es); {failing}{s['cpu_fallback']} without an NPU kernel, {s['dtype']} "
                  f"unsupported-dtype uses, {s['host_sync']} host syncs; exit code "
                  f"{report['exit_code']}")
     return "\n".join(lines)

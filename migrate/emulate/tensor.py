@@ -85,6 +85,13 @@ class NpuTensor(torch.Tensor):
     def untyped_storage(self):
         return self._data.untyped_storage()
 
+    def __format__(self, format_spec):
+        # torch formats a 0-dim tensor as its value only when its type is exactly Tensor, as
+        # an NPU tensor's is on the device (f"{acc1:6.2f}"): a host sync there, as here.
+        if self.dim() == 0:
+            return self.detach().item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def numpy(self, *, force: bool = False):
         raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                         "Tensor.cpu() to copy the tensor to host memory first.")

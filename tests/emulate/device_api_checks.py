@@ -132,7 +132,16 @@ def reports() -> None:
     torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False).step()
 
 
+def sparse() -> None:
+    """A sparse tensor cannot reach the NPU: torch_npu has no sparse kernels."""
+    model, (adj, x) = parity_model.build_sparse()
+    model = model.to("npu")
+    results["sparse"] = [attempt(lambda: adj.to("npu")),
+                         str(model(adj.to_dense().to("npu"), x.to("npu")).device)]
+
+
 accelerator()
+sparse()
 models()
 save_load()
 reports()

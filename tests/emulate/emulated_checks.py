@@ -20,6 +20,7 @@ import torch_npu
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(sys.argv[1])
+TARGETS = ("npu", "portable")  # the ports of the library samples checked here
 results: dict = {}
 
 
@@ -85,10 +86,13 @@ def hf_sample() -> None:
     apex.normalization.FusedRMSNorm = FusedRMSNorm
     sys.modules.update({"apex": apex, "apex.normalization": apex.normalization,
                         "flash_attn": None})  # no flash_attn: the original runs SDPA
-    orig = load("lite_orig", ROOT / "samples/hf_flash_attention/modeling_llama_lite.py")
-    port = load("lite_port", ROOT / "samples/_expected/npu/hf_flash_attention/modeling_llama_lite.py")
+    runs = [("original", load("lite_orig", ROOT / "samples/hf_flash_attention/modeling_llama_lite.py"),
+             "cpu")]
+    for target in TARGETS:
+        path = ROOT / f"samples/_expected/{target}/hf_flash_attention/modeling_llama_lite.py"
+        runs.append((target, load(f"lite_{target}", path), "npu"))
     losses = {}
-    for name, mod, dev in (("original", orig, "cpu"), ("port", port, "npu")):
+    for name, mod, dev in runs:
         cfg = mod.LiteConfig(hidden_size=64, num_attention_heads=4, num_key_value_heads=4,
                              intermediate_size=128)
         torch.manual_seed(0)
@@ -108,10 +112,13 @@ def hf_sample() -> None:
 def cuda_extension_sample() -> None:
     """The extension is not built (no CUDA compiler, and its .cu needs an Ascend C port):
     both the original and the port take the PyTorch path; one training step each."""
-    orig = load("fused_ops_orig", ROOT / "samples/cuda_extension/fused_ops/__init__.py")
-    port = load("fused_ops_port", ROOT / "samples/_expected/npu/cuda_extension/fused_ops/__init__.py")
+    runs = [("original", load("fused_ops_orig", ROOT / "samples/cuda_extension/fused_ops/__init__.py"),
+             "cpu")]
+    for target in TARGETS:
+        path = ROOT / f"samples/_expected/{target}/cuda_extension/fused_ops/__init__.py"
+        runs.append((target, load(f"fused_ops_{target}", path), "npu"))
     losses = {}
-    for name, mod, dev in (("original", orig, "cpu"), ("port", port, "npu")):
+    for name, mod, dev in runs:
         torch.manual_seed(0)
         net = torch.nn.Sequential(torch.nn.Linear(16, 16), mod.BiasGeLU(16)).to(dev)
         x = torch.randn(8, 16).to(dev)

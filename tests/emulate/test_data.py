@@ -6,6 +6,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+# On the torch torch_npu pins too (.ci/run's torch 2.14 job runs -m pinned_torch).
+pytestmark = pytest.mark.pinned_torch
+
 from migrate.core.errors import UsageError  # noqa: E402
 from migrate.emulate.data import (  # noqa: E402
     check_torch, pinned_torch, supported_torch, surface)
@@ -76,7 +79,9 @@ def test_also_tested_torch_is_what_ci_installs():
 
     from migrate.emulate.data import settings
 
-    ci = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text(encoding="utf-8")
-    installed = {".".join(v.split(".")[:2]) for v in re.findall(r"torch==(\d+\.\d+\.\d+)", ci)}
+    folder = Path(__file__).resolve().parents[2] / ".ci"
+    ci = "\n".join(p.read_text(encoding="utf-8") for p in (folder / "run", *folder.glob("*.txt")))
+    pins = re.findall(r"(?m)(?:^|[\s'\"])torch==(\d+\.\d+\.\d+)", ci)
+    installed = {".".join(v.split(".")[:2]) for v in pins}
     assert set(settings().also_tested_torch) <= installed
     assert set(pinned_torch()) <= installed

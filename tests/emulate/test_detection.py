@@ -14,6 +14,9 @@ import pytest
 
 pytest.importorskip("torchvision")
 
+# On the torch torch_npu pins too (.ci/run's torch 2.14 job runs -m pinned_torch).
+pytestmark = pytest.mark.pinned_torch
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 

@@ -147,7 +147,9 @@ class Recorder:
                        origin[0] if origin else census.module, None, phase="backward", calls=0)
             return out
         name = func.name()
-        verdict = self.known(name)
+        verdict = self.judge.layout(_tensors(args, kwargs))
+        if verdict is None:
+            verdict = self.known(name)
         if verdict is None:
             verdict, out = self.descend(func, name, args, kwargs, (name,))
         else:
@@ -179,6 +181,14 @@ class Recorder:
             out = func(*args, **kwargs)
         mode.seen.append((self.judge.alias(name), verdict))
         return out
+
+
+def _tensors(args, kwargs) -> list:
+    """The tensors an op is given (top level and in lists: TensorList arguments)."""
+    out: list = []
+    for a in (*args, *kwargs.values()):
+        out.extend(a if isinstance(a, (list, tuple)) else (a,))
+    return out
 
 
 def make_modes(census: Census, judge: Judge):

@@ -5,13 +5,11 @@ from __future__ import annotations
 from migrate.core.errors import UsageError
 from migrate.ops.aten import run, where
 from migrate.ops.aten.capture import CaptureError, Census, make_modes, module_hooks
-from migrate.ops.aten.judge import Judge
+from migrate.ops.aten.judge import JUDGED_FOR, Judge
 from migrate.ops.registry import CPU_FALLBACK, SUPPORTED, load_aten
-from migrate.ops.versions import torch_versions
+from migrate.ops.versions import mismatch_advice, torch_versions
 
 OPTION = "--torch"
-JUDGED_FOR = ("every chip torch_npu supports (its kernel registrations are not per chip; "
-              "dtype limits of a chip's kernels are not in the wheel)")
 
 
 def _step(model, args, kwargs, census: Census, train: bool, loss, optimizer) -> None:
@@ -94,10 +92,9 @@ def aten_census(spec: str, target: str | None = None, device: str = "cpu",
     if summary[CPU_FALLBACK]:
         advice.append("ops without an NPU kernel run on the CPU with a one-time warning; set "
                       "TORCH_NPU_FALLBACK_CPU_DISABLE=1 to make them errors")
-    if versions["matches"] is False:
-        advice.append(f"captured with torch {versions['used']}, but {reg.version} requires "
-                      f"{versions['registry_requires']}: ops new in that torch are not seen "
-                      "here; capture with the torch the NPU machine will run")
+    mismatch = mismatch_advice(versions, reg.version)
+    if mismatch:
+        advice.append(mismatch)
     return {"model": spec, "target": reg.version, "device": device, "dtype": dtype,
             "judged_for": JUDGED_FOR,
             "mode": "train" if train else "eval", "torch": versions,

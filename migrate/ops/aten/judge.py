@@ -15,7 +15,19 @@ from __future__ import annotations
 
 from functools import cache
 
-from migrate.ops.registry import CPU_FALLBACK, SUPPORTED, AtenRegistry, Verdict, aten_name, load_aten
+from migrate.ops.registry import (
+    CPU_FALLBACK,
+    SUPPORTED,
+    UNSUPPORTED,
+    AtenRegistry,
+    Verdict,
+    aten_name,
+    load_aten,
+)
+
+# The chips a verdict of the ATen judge holds for (`migrate ops --torch`, `migrate run --emulate`).
+JUDGED_FOR = ("every chip torch_npu supports (its kernel registrations are not per chip; "
+              "dtype limits of a chip's kernels are not in the wheel)")
 
 # The dispatcher's order for a backend key without its own kernel (computeDispatchTableEntry).
 COMPOSITE_KEYS = ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd",
@@ -129,6 +141,22 @@ class Judge:
             CPU_FALLBACK, f"no NPU kernel: {namespace(op)} registers CPU/CUDA kernels only and "
                           f"{pkg} brings none; runs on the CPU through torch_npu's fallback (an "
                           "error with TORCH_NPU_FALLBACK_CPU_DISABLE=1)"))
+
+    def layout(self, tensors) -> Verdict | None:
+        """Unsupported when a tensor has a sparse layout: torch_npu registers kernels for the
+        NPU's dense key (PrivateUse1) only, and its CPU fallback too, so an op on a sparse NPU
+        tensor (SparsePrivateUse1), making one included, has no kernel and raises."""
+        import torch
+
+        sparse = sorted({str(t.layout).removeprefix("torch.") for t in tensors
+                         if isinstance(t, torch.Tensor) and t.layout != torch.strided})
+        if not sparse:
+            return None
+        pkg = f"torch_npu {self.reg.version.split('-', 1)[-1]}"
+        return Verdict(UNSUPPORTED, f"{'/'.join(sparse)} tensor: {pkg} registers no kernel for "
+                                    "sparse tensors (SparsePrivateUse1) and its CPU fallback "
+                                    "serves dense tensors only: fails on the NPU; use dense "
+                                    "tensors (to_dense()) there")
 
     def composite(self, fname: str, args=(), kwargs=None) -> str | None:
         """aten overload of a CompositeImplicitAutograd op named ``fname`` with an NPU kernel
