@@ -76,7 +76,8 @@ def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude,
     session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
                                            cache_dir, config, target=target,
                                            follow_symlinks=follow_symlinks,
-                                           verify_content=True), show_progress)
+                                           verify_content=True, strict_config=True),
+                                 show_progress)
     session = for_apply(session, select)
     result, rules, root, cfg = session.result, session.rules, session.root, session.config
     options = Options(unsafe=unsafe_fixes or cfg.unsafe_fixes, annotate=annotate, strip=strip,

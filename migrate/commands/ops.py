@@ -56,6 +56,8 @@ def ops(
     try:
         if (model is None) == (torch_spec is None):
             raise UsageError("give either MODEL.onnx or --torch MOD:FN")
+        if torch_spec and backend != "atc":  # an ONNX judge: with --torch it was ignored
+            raise UsageError("--backend applies to ONNX models, not to --torch")
         if torch_spec:
             from migrate.ops.aten.census import aten_census
 

@@ -67,6 +67,8 @@ def dump_cmd(
     from migrate.precision.runner import backward_from, prepare_spec, resolve_reduced
 
     check_out_dir(output)
+    if shard_mb < 1:  # 0 or less: every tensor its own shard, or a negative shift
+        raise UsageError(f"--shard-mb {shard_mb}: must be at least 1")
     declared = resolve_reduced(reduced)
     got = prepare_spec(model, device, dtype)
     import torch

@@ -123,6 +123,9 @@ def load_yaml(path: str | os.PathLike | None, what: str, limit: int = MAX_DOC_BY
                          f"{escape(' '.join(str(exc).split()))[:300]}") from None
     except RecursionError:
         raise UsageError(f"{what} {escape(str(path))}: nested too deeply") from None
+    except ValueError as exc:  # an integer past Python's digit limit
+        raise UsageError(f"{what} {escape(str(path))}: invalid YAML: "
+                         f"{escape(' '.join(str(exc).split()))[:300]}") from None
     check_size(doc, f"{what} {escape(str(path))}")
     return doc
 

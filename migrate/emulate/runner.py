@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -103,6 +104,12 @@ def check_report(report: Path | None, command: list[str]) -> Path | None:
         return None
     named = [Path(a) for a in command if a and not a.startswith("-") and os.path.isfile(a)]
     check_output(report, "--report", named)
+    try:
+        mode = os.stat(report).st_mode
+    except OSError:
+        mode = 0
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):  # the run's report writer blocked on it
+        raise UsageError(f"--report {escape(str(report))}: a FIFO or socket; give a file name")
     try:
         report.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

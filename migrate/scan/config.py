@@ -64,17 +64,20 @@ def _quiet(test) -> bool:
         return False
 
 
-def load_config(start: Path, explicit: Path | None = None) -> ProjectConfig:
+def load_config(start: Path, explicit: Path | None = None, *,
+                strict: bool = False) -> ProjectConfig:
     """[tool.migrate] of ``explicit`` or the nearest pyproject.toml; every key typed
     (UsageError naming the file and the key otherwise). An auto-discovered pyproject that
-    cannot be read or parsed is ignored here: the scan reports it under ``errors``."""
+    cannot be read or parsed is ignored here (the scan reports it under ``errors``) unless
+    ``strict``: `apply` must not rewrite files that the unread config may exclude."""
     path = explicit or find_pyproject(start)
     if path is None:
         return ProjectConfig()
     try:
         data = tomllib.loads(read_bytes(path, 8 * 1024 * 1024)[0].decode("utf-8"))
-    except (SourceError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
-        if explicit:
+    except (SourceError, ValueError, tomllib.TOMLDecodeError, RecursionError) as exc:
+        # ValueError: not UTF-8, or an integer past Python's digit limit
+        if explicit or strict:
             raise UsageError(f"cannot read config {path}: {exc}") from None
         return ProjectConfig()
     tool = data.get("tool", {})

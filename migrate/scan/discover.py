@@ -200,7 +200,8 @@ class Walker:
             data, _ = read_bytes(folder / ".gitignore", 4 * 1024 * 1024)
         except SourceError:
             return specs
-        lines = data.decode("utf-8", errors="replace").splitlines()
+        lines = [_collapse_stars(line)
+                 for line in data.decode("utf-8", errors="replace").splitlines()]
         where = f"{folder_rel}/.gitignore" if folder_rel else ".gitignore"
         wild = [line for line in lines if _too_wild(line)]
         if wild:  # regex matching would backtrack exponentially on a long name
@@ -239,6 +240,17 @@ def _too_wild(line: str) -> bool:
 
 
 _STARS = re.compile(r"\*+")
+_STAR_RUN = re.compile(r"(?<!\\)\*{2,}")
+
+
+def _collapse_stars(line: str) -> str:
+    """``line`` with each run of '*' inside a path part written as one '*': git reads them
+    so ("other consecutive asterisks are regular asterisks"), and pathspec would turn a run
+    of 5,000 into a regex that backtracks for minutes. A whole ``**`` part stays."""
+    if "**" not in line:
+        return line
+    return "/".join(part if part == "**" else _STAR_RUN.sub("*", part)
+                    for part in line.split("/"))
 
 
 def _valid_pattern(line: str) -> bool:

@@ -123,6 +123,8 @@ def _toml_problem(text: str) -> str | None:
         return f"invalid TOML: {exc}"
     except RecursionError:
         return "invalid TOML: nesting too deep"
+    except ValueError as exc:  # an integer past Python's digit limit
+        return f"invalid TOML: {' '.join(str(exc).split())[:200]}"
     return None
 
 

@@ -7,6 +7,7 @@ import dataclasses
 import fnmatch
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ class ScanRequest:
     verify_content: bool = False  # hash every file, even when size and mtime match the cache
     extend_select: list[str] | None = None
     per_file_ignores: list[str] | None = None  # "GLOB:CODE,CODE" as on the command line
+    strict_config: bool = False  # an unreadable pyproject is a usage error (apply), not a file error
 
 
 @dataclass
@@ -73,6 +75,13 @@ def check_paths(paths: list[Path]) -> None:
     for p in paths:
         if not os.path.lexists(p):
             raise UsageError(f"{escape(str(p))}: no such file or folder")
+        try:
+            mode = os.stat(p).st_mode
+        except OSError as exc:  # a symlink loop or a dangling link given by name
+            raise UsageError(f"{escape(str(p))}: {exc.strerror}") from None
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # /dev/zero: nothing scanned, exit 0
+            raise UsageError(f"{escape(str(p))}: not a regular file or folder "
+                             "(a FIFO, device or socket)")
 
 
 def check_jobs(jobs: int | None) -> None:
@@ -145,7 +154,7 @@ def run_session(request: ScanRequest,
 
     check_paths(request.paths)
     check_jobs(request.jobs)
-    cfg = load_config(request.paths[0], request.config)
+    cfg = load_config(request.paths[0], request.config, strict=request.strict_config)
     select = split_codes(request.select, "--select") or cfg.select
     extend = [*cfg.extend_select, *(split_codes(request.extend_select, "--extend-select") or [])]
     ignore = (split_codes(request.ignore, "--ignore") or []) + cfg.ignore

@@ -119,6 +119,21 @@ def test_doctor_never_overwrites_what_it_reads(tmp_path, capsys):
     assert (tmp_path / "proj" / "requirements.txt").read_text() == "torch==2.1.0\n"
 
 
+@pytest.mark.parametrize("form", ["file", "venv"])
+def test_doctor_never_overwrites_the_interpreter_it_probes(tmp_path, capsys, form):
+    # -o over --python replaced the interpreter with the report
+    from hostile import main
+
+    py = tmp_path / "venv" / "bin" / "python"
+    py.parent.mkdir(parents=True)
+    py.write_text("#!/bin/sh\nexit 1\n")
+    py.chmod(0o755)
+    given = py if form == "file" else tmp_path / "venv"
+    code, _, err = main(capsys, "doctor", "--python", given, "--timeout", "5", "-o", py)
+    assert code == 2 and "--python" not in err and len(err.strip().splitlines()) == 1, err
+    assert py.read_text() == "#!/bin/sh\nexit 1\n"
+
+
 def test_rule_files_of_a_rules_dir_are_bounded(tmp_path, capsys):
     from hostile import main
 

@@ -101,3 +101,16 @@ def test_unreadable_report_parts_are_left_out(tmp_path):
     os.mkfifo(tmp_path / "part-4.json")
     report = merge(read_parts(tmp_path), ["x"], 0)
     assert report["processes"] == 1 and report["ops"] == {"aten::add": 2}
+
+
+def test_report_on_a_fifo_is_refused_before_the_program_starts(tmp_path, capsys):
+    # the run hung writing its report into a FIFO nobody reads
+    from hostile import main
+
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    marker = tmp_path / "ran"
+    code, _, err = main(capsys, "run", "--report", fifo, "--", sys.executable, "-c",
+                        f"open({str(marker)!r}, 'w')")
+    assert code == 2 and "FIFO" in err and len(err.strip().splitlines()) == 1
+    assert not marker.exists()

@@ -232,3 +232,10 @@ def test_unknown_or_empty_op_names_are_errors(tmp_path, capsys, ops):
     m = _external(tmp_path)
     code, _, err = main(capsys, "decompose", m, "-o", tmp_path / "o.onnx", "--ops", ops)
     assert code == 2 and "--ops" in err
+
+
+@pytest.mark.parametrize("backend", ["bogus", "ort-cann"])
+def test_an_onnx_backend_with_torch_is_a_usage_error(capsys, backend):
+    # --torch MOD:FN --backend bogus ran the model and exited 0: the option was ignored
+    code, _, err = main(capsys, "ops", "--torch", "json:dumps", "--backend", backend)
+    assert code == 2 and "--backend" in err and len(err.strip().splitlines()) == 1

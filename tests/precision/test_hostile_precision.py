@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from hostile import bounded_main
+from hostile import bounded_main, main
 from migrate.core.errors import UsageError
 from migrate.precision.compare import compare_dumps
 from migrate.precision.report import RENDERERS
@@ -68,6 +68,7 @@ BAD_GATES = [
     "profile: 7",
     "- a list",
     "dtypes: {float32: {cosine_min: '0.9'}}",
+    "max_rel_err: " + "9" * 5000,  # past Python's int digit limit: was an internal error
 ]
 
 
@@ -236,3 +237,12 @@ def test_a_tensor_that_is_not_its_record_is_an_input_error(tmp_path, dumps):
     (ref / "manifest.json").write_text(json.dumps(doc))
     with pytest.raises(UsageError, match="record says"):
         compare_dumps(ref, dumps[1])
+
+
+@pytest.mark.parametrize("shard_mb", ["0", "-1"])
+def test_dump_shard_size_must_be_positive(tmp_path, capsys, shard_mb):
+    # 0 and -1 were accepted (exit 0): one shard per tensor, or a negative shift
+    code, _, err = main(capsys, "dump", "-m", "prec_models:mlp_spec", "-o", tmp_path / "d",
+                        "--shard-mb", shard_mb)
+    assert code == 2 and "--shard-mb" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "d").exists()
