@@ -32,6 +32,19 @@ def load(name: str, path: Path):
     return mod
 
 
+def load_package(name: str, init: Path):
+    """The package whose ``__init__.py`` is ``init``, imported under its own ``name`` (its
+    modules import each other by it), after any other copy of that package is dropped."""
+    for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+        del sys.modules[key]
+    spec = importlib.util.spec_from_file_location(name, init,
+                                                  submodule_search_locations=[str(init.parent)])
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def surface() -> None:
     x = torch.ones(2, 3).npu()
     results["device"] = [str(x.device), x.is_npu, x.device.type == "npu",
@@ -112,11 +125,11 @@ def hf_sample() -> None:
 def cuda_extension_sample() -> None:
     """The extension is not built (no CUDA compiler, and its .cu needs an Ascend C port):
     both the original and the port take the PyTorch path; one training step each."""
-    runs = [("original", load("fused_ops_orig", ROOT / "samples/cuda_extension/fused_ops/__init__.py"),
-             "cpu")]
+    original = ROOT / "samples/cuda_extension/fused_ops/__init__.py"
+    runs = [("original", load_package("fused_ops", original), "cpu")]
     for target in TARGETS:
         path = ROOT / f"samples/_expected/{target}/cuda_extension/fused_ops/__init__.py"
-        runs.append((target, load(f"fused_ops_{target}", path), "npu"))
+        runs.append((target, load_package("fused_ops", path), "npu"))
     losses = {}
     for name, mod, dev in runs:
         torch.manual_seed(0)
