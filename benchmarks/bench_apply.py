@@ -33,8 +33,10 @@ SDISTS = REPO / "benchmarks" / ".work" / "sdists"
 PACKAGES = {"transformers": "5.23.0", "deepspeed": "0.19.8", "timm": "1.0.31"}
 TARGETS = ("portable", "npu", "transfer")
 # import the package with torch_npu blocked (as on a machine without it)
-IMPORT_CHECK = ("import sys; sys.modules['torch_npu'] = None; sys.path.insert(0, sys.argv[1]); "
-                "import importlib; importlib.import_module(sys.argv[2])")
+IMPORT_CHECK = (
+    "import sys; sys.modules['torch_npu'] = None; sys.path.insert(0, sys.argv[1]); "
+    "import importlib; importlib.import_module(sys.argv[2])"
+)
 
 
 def ensure_sdists() -> dict[str, Path]:
@@ -42,8 +44,21 @@ def ensure_sdists() -> dict[str, Path]:
     wanted = {name: SDISTS / f"{name}-{version}.tar.gz" for name, version in PACKAGES.items()}
     missing = [f"{n}=={PACKAGES[n]}" for n, p in wanted.items() if not p.exists()]
     if missing:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary",
-                        ":all:", "-d", str(SDISTS), *missing], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "-d",
+                str(SDISTS),
+                *missing,
+            ],
+            check=True,
+        )
     return wanted
 
 
@@ -55,8 +70,11 @@ def extract(archive: Path, dest: Path) -> Path:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and not p.is_symlink()
+    }
 
 
 def migrate(*args: str) -> tuple[float, subprocess.CompletedProcess]:
@@ -74,8 +92,11 @@ def cuda_literals(files: dict[str, bytes]) -> int:
             continue
         try:
             for tok in tokenize.tokenize(io.BytesIO(data).readline):
-                if tok.type == tokenize.STRING and tok.string.strip("'\"") .startswith("cuda") \
-                        and tok.string.strip("'\"").split(":")[0] == "cuda":
+                if (
+                    tok.type == tokenize.STRING
+                    and tok.string.strip("'\"").startswith("cuda")
+                    and tok.string.strip("'\"").split(":")[0] == "cuda"
+                ):
                     n += 1
         except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
             continue
@@ -83,11 +104,16 @@ def cuda_literals(files: dict[str, bytes]) -> int:
 
 
 # Multi-call device expressions a port could write inline at a call site (outside a helper).
-INLINE = re.compile(r"current_accelerator\(|get_device_module\([\"']|"
-                    r"torch\.npu if hasattr|accelerator\.is_available\(\) else")
+INLINE = re.compile(
+    r"current_accelerator\(|get_device_module\([\"']|"
+    r"torch\.npu if hasattr|accelerator\.is_available\(\) else"
+)
 HASATTR_NPU = re.compile(r"""hasattr\(\s*\w+\s*,\s*['"]npu['"]\s*\)""")
-HELPER_DEF = re.compile(r"^def (get_device_type|get_device_module|get_amp_device_type|"
-                        r"get_dist_backend)\(.*?(?=^\S)", re.MULTILINE | re.DOTALL)
+HELPER_DEF = re.compile(
+    r"^def (get_device_type|get_device_module|get_amp_device_type|"
+    r"get_dist_backend)\(.*?(?=^\S)",
+    re.MULTILINE | re.DOTALL,
+)
 
 
 def written(pattern: re.Pattern, before: dict[str, bytes], after: dict[str, bytes]) -> int:
@@ -104,9 +130,13 @@ def written(pattern: re.Pattern, before: dict[str, bytes], after: dict[str, byte
 
 def imports(tree: Path, name: str) -> bool:
     path = tree / "src" if (tree / "src" / name).is_dir() else tree
-    proc = subprocess.run([sys.executable, "-c", IMPORT_CHECK, str(path), name],
-                          capture_output=True, text=True, timeout=600,
-                          env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORT_CHECK, str(path), name],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+    )
     return proc.returncode == 0
 
 
@@ -137,53 +167,71 @@ def bench_tree(name: str, source: Path, work: Path, unsafe: list[str], target: s
     # a literal, or the body of one (npu edits change "cuda" inside its quotes)
     cuda_lit = re.compile(r"""(['"])cuda(:\d+)?\1|^cuda(:\d+)?$""")
     npu_lit = re.compile(r"""(['"])npu(:\d+)?\1|^npu(:\d+)?$""")
-    to_npu = [e for e in doc["edits"] if cuda_lit.search(e["before"]) and npu_lit.search(e["after"])
-              and not cuda_lit.search(e["after"])]
+    to_npu = [
+        e
+        for e in doc["edits"]
+        if cuda_lit.search(e["before"]) and npu_lit.search(e["after"]) and not cuda_lit.search(e["after"])
+    ]
     return {
-        "name": name, "target": target, "files": len(before), "cuda_to_npu": len(to_npu),
+        "name": name,
+        "target": target,
+        "files": len(before),
+        "cuda_to_npu": len(to_npu),
         "imports": (imported_before, imports(tree, name)),
-        "cuda_literals": (cuda_literals(before), cuda_literals(after)), "files_changed": len(changed),
-        "edits": Counter(e["rule"] for e in doc["edits"]), "scan_s": scan_s, "apply_s": apply_s,
-        "not_compiling": not_compiling, "second_run_changes": again,
-        "unexpected_changes": sorted(differing - changed), "missing_changes":
-        sorted(changed - differing), "errors": doc["errors"],
+        "cuda_literals": (cuda_literals(before), cuda_literals(after)),
+        "files_changed": len(changed),
+        "edits": Counter(e["rule"] for e in doc["edits"]),
+        "scan_s": scan_s,
+        "apply_s": apply_s,
+        "not_compiling": not_compiling,
+        "second_run_changes": again,
+        "unexpected_changes": sorted(differing - changed),
+        "missing_changes": sorted(changed - differing),
+        "errors": doc["errors"],
         "created": sorted(set(after) - set(before)),
-        "inline": written(INLINE, before, after), "hasattr_npu": written(HASATTR_NPU, before, after),
+        "inline": written(INLINE, before, after),
+        "hasattr_npu": written(HASATTR_NPU, before, after),
     }
 
 
 def report(r: dict) -> None:
     ok = lambda cond: "PASS" if cond else "FAIL"  # noqa: E731
-    print(f"\n== {r['name']} --target {r['target']}: {r['files']} files, {r['files_changed']} changed, "
-          f"{sum(r['edits'].values())} edits")
+    print(
+        f"\n== {r['name']} --target {r['target']}: {r['files']} files, {r['files_changed']} changed, "
+        f"{sum(r['edits'].values())} edits"
+    )
     for rule, n in sorted(r["edits"].items()):
         print(f"   {rule}  {n:6d}")
-    print(f"   wall: scan {r['scan_s']:.2f}s, apply {r['apply_s']:.2f}s, "
-          f"ratio apply/scan {r['apply_s'] / r['scan_s']:.2f}")
-    print(f"   {ok(not r['not_compiling'])} changed files compile "
-          f"({len(r['not_compiling'])} do not)")
+    print(
+        f"   wall: scan {r['scan_s']:.2f}s, apply {r['apply_s']:.2f}s, "
+        f"ratio apply/scan {r['apply_s'] / r['scan_s']:.2f}"
+    )
+    print(f"   {ok(not r['not_compiling'])} changed files compile ({len(r['not_compiling'])} do not)")
     for line in r["not_compiling"][:5]:
         print(f"      {line}")
-    print(f"   {ok(r['second_run_changes'] == 0)} second run changes "
-          f"{r['second_run_changes']} files")
-    print(f"   {ok(not r['unexpected_changes'] and not r['missing_changes'])} files not "
-          f"reported as changed are byte-identical ({len(r['unexpected_changes'])} differ)")
+    print(f"   {ok(r['second_run_changes'] == 0)} second run changes {r['second_run_changes']} files")
+    print(
+        f"   {ok(not r['unexpected_changes'] and not r['missing_changes'])} files not "
+        f"reported as changed are byte-identical ({len(r['unexpected_changes'])} differ)"
+    )
     was, now = r["imports"]
     print(f"   {ok(now or not was)} imports without torch_npu: before {was}, after {now}")
     lits_before, lits_after = r["cuda_literals"]
     verdict = ok(r["cuda_to_npu"] == 0) if r["target"] == "portable" else "INFO"
-    print(f"   {verdict} \"cuda\" literals replaced by \"npu\": {r['cuda_to_npu']} "
-          f"(\"cuda\" literals {lits_before} before, {lits_after} after; the others now follow "
-          "the current accelerator)")
+    print(
+        f'   {verdict} "cuda" literals replaced by "npu": {r["cuda_to_npu"]} '
+        f'("cuda" literals {lits_before} before, {lits_after} after; the others now follow '
+        "the current accelerator)"
+    )
     if r["target"] == "portable":
         print(f"   INFO device helper modules added: {len(r['created'])} {r['created'][:4]}")
-        print(f"   {ok(r['inline'] == 0)} multi-call device expressions written inline: "
-              f"{r['inline']}")
-        print(f"   {ok(r['hasattr_npu'] == 0)} hasattr(torch, \"npu\") tests written: "
-              f"{r['hasattr_npu']}")
+        print(f"   {ok(r['inline'] == 0)} multi-call device expressions written inline: {r['inline']}")
+        print(f'   {ok(r["hasattr_npu"] == 0)} hasattr(torch, "npu") tests written: {r["hasattr_npu"]}')
     refused = [e for e in r["errors"] if e["message"].startswith("not written")]
-    print(f"   {ok(not refused)} rewrites refused: {len(refused)}; scan errors: "
-          f"{len(r['errors']) - len(refused)}")
+    print(
+        f"   {ok(not refused)} rewrites refused: {len(refused)}; scan errors: "
+        f"{len(r['errors']) - len(refused)}"
+    )
     for e in refused[:5]:
         print(f"      {e['path']}: {e['message']}")
 

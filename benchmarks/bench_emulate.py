@@ -24,7 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-SCRIPT = '''
+SCRIPT = """
 import json, sys, time
 import torch
 from torch import nn
@@ -64,7 +64,7 @@ for step in range(warmup + steps):
     if step >= warmup:
         times.append(time.perf_counter() - t0)
 json.dump({"step_s": sorted(times)[len(times) // 2], "loss": loss_value}, open(out, "w"))
-'''
+"""
 
 
 def run(argv: list[str], env: dict) -> float:
@@ -86,14 +86,33 @@ def main() -> int:
         script.write_text(SCRIPT, encoding="utf-8")
         common = [str(args.steps), str(args.warmup), str(args.width)]
         plain_wall = run([sys.executable, str(script), "cpu", *common, f"{tmp}/cpu.json"], env)
-        emu_wall = run([sys.executable, "-m", "migrate", "run", "--emulate", "npu", "-f", "none",
-                        "--", "python", str(script), "npu", *common, f"{tmp}/npu.json"], env)
+        emu_wall = run(
+            [
+                sys.executable,
+                "-m",
+                "migrate",
+                "run",
+                "--emulate",
+                "npu",
+                "-f",
+                "none",
+                "--",
+                "python",
+                str(script),
+                "npu",
+                *common,
+                f"{tmp}/npu.json",
+            ],
+            env,
+        )
         cpu, npu = (json.loads(Path(tmp, f"{n}.json").read_text()) for n in ("cpu", "npu"))
     print(f"model width {args.width}, 4 blocks, batch 8x64, median of {args.steps} steps")
     print(f"plain CPU      : {cpu['step_s'] * 1000:8.1f} ms/step   (wall {plain_wall:5.1f} s)")
     print(f"emulated NPU   : {npu['step_s'] * 1000:8.1f} ms/step   (wall {emu_wall:5.1f} s)")
-    print(f"overhead ratio : {npu['step_s'] / cpu['step_s']:8.2f}x per step, "
-          f"{emu_wall / plain_wall:.2f}x wall clock")
+    print(
+        f"overhead ratio : {npu['step_s'] / cpu['step_s']:8.2f}x per step, "
+        f"{emu_wall / plain_wall:.2f}x wall clock"
+    )
     print(f"final loss     : cpu {cpu['loss']:.6f}  npu {npu['loss']:.6f}")
     return 0
 

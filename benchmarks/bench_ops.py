@@ -55,16 +55,23 @@ def build(folder: Path, layers: int, dim: int, tiny: bool) -> Path:
                 fh.write(rng.standard_normal((row, shape[1]), dtype=np.float32).tobytes())
             t = TensorProto(name=f"w{i}", data_type=TensorProto.FLOAT, dims=shape)
             t.data_location = TensorProto.EXTERNAL
-            for k, v in (("location", data_name), ("offset", str(offset)),
-                         ("length", str(fh.tell() - offset))):
+            for k, v in (
+                ("location", data_name),
+                ("offset", str(offset)),
+                ("length", str(fh.tell() - offset)),
+            ):
                 t.external_data.add(key=k, value=v)
             inits.append(t)
             nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], [f"h{i}"], name=f"mm{i}"))
             nodes.append(helper.make_node("Gelu", [f"h{i}"], [f"g{i}"], name=f"gelu{i}"))
             prev = f"g{i}"
-    graph = helper.make_graph(nodes, "big", [helper.make_tensor_value_info(
-        "x", TensorProto.FLOAT, [1, dim])], [helper.make_tensor_value_info(
-        prev, TensorProto.FLOAT, [1, dim])], inits)
+    graph = helper.make_graph(
+        nodes,
+        "big",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, dim])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, dim])],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
     path = folder / "model.onnx"
     onnx.save(model, str(path))
@@ -73,8 +80,7 @@ def build(folder: Path, layers: int, dim: int, tiny: bool) -> Path:
 
 def census_in_child(path: Path) -> dict:
     code = CHILD.format(root=str(ROOT), path=str(path))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -85,22 +91,35 @@ def bench_onnx(gib: float, keep: bool) -> None:
         t = time.perf_counter()
         big = build(tmp / "big", layers, dim, tiny=False)
         size = (tmp / "big" / "weights.bin").stat().st_size
-        print(f"built {layers} x [{dim},{dim}] float32 = {size / 2**30:.2f} GiB external "
-              f"weights in {time.perf_counter() - t:.1f} s")
+        print(
+            f"built {layers} x [{dim},{dim}] float32 = {size / 2**30:.2f} GiB external "
+            f"weights in {time.perf_counter() - t:.1f} s"
+        )
         small = build(tmp / "small", layers, dim, tiny=True)
         rb, rs = census_in_child(big), census_in_child(small)
-        print(f"onnx census, {rb['nodes']} nodes, {size / 2**30:.2f} GiB weights: "
-              f"{rb['seconds'] * 1000:.1f} ms, peak RSS {rb['peak_rss_mb']:.0f} MB")
-        print(f"onnx census, same graph, tiny weights:      "
-              f"{rs['seconds'] * 1000:.1f} ms, peak RSS {rs['peak_rss_mb']:.0f} MB")
+        print(
+            f"onnx census, {rb['nodes']} nodes, {size / 2**30:.2f} GiB weights: "
+            f"{rb['seconds'] * 1000:.1f} ms, peak RSS {rb['peak_rss_mb']:.0f} MB"
+        )
+        print(
+            f"onnx census, same graph, tiny weights:      "
+            f"{rs['seconds'] * 1000:.1f} ms, peak RSS {rs['peak_rss_mb']:.0f} MB"
+        )
         t = time.perf_counter()
-        cli = subprocess.run([sys.executable, "-m", "migrate", "ops", str(big), "--format",
-                              "json"], capture_output=True, cwd=ROOT)
-        print(f"`migrate ops` end to end (process start, imports, registry, census): "
-              f"{time.perf_counter() - t:.2f} s, exit {cli.returncode}")
-        print(f"RSS ratio big/tiny: {rb['peak_rss_mb'] / rs['peak_rss_mb']:.3f} "
-              f"(weights / RSS difference: {size / 2**20:.0f} MB / "
-              f"{rb['peak_rss_mb'] - rs['peak_rss_mb']:.0f} MB)")
+        cli = subprocess.run(
+            [sys.executable, "-m", "migrate", "ops", str(big), "--format", "json"],
+            capture_output=True,
+            cwd=ROOT,
+        )
+        print(
+            f"`migrate ops` end to end (process start, imports, registry, census): "
+            f"{time.perf_counter() - t:.2f} s, exit {cli.returncode}"
+        )
+        print(
+            f"RSS ratio big/tiny: {rb['peak_rss_mb'] / rs['peak_rss_mb']:.3f} "
+            f"(weights / RSS difference: {size / 2**20:.0f} MB / "
+            f"{rb['peak_rss_mb'] - rs['peak_rss_mb']:.0f} MB)"
+        )
     finally:
         if keep:
             print(f"kept {tmp}")
@@ -123,8 +142,9 @@ def _gpt(dim: int, layers: int):
         def forward(self, x):
             b, t, _ = x.shape
             q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, 4, dim // 4).unbind(2)
-            a = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2),
-                                               v.transpose(1, 2), is_causal=True)
+            a = F.scaled_dot_product_attention(
+                q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True
+            )
             x = x + self.proj(a.transpose(1, 2).reshape(b, t, dim))
             return x + self.down(F.gelu(self.up(self.ln2(x))))
 
@@ -154,9 +174,11 @@ def bench_aten(repeats: int) -> None:
             cap.append(time.perf_counter() - t)
         p, c = min(plain), min(cap)
         calls = sum(r["count"] for r in census.rows.values())
-        print(f"aten capture, {layers}-block GPT (d={dim}, {batch}x{seq} tokens, {calls} op "
-              f"calls): plain forward {p * 1000:.1f} ms, captured {c * 1000:.1f} ms, "
-              f"ratio {c / p:.1f}x (best of {repeats})")
+        print(
+            f"aten capture, {layers}-block GPT (d={dim}, {batch}x{seq} tokens, {calls} op "
+            f"calls): plain forward {p * 1000:.1f} ms, captured {c * 1000:.1f} ms, "
+            f"ratio {c / p:.1f}x (best of {repeats})"
+        )
 
 
 def main() -> int:

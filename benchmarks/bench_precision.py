@@ -33,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from precision_tables import tables  # noqa: E402
+
 DEFAULT_MSPROBE = os.environ.get("MSPROBE_PYTHON", "/work/venv_msprobe/bin/python")
 
 
@@ -116,12 +117,10 @@ def replay_worker(ref: Path, layers: int, batch: int, seq: int, reps: int) -> No
         times.append(time.perf_counter() - t0)
         culprit = result.culprit
     modules = len(list(model.modules()))
-    print(json.dumps({"forward_s": fwd, "replay_s": min(times), "modules": modules,
-                      "culprit": culprit}))
+    print(json.dumps({"forward_s": fwd, "replay_s": min(times), "modules": modules, "culprit": culprit}))
 
 
-def worker(tool: str, variant: str, out: Path, layers: int, batch: int, seq: int,
-           reps: int) -> None:
+def worker(tool: str, variant: str, out: Path, layers: int, batch: int, seq: int, reps: int) -> None:
     """Alternate plain forwards and dumps ``reps`` times; print the minima (robust to load
     from other processes on a shared machine). Dump i goes to out/rep{i} resp. out/step{i}."""
     import torch
@@ -137,18 +136,26 @@ def worker(tool: str, variant: str, out: Path, layers: int, batch: int, seq: int
         for i in range(reps):
             fwd.append(_forward_s(model, ids))
             t0 = time.perf_counter()
-            with torch.no_grad(), dump(model, out / f"rep{i}", inputs=True, params=True,
-                                       exclude=["<root>"]):
+            with torch.no_grad(), dump(model, out / f"rep{i}", inputs=True, params=True, exclude=["<root>"]):
                 model(ids)
             dumps.append(time.perf_counter() - t0)
     else:
         from msprobe.pytorch import PrecisionDebugger
 
         cfg = out.parent / f"{out.name}.config.json"
-        cfg.write_text(json.dumps({"task": "tensor", "dump_path": str(out), "rank": [],
-                                   "step": [], "level": "L0", "async_dump": False,
-                                   "tensor": {"scope": [], "list": [],
-                                              "data_mode": ["forward"]}}))
+        cfg.write_text(
+            json.dumps(
+                {
+                    "task": "tensor",
+                    "dump_path": str(out),
+                    "rank": [],
+                    "step": [],
+                    "level": "L0",
+                    "async_dump": False,
+                    "tensor": {"scope": [], "list": [], "data_mode": ["forward"]},
+                }
+            )
+        )
         t0 = time.perf_counter()
         debugger = PrecisionDebugger(config_path=str(cfg))
         init = time.perf_counter() - t0
@@ -168,8 +175,14 @@ def worker(tool: str, variant: str, out: Path, layers: int, batch: int, seq: int
 def run(cmd: list[str], env: dict | None = None) -> tuple[float, float, str]:
     """(wall seconds, peak RSS MiB, stdout) of one child process."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})}, cwd=REPO)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+    )
     out, err = proc.communicate()
     wall = time.perf_counter() - t0
     if proc.returncode not in (0, 1):
@@ -232,22 +245,44 @@ def bench_tool(tool: str, py: str, work: Path, shape: list[str], reps: int) -> d
     dirs = {}
     for variant in ("ref", "tgt"):
         out = work / f"{tool}_{variant}"
-        wall, rss, stdout = measured([py, me, "--worker", tool, "--variant", variant,
-                                      "--out", str(out), "--reps", str(reps), *shape])
+        wall, rss, stdout = measured(
+            [py, me, "--worker", tool, "--variant", variant, "--out", str(out), "--reps", str(reps), *shape]
+        )
         info = json.loads(stdout.strip().splitlines()[-1])
         dirs[variant] = out / ("rep0" if tool == "ours" else "step0")
         if variant == "ref":
-            res.update(forward_s=info["forward_s"], dump_s=info["dump_s"], dump_rss=rss,
-                       size_mib=du_mib(dirs[variant]))
+            res.update(
+                forward_s=info["forward_s"],
+                dump_s=info["dump_s"],
+                dump_rss=rss,
+                size_mib=du_mib(dirs[variant]),
+            )
     if tool == "ours":
         res["records"] = count_ours(dirs["ref"])
-        cmd = [py, "-m", "migrate", "compare", str(dirs["ref"]), str(dirs["tgt"]),
-               "--format", "json", "-o", str(work / "ours_compare.json")]
+        cmd = [
+            py,
+            "-m",
+            "migrate",
+            "compare",
+            str(dirs["ref"]),
+            str(dirs["tgt"]),
+            "--format",
+            "json",
+            "-o",
+            str(work / "ours_compare.json"),
+        ]
     else:
         res["records"] = count_msprobe(dirs["ref"])
-        cmd = [str(Path(py).parent / "msprobe"), "compare",
-               "-gp", str(next(dirs["ref"].rglob("dump.json"))),
-               "-tp", str(next(dirs["tgt"].rglob("dump.json"))), "-o", str(work / "ms_cmp")]
+        cmd = [
+            str(Path(py).parent / "msprobe"),
+            "compare",
+            "-gp",
+            str(next(dirs["ref"].rglob("dump.json"))),
+            "-tp",
+            str(next(dirs["tgt"].rglob("dump.json"))),
+            "-o",
+            str(work / "ms_cmp"),
+        ]
     times, peaks = [], []
     for _ in range(reps):
         wall, rss, _ = measured(cmd)
@@ -255,8 +290,9 @@ def bench_tool(tool: str, py: str, work: Path, shape: list[str], reps: int) -> d
         peaks.append(rss)
     res["compare_s"], res["compare_rss"] = min(times), max(peaks)
     if tool == "ours":
-        _, _, stdout = measured([py, me, "--worker", "replay", "--out", str(dirs["ref"]),
-                                 "--reps", str(reps), *shape])
+        _, _, stdout = measured(
+            [py, me, "--worker", "replay", "--out", str(dirs["ref"]), "--reps", str(reps), *shape]
+        )
         info = json.loads(stdout.strip().splitlines()[-1])
         res["replay_s"], res["replay_fwd_s"] = info["replay_s"], info["forward_s"]
         res["replay_modules"] = info["modules"]
@@ -266,10 +302,14 @@ def bench_tool(tool: str, py: str, work: Path, shape: list[str], reps: int) -> d
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", choices=["ours", "msprobe", "replay"])
-    ap.add_argument("--tables-only", action="store_true",
-                    help="Only the replay and stats-only quality tables (no msprobe).")
-    ap.add_argument("--no-tables", action="store_true",
-                    help="Only the msprobe side-by-side (skip the quality tables).")
+    ap.add_argument(
+        "--tables-only",
+        action="store_true",
+        help="Only the replay and stats-only quality tables (no msprobe).",
+    )
+    ap.add_argument(
+        "--no-tables", action="store_true", help="Only the msprobe side-by-side (skip the quality tables)."
+    )
     ap.add_argument("--variant", default="ref")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--layers", type=int, default=6)
@@ -277,10 +317,18 @@ def main() -> None:
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--msprobe-python", default=DEFAULT_MSPROBE)
     ap.add_argument("--workdir", type=Path)
-    ap.add_argument("--repeat", type=int, default=2,
-                    help="Rounds per tool, interleaved; medians of the rounds are reported.")
-    ap.add_argument("--reps", type=int, default=3,
-                    help="Dumps / compares per round; the minimum is kept (noisy machines).")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=2,
+        help="Rounds per tool, interleaved; medians of the rounds are reported.",
+    )
+    ap.add_argument(
+        "--reps",
+        type=int,
+        default=3,
+        help="Dumps / compares per round; the minimum is kept (noisy machines).",
+    )
     a = ap.parse_args()
     shape = ["--layers", str(a.layers), "--batch", str(a.batch), "--seq", str(a.seq)]
     if a.worker == "replay":
@@ -293,16 +341,21 @@ def main() -> None:
         print(tables())
         return
     if not Path(a.msprobe_python).exists():
-        raise SystemExit(f"msprobe interpreter not found at {a.msprobe_python}; create the venv "
-                         "described at the top of this file or set MSPROBE_PYTHON")
+        raise SystemExit(
+            f"msprobe interpreter not found at {a.msprobe_python}; create the venv "
+            "described at the top of this file or set MSPROBE_PYTHON"
+        )
     runs: dict[str, list[dict]] = {"ours": [], "msprobe": []}
     for i in range(a.repeat):
         order = [("ours", sys.executable), ("msprobe", a.msprobe_python)]
         for tool, py in order if i % 2 == 0 else order[::-1]:
             with tempfile.TemporaryDirectory(dir=a.workdir) as tmp:
                 runs[tool].append(bench_tool(tool, py, Path(tmp), shape, a.reps))
-            print(f"run {i + 1}/{a.repeat} {tool}: " + json.dumps(
-                {k: round(v, 3) for k, v in runs[tool][-1].items()}), file=sys.stderr)
+            print(
+                f"run {i + 1}/{a.repeat} {tool}: "
+                + json.dumps({k: round(v, 3) for k, v in runs[tool][-1].items()}),
+                file=sys.stderr,
+            )
     report(_median(runs["ours"]), _median(runs["msprobe"]), a)
 
 
@@ -311,24 +364,30 @@ def _median(rows: list[dict]) -> dict:
 
 
 def report(ours: dict, ms: dict, a) -> None:
-    print(f"model: GPT-style, {a.layers} blocks, d=512, vocab 8192, batch {a.batch} x seq "
-          f"{a.seq}; times: best of {a.reps} per round, median of {a.repeat} interleaved rounds")
+    print(
+        f"model: GPT-style, {a.layers} blocks, d=512, vocab 8192, batch {a.batch} x seq "
+        f"{a.seq}; times: best of {a.reps} per round, median of {a.repeat} interleaved rounds"
+    )
     print(f"{'':24}{'msprobe 26.2.0':>16}{'migrate':>12}{'speed-up':>10}")
-    rows = [("tensors recorded", "records", "{:.0f}"),
-            ("plain forward [s]", "forward_s", "{:.3f}"),
-            ("dump [s]", "dump_s", "{:.2f}"),
-            ("compare [s]", "compare_s", "{:.2f}"),
-            ("dump size [MiB]", "size_mib", "{:.1f}"),
-            ("dump peak RSS [MiB]", "dump_rss", "{:.0f}"),
-            ("compare peak RSS [MiB]", "compare_rss", "{:.0f}")]
+    rows = [
+        ("tensors recorded", "records", "{:.0f}"),
+        ("plain forward [s]", "forward_s", "{:.3f}"),
+        ("dump [s]", "dump_s", "{:.2f}"),
+        ("compare [s]", "compare_s", "{:.2f}"),
+        ("dump size [MiB]", "size_mib", "{:.1f}"),
+        ("dump peak RSS [MiB]", "dump_rss", "{:.0f}"),
+        ("compare peak RSS [MiB]", "compare_rss", "{:.0f}"),
+    ]
     for label, key, fmt in rows:
         speed = f"{ms[key] / ours[key]:.1f}x" if key.endswith("_s") and key != "forward_s" else ""
         print(f"{label:24}{fmt.format(ms[key]):>16}{fmt.format(ours[key]):>12}{speed:>10}")
     for name, r in (("msprobe", ms), ("migrate", ours)):
         print(f"{name}: dump = {r['dump_s'] / r['forward_s']:.1f} x plain forward")
-    print(f"migrate replay (every module on reference inputs, one pass): "
-          f"{ours['replay_s']:.2f} s = {ours['replay_s'] / ours['replay_fwd_s']:.1f} x plain "
-          f"forward ({ours['replay_modules']:.0f} modules); msprobe has no replay")
+    print(
+        f"migrate replay (every module on reference inputs, one pass): "
+        f"{ours['replay_s']:.2f} s = {ours['replay_s'] / ours['replay_fwd_s']:.1f} x plain "
+        f"forward ({ours['replay_modules']:.0f} modules); msprobe has no replay"
+    )
     if not a.no_tables:
         print()
         print(tables())

@@ -32,13 +32,30 @@ HEAD = "import torch\nx = torch.zeros(1)\n"
 def peak_rss(*args: str) -> int:
     """Peak RSS (MB) of one child, measured alone (ru_maxrss of RUSAGE_CHILDREN is a max
     over all children, so each measurement runs in its own wrapper process)."""
-    code = ("import resource,subprocess,sys;"
-            "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL);"
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    code = (
+        "import resource,subprocess,sys;"
+        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL);"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "migrate", *args,
-                          "--no-cache", "--format", "json"], env=env, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            sys.executable,
+            "-m",
+            "migrate",
+            *args,
+            "--no-cache",
+            "--format",
+            "json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(out.stdout.strip()) // 1024
 
 
@@ -47,8 +64,13 @@ def timed(*args: str, repo: Path = REPO) -> float:
     -m` puts the current folder first on sys.path, before PYTHONPATH)."""
     env = {**os.environ, "PYTHONPATH": str(repo)}
     start = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "migrate", *args, "--no-cache"], env=env,
-                       capture_output=True, text=True, cwd=tempfile.gettempdir())
+    r = subprocess.run(
+        [sys.executable, "-m", "migrate", *args, "--no-cache"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tempfile.gettempdir(),
+    )
     if r.returncode not in (0, 1):
         raise SystemExit(f"migrate {' '.join(args)} failed: {r.stderr[-500:]}")
     return time.perf_counter() - start
@@ -60,8 +82,10 @@ def memory(work: Path, n: int) -> None:
     many = work / "many_lines.py"
     many.write_text(HEAD + "x.cuda()\n" * n)
     a, b = peak_rss("scan", str(one_line)), peak_rss("scan", str(many))
-    print(f"memory  scan, {n} findings: one line of {one_line.stat().st_size // 1024} KB "
-          f"{a} MB, one per line {b} MB, ratio {a / b:.2f}")
+    print(
+        f"memory  scan, {n} findings: one line of {one_line.stat().st_size // 1024} KB "
+        f"{a} MB, one per line {b} MB, ratio {a / b:.2f}"
+    )
 
 
 def apply_vs_scan(work: Path, name: str, text: str) -> None:
@@ -71,13 +95,14 @@ def apply_vs_scan(work: Path, name: str, text: str) -> None:
     target = work / f"{name}_apply.py"
     shutil.copy(src, target)
     apply = timed("apply", str(target))
-    print(f"time    {name}: scan {scan:.2f} s, apply {apply:.2f} s, ratio {apply / scan:.2f} "
-          "(target <= 3)")
+    print(f"time    {name}: scan {scan:.2f} s, apply {apply:.2f} s, ratio {apply / scan:.2f} (target <= 3)")
 
 
 def scaling(work: Path, sizes: list[int], baseline: Path | None, label: str) -> None:
-    print(f"scaling: scan / apply seconds per file; growth = time / time at the size before "
-          f"(10x the findings: ~10 is linear){label}")
+    print(
+        f"scaling: scan / apply seconds per file; growth = time / time at the size before "
+        f"(10x the findings: ~10 is linear){label}"
+    )
     for layout, sep in (("one per line", "\n"), ("one line", ";")):
         before: dict[str, float] = {}
         for n in sizes:
@@ -91,8 +116,11 @@ def scaling(work: Path, sizes: list[int], baseline: Path | None, label: str) -> 
                 target = work / f"apply_{name}.py"
                 shutil.copy(src, target)
                 apply = timed("apply", str(target), repo=repo)
-                grow = (f" (growth {scan / before[name + 's']:.1f} / "
-                        f"{apply / before[name + 'a']:.1f})" if name + "s" in before else "")
+                grow = (
+                    f" (growth {scan / before[name + 's']:.1f} / {apply / before[name + 'a']:.1f})"
+                    if name + "s" in before
+                    else ""
+                )
                 before[name + "s"], before[name + "a"] = scan, apply
                 row.append(f"{name}: scan {scan:6.2f} s, apply {apply:6.2f} s{grow}")
             print(f"  {layout:13s} {n:>7} findings  " + "; ".join(row))
@@ -117,15 +145,27 @@ def main() -> None:
             baseline = None
             if args.baseline:
                 baseline = work / "baseline"
-                subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach",
-                                str(baseline), args.baseline], check=True)
+                subprocess.run(
+                    [
+                        "git",
+                        "-C",
+                        str(REPO),
+                        "worktree",
+                        "add",
+                        "-q",
+                        "--detach",
+                        str(baseline),
+                        args.baseline,
+                    ],
+                    check=True,
+                )
             try:
-                scaling(work, sizes, baseline,
-                        f"; baseline {args.baseline}" if args.baseline else "")
+                scaling(work, sizes, baseline, f"; baseline {args.baseline}" if args.baseline else "")
             finally:
                 if baseline is not None:
-                    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
-                                    str(baseline)], check=False)
+                    subprocess.run(
+                        ["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline)], check=False
+                    )
 
 
 if __name__ == "__main__":

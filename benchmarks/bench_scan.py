@@ -51,9 +51,22 @@ def fetch(name: str, version: str) -> Path:
     found = sorted(dest.glob(f"{name}-{version}.tar.gz")) if dest.is_dir() else []
     if not found:
         dest.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary",
-                        ":all:", f"{name}=={version}", "-d", str(dest)], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"{name}=={version}",
+                "-d",
+                str(dest),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         found = sorted(dest.glob(f"{name}-{version}.tar.gz"))
     if not found:
         sys.exit(f"bench: pip did not produce {name}-{version}.tar.gz in {dest}")
@@ -167,8 +180,7 @@ def bench_tree(tree: Path, args: argparse.Namespace) -> dict:
     colds, warms = [], []
     with tempfile.TemporaryDirectory(prefix="migrate-bench-") as tmp:
         out = Path(tmp) / "scan.json"
-        scan = [*base, "scan", str(tree), "--format", "json", "-o", str(out), "--exit-zero",
-                *args.scan_args]
+        scan = [*base, "scan", str(tree), "--format", "json", "-o", str(out), "--exit-zero", *args.scan_args]
         for i in range(args.repeat):
             env["MIGRATE_CACHE_DIR"] = str(Path(tmp) / f"cache{i}")
             colds.append(run(scan, env))
@@ -179,14 +191,22 @@ def bench_tree(tree: Path, args: argparse.Namespace) -> dict:
     cold_s, warm_s = min(r.seconds for r in colds), min(r.seconds for r in warms)
     summary = report["summary"]
     return {
-        "project": tree.name, "py_files": sum(1 for _ in tree.rglob("*.py")),
-        "files": summary["files_scanned"], "findings": summary["findings"],
-        "errors": len(report["errors"]), "ruff_s": ruff_s, "cold_s": cold_s, "warm_s": warm_s,
-        "cold_ratio": cold_s / ruff_s, "warm_ratio": warm_s / ruff_s,
+        "project": tree.name,
+        "py_files": sum(1 for _ in tree.rglob("*.py")),
+        "files": summary["files_scanned"],
+        "findings": summary["findings"],
+        "errors": len(report["errors"]),
+        "ruff_s": ruff_s,
+        "cold_s": cold_s,
+        "warm_s": warm_s,
+        "cold_ratio": cold_s / ruff_s,
+        "warm_ratio": warm_s / ruff_s,
         "peak_rss_mb": max(r.peak_mb for r in colds + warms),
-        "runs_s": {"ruff": [round(r.seconds, 3) for r in ruff_runs],
-                   "cold": [round(r.seconds, 3) for r in colds],
-                   "warm": [round(r.seconds, 3) for r in warms]},
+        "runs_s": {
+            "ruff": [round(r.seconds, 3) for r in ruff_runs],
+            "cold": [round(r.seconds, 3) for r in colds],
+            "warm": [round(r.seconds, 3) for r in warms],
+        },
     }
 
 
@@ -199,14 +219,18 @@ def _read_report(out: Path, result: Run) -> dict:
 
 
 def print_table(rows: list[dict]) -> None:
-    head = (f"{'project':<22}{'py files':>9}{'scanned':>9}{'findings':>9}{'errors':>7}"
-            f"{'ruff s':>8}{'cold s':>8}{'warm s':>8}{'cold/ruff':>10}{'warm/ruff':>10}"
-            f"{'peak RSS':>10}")
+    head = (
+        f"{'project':<22}{'py files':>9}{'scanned':>9}{'findings':>9}{'errors':>7}"
+        f"{'ruff s':>8}{'cold s':>8}{'warm s':>8}{'cold/ruff':>10}{'warm/ruff':>10}"
+        f"{'peak RSS':>10}"
+    )
     print(head)
     for r in rows:
-        print(f"{r['project']:<22}{r['py_files']:>9}{r['files']:>9}{r['findings']:>9}"
-              f"{r['errors']:>7}{r['ruff_s']:>8.2f}{r['cold_s']:>8.2f}{r['warm_s']:>8.2f}"
-              f"{r['cold_ratio']:>9.2f}x{r['warm_ratio']:>9.2f}x{r['peak_rss_mb']:>7.0f} MB")
+        print(
+            f"{r['project']:<22}{r['py_files']:>9}{r['files']:>9}{r['findings']:>9}"
+            f"{r['errors']:>7}{r['ruff_s']:>8.2f}{r['cold_s']:>8.2f}{r['warm_s']:>8.2f}"
+            f"{r['cold_ratio']:>9.2f}x{r['warm_ratio']:>9.2f}x{r['peak_rss_mb']:>7.0f} MB"
+        )
 
 
 def check_targets(row: dict) -> bool:
@@ -224,15 +248,16 @@ def check_targets(row: dict) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    scan_args = argv[argv.index("--") + 1:] if "--" in argv else []
-    argv = argv[:argv.index("--")] if "--" in argv else argv
+    scan_args = argv[argv.index("--") + 1 :] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--projects", default=",".join(PROJECTS),
-                        help=f"comma-separated subset of {', '.join(PROJECTS)}")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="runs of each command; the best time is used")
-    parser.add_argument("--migrate-cmd", help="command for migrate (default: python -m migrate "
-                        "from this checkout)")
+    parser.add_argument(
+        "--projects", default=",".join(PROJECTS), help=f"comma-separated subset of {', '.join(PROJECTS)}"
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each command; the best time is used")
+    parser.add_argument(
+        "--migrate-cmd", help="command for migrate (default: python -m migrate from this checkout)"
+    )
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     args = parser.parse_args(argv)
     args.scan_args = scan_args
@@ -240,17 +265,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in PROJECTS]
     if unknown:
         parser.error(f"unknown project(s): {', '.join(unknown)}")
-    ruff_version = subprocess.run([ruff_exe(), "--version"], capture_output=True,
-                                  text=True).stdout.strip()
-    print(f"migrate scan vs {ruff_version}; {os.cpu_count()} CPUs; "
-          f"python {platform.python_version()}\n")
+    ruff_version = subprocess.run([ruff_exe(), "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"migrate scan vs {ruff_version}; {os.cpu_count()} CPUs; python {platform.python_version()}\n")
     trees = [extract(fetch(n, PROJECTS[n])) for n in names]
     if not scan_available(args.migrate_cmd):
         print("bench: `migrate scan` is not available; ruff alone:", file=sys.stderr)
         for tree in trees:
             times = [r.seconds for r in time_ruff(tree, args.repeat)]
-            print(f"{tree.name:<22} ruff {min(times):.2f} s (runs: "
-                  f"{', '.join(f'{t:.2f}' for t in times)})")
+            print(f"{tree.name:<22} ruff {min(times):.2f} s (runs: {', '.join(f'{t:.2f}' for t in times)})")
         return 2
     rows = [bench_tree(tree, args) for tree in trees]
     print_table(rows)

@@ -27,14 +27,33 @@ def run_rev(checkout: Path, trees: list[str]) -> tuple[set, bytes]:
     base = [sys.executable, "-m", "migrate"]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "scan.json"
-        subprocess.run([*base, "scan", *trees, "--format", "json", "--no-cache", "--exit-zero",
-                        "-o", str(out)], cwd=checkout, env=env, check=True)
+        subprocess.run(
+            [*base, "scan", *trees, "--format", "json", "--no-cache", "--exit-zero", "-o", str(out)],
+            cwd=checkout,
+            env=env,
+            check=True,
+        )
         findings = json.loads(out.read_text())["findings"]
-    diff = subprocess.run([*base, "apply", *trees, "--diff", "--unsafe-fixes", "--no-cache",
-                           "--exit-zero"], cwd=checkout, env=env, capture_output=True).stdout
-    keys = {(f["path"], f["line"], f["column"], f["rule"], f["category"], f["message"],
-             f.get("npu_aware"), f.get("impact"), json.dumps(f.get("fix"), sort_keys=True))
-            for f in findings}
+    diff = subprocess.run(
+        [*base, "apply", *trees, "--diff", "--unsafe-fixes", "--no-cache", "--exit-zero"],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+    ).stdout
+    keys = {
+        (
+            f["path"],
+            f["line"],
+            f["column"],
+            f["rule"],
+            f["category"],
+            f["message"],
+            f.get("npu_aware"),
+            f.get("impact"),
+            json.dumps(f.get("fix"), sort_keys=True),
+        )
+        for f in findings
+    }
     return keys, diff
 
 
@@ -48,8 +67,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for i, rev in enumerate(args.revs[:2]):
             wt = Path(tmp) / f"rev{i}"
-            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(wt), rev],
-                           check=True)
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(wt), rev], check=True
+            )
             try:
                 results.append(run_rev(wt, trees))
             finally:

@@ -30,12 +30,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "precision")]
 
-import torch  # noqa: E402
-
 import faults as F  # noqa: E402
 import hf_models as H  # noqa: E402
 import hf_zoo as Z  # noqa: E402
 import timm_zoo as T  # noqa: E402
+import torch  # noqa: E402
+
 from migrate.precision.compare import compare_dumps  # noqa: E402
 from migrate.precision.dumper import dump  # noqa: E402
 from migrate.precision.replay import replay_model  # noqa: E402
@@ -83,19 +83,32 @@ def train_dump(out, model, args, kwargs, hooks=()):
 def finding_only(result) -> bool:
     """Every failure is NaN/Inf made (or carried) by a low-precision step's range."""
     bad = [e for e in result.entries if e["status"] == "fail"]
-    return bool(bad) and not result.weights and \
-        all(e.get("cause") in ("range", "carried") for e in bad) and \
-        any(e.get("cause") == "range" for e in bad)
+    return (
+        bool(bad)
+        and not result.weights
+        and all(e.get("cause") in ("range", "carried") for e in bad)
+        and any(e.get("cause") == "range" for e in bad)
+    )
 
 
 def failing(result) -> list[str]:
-    return [f"{e['name']}:{e['kind']}:{e['reason']}" for e in result.entries
-            if e["status"] == "fail"] + [w["reason"] for w in result.weights]
+    return [f"{e['name']}:{e['kind']}:{e['reason']}" for e in result.entries if e["status"] == "fail"] + [
+        w["reason"] for w in result.weights
+    ]
 
 
 def sweep(name: str, work: Path) -> dict:
-    row = {"model": name, "alarms": [], "misses": [], "caught": 0, "named": 0, "faults": 0,
-           "honest": 0, "findings": [], "unseen": []}
+    row = {
+        "model": name,
+        "alarms": [],
+        "misses": [],
+        "caught": 0,
+        "named": 0,
+        "faults": 0,
+        "honest": 0,
+        "findings": [],
+        "unseen": [],
+    }
     ref = work / "ref"
     forward_dump(ref, *build(name), inputs=True)
     for mode in ("other", "hf32", "bf16", "fp16"):
@@ -131,8 +144,9 @@ def _honest(row, what: str, result) -> None:
         row["alarms"].append(f"{what}: {failing(result)[:2]}")
 
 
-def _judge(row, what: str, result, site: str, named: str | None, ref: Path | None = None,
-           unseen: str | None = None) -> None:
+def _judge(
+    row, what: str, result, site: str, named: str | None, ref: Path | None = None, unseen: str | None = None
+) -> None:
     if not result and not any(e["status"] == "fail" for e in result.entries):
         unseen = unseen or "only the weights differ: no recorded tensor resolves the fault"
     if unseen:
@@ -143,8 +157,7 @@ def _judge(row, what: str, result, site: str, named: str | None, ref: Path | Non
         row["misses"].append(f"{what}: compare passed")
         return
     row["caught"] += 1
-    if named is not None and ref is not None and not _ran(ref, site) and \
-            site.startswith(named + "."):
+    if named is not None and ref is not None and not _ran(ref, site) and site.startswith(named + "."):
         named = site  # the layer is never called: its weight is used by its parent's code
     if named == site:
         row["named"] += 1
@@ -159,8 +172,7 @@ def _weight_fault(name, mode, ref, work, row) -> None:
     out = work / f"w_{mode}"
     forward_dump(out, model, args, kwargs)
     rp = replay_model(model, ref, args=args, kwargs=kwargs)
-    _judge(row, f"weight {mode}", compare_dumps(ref, out), site,
-           rp.culprit and rp.culprit["name"], ref)
+    _judge(row, f"weight {mode}", compare_dumps(ref, out), site, rp.culprit and rp.culprit["name"], ref)
 
 
 def _own_code_fault(name, mode, ref, work, row) -> None:
@@ -176,8 +188,7 @@ def _own_code_fault(name, mode, ref, work, row) -> None:
     with F.own_code_fault(model, site, nth=nth):
         forward_dump(out, model, args, kwargs)
         rp = replay_model(model, ref, args=args, kwargs=kwargs)
-    _judge(row, f"own code {mode} ({site})", compare_dumps(ref, out), site,
-           rp.culprit and rp.culprit["name"])
+    _judge(row, f"own code {mode} ({site})", compare_dumps(ref, out), site, rp.culprit and rp.culprit["name"])
 
 
 def _effective(name: str, site: str) -> int | None:
@@ -206,8 +217,9 @@ def _grads(name, work, row) -> None:
         if mode == "bf16":
             honest = res
     for what, inject, size, kind in (
-            ("backward x1.25", F.scale_grad_input, 0.25, "backward.grad_input"),
-            ("weight grad x0.5", F.scale_weight_grad, 0.5, "backward.parameter")):
+        ("backward x1.25", F.scale_grad_input, 0.25, "backward.grad_input"),
+        ("weight grad x0.5", F.scale_weight_grad, 0.5, "backward.parameter"),
+    ):
         model, args, kwargs = lowered(name, "bf16")
         site = F.weight_site(model)
         out = work / "g_fault"
@@ -225,8 +237,7 @@ def _hidden(honest, site: str, kind: str, size: float) -> str | None:
             if "smallest normal" in e["reason"]:
                 return "the site's gradients are below the smallest normal"
             if (e.get("rel_err") or 0.0) >= size:
-                return (f"the honest bf16 step already errs {e['rel_err']:.2g} there "
-                        f"(fault {size:g})")
+                return f"the honest bf16 step already errs {e['rel_err']:.2g} there (fault {size:g})"
     return None
 
 
@@ -245,12 +256,19 @@ def main() -> None:
             row = sweep(name, Path(tmp))
             rows.append(row)
         ok = row["honest"] - len(row["alarms"]) - len(row["findings"])
-        print(f"{name:13} honest {ok}/{row['honest']} pass"
-              + (f" ({len(row['findings'])} true finding)" if row["findings"] else "")
-              + f", faults caught {row['caught']}/{row['faults']}, named {row['named']}"
-              f"  ({time.perf_counter() - t:.1f} s)", flush=True)
-        for label, key in (("FALSE ALARM", "alarms"), ("FINDING", "findings"),
-                           ("NOT COUNTED", "unseen"), ("MISS", "misses")):
+        print(
+            f"{name:13} honest {ok}/{row['honest']} pass"
+            + (f" ({len(row['findings'])} true finding)" if row["findings"] else "")
+            + f", faults caught {row['caught']}/{row['faults']}, named {row['named']}"
+            f"  ({time.perf_counter() - t:.1f} s)",
+            flush=True,
+        )
+        for label, key in (
+            ("FALSE ALARM", "alarms"),
+            ("FINDING", "findings"),
+            ("NOT COUNTED", "unseen"),
+            ("MISS", "misses"),
+        ):
             for line in row[key]:
                 print(f"    {label} {line}"[:300])
         if row.get("no_effect"):
@@ -260,10 +278,13 @@ def main() -> None:
     findings = sum(len(r["findings"]) for r in rows)
     faults = sum(r["faults"] for r in rows)
     unseen = sum(len(r["unseen"]) for r in rows)
-    print(f"\n{len(rows)} models, {time.perf_counter() - t0:.0f} s (torch {torch.__version__}): "
-          f"false alarms {alarms} of {honest} honest runs ({findings} true findings); faults "
-          f"caught {sum(r['caught'] for r in rows)} of {faults}, at the faulty module "
-          f"{sum(r['named'] for r in rows)} ({unseen} faults that cannot show not counted)")
+    print(
+        f"\n{len(rows)} models, {time.perf_counter() - t0:.0f} s (torch {torch.__version__}): "
+        f"false alarms {alarms} of {honest} honest runs ({findings} true findings); faults "
+        f"caught {sum(r['caught'] for r in rows)} of {faults}, at the faulty module "
+        f"{sum(r['named'] for r in rows)} ({unseen} faults that cannot show not counted)"
+    )
+
 
 if __name__ == "__main__":
     main()

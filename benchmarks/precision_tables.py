@@ -41,10 +41,13 @@ def _forward_s(model, args, kwargs, reps=3) -> float:
 
 def replay_table(work: Path) -> list[str]:
     import hf_models as H
+
     from migrate.precision.replay import replay_model
 
-    rows = [f"{'model':10}{'forward [s]':>13}{'replay [s]':>12}{'ratio':>8}"
-            f"{'per module [ms]':>17}  culprit (fault 0.05 on one weight)"]
+    rows = [
+        f"{'model':10}{'forward [s]':>13}{'replay [s]':>12}{'ratio':>8}"
+        f"{'per module [ms]':>17}  culprit (fault 0.05 on one weight)"
+    ]
     for name in H.MODELS:
         ref = work / f"{name}_replay_ref"
         _run(name, ref, inputs=True)
@@ -56,13 +59,16 @@ def replay_table(work: Path) -> list[str]:
         total = time.perf_counter() - t0
         right = result.culprit and result.culprit["name"] == H.FAULT_SITES[name]
         per = 1000 * total / max(1, result.replay_stats["outputs"])
-        rows.append(f"{name:10}{fwd:13.3f}{total:12.3f}{total / fwd:8.1f}{per:17.1f}  "
-                    f"{'right' if right else 'WRONG: ' + str(result.culprit)}")
+        rows.append(
+            f"{name:10}{fwd:13.3f}{total:12.3f}{total / fwd:8.1f}{per:17.1f}  "
+            f"{'right' if right else 'WRONG: ' + str(result.culprit)}"
+        )
     return rows
 
 
 def stats_table(work: Path) -> list[str]:
     import hf_models as H
+
     from migrate.precision.compare import compare_dumps
 
     head = f"{'model':10}" + "".join(f"{f'fp32 {s:g}':>11}{f'bf16 {s:g}':>11}" for s in FAULTS)
@@ -79,8 +85,10 @@ def stats_table(work: Path) -> list[str]:
                 res = compare_dumps(ref, out)
                 found = not res
                 site = H.FAULT_SITES[name]
-                named = found and ((res.first_divergence or {}).get("name") == site or
-                                   any(w["name"] == f"{site}.weight" for w in res.weights))
+                named = found and (
+                    (res.first_divergence or {}).get("name") == site
+                    or any(w["name"] == f"{site}.weight" for w in res.weights)
+                )
                 totals["faults"] += 1
                 totals["found"] += found
                 totals["named"] += bool(named)
@@ -94,10 +102,12 @@ def stats_table(work: Path) -> list[str]:
             totals["honest"] += 1
             totals["alarms"] += not res
         rows.append(line + f"  {'/'.join(alarms)}")
-    rows.append(f"stats-only: {totals['found']}/{totals['faults']} faults found, "
-                f"{totals['named']}/{totals['faults']} at the faulty module (first divergence or "
-                f"weights root cause); "
-                f"{totals['alarms']}/{totals['honest']} honest runs failed")
+    rows.append(
+        f"stats-only: {totals['found']}/{totals['faults']} faults found, "
+        f"{totals['named']}/{totals['faults']} at the faulty module (first divergence or "
+        f"weights root cause); "
+        f"{totals['alarms']}/{totals['honest']} honest runs failed"
+    )
     return rows
 
 
@@ -109,8 +119,11 @@ def tables() -> str:
         work = Path(tmp)
         out = ["replay (one pass, reference inputs fed to every module; caches on):"]
         out += replay_table(work)
-        out += ["", "stats-only dumps (no tensors; 64-bucket sketch per tensor): fault on 4 "
-                "rows of one weight, scaled by 1 + s"]
+        out += [
+            "",
+            "stats-only dumps (no tensors; 64-bucket sketch per tensor): fault on 4 "
+            "rows of one weight, scaled by 1 + s",
+        ]
         out += stats_table(work)
     return "\n".join(out)
 

@@ -41,20 +41,37 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """Move PyTorch projects from CUDA to Ascend NPUs (torch + torch_npu)."""
 
 
-for module in (scan_cmd, apply_cmd, rules_cmd, ops_cmd, precision_cmd, run_cmd,
-               sensitivity_cmd, doctor_cmd, bisect_cmd):
+for module in (
+    scan_cmd,
+    apply_cmd,
+    rules_cmd,
+    ops_cmd,
+    precision_cmd,
+    run_cmd,
+    sensitivity_cmd,
+    doctor_cmd,
+    bisect_cmd,
+):
     module.register(app)
 
 
 # Optional dependencies, by top-level module, and the extra that installs them.
-EXTRAS = {"torch": "torch", "safetensors": "torch", "numpy": "torch", "onnx": "onnx",
-          "onnxruntime": "onnx", "onnxscript": "onnx", "onnx_ir": "onnx"}
+EXTRAS = {
+    "torch": "torch",
+    "safetensors": "torch",
+    "numpy": "torch",
+    "onnx": "onnx",
+    "onnxruntime": "onnx",
+    "onnxscript": "onnx",
+    "onnx_ir": "onnx",
+}
 
 
 def _safe_streams() -> None:
@@ -81,8 +98,10 @@ def empty_argument(argv: list[str]) -> str | None:
     sub = typer.main.get_command(app).commands.get(command) if command else None  # type: ignore[attr-defined]
     if sub is None:
         return None
-    flags = {o for p in sub.params if getattr(p, "is_flag", False)
-             for o in (*p.opts, *p.secondary_opts)} | {"-h", "--help"}
+    flags = {o for p in sub.params if getattr(p, "is_flag", False) for o in (*p.opts, *p.secondary_opts)} | {
+        "-h",
+        "--help",
+    }
     wants_value = ""
     for arg in argv[1:]:
         if wants_value:
@@ -109,8 +128,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
     empty = empty_argument(sys.argv[1:])
     if empty is not None:
-        print(f"migrate: error: {empty}: empty value (an unset shell variable?)",
-              file=sys.stderr)
+        print(f"migrate: error: {empty}: empty value (an unset shell variable?)", file=sys.stderr)
         sys.exit(2)
     try:
         _dispatch()
@@ -125,9 +143,12 @@ def main() -> None:
         if os.environ.get("MIGRATE_DEBUG"):
             raise
         text = str(exc).strip().splitlines()
-        print(f"migrate: error: internal error: {type(exc).__name__}: "
-              f"{escape(text[0] if text else '')[:300]} (a bug: please report it; "
-              "MIGRATE_DEBUG=1 shows the traceback)", file=sys.stderr)
+        print(
+            f"migrate: error: internal error: {type(exc).__name__}: "
+            f"{escape(text[0] if text else '')[:300]} (a bug: please report it; "
+            "MIGRATE_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
         sys.exit(2)
 
 
@@ -141,8 +162,10 @@ def _dispatch() -> None:
         root = (exc.name or "").split(".")[0]
         if root not in EXTRAS:
             raise
-        print(f"migrate: error: this command needs {root}: pip install "
-              f"'ascend-migrate[{EXTRAS[root]}]'", file=sys.stderr)
+        print(
+            f"migrate: error: this command needs {root}: pip install 'ascend-migrate[{EXTRAS[root]}]'",
+            file=sys.stderr,
+        )
         sys.exit(2)
     except KeyboardInterrupt:
         print("migrate: interrupted", file=sys.stderr)

@@ -24,18 +24,25 @@ def env(**extra: str) -> dict[str, str]:
     return out
 
 
-def migrate(*args, timeout: float = 60, cwd=None, stdout=None, memory_mb: int | None = None,
-            **extra_env) -> subprocess.CompletedProcess:
+def migrate(
+    *args, timeout: float = 60, cwd=None, stdout=None, memory_mb: int | None = None, **extra_env
+) -> subprocess.CompletedProcess:
     """``migrate ARGS`` in a subprocess; fails the test on a hang or a traceback.
     ``memory_mb`` caps the child's address space (unbounded memory fails, not the box)."""
     args = tuple(map(str, args))
     if args and args[0] in ("scan", "apply"):  # these tests check the NPU forms
         args = (args[0], "--target", "npu", *args[1:])
-    r = subprocess.run([sys.executable, "-m", "migrate", *args], cwd=cwd,
-                       env=env(**extra_env), timeout=timeout,
-                       stdout=stdout if stdout is not None else subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, errors="replace",
-                       preexec_fn=_memory_cap(memory_mb))
+    r = subprocess.run(
+        [sys.executable, "-m", "migrate", *args],
+        cwd=cwd,
+        env=env(**extra_env),
+        timeout=timeout,
+        stdout=stdout if stdout is not None else subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        preexec_fn=_memory_cap(memory_mb),
+    )
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
     return r
 
@@ -60,8 +67,10 @@ def bounded_main(*args, seconds: float = 120, memory_mb: int = 3072) -> tuple[in
 
     def child() -> tuple[int, str, str]:
         raw = {name: io.BytesIO() for name in ("out", "err")}
-        streams = {k: io.TextIOWrapper(v, encoding="utf-8", errors="backslashreplace",
-                                       write_through=True) for k, v in raw.items()}
+        streams = {
+            k: io.TextIOWrapper(v, encoding="utf-8", errors="backslashreplace", write_through=True)
+            for k, v in raw.items()
+        }
         sys.stdout, sys.stderr = streams["out"], streams["err"]
         try:
             code = _main_code(args)
@@ -163,12 +172,13 @@ def can_drop_root() -> bool:
 # Minutes-long cases (a file with 100 000 findings): `pytest -m slow` with
 # MIGRATE_HEAVY_TESTS=1 runs them; CI's share of time goes to the rest.
 def heavy(test):
-    skip = pytest.mark.skipif(not os.environ.get("MIGRATE_HEAVY_TESTS"),
-                              reason="minutes long: set MIGRATE_HEAVY_TESTS=1")
+    skip = pytest.mark.skipif(
+        not os.environ.get("MIGRATE_HEAVY_TESTS"), reason="minutes long: set MIGRATE_HEAVY_TESTS=1"
+    )
     return pytest.mark.slow(skip(test))
 
-needs_nobody = pytest.mark.skipif(not can_drop_root(),
-                                  reason="needs root that can drop privileges to nobody")
+
+needs_nobody = pytest.mark.skipif(not can_drop_root(), reason="needs root that can drop privileges to nobody")
 
 
 def shared_dir() -> Path:

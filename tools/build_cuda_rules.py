@@ -42,9 +42,25 @@ from npu_wheel import VERSION, installed_name_exists, npu_wheel, target_exists  
 NOTES = REPO / "tools" / "cuda_rules_notes.yaml"
 OUT = REPO / "rules" / "torch_cuda.yaml"
 SNAPSHOTS = REPO / "tools" / "torch_cuda_names"
-SUBMODULES = ("amp", "amp.autocast_mode", "amp.grad_scaler", "amp.common", "memory", "graphs",
-              "streams", "random", "nvtx", "comm", "profiler", "sparse", "jiterator", "tunable",
-              "gds", "green_contexts", "nccl")
+SUBMODULES = (
+    "amp",
+    "amp.autocast_mode",
+    "amp.grad_scaler",
+    "amp.common",
+    "memory",
+    "graphs",
+    "streams",
+    "random",
+    "nvtx",
+    "comm",
+    "profiler",
+    "sparse",
+    "jiterator",
+    "tunable",
+    "gds",
+    "green_contexts",
+    "nccl",
+)
 
 
 def torch_cuda_names() -> dict[str, object]:
@@ -93,15 +109,19 @@ def snapshot_problem() -> str | None:
     version = _torch_version()
     path = snapshot_path(version)
     if not path.exists():
-        return (f"torch {version} has no snapshot ({path}): run "
-                "`python tools/build_cuda_rules.py --snapshot` under it")
+        return (
+            f"torch {version} has no snapshot ({path}): run "
+            "`python tools/build_cuda_rules.py --snapshot` under it"
+        )
     recorded = json.loads(path.read_text(encoding="utf-8"))["names"]
     live = snapshot_of(torch_cuda_names())
     if recorded != live:
         added = sorted(set(live) - set(recorded))[:5]
         gone = sorted(set(recorded) - set(live))[:5]
-        return (f"torch {version} lists other torch.cuda names than its snapshot (new: {added}, "
-                f"gone: {gone}): run `python tools/build_cuda_rules.py --snapshot` under it")
+        return (
+            f"torch {version} lists other torch.cuda names than its snapshot (new: {added}, "
+            f"gone: {gone}): run `python tools/build_cuda_rules.py --snapshot` under it"
+        )
     return None
 
 
@@ -115,15 +135,18 @@ def _public(mod: types.ModuleType) -> list[str]:
             if obj.__name__ == f"{mod.__name__}.{name}":
                 declared.append(name)
         elif getattr(obj, "__module__", None) == mod.__name__ and (
-                mod.__name__ == "torch.cuda" or not hasattr(mod, "__all__")):
+            mod.__name__ == "torch.cuda" or not hasattr(mod, "__all__")
+        ):
             declared.append(name)
     return declared
 
 
 def classify(names: dict[str, str | None], curated: dict) -> dict[str, dict]:
     """Rule code -> {"names": {...}, "notes": {...}, "fixers": {...}}."""
-    rules = {code: {"names": {}, "notes": {}, "fixers": {}} for code in
-             ("MIG101", "MIG102", "MIG103", "MIG104", "MIG105")}
+    rules = {
+        code: {"names": {}, "notes": {}, "fixers": {}}
+        for code in ("MIG101", "MIG102", "MIG103", "MIG104", "MIG105")
+    }
     wheel = npu_wheel()
     skip = tuple(curated["skip"])
     modules = curated["modules_without_npu"]
@@ -168,7 +191,7 @@ def canonical(target: str, wheel) -> str:
 
 
 def _classify_one(qual: str, names: dict, curated: dict, wheel):
-    tail = qual[len("torch.cuda"):]
+    tail = qual[len("torch.cuda") :]
     if qual in curated["behaviour"]:
         row = curated["behaviour"][qual]
         return "MIG104", row["target"], _sentence(row["note"]), row.get("fixer")
@@ -185,8 +208,12 @@ def _classify_one(qual: str, names: dict, curated: dict, wheel):
     if names.get(qual) == f"torch.cuda.{leaf}" and wheel.exists(f"torch.npu.{leaf}"):
         return "MIG102", f"torch.npu.{leaf}", None, None  # an alias of a top-level name
     print(f"note: {qual} has no counterpart and no curated note", file=sys.stderr)
-    return "MIG103", None, ("torch_npu has no counterpart. Remove the call or find another way to "
-                            "do its job on the NPU."), None
+    return (
+        "MIG103",
+        None,
+        ("torch_npu has no counterpart. Remove the call or find another way to do its job on the NPU."),
+        None,
+    )
 
 
 def _sentence(text: str) -> str:
@@ -195,13 +222,17 @@ def _sentence(text: str) -> str:
 
 def build(curated: dict, names: dict[str, str | None]) -> tuple[list[dict], dict[str, dict]]:
     tables = classify(names, curated)
-    bad = [(code, key, target) for code, table in tables.items()
-           for key, target in table["names"].items()
-           if target is not None and not target_exists(target)]
+    bad = [
+        (code, key, target)
+        for code, table in tables.items()
+        for key, target in table["names"].items()
+        if target is not None and not target_exists(target)
+    ]
     if bad:
         for code, key, target in bad:
-            print(f"error: {code} {key} -> {target}: target not in torch_npu {VERSION} / torch",
-                  file=sys.stderr)
+            print(
+                f"error: {code} {key} -> {target}: target not in torch_npu {VERSION} / torch", file=sys.stderr
+            )
         raise SystemExit(1)
     rows = []
     for template in curated["rules"]:
@@ -221,8 +252,22 @@ def build(curated: dict, names: dict[str, str | None]) -> tuple[list[dict], dict
 
 
 def _ordered(row: dict) -> dict:
-    order = ("code", "name", "kind", "category", "impact", "effort", "message", "fix_title",
-             "imports", "params", "portable", "transfer", "doc", "examples")
+    order = (
+        "code",
+        "name",
+        "kind",
+        "category",
+        "impact",
+        "effort",
+        "message",
+        "fix_title",
+        "imports",
+        "params",
+        "portable",
+        "transfer",
+        "doc",
+        "examples",
+    )
     return {key: row[key] for key in order if key in row}
 
 
@@ -230,13 +275,13 @@ def compare_with_data(data: Path, tables: dict[str, dict]) -> None:
     listed = data / "cuda_without_npu.txt"
     if not listed.exists():
         return
-    theirs = {line.split("\t")[0] for line in listed.read_text().splitlines()
-              if line.startswith("torch.cuda.")}
+    theirs = {
+        line.split("\t")[0] for line in listed.read_text().splitlines() if line.startswith("torch.cuda.")
+    }
     ours = {key for code in ("MIG103",) for key in tables[code]["names"]}
     mapped = {key for code in ("MIG101", "MIG102", "MIG104") for key in tables[code]["names"]}
     for name in sorted(theirs & mapped):
-        print(f"info: {name} is listed without counterpart in {listed.name}, "
-              f"mapped here", file=sys.stderr)
+        print(f"info: {name} is listed without counterpart in {listed.name}, mapped here", file=sys.stderr)
     covered = ours | {k[:-2] for k in ours if k.endswith(".*")}
     for name in sorted(theirs - covered - mapped):
         if not any(name.startswith(k[:-1]) for k in ours if k.endswith(".*")):
@@ -244,11 +289,12 @@ def compare_with_data(data: Path, tables: dict[str, dict]) -> None:
 
 
 def render(rows: list[dict], versions: list[str]) -> str:
-    header = ("# Generated by tools/build_cuda_rules.py from torch "
-              f"{', '.join(versions)} and the torch_npu {VERSION} wheel.\n"
-              "# Do not edit by hand: change tools/cuda_rules_notes.yaml and rerun the script.\n")
-    body = yaml.dump({"rules": rows}, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-                     width=100)
+    header = (
+        "# Generated by tools/build_cuda_rules.py from torch "
+        f"{', '.join(versions)} and the torch_npu {VERSION} wheel.\n"
+        "# Do not edit by hand: change tools/cuda_rules_notes.yaml and rerun the script.\n"
+    )
+    body = yaml.dump({"rules": rows}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     return header + body
 
 
@@ -272,20 +318,31 @@ _Dumper.add_representer(str, _str)
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("/work/shared/data"),
-                        help="folder with cuda_without_npu.txt, for a consistency report")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path("/work/shared/data"),
+        help="folder with cuda_without_npu.txt, for a consistency report",
+    )
     parser.add_argument("--notes", type=Path, default=NOTES, help="curated input")
     parser.add_argument("--out", type=Path, default=OUT, help="rule file to write")
     parser.add_argument("--check", action="store_true", help="exit 1 if --out is out of date")
-    parser.add_argument("--snapshot", action="store_true",
-                        help="record the installed torch's torch.cuda names, then build")
+    parser.add_argument(
+        "--snapshot", action="store_true", help="record the installed torch's torch.cuda names, then build"
+    )
     args = parser.parse_args(argv)
     if args.snapshot:
         path = snapshot_path(_torch_version())
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"torch": _torch_version(),
-                                    "names": snapshot_of(torch_cuda_names())},
-                                   indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        path.write_text(
+            json.dumps(
+                {"torch": _torch_version(), "names": snapshot_of(torch_cuda_names())},
+                indent=1,
+                sort_keys=True,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
         print(f"wrote {path.relative_to(REPO)}", file=sys.stderr)
     if args.check and (problem := snapshot_problem()) is not None:
         print(f"error: {problem}", file=sys.stderr)
@@ -301,8 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
         if current != text:
-            print(f"error: {args.out} is out of date: run `python tools/build_cuda_rules.py`",
-                  file=sys.stderr)
+            print(
+                f"error: {args.out} is out of date: run `python tools/build_cuda_rules.py`", file=sys.stderr
+            )
             return 1
         return 0
     args.out.parent.mkdir(parents=True, exist_ok=True)

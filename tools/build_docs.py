@@ -50,8 +50,10 @@ def fused_ops() -> str:
     from migrate.emulate.fused import FUSED
     from migrate.emulate.optim import OPTIMIZERS
 
-    lines = [f"  - `torch_npu.{name}`: {_first_line(getattr(fn, 'reference', fn), name)}"
-             for name, fn in FUSED.items()]
+    lines = [
+        f"  - `torch_npu.{name}`: {_first_line(getattr(fn, 'reference', fn), name)}"
+        for name, fn in FUSED.items()
+    ]
     lines.append("  - optimizers: " + ", ".join(f"`torch_npu.optim.{n}`" for n in OPTIMIZERS))
     return "\n" + "\n".join(lines) + "\n"
 
@@ -63,8 +65,7 @@ def metrics() -> str:
     for spec in specs():
         parts = []
         if spec.tier == "stats":
-            parts.append("stats-only dumps" + (f", fills `{spec.field}`" if spec.field != spec.name
-                                               else ""))
+            parts.append("stats-only dumps" + (f", fills `{spec.field}`" if spec.field != spec.name else ""))
         if spec.label and spec.label != spec.name:
             parts.append(f'column "{spec.label}"')
         if spec.gate_keys:
@@ -89,8 +90,11 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
 
 
 def _pattern(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(<!-- begin generated: {re.escape(name)} \(tools/build_docs.py\) -->)"
-                      rf"(.*?)(<!-- end generated: {re.escape(name)} -->)", re.S)
+    return re.compile(
+        rf"(<!-- begin generated: {re.escape(name)} \(tools/build_docs.py\) -->)"
+        rf"(.*?)(<!-- end generated: {re.escape(name)} -->)",
+        re.S,
+    )
 
 
 def render(text: str, name: str, body: str) -> str:

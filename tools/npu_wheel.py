@@ -53,9 +53,19 @@ def wheel_path(version: str = VERSION) -> Path:
         CACHE.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
             subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                 f"torch-npu=={version}", "-d", tmp],
-                check=True, capture_output=True,
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    f"torch-npu=={version}",
+                    "-d",
+                    tmp,
+                ],
+                check=True,
+                capture_output=True,
             )
             for wheel in Path(tmp).glob("torch_npu-*.whl"):
                 os.replace(wheel, CACHE / wheel.name)
@@ -84,8 +94,9 @@ class NpuWheel:
                 elif re.match(r"torch_npu/csrc/aten/npu_native_functions.*\.yaml$", name):
                     texts[name] = zf.read(name).decode("utf-8")
         self.custom_ops = _custom_ops(texts.values())
-        self.public_ops = set(_literal(self._tree("torch_npu.utils.exposed_api"),
-                                       "public_npu_functions") or ())
+        self.public_ops = set(
+            _literal(self._tree("torch_npu.utils.exposed_api"), "public_npu_functions") or ()
+        )
         self._bindings: dict[str, dict[str, ast.AST]] = {}
 
     # -- public API ---------------------------------------------------------------
@@ -98,8 +109,9 @@ class NpuWheel:
             return set()
         names = set(self._module_bindings(obj[1]))
         prefix = obj[1] + "."
-        names |= {m[len(prefix):] for m in self.sources if m.startswith(prefix)
-                  and "." not in m[len(prefix):]}
+        names |= {
+            m[len(prefix) :] for m in self.sources if m.startswith(prefix) and "." not in m[len(prefix) :]
+        }
         if obj[1] == "torch_npu":
             names |= self.exported_ops()
         return {n for n in names if not n.startswith("_")}
@@ -109,16 +121,21 @@ class NpuWheel:
         ``_init/patches/distributed_patches.py`` and ``Backend.<NAME>`` for each backend it
         registers (``Backend.register_backend("hccl", ...)`` sets ``Backend.HCCL``)."""
         added: set[str] = set()
-        aliases = _literal(self._tree("torch_npu._init.patches.distributed_patches"),
-                           "_PUBLIC_API_ALIASES") or ()
+        aliases = (
+            _literal(self._tree("torch_npu._init.patches.distributed_patches"), "_PUBLIC_API_ALIASES") or ()
+        )
         added |= {f"torch.{target}" for target, _source in aliases}
         for mod in [m for m, text in self.sources.items() if ".register_backend(" in text]:
             for node in ast.walk(self._tree(mod)):
-                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                        and node.func.attr == "register_backend" and node.args
-                        and getattr(node.func.value, "attr", None) == "Backend"
-                        and isinstance(node.args[0], ast.Constant)
-                        and isinstance(node.args[0].value, str)):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "register_backend"
+                    and node.args
+                    and getattr(node.func.value, "attr", None) == "Backend"
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)
+                ):
                     added.add(f"torch.distributed.Backend.{node.args[0].value.upper()}")
         return added
 
@@ -205,8 +222,12 @@ class NpuWheel:
         for stmt in self._tree(mod).body:  # Cls.attr = ... at module level
             if isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
-                    if (isinstance(target, ast.Attribute) and target.attr == name
-                            and isinstance(target.value, ast.Name) and target.value.id == cls.name):
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and target.attr == name
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == cls.name
+                    ):
                         return self._value(mod, stmt.value, seen)
         if name in _getattr_names(cls) or (instance and name in _self_assigned(cls)):
             return ("leaf",)
@@ -272,7 +293,7 @@ def _parse(source: str) -> ast.Module:
 
 def _normalise(qualname: str) -> str:
     if qualname == "torch.npu" or qualname.startswith("torch.npu."):
-        return "torch_npu.npu" + qualname[len("torch.npu"):]
+        return "torch_npu.npu" + qualname[len("torch.npu") :]
     return qualname
 
 
@@ -332,15 +353,21 @@ def _getattr_names(cls: ast.ClassDef) -> set[str]:
 
 
 def _self_assigned(cls: ast.ClassDef) -> set[str]:
-    return {node.attr for node in ast.walk(cls)
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
-            and isinstance(node.value, ast.Name) and node.value.id == "self"}
+    return {
+        node.attr
+        for node in ast.walk(cls)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    }
 
 
 def _literal(tree: ast.Module, name: str):
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+        ):
             try:
                 return ast.literal_eval(stmt.value)
             except ValueError:

@@ -16,33 +16,40 @@ FORMATS = ("text", "json")
 Paths = Annotated[list[Path], typer.Argument(help="Files or folders to rewrite.")]
 DiffOpt = Annotated[bool, typer.Option("--diff", help="Print a unified diff; write nothing.")]
 CheckOpt = Annotated[bool, typer.Option("--check", help="Exit 1 if anything would change.")]
-UnsafeOpt = Annotated[bool, typer.Option("--unsafe-fixes",
-                                         help="Also make fixes that may change behaviour.")]
+UnsafeOpt = Annotated[bool, typer.Option("--unsafe-fixes", help="Also make fixes that may change behaviour.")]
 FormatOpt = Annotated[str, typer.Option("--format", help="text | json (every edit).")]
 SelectOpt = Annotated[list[str] | None, typer.Option("--select", help="Rule codes or prefixes.")]
 IgnoreOpt = Annotated[list[str] | None, typer.Option("--ignore", help="Rule codes or prefixes to skip.")]
 ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of paths to skip.")]
-AnnotateOpt = Annotated[bool, typer.Option(
-    "--annotate", help="Mark manual findings with # migrate[RULE] comments.")]
-StripOpt = Annotated[bool, typer.Option(
-    "--strip-annotations", help="Only remove # migrate[RULE] comments.")]
-ExitZeroOpt = Annotated[bool, typer.Option(
-    "--exit-zero", help="Exit 0 even if files would change or a rewrite was refused.")]
+AnnotateOpt = Annotated[
+    bool, typer.Option("--annotate", help="Mark manual findings with # migrate[RULE] comments.")
+]
+StripOpt = Annotated[bool, typer.Option("--strip-annotations", help="Only remove # migrate[RULE] comments.")]
+ExitZeroOpt = Annotated[
+    bool, typer.Option("--exit-zero", help="Exit 0 even if files would change or a rewrite was refused.")
+]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="Worker processes for the scan.")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not use the scan cache.")]
 CacheDirOpt = Annotated[Path | None, typer.Option("--cache-dir", help="Cache folder.")]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="pyproject.toml with [tool.migrate].")]
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="No progress bar.")]
-TargetOpt = Annotated[str | None, typer.Option(
-    "--target", help="portable (keeps CUDA working; default) | npu (NPU only) | transfer "
-                     "(torch_npu's transfer_to_npu at entry points).")]
-FollowOpt = Annotated[bool, typer.Option(
-    "--follow-symlinks", help="Follow symlinks that lead out of the given paths.")]
+TargetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        help="portable (keeps CUDA working; default) | npu (NPU only) | transfer "
+        "(torch_npu's transfer_to_npu at entry points).",
+    ),
+]
+FollowOpt = Annotated[
+    bool, typer.Option("--follow-symlinks", help="Follow symlinks that lead out of the given paths.")
+]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Rewrite read-only files too.")]
 
 
-def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignore: bool,
-                     follow_symlinks: bool = False):
+def _annotated_files(
+    paths: list[Path], root: Path, exclude: list[str], gitignore: bool, follow_symlinks: bool = False
+):
     """Files holding `# migrate[...]` annotations, for --strip-annotations."""
     from migrate.core.fileio import SourceError, read_bytes
     from migrate.fix.annotate import COMMENT_KINDS
@@ -61,9 +68,27 @@ def _annotated_files(paths: list[Path], root: Path, exclude: list[str], gitignor
     return out
 
 
-def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude, annotate,
-              strip, jobs, no_cache, cache_dir, config, show_progress, follow_symlinks=False,
-              force=False, target=None):
+def run_apply(
+    paths,
+    *,
+    diff,
+    check,
+    unsafe_fixes,
+    fmt,
+    select,
+    ignore,
+    exclude,
+    annotate,
+    strip,
+    jobs,
+    no_cache,
+    cache_dir,
+    config,
+    show_progress,
+    follow_symlinks=False,
+    force=False,
+    target=None,
+):
     from migrate.commands.progress import scan_with_config
     from migrate.fix.rewrite import Options
     from migrate.fix.run import apply_scan
@@ -73,17 +98,40 @@ def run_apply(paths, *, diff, check, unsafe_fixes, fmt, select, ignore, exclude,
         raise UsageError(f"--format {fmt}: choose text or json")
     if strip and annotate:
         raise UsageError("--annotate and --strip-annotations exclude each other")
-    session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
-                                           cache_dir, config, target=target,
-                                           follow_symlinks=follow_symlinks,
-                                           verify_content=True, strict_config=True),
-                                 show_progress)
+    session = scan_with_config(
+        ScanRequest(
+            paths,
+            select,
+            ignore,
+            exclude,
+            jobs,
+            no_cache,
+            cache_dir,
+            config,
+            target=target,
+            follow_symlinks=follow_symlinks,
+            verify_content=True,
+            strict_config=True,
+        ),
+        show_progress,
+    )
     session = for_apply(session, select)
     result, rules, root, cfg = session.result, session.rules, session.root, session.config
-    options = Options(unsafe=unsafe_fixes or cfg.unsafe_fixes, annotate=annotate, strip=strip,
-                      write=not (diff or check), force=force, targets=session.targets)
-    files = _annotated_files(paths, root, [*cfg.exclude, *(exclude or [])],
-                             cfg.respect_gitignore, follow_symlinks) if strip else []
+    options = Options(
+        unsafe=unsafe_fixes or cfg.unsafe_fixes,
+        annotate=annotate,
+        strip=strip,
+        write=not (diff or check),
+        force=force,
+        targets=session.targets,
+    )
+    files = (
+        _annotated_files(
+            paths, root, [*cfg.exclude, *(exclude or [])], cfg.respect_gitignore, follow_symlinks
+        )
+        if strip
+        else []
+    )
     return apply_scan(result, root, rules, options, files, jobs), options
 
 
@@ -120,10 +168,25 @@ def register(app: typer.Typer) -> None:
 
         show = not no_progress and sys.stderr.isatty()
         run, options = run_apply(
-            paths, diff=diff, check=check, unsafe_fixes=unsafe_fixes, fmt=fmt, select=select,
-            ignore=ignore, exclude=exclude, annotate=annotate, strip=strip_annotations,
-            jobs=jobs, no_cache=no_cache, cache_dir=cache_dir, config=config,
-            show_progress=show, follow_symlinks=follow_symlinks, force=force, target=target)
+            paths,
+            diff=diff,
+            check=check,
+            unsafe_fixes=unsafe_fixes,
+            fmt=fmt,
+            select=select,
+            ignore=ignore,
+            exclude=exclude,
+            annotate=annotate,
+            strip=strip_annotations,
+            jobs=jobs,
+            no_cache=no_cache,
+            cache_dir=cache_dir,
+            config=config,
+            show_progress=show,
+            follow_symlinks=follow_symlinks,
+            force=force,
+            target=target,
+        )
         written = options.write
         if fmt == "json":  # with --diff the diffs go inside the JSON document
             sys.stdout.write(to_json(run, written=written, diffs=diff))
@@ -132,11 +195,11 @@ def register(app: typer.Typer) -> None:
                 sys.stdout.write("".join(unified_diff(o, run.root) for o in run.changed))
             report = sys.stderr if diff else sys.stdout
             if check and not diff:
-                report.write("".join(f"would change: {escape(shown_path(o.rel, run.root))}\n"
-                                     for o in run.changed))
+                report.write(
+                    "".join(f"would change: {escape(shown_path(o.rel, run.root))}\n" for o in run.changed)
+                )
             sys.stderr.write(errors_text(run))
-            report.write(summary_text(run, written=written, unsafe=options.unsafe,
-                                      color=report.isatty()))
+            report.write(summary_text(run, written=written, unsafe=options.unsafe, color=report.isatty()))
         if exit_zero:
             return
         if ((diff or check) and run.changed) or run.errors:

@@ -42,9 +42,11 @@ def unified_diff(outcome: Outcome, root=None) -> str:
 
 def to_json(run: ApplyRun, *, written: bool, diffs: bool = False) -> str:
     edits = [e.to_json() for o in run.changed for e in o.edits]
-    annotations = [{"rule": f.rule, "path": o.rel, "line": f.line,
-                    "message": " ".join(f.message.split())}
-                   for o in run.changed for f in o.annotated]
+    annotations = [
+        {"rule": f.rule, "path": o.rel, "line": f.line, "message": " ".join(f.message.split())}
+        for o in run.changed
+        for f in o.annotated
+    ]
     doc = {
         "tool": {"name": "ascend-migrate", "version": __version__},
         "written": written,
@@ -81,8 +83,10 @@ def summary_text(run: ApplyRun, *, written: bool, unsafe: bool, color: bool) -> 
         console.print(table)
     s = run.summary()
     verb = "changed" if written else "would change"
-    parts = [f"{s['files_changed']} file{'s' * (s['files_changed'] != 1)} {verb}",
-             f"{s['edits']} edit{'s' * (s['edits'] != 1)}"]
+    parts = [
+        f"{s['files_changed']} file{'s' * (s['files_changed'] != 1)} {verb}",
+        f"{s['edits']} edit{'s' * (s['edits'] != 1)}",
+    ]
     if s["annotations"]:
         parts.append(f"{s['annotations']} annotations")
     if s["annotations_removed"]:
@@ -93,15 +97,16 @@ def summary_text(run: ApplyRun, *, written: bool, unsafe: bool, color: bool) -> 
     console.print(", ".join(parts) + ".", highlight=False)
     left_unsafe = sum(1 for f in run.remaining if f.fix and f.fix.applicability == "unsafe")
     if left_unsafe and not unsafe:
-        console.print(f"{left_unsafe} more fixes are available with --unsafe-fixes.",
-                      highlight=False)
+        console.print(f"{left_unsafe} more fixes are available with --unsafe-fixes.", highlight=False)
     return buf.getvalue()
 
 
 def errors_text(run: ApplyRun) -> str:
     """Errors and warnings (hard links split), one line each, names escaped."""
-    lines = [f"{escape(shown_path(e.path, run.root))}: error: {escape(e.message)}\n"
-             for e in run.errors]
-    lines += [f"{escape(shown_path(o.rel, run.root))}: warning: {escape(w)}\n"
-              for o in run.outcomes for w in o.warnings]
+    lines = [f"{escape(shown_path(e.path, run.root))}: error: {escape(e.message)}\n" for e in run.errors]
+    lines += [
+        f"{escape(shown_path(o.rel, run.root))}: warning: {escape(w)}\n"
+        for o in run.outcomes
+        for w in o.warnings
+    ]
     return "".join(lines)

@@ -92,9 +92,11 @@ def doctor(
     # the interpreter it probes
     from migrate.scan.discover import read_by_scan
 
-    read: list[Path] = [*(Path(p) for p in log or () if str(p) != "-"),
-                        *([project] if project is not None else []),
-                        *([Path(_python(python))] if python is not None else [])]
+    read: list[Path] = [
+        *(Path(p) for p in log or () if str(p) != "-"),
+        *([project] if project is not None else []),
+        *([Path(_python(python))] if python is not None else []),
+    ]
     if output is not None and project is not None and read_by_scan(output, [project]):
         read.append(output)  # a requirement file of the project it checks
     check_output(output, "-o", read)

@@ -29,18 +29,23 @@ def _emit(result, fmt: str, output: Path | None) -> None:
         typer.echo(f"{summary_line(result)}\n{locus_line(result)}")
 
 
-Spec = Annotated[str, typer.Option("--model", "-m",
-                                    help="MOD:FN returning (model, args[, kwargs]).")]
+Spec = Annotated[str, typer.Option("--model", "-m", help="MOD:FN returning (model, args[, kwargs]).")]
 Device = Annotated[str, typer.Option("--device", help="cpu, cuda or npu.")]
 DType = Annotated[str | None, typer.Option("--dtype", help="Cast model and floating inputs.")]
 GateOpt = Annotated[Path | None, typer.Option("--gate", help="Thresholds YAML.")]
-ProfileOpt = Annotated[str | None, typer.Option(
-    "--profile", help="ascend (default: TF32/HF32 runs judged as such) or strict.")]
+ProfileOpt = Annotated[
+    str | None, typer.Option("--profile", help="ascend (default: TF32/HF32 runs judged as such) or strict.")
+]
 Fmt = Annotated[str, typer.Option("--format", "-f", help="text|json|html|junit|markdown")]
 Out = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to FILE.")]
-Reduced = Annotated[str | None, typer.Option(
-    "--reduced-fp32", help="What fp32 matmuls/convolutions really ran in, when the flags "
-    "cannot show it (emulation, another process): none, hf32, tf32, hf32-conv, tf32-conv.")]
+Reduced = Annotated[
+    str | None,
+    typer.Option(
+        "--reduced-fp32",
+        help="What fp32 matmuls/convolutions really ran in, when the flags "
+        "cannot show it (emulation, another process): none, hf32, tf32, hf32-conv, tf32-conv.",
+    ),
+]
 
 
 def dump_cmd(
@@ -52,8 +57,9 @@ def dump_cmd(
     inputs: Annotated[bool, typer.Option("--inputs", help="Record forward inputs.")] = False,
     grads: Annotated[bool, typer.Option("--grads", help="Record gradients.")] = False,
     params: Annotated[bool, typer.Option("--params", help="Record module parameters.")] = False,
-    apis: Annotated[bool, typer.Option(
-        "--apis", help="Also record every torch function called inside each module.")] = False,
+    apis: Annotated[
+        bool, typer.Option("--apis", help="Also record every torch function called inside each module.")
+    ] = False,
     include: Annotated[list[str] | None, typer.Option("--include", help="Module glob.")] = None,
     exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Module glob.")] = None,
     shard_mb: Annotated[int, typer.Option("--shard-mb", help="Shard size in MiB.")] = 64,
@@ -73,9 +79,20 @@ def dump_cmd(
     got = prepare_spec(model, device, dtype)
     import torch
 
-    with dump(got.model, output, inputs=inputs, grads=grads, params=params,
-              stats_only=stats_only, apis=apis, include=include, exclude=exclude,
-              shard_bytes=shard_mb << 20, meta={"spec": model}, precision=declared) as d:
+    with dump(
+        got.model,
+        output,
+        inputs=inputs,
+        grads=grads,
+        params=params,
+        stats_only=stats_only,
+        apis=apis,
+        include=include,
+        exclude=exclude,
+        shard_bytes=shard_mb << 20,
+        meta={"spec": model},
+        precision=declared,
+    ) as d:
         with torch.set_grad_enabled(grads):
             out = got.model(*got.args, **got.kwargs)
             if grads:
@@ -96,8 +113,9 @@ def compare_cmd(
     from migrate.precision.compare import compare_dumps
     from migrate.precision.manifest import dump_files
 
-    check_output(output, "-o", [*dump_files(ref), *dump_files(tgt),
-                                *(p for p in (gate, mapping) if p is not None)])
+    check_output(
+        output, "-o", [*dump_files(ref), *dump_files(tgt), *(p for p in (gate, mapping) if p is not None)]
+    )
     result = compare_dumps(ref, tgt, gate=gate, mapping=mapping, profile=profile)
     _emit(result, fmt, output)
     raise typer.Exit(0 if result else 1)
@@ -113,9 +131,14 @@ def replay_cmd(
     fmt: Fmt = "text",
     output: Out = None,
     reduced: Reduced = None,
-    apis: Annotated[bool | None, typer.Option(
-        "--apis/--no-apis", help="Judge every torch call inside each module (default: when "
-        "the reference was dumped with --apis).")] = None,
+    apis: Annotated[
+        bool | None,
+        typer.Option(
+            "--apis/--no-apis",
+            help="Judge every torch call inside each module (default: when "
+            "the reference was dumped with --apis).",
+        ),
+    ] = None,
 ) -> None:
     """Feed each module its reference inputs; name the module (and with --apis the torch
     call) that introduces error.
@@ -126,13 +149,21 @@ def replay_cmd(
     from migrate.precision.replay import replay_model
     from migrate.precision.runner import prepare, resolve_device, resolve_dtype, resolve_reduced
 
-    check_output(output, "-o", [*dump_files(ref), *spec_files(model),
-                                *(p for p in (gate,) if p is not None)])
+    check_output(output, "-o", [*dump_files(ref), *spec_files(model), *(p for p in (gate,) if p is not None)])
     declared = resolve_reduced(reduced)
     net, args, kwargs = prepare(model, device, dtype)
-    result = replay_model(net, ref, gate=gate, device=resolve_device(device),
-                          dtype=resolve_dtype(dtype), args=args, kwargs=kwargs,
-                          profile=profile, precision=declared or None, apis=apis)
+    result = replay_model(
+        net,
+        ref,
+        gate=gate,
+        device=resolve_device(device),
+        dtype=resolve_dtype(dtype),
+        args=args,
+        kwargs=kwargs,
+        profile=profile,
+        precision=declared or None,
+        apis=apis,
+    )
     _emit(result, fmt, output)
     if result.inconclusive:
         typer.echo(f"migrate replay: inconclusive: {result.inconclusive}", err=True)

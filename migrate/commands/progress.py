@@ -17,8 +17,13 @@ def progress_bar(enabled: bool):
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    progress = Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(),
-                        console=Console(stderr=True), transient=True)
+    progress = Progress(
+        TextColumn("scanning"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
     task = None
 
     def update(done: int, total: int) -> None:

@@ -49,14 +49,12 @@ def _table(rules: list[Rule]) -> str:
     console = Console(width=120, color_system=None, highlight=False, markup=False)
     with console.capture() as capture:
         console.print(table)
-    return (capture.get() + f"{len(rules)} rules. "
-            "`migrate rules ID` shows one rule's documentation.\n")
+    return capture.get() + f"{len(rules)} rules. `migrate rules ID` shows one rule's documentation.\n"
 
 
 def render(rules: list[Rule], key: str | None, fmt: str) -> str:
     if fmt not in FORMATS:
-        raise UsageError(f"unknown format {fmt!r} for `migrate rules` (choose from "
-                         f"{', '.join(FORMATS)})")
+        raise UsageError(f"unknown format {fmt!r} for `migrate rules` (choose from {', '.join(FORMATS)})")
     rule = find_rule(rules, key) if key else None
     if fmt == "json":
         data = ruledoc.rule_to_dict(rule) if rule else [ruledoc.rule_to_dict(r) for r in rules]
@@ -67,13 +65,16 @@ def render(rules: list[Rule], key: str | None, fmt: str) -> str:
 
 
 def rules_command(
-    rule_id: Annotated[str | None, typer.Argument(
-        metavar="ID", help="Rule code (MIG101) or name (torch-cuda-api).")] = None,
+    rule_id: Annotated[
+        str | None, typer.Argument(metavar="ID", help="Rule code (MIG101) or name (torch-cuda-api).")
+    ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="text | json | markdown.")] = "text",
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Write to FILE (e.g. docs/rules.md) instead.")] = None,
-    rules_dir: Annotated[Path | None, typer.Option(
-        "--rules-dir", hidden=True, help="Read rules from this folder (tests).")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to FILE (e.g. docs/rules.md) instead.")
+    ] = None,
+    rules_dir: Annotated[
+        Path | None, typer.Option("--rules-dir", hidden=True, help="Read rules from this folder (tests).")
+    ] = None,
 ) -> None:
     """List the rules, or show one rule's doc: what / why / example / fix safety."""
     from migrate.core.outputs import check_output

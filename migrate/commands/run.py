@@ -14,14 +14,10 @@ EMULATED = ("npu",)
 
 def run_cmd(
     ctx: typer.Context,
-    emulate: Annotated[str, typer.Option("--emulate", help="Device to emulate on the CPU: npu.")
-                       ] = "npu",
-    report: Annotated[Path | None, typer.Option("--report", help="Write the JSON report to FILE.")
-                      ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="Report on stderr: text|json|none.")
-                   ] = "text",
-    target: Annotated[str | None, typer.Option("--target", help="torch_npu==X.Y.Z registry.")
-                      ] = None,
+    emulate: Annotated[str, typer.Option("--emulate", help="Device to emulate on the CPU: npu.")] = "npu",
+    report: Annotated[Path | None, typer.Option("--report", help="Write the JSON report to FILE.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Report on stderr: text|json|none.")] = "text",
+    target: Annotated[str | None, typer.Option("--target", help="torch_npu==X.Y.Z registry.")] = None,
 ) -> None:
     """Run COMMAND (python train.py ..., python -m pkg, torchrun, pytest, a console script) as
     if on an Ascend NPU, on the CPU; report ops without NPU kernels, weak dtypes, host syncs.
@@ -62,5 +58,4 @@ class ProgramExit(SystemExit):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run", context_settings={"allow_extra_args": True,
-                                         "ignore_unknown_options": True})(run_cmd)
+    app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(run_cmd)

@@ -21,9 +21,9 @@ def failed(result: ScanResult, fail_on: str) -> bool:
     or any file error (a file that could not be read or parsed may hide findings; see
     docs/contracts.md §2)."""
     threshold = CATEGORY_RANK[fail_on]
-    return bool(result.errors) or any(CATEGORY_RANK[f.category] >= threshold
-                                      for f in result.findings
-                                      if not f.npu_aware)  # code that handles NPU needs no work
+    return bool(result.errors) or any(
+        CATEGORY_RANK[f.category] >= threshold for f in result.findings if not f.npu_aware
+    )  # code that handles NPU needs no work
 
 
 FAIL_ON = ("perf", "auto", "assisted", "manual")
@@ -36,15 +36,20 @@ def register(app: typer.Typer) -> None:
         fmt: str = typer.Option("text", "--format", help="text | json | sarif | markdown | github"),
         output: Path = typer.Option(None, "-o", "--output", help="Write the report to this file."),
         select: list[str] = typer.Option(None, "--select", help="Rule codes or prefixes (MIG1,MIG201)."),
-        extend_select: list[str] = typer.Option(None, "--extend-select",
-                                                help="Rule codes or prefixes to add to the selection."),
+        extend_select: list[str] = typer.Option(
+            None, "--extend-select", help="Rule codes or prefixes to add to the selection."
+        ),
         ignore: list[str] = typer.Option(None, "--ignore", help="Rule codes or prefixes to skip."),
         per_file_ignores: list[str] = typer.Option(
-            None, "--per-file-ignores", help="GLOB:CODE[,CODE...]: skip rules in matching files."),
+            None, "--per-file-ignores", help="GLOB:CODE[,CODE...]: skip rules in matching files."
+        ),
         exclude: list[str] = typer.Option(None, "--exclude", help="Glob of paths to skip."),
-        fail_on: str = typer.Option(None, "--fail-on",
-                                    help="Lowest category that fails the run: perf | auto | "
-                                         "assisted | manual (default auto: perf never fails)."),
+        fail_on: str = typer.Option(
+            None,
+            "--fail-on",
+            help="Lowest category that fails the run: perf | auto | "
+            "assisted | manual (default auto: perf never fails).",
+        ),
         exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings."),
         statistics: bool = typer.Option(False, "--statistics", help="Counts per rule instead of findings."),
         jobs: int = typer.Option(None, "--jobs", "-j", help="Worker processes (default: CPU count)."),
@@ -52,10 +57,12 @@ def register(app: typer.Typer) -> None:
         cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache folder."),
         config: Path = typer.Option(None, "--config", help="pyproject.toml to read [tool.migrate] from."),
         no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
-        target: str = typer.Option(None, "--target",
-                                   help="portable (default) | npu | transfer: what the fixes aim at."),
+        target: str = typer.Option(
+            None, "--target", help="portable (default) | npu | transfer: what the fixes aim at."
+        ),
         follow_symlinks: bool = typer.Option(
-            False, "--follow-symlinks", help="Follow symlinks that lead out of the given paths."),
+            False, "--follow-symlinks", help="Follow symlinks that lead out of the given paths."
+        ),
     ) -> None:
         """Report every CUDA-only use in PATH with a rule ID, category and suggestion."""
         if fmt not in FORMATS:
@@ -69,11 +76,23 @@ def register(app: typer.Typer) -> None:
             read = [p for p in [*paths, config] if p is not None]
             check_output(output, "-o", read + ([output] if read_by_scan(output, paths) else []))
         show = not no_progress and sys.stderr.isatty()
-        session = scan_with_config(ScanRequest(paths, select, ignore, exclude, jobs, no_cache,
-                                               cache_dir, config, target=target,
-                                               follow_symlinks=follow_symlinks,
-                                               extend_select=extend_select,
-                                               per_file_ignores=per_file_ignores), show)
+        session = scan_with_config(
+            ScanRequest(
+                paths,
+                select,
+                ignore,
+                exclude,
+                jobs,
+                no_cache,
+                cache_dir,
+                config,
+                target=target,
+                follow_symlinks=follow_symlinks,
+                extend_select=extend_select,
+                per_file_ignores=per_file_ignores,
+            ),
+            show,
+        )
         result, rules, root, cfg = session.result, session.rules, session.root, session.config
         threshold = fail_on or cfg.fail_on or "auto"
         if threshold not in CATEGORY_RANK:
@@ -82,8 +101,15 @@ def register(app: typer.Typer) -> None:
         from migrate.report.effort import project_model
 
         color = output is None and fmt == "text" and sys.stdout.isatty()
-        text = render(result, fmt, rules, root=root, statistics=statistics, color=color,
-                      effort=project_model(session.effort))
+        text = render(
+            result,
+            fmt,
+            rules,
+            root=root,
+            statistics=statistics,
+            color=color,
+            effort=project_model(session.effort),
+        )
         emit(text, output)
         if not exit_zero and failed(result, threshold):
             raise typer.Exit(1)

@@ -16,8 +16,7 @@ import typer
 from migrate.commands.output import emit
 
 # What --keep-out writes (precision/sensitivity/emit.py): checked before any work.
-KEEP_FILES = ("keep_dtype.cfg", "modify_mixlist.json", "autocast_exclude.py", "quant_skip.txt",
-              "model.onnx")
+KEEP_FILES = ("keep_dtype.cfg", "modify_mixlist.json", "autocast_exclude.py", "quant_skip.txt", "model.onnx")
 
 
 def _progress(done: int, total: int, unit: str, eta: float) -> None:
@@ -28,23 +27,42 @@ def _progress(done: int, total: int, unit: str, eta: float) -> None:
 
 
 def sensitivity_cmd(
-    model: Annotated[str, typer.Option("--model", "-m", help="MOD:FN: model, example batch; "
-                                       "a dict spec may add 'calibration' and 'loss'.")],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="MOD:FN: model, example batch; a dict spec may add 'calibration' and 'loss'.",
+        ),
+    ],
     fmt: Annotated[str, typer.Option("--to", help="fp16, bf16, hf32, int8 or int4.")] = "bf16",
     unit: Annotated[str, typer.Option("--unit", help="module, type or op.")] = "module",
-    granularity: Annotated[str, typer.Option(
-        "--granularity", help="int formats: tensor, channel or group.")] = "channel",
+    granularity: Annotated[
+        str, typer.Option("--granularity", help="int formats: tensor, channel or group.")
+    ] = "channel",
     group: Annotated[int, typer.Option("--group-size", help="int formats, group size.")] = 128,
-    activations: Annotated[bool, typer.Option(
-        "--activations", help="int formats: also quantize each unit's inputs (int8).")] = False,
-    max_units: Annotated[int | None, typer.Option(
-        "--max-units", help="Measure at most N units (in model order).")] = None,
-    max_rel_err: Annotated[float | None, typer.Option(
-        "--max-rel-err", help="Limit for the lowered model (default: the gate's rel_err_max "
-        "of the format's class; 0.05 for int formats).")] = None,
-    keep_out: Annotated[Path | None, typer.Option(
-        "--keep-out", help="Write keep_dtype.cfg, modify_mixlist.json, autocast_exclude.py, "
-        "quant_skip.txt and model.onnx here.")] = None,
+    activations: Annotated[
+        bool, typer.Option("--activations", help="int formats: also quantize each unit's inputs (int8).")
+    ] = False,
+    max_units: Annotated[
+        int | None, typer.Option("--max-units", help="Measure at most N units (in model order).")
+    ] = None,
+    max_rel_err: Annotated[
+        float | None,
+        typer.Option(
+            "--max-rel-err",
+            help="Limit for the lowered model (default: the gate's rel_err_max "
+            "of the format's class; 0.05 for int formats).",
+        ),
+    ] = None,
+    keep_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--keep-out",
+            help="Write keep_dtype.cfg, modify_mixlist.json, autocast_exclude.py, "
+            "quant_skip.txt and model.onnx here.",
+        ),
+    ] = None,
     out_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Report file.")] = None,
     gate: Annotated[Path | None, typer.Option("--gate", help="Thresholds YAML.")] = None,
@@ -76,10 +94,19 @@ def sensitivity_cmd(
         check_output(keep_out / name, "--keep-out", [*inputs, *([output] if output else [])])
     target = parse_format(fmt, granularity, group, activations)
     got = prepare_spec(model)
-    report = run_sensitivity(got.model, got.calibration, target, unit, loss=got.loss,
-                             gate=load_gate(gate), max_units=max_units,
-                             max_rel_err=max_rel_err, keep_out=keep_out,
-                             progress=_progress, model_name=model)
+    report = run_sensitivity(
+        got.model,
+        got.calibration,
+        target,
+        unit,
+        loss=got.loss,
+        gate=load_gate(gate),
+        max_units=max_units,
+        max_rel_err=max_rel_err,
+        keep_out=keep_out,
+        progress=_progress,
+        model_name=model,
+    )
     import torch
 
     report["torch"] = torch.__version__

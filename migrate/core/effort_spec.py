@@ -46,8 +46,9 @@ class EffortSpec:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not 0 <= value < 1e9:  # NaN and infinity fail this too
+    if (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e9
+    ):  # NaN and infinity fail this too
         raise EffortError(f"{where}: want a number of minutes >= 0, got {value!r}")
     return float(value)
 
@@ -117,8 +118,12 @@ def defaults() -> Defaults:
             raise EffortError(f"{path.name}: effort.categories lacks {cat}")
         check_effort(raw, f"{path.name}: effort.categories.{cat}")
         cats[cat] = merge(EffortSpec(0.0), raw, cat)
-    impacts = {k: _number(v, f"{path.name}: effort.impacts.{k}")
-               for k, v in (data.get("impacts") or {}).items()}
-    return Defaults(cats, impacts,
-                    _number(data.get("guarded_factor", 1.0), f"{path.name}: guarded_factor"),
-                    _number(data.get("npu_aware_factor", 0.0), f"{path.name}: npu_aware_factor"))
+    impacts = {
+        k: _number(v, f"{path.name}: effort.impacts.{k}") for k, v in (data.get("impacts") or {}).items()
+    }
+    return Defaults(
+        cats,
+        impacts,
+        _number(data.get("guarded_factor", 1.0), f"{path.name}: guarded_factor"),
+        _number(data.get("npu_aware_factor", 0.0), f"{path.name}: npu_aware_factor"),
+    )

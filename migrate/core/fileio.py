@@ -38,14 +38,30 @@ from pathlib import Path
 
 from migrate.core.filelock import locked
 
-__all__ = ["MAX_FILE_BYTES", "Place", "SourceError", "SourceFile", "atomic_write",
-           "content_hash", "decode", "encode_text", "locked", "read_bytes", "read_head",
-           "read_source", "write_source"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "Place",
+    "SourceError",
+    "SourceFile",
+    "atomic_write",
+    "content_hash",
+    "decode",
+    "encode_text",
+    "locked",
+    "read_bytes",
+    "read_head",
+    "read_source",
+    "write_source",
+]
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
-         (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16-le"),
-         (codecs.BOM_UTF16_BE, "utf-16-be"))
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
 _ASCII_SAFE = {"utf-8", "utf-8-sig", "ascii"}  # codecs whose bytes the byte prefilter can read
 
 
@@ -70,10 +86,13 @@ class Place:
         """The resolved path of ``path`` now; SourceError if it left its place."""
         now = os.path.realpath(path)
         if self.real and now != self.real:
-            raise SourceError("the path now leads somewhere else than when it was scanned "
-                              "(a file or folder was replaced by a symbolic link); not written")
-        if self.within and not any(now == r or now.startswith(r.rstrip(os.sep) + os.sep)
-                                   for r in self.within):
+            raise SourceError(
+                "the path now leads somewhere else than when it was scanned "
+                "(a file or folder was replaced by a symbolic link); not written"
+            )
+        if self.within and not any(
+            now == r or now.startswith(r.rstrip(os.sep) + os.sep) for r in self.within
+        ):
             raise SourceError("the path leads out of the scanned tree; not written")
         return now
 
@@ -180,7 +199,7 @@ def decode(data: bytes, python: bool, path: Path | str = "") -> SourceFile:
     """Decode a file's bytes exactly; SourceError on binary data or a wrong encoding."""
     codec, bom = detect_encoding(data, python)
     try:
-        text = data[len(bom):].decode(codec)
+        text = data[len(bom) :].decode(codec)
     except (UnicodeDecodeError, LookupError) as exc:
         why = getattr(exc, "reason", exc)
         raise SourceError(f"cannot decode as {codec}: {why}") from None
@@ -200,8 +219,9 @@ def prefilter_bytes(source: SourceFile) -> bytes:
     return source.raw if source.encoding in _ASCII_SAFE else source.text.encode("utf-8", "replace")
 
 
-def read_source(path: Path, python: bool | None = None,
-                limit: int = MAX_FILE_BYTES, place: Place | None = None) -> SourceFile:
+def read_source(
+    path: Path, python: bool | None = None, limit: int = MAX_FILE_BYTES, place: Place | None = None
+) -> SourceFile:
     """Read and decode ``path``; ``python`` defaults to "ends with .py/.pyi". With a
     ``place``, the file is opened where the place allows and nowhere else."""
     if python is None:
@@ -233,8 +253,7 @@ class _InTree:
                 try:
                     nxt = os.open(part, flags, dir_fd=fd)
                 except OSError as exc:
-                    raise SourceError(f"cannot open folder {part!r}: "
-                                      f"{_link_or(exc)}; not written") from None
+                    raise SourceError(f"cannot open folder {part!r}: {_link_or(exc)}; not written") from None
                 os.close(fd)
                 fd = nxt
         except BaseException:
@@ -248,8 +267,11 @@ class _InTree:
 
     def open_file(self, name: str | None = None) -> int:
         try:
-            return os.open(name or self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-                           | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=self.fd)
+            return os.open(
+                name or self.name,
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
+                dir_fd=self.fd,
+            )
         except OSError as exc:
             raise SourceError(f"cannot read: {_link_or(exc)}") from None
 
@@ -264,8 +286,10 @@ def _link_or(exc: OSError) -> str:
 
 def encode_text(source: SourceFile, text: str) -> bytes:
     if not source.exact:
-        raise SourceError(f"its encoding ({source.encoding}) does not give back the same bytes; "
-                          "rewriting it would re-encode the whole file")
+        raise SourceError(
+            f"its encoding ({source.encoding}) does not give back the same bytes; "
+            "rewriting it would re-encode the whole file"
+        )
     try:
         return source.bom + text.encode(source.encoding)
     except UnicodeEncodeError:
@@ -285,14 +309,18 @@ def _writable_problem(st: os.stat_result, real: str, force: bool) -> str | None:
     """Why the file (stat ``st``, resolved path ``real``) must not be rewritten, or None."""
     if force:
         return None
-    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(
-            real, os.W_OK):
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(real, os.W_OK):
         return "read-only file; not written (--force to rewrite it anyway)"
     return None
 
 
-def atomic_write(path: Path | str, data: bytes, expect: bytes | None = None,
-                 force: bool = False, place: Place | None = None) -> None:
+def atomic_write(
+    path: Path | str,
+    data: bytes,
+    expect: bytes | None = None,
+    force: bool = False,
+    place: Place | None = None,
+) -> None:
     """Replace ``path`` by ``data`` via a temporary file in the same folder.
 
     With ``expect``, the file must still hold exactly those bytes just before the replace
@@ -309,8 +337,9 @@ def atomic_write(path: Path | str, data: bytes, expect: bytes | None = None,
             if problem:
                 raise SourceError(problem)
         tmp = f".mig-{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600, dir_fd=at.fd)
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=at.fd
+        )
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)

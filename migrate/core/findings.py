@@ -58,20 +58,25 @@ class Fix:
 
     def locate(self, index: LineIndex) -> Fix:
         """This fix, with where each edit sits in the text ``index`` was built on."""
-        return replace(self, ranges=[(*index.position(e.start), *index.position(e.end))
-                                     for e in self.edits])
+        return replace(self, ranges=[(*index.position(e.start), *index.position(e.end)) for e in self.edits])
 
     def held_back(self) -> Fix:
         """This fix, made only with --unsafe-fixes (a statement must not be left half ported)."""
         return replace(self, applicability="unsafe")
 
     def edits_json(self) -> list[dict]:
-        return [{"line": r[0], "column": r[1], "end_line": r[2], "end_column": r[3],
-                 "content": e.content} for e, r in zip(self.edits, self.ranges)]
+        return [
+            {"line": r[0], "column": r[1], "end_line": r[2], "end_column": r[3], "content": e.content}
+            for e, r in zip(self.edits, self.ranges)
+        ]
 
     def to_json(self) -> dict:
-        return {"applicability": self.applicability, "description": self.description,
-                "edits": self.edits_json(), "imports": list(self.imports)}
+        return {
+            "applicability": self.applicability,
+            "description": self.description,
+            "edits": self.edits_json(),
+            "imports": list(self.imports),
+        }
 
 
 @dataclass(frozen=True)
@@ -84,8 +89,9 @@ class Draft:
     imports: list[str] = field(default_factory=list)
 
 
-def fix_for(rule, edits: list[Edit], values: dict, imports: list[str] | None = None, *,
-            description: str | None = None) -> Fix:
+def fix_for(
+    rule, edits: list[Edit], values: dict, imports: list[str] | None = None, *, description: str | None = None
+) -> Fix:
     """The fix of a ``rule`` (a migrate.core.rules.Rule): safe for an auto rule, unsafe for
     an assisted one; described by the rule's fix title filled with ``values`` unless the
     edits write something else (a portable form, a fixer's helper): then ``description``
@@ -96,8 +102,7 @@ def fix_for(rule, edits: list[Edit], values: dict, imports: list[str] | None = N
         applicability="safe" if rule.category == "auto" else "unsafe",
         description=description if description is not None else rule.format_fix_title(**values),
         edits=edits,
-        imports=[s for s in dict.fromkeys([*rule.imports, *(imports or [])])
-                 if import_needed(s, written)],
+        imports=[s for s in dict.fromkeys([*rule.imports, *(imports or [])]) if import_needed(s, written)],
     )
 
 
@@ -109,8 +114,9 @@ def import_needed(statement: str, new_code: str) -> bool:
     itself with `import torch` (a torch.backends entry point), so torch.npu needs no import.
     (A fix lists only the imports its edits need; apply adds only those the pass needs.)"""
     if statement.strip() == "import torch_npu":
-        code = "\n".join(line for line in new_code.splitlines()
-                         if not line.lstrip().startswith(("import ", "from ")))
+        code = "\n".join(
+            line for line in new_code.splitlines() if not line.lstrip().startswith(("import ", "from "))
+        )
         return bool(_NAMES_TORCH_NPU.search(code))
     return True
 
@@ -156,8 +162,7 @@ class Finding:
     # -- verdicts of the passes after matching: each returns a new finding -----------------
     def left_as_is(self, why: str) -> Finding:
         """The code already handles NPU (or a runtime patch does): no fix, no work."""
-        return replace(self, fix=None, npu_aware=True, category="auto",
-                       message=f"{self.message} ({why})")
+        return replace(self, fix=None, npu_aware=True, category="auto", message=f"{self.message} ({why})")
 
     def for_a_person(self, note: str) -> Finding:
         """No automatic fix here after all: a person acts (``note`` says why)."""
@@ -267,7 +272,7 @@ def splice(text: str, edits: list[Edit]) -> str:
     for e in sorted(set(edits), key=lambda e: (e.start, e.end != e.start, e.end, e.content)):
         if e.start < pos:
             continue
-        out.append(text[pos:e.start])
+        out.append(text[pos : e.start])
         out.append(e.content)
         pos = e.end
     out.append(text[pos:])
@@ -331,8 +336,10 @@ class LineIndex:
 
     def span(self, node) -> tuple[int, int]:
         """Character offsets [start, end) of an ast node."""
-        return (self.offset_of_node(node.lineno, node.col_offset),
-                self.offset_of_node(node.end_lineno, node.end_col_offset))
+        return (
+            self.offset_of_node(node.lineno, node.col_offset),
+            self.offset_of_node(node.end_lineno, node.end_col_offset),
+        )
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset."""
@@ -353,7 +360,7 @@ class LineIndex:
     def line_text(self, line: int) -> str:
         text = self._lines.get(line)
         if text is None:
-            text = self._lines[line] = self.text[self.starts[line - 1]:self.line_end(line)]
+            text = self._lines[line] = self.text[self.starts[line - 1] : self.line_end(line)]
         return text
 
     def snippet(self, line: int, col: int) -> tuple[str, int]:
@@ -363,4 +370,4 @@ class LineIndex:
         if end - start <= SNIPPET_MAX:
             return self.text[start:end], 0
         first = min(max(0, col - 1 - SNIPPET_MAX // 4), end - start - SNIPPET_MAX)
-        return self.text[start + first:start + first + SNIPPET_MAX], first
+        return self.text[start + first : start + first + SNIPPET_MAX], first

@@ -87,8 +87,11 @@ def _is_torch_import(node: ast.stmt) -> bool:
 
 
 def _is_docstring(node: ast.stmt) -> bool:
-    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str))
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
 
 
 def guarded_torch_import(tree: ast.Module) -> ast.stmt | None:
@@ -111,9 +114,12 @@ def _anchor(tree: ast.Module) -> tuple[int | None, int | None]:
     for i, node in enumerate(tree.body):
         if _is_torch_import(node):
             # isort order: stay with the `import torch...` lines that follow directly.
-            while (i + 1 < len(tree.body) and isinstance(node, ast.Import)
-                   and isinstance(tree.body[i + 1], ast.Import)
-                   and _is_torch_import(tree.body[i + 1])):
+            while (
+                i + 1 < len(tree.body)
+                and isinstance(node, ast.Import)
+                and isinstance(tree.body[i + 1], ast.Import)
+                and _is_torch_import(tree.body[i + 1])
+            ):
                 i += 1
                 node = tree.body[i]
             return node.end_lineno, None
@@ -143,6 +149,8 @@ def anchor_offset(text: str, tree: ast.Module) -> int:
     if before is not None:
         return index.starts[before - 1]
     return len(text)
+
+
 def _shared_line_end(tree: ast.Module, line: int, index: LineIndex) -> int | None:
     """If the anchor statement ending on ``line`` is followed by another statement on that
     same line, the offset where the anchor stops (inserting after the line would put the
@@ -150,8 +158,11 @@ def _shared_line_end(tree: ast.Module, line: int, index: LineIndex) -> int | Non
     body = tree.body
     for i in range(len(body) - 1, -1, -1):
         node = body[i]
-        if node.end_lineno != line or not (_is_torch_import(node) or _is_docstring(node) or (
-                isinstance(node, ast.ImportFrom) and node.module == "__future__")):
+        if node.end_lineno != line or not (
+            _is_torch_import(node)
+            or _is_docstring(node)
+            or (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+        ):
             continue
         if i + 1 < len(body) and body[i + 1].lineno == line:
             return index.offset_of_node(line, node.end_col_offset or 0)
@@ -190,9 +201,23 @@ def extend_edits(text: str, tree: ast.Module, wanted: list[str]) -> tuple[list[E
     index = LineIndex(text)
     for stmt in wanted:
         m = _FROM.fullmatch(stmt)
-        node = next((n for n in tree.body if isinstance(n, ast.ImportFrom) and m and
-                     not n.level and n.module == m.group(1) and n.lineno == n.end_lineno and
-                     all(a.name != "*" for a in n.names)), None) if m else None
+        node = (
+            next(
+                (
+                    n
+                    for n in tree.body
+                    if isinstance(n, ast.ImportFrom)
+                    and m
+                    and not n.level
+                    and n.module == m.group(1)
+                    and n.lineno == n.end_lineno
+                    and all(a.name != "*" for a in n.names)
+                ),
+                None,
+            )
+            if m
+            else None
+        )
         if node is None or m is None:
             rest.append(stmt)
             continue
@@ -223,8 +248,7 @@ def isort_key(name: str) -> tuple[int, str, str]:
     return rank, name.lower(), name
 
 
-def import_edits(text: str, tree: ast.Module, statements: list[str],
-                 new_code: str = "") -> list[Edit]:
+def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: str = "") -> list[Edit]:
     """The edits that add the missing ``statements`` to ``text``: names joining a plain
     ``from M import ...`` line the file has; imports of the project's own modules after
     the file's last import of that package (else after its imports); the rest together
@@ -238,8 +262,11 @@ def import_edits(text: str, tree: ast.Module, statements: list[str],
     torchish = []
     for stmt in rest:
         m = _FROM.fullmatch(stmt)
-        line = _project_anchor(tree, m.group(1).split(".")[0], m.group(1)) if m and not \
-            m.group(1).split(".")[0].startswith("torch") else None
+        line = (
+            _project_anchor(tree, m.group(1).split(".")[0], m.group(1))
+            if m and not m.group(1).split(".")[0].startswith("torch")
+            else None
+        )
         if line is None or line >= len(index.starts):
             torchish.append(stmt)
         else:
@@ -282,8 +309,11 @@ def _project_anchor(tree: ast.Module, top: str, module: str = "") -> int | None:
     keys = [(n.module or "").lower() for n in froms]
     if module and froms and keys == sorted(keys):
         after = next((n for n, k in zip(froms, keys) if k > module.lower()), None)
-        if after is not None and after.lineno > 1 and not any(
-                other is not after and other.end_lineno == after.lineno for other in tree.body):
+        if (
+            after is not None
+            and after.lineno > 1
+            and not any(other is not after and other.end_lineno == after.lineno for other in tree.body)
+        ):
             return after.lineno - 1
     node = (same or leading)[-1]
     if any(other is not node and other.lineno == node.end_lineno for other in tree.body):
@@ -291,8 +321,7 @@ def _project_anchor(tree: ast.Module, top: str, module: str = "") -> int | None:
     return node.end_lineno
 
 
-def import_edit(text: str, tree: ast.Module, statements: list[str],
-                new_code: str = "") -> Edit | None:
+def import_edit(text: str, tree: ast.Module, statements: list[str], new_code: str = "") -> Edit | None:
     """The one insertion that adds the missing ``statements`` to ``text``, or None."""
     have = module_imports(tree)
     wanted: list[str] = []

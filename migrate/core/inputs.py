@@ -27,8 +27,7 @@ from migrate.core.display import escape
 from migrate.core.errors import UsageError
 from migrate.core.fileio import SourceError, read_bytes
 
-__all__ = ["MAX_DOC_BYTES", "MAX_NODES", "input_path", "load_json", "load_yaml", "read_input",
-           "require_path"]
+__all__ = ["MAX_DOC_BYTES", "MAX_NODES", "input_path", "load_json", "load_yaml", "read_input", "require_path"]
 
 MAX_DOC_BYTES = 16 * 1024 * 1024  # a gate, mapping, config or manifest
 MAX_ALIASES = 1000
@@ -55,8 +54,7 @@ def input_path(path: str | os.PathLike | None, what: str, limit: int | None = No
     except OSError as exc:
         raise UsageError(f"{what} {escape(str(p))}: {_why(exc)}") from None
     if not stat.S_ISREG(st.st_mode):
-        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a FIFO, device " \
-            "or socket)"
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a FIFO, device or socket)"
         raise UsageError(f"{what} {escape(str(p))}: {kind}; give a file")
     if limit is not None and st.st_size > limit:
         raise UsageError(f"{what} {escape(str(p))}: too large ({st.st_size} bytes, limit {limit})")
@@ -80,8 +78,9 @@ def _text(data: bytes, what: str, path) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{what} {escape(str(path))}: not UTF-8 text ({exc.reason} at byte "
-                         f"{exc.start})") from None
+        raise UsageError(
+            f"{what} {escape(str(path))}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
 
 
 def _loader():
@@ -104,8 +103,9 @@ def _loader():
     return Bounded
 
 
-def load_yaml(path: str | os.PathLike | None, what: str, limit: int = MAX_DOC_BYTES,
-              data: bytes | None = None) -> Any:
+def load_yaml(
+    path: str | os.PathLike | None, what: str, limit: int = MAX_DOC_BYTES, data: bytes | None = None
+) -> Any:
     """The YAML document in ``path`` (or ``data``), bounded: see the module doc."""
     import yaml
 
@@ -119,19 +119,22 @@ def load_yaml(path: str | os.PathLike | None, what: str, limit: int = MAX_DOC_BY
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
-        raise UsageError(f"{what} {escape(str(path))}: invalid YAML: "
-                         f"{escape(' '.join(str(exc).split()))[:300]}") from None
+        raise UsageError(
+            f"{what} {escape(str(path))}: invalid YAML: {escape(' '.join(str(exc).split()))[:300]}"
+        ) from None
     except RecursionError:
         raise UsageError(f"{what} {escape(str(path))}: nested too deeply") from None
     except ValueError as exc:  # an integer past Python's digit limit
-        raise UsageError(f"{what} {escape(str(path))}: invalid YAML: "
-                         f"{escape(' '.join(str(exc).split()))[:300]}") from None
+        raise UsageError(
+            f"{what} {escape(str(path))}: invalid YAML: {escape(' '.join(str(exc).split()))[:300]}"
+        ) from None
     check_size(doc, f"{what} {escape(str(path))}")
     return doc
 
 
-def load_json(path: str | os.PathLike | None, what: str, limit: int = MAX_DOC_BYTES,
-              finite: bool = False) -> Any:
+def load_json(
+    path: str | os.PathLike | None, what: str, limit: int = MAX_DOC_BYTES, finite: bool = False
+) -> Any:
     """The JSON document in ``path``: bounded size and depth (``finite``: no NaN/Infinity,
     which Python's writer emits and strict JSON lacks)."""
     data = read_input(path, what, limit)
@@ -144,8 +147,7 @@ def load_json(path: str | os.PathLike | None, what: str, limit: int = MAX_DOC_BY
     except RecursionError:
         raise UsageError(f"{what} {escape(str(path))}: nested too deeply") from None
     except ValueError as exc:
-        raise UsageError(f"{what} {escape(str(path))}: invalid JSON: "
-                         f"{escape(str(exc))[:300]}") from None
+        raise UsageError(f"{what} {escape(str(path))}: invalid JSON: {escape(str(exc))[:300]}") from None
     return doc  # JSON has no aliases: its values are bounded by its size
 
 
@@ -171,8 +173,7 @@ def check_size(doc: Any, where: str) -> None:
         for child in children:
             total += size(child, depth + 1)
             if total > MAX_NODES:
-                raise UsageError(f"{where}: more than {MAX_NODES} values once aliases are "
-                                 "expanded")
+                raise UsageError(f"{where}: more than {MAX_NODES} values once aliases are expanded")
         active.discard(key)
         sizes[key] = total
         return total

@@ -33,8 +33,7 @@ def _address_space() -> int:
         return 0
 
 
-def run_bounded(fn: Callable[..., Any], *args: Any, seconds: float = 60.0,
-                memory: int = 4 << 30) -> Any:
+def run_bounded(fn: Callable[..., Any], *args: Any, seconds: float = 60.0, memory: int = 4 << 30) -> Any:
     """``fn(*args)``'s result, computed in a child with ``seconds`` of wall time and
     ``memory`` bytes of address space beyond this process's; Bounded otherwise."""
     if not hasattr(os, "fork"):
@@ -64,7 +63,7 @@ def run_bounded(fn: Callable[..., Any], *args: Any, seconds: float = 60.0,
                 payload = pickle.dumps(("error", why))
             view = memoryview(payload)
             while view:
-                view = view[os.write(write_end, view):]
+                view = view[os.write(write_end, view) :]
         except BaseException:  # noqa: BLE001 - the child must end here, whatever happens
             code = 1
         finally:

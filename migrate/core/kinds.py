@@ -27,8 +27,20 @@ from migrate.core.filekinds import FILE_KINDS, engine_of
 from migrate.core.registry import Registry
 from migrate.core.schema import Param, Schema, param, problems, strings
 
-__all__ = ["KINDS", "Param", "RuleKind", "Schema", "Token", "check_rule", "kind", "kinds_of",
-           "param", "prefilter_words", "rule_kind", "strings"]
+__all__ = [
+    "KINDS",
+    "Param",
+    "RuleKind",
+    "Schema",
+    "Token",
+    "check_rule",
+    "kind",
+    "kinds_of",
+    "param",
+    "prefilter_words",
+    "rule_kind",
+    "strings",
+]
 
 ENGINES = ("python", "text", "onnx")
 
@@ -88,30 +100,36 @@ def _check(key: str, kind: RuleKind, meta: dict) -> None:
     for name, spec in [*kind.params.items(), *(kind.portable or {}).items()]:
         if not isinstance(spec, Param):
             raise ValueError(f"params or portable key {name!r} is not a Param")
-    twin = next((k for k in KINDS.registered()
-                 if k.name == kind.name and k.engine != kind.engine), None)
+    twin = next((k for k in KINDS.registered() if k.name == kind.name and k.engine != kind.engine), None)
     if twin is not None and (twin.params != kind.params or twin.portable != kind.portable):
         raise ValueError(f"its {twin.engine} matcher declares other params or portable forms")
 
 
 KINDS: Registry[RuleKind] = Registry(
-    "rule kind", ("migrate.scan.python.kinds", "migrate.scan.text.kinds", "migrate.scan.onnx"),
-    check=_check)
+    "rule kind", ("migrate.scan.python.kinds", "migrate.scan.text.kinds", "migrate.scan.onnx"), check=_check
+)
 
 
-def rule_kind(name: str, *, engine: str, params: Schema, tokens: Callable[..., Iterable[Any]],
-              paths: tuple[str, ...] | None = None,
-              compile: Callable[[tuple[Any, ...]], Any] | None = None,
-              portable: Schema | None = None, refs: Callable[[Any], str | None] | None = None,
-              ) -> Callable[[Callable], Callable]:
+def rule_kind(
+    name: str,
+    *,
+    engine: str,
+    params: Schema,
+    tokens: Callable[..., Iterable[Any]],
+    paths: tuple[str, ...] | None = None,
+    compile: Callable[[tuple[Any, ...]], Any] | None = None,
+    portable: Schema | None = None,
+    refs: Callable[[Any], str | None] | None = None,
+) -> Callable[[Callable], Callable]:
     """Register the decorated function as the ``engine`` matcher of kind ``name``.
     ``compile``: builds, once per run, what ``run`` gets in place of the kind's rules;
     ``portable``: the schema of a row's portable forms; ``refs``: checks a row's
     cross-references when the rules load."""
 
     def wrap(run: Callable) -> Callable:
-        KINDS.add(f"{engine}:{name}", RuleKind(name, engine, run, params, tokens, paths, compile,
-                                               portable, refs))
+        KINDS.add(
+            f"{engine}:{name}", RuleKind(name, engine, run, params, tokens, paths, compile, portable, refs)
+        )
         return run
 
     return wrap
@@ -133,8 +151,9 @@ def check_rule(rule: Any, rules: Sequence[Any]) -> None:
     where = f"{rule.source}: rule {rule.code}"
     unknown_files = [f for f in rule.files if f not in FILE_KINDS]
     if unknown_files:
-        raise RuleError(f"{where}: files {unknown_files[0]!r} is not a file kind "
-                        f"(known: {', '.join(FILE_KINDS)})")
+        raise RuleError(
+            f"{where}: files {unknown_files[0]!r} is not a file kind (known: {', '.join(FILE_KINDS)})"
+        )
     engines = sorted({engine_of(f) for f in rule.files})
     specs = {e: kind(e, rule.kind) for e in engines}
     known = sorted({k.name for _, k in KINDS.items()})
@@ -142,14 +161,18 @@ def check_rule(rule: Any, rules: Sequence[Any]) -> None:
         raise RuleError(f"{where}: unknown kind {rule.kind!r} (known: {', '.join(known)})")
     for engine, spec in specs.items():
         if spec is None:
-            raise RuleError(f"{where}: kind {rule.kind!r} has no {engine} matcher, but the rule "
-                            f"lists {engine} files in `files`")
+            raise RuleError(
+                f"{where}: kind {rule.kind!r} has no {engine} matcher, but the rule "
+                f"lists {engine} files in `files`"
+            )
     spec = next(s for s in specs.values() if s is not None)
     for key, value in rule.params.items():
         p = spec.schema.get(key)
         if p is None:
-            raise RuleError(f"{where}: unknown params key {key!r} for kind {rule.kind!r} "
-                            f"(known: {', '.join(sorted(spec.schema))})")
+            raise RuleError(
+                f"{where}: unknown params key {key!r} for kind {rule.kind!r} "
+                f"(known: {', '.join(sorted(spec.schema))})"
+            )
         if (why := p.problem(value, f"params key {key!r}")) is not None:
             raise RuleError(f"{where}: {why}")
     for key, p in spec.schema.items():
@@ -167,7 +190,9 @@ def _check_portable(rule: Any, spec: RuleKind, where: str) -> None:
     if not rule.portable:
         return
     if spec.portable is None:
-        raise RuleError(f"{where}: kind {rule.kind!r} has no portable forms, but the rule gives "
-                        f"portable keys {sorted(rule.portable)}")
+        raise RuleError(
+            f"{where}: kind {rule.kind!r} has no portable forms, but the rule gives "
+            f"portable keys {sorted(rule.portable)}"
+        )
     if (why := problems(spec.portable, rule.portable, "", what="portable key")) is not None:
         raise RuleError(f"{where}: {why}")

@@ -88,21 +88,31 @@ def import_module(mod: str, option: str = "--model"):
 def _split(spec: str, option: str) -> tuple[str, str]:
     mod, sep, fn = spec.rpartition(":")
     if not sep or not mod or not fn or not fn.isidentifier():
-        raise UsageError(f"{option} {spec!r}: expected MODULE:FUNCTION or "
-                         "path/to/file.py:FUNCTION (e.g. mypkg.models:make)")
+        raise UsageError(
+            f"{option} {spec!r}: expected MODULE:FUNCTION or "
+            "path/to/file.py:FUNCTION (e.g. mypkg.models:make)"
+        )
     return mod, fn
 
 
 def _from_dict(made: dict, spec: str, fn: str, option: str) -> ModelSpec:
     unknown = sorted(set(made) - set(SPEC_KEYS))
     if unknown or "model" not in made or "args" not in made:
-        raise UsageError(f"{option} {spec}: {fn}() returned a dict; it needs 'model' and 'args' "
-                         f"and may have {', '.join(SPEC_KEYS[2:])}"
-                         + (f" (unknown: {', '.join(map(str, unknown))})" if unknown else ""))
+        raise UsageError(
+            f"{option} {spec}: {fn}() returned a dict; it needs 'model' and 'args' "
+            f"and may have {', '.join(SPEC_KEYS[2:])}"
+            + (f" (unknown: {', '.join(map(str, unknown))})" if unknown else "")
+        )
     if made.get("loss") is not None and not callable(made["loss"]):
         raise UsageError(f"{option} {spec}: 'loss' must be a callable taking the model output")
-    return ModelSpec(made["model"], made["args"], made.get("kwargs") or {},
-                     made.get("loss"), made.get("optimizer"), made.get("calibration"))
+    return ModelSpec(
+        made["model"],
+        made["args"],
+        made.get("kwargs") or {},
+        made.get("loss"),
+        made.get("optimizer"),
+        made.get("calibration"),
+    )
 
 
 def _normalise(made, spec: str, fn: str, option: str) -> ModelSpec:
@@ -111,11 +121,12 @@ def _normalise(made, spec: str, fn: str, option: str) -> ModelSpec:
     elif isinstance(made, tuple) and len(made) in (2, 3):
         out = ModelSpec(made[0], made[1], made[2] if len(made) == 3 else {})
     else:
-        raise UsageError(f"{option} {spec}: {fn}() must return (model, args), "
-                         f"(model, args, kwargs) or a dict, not {type(made).__name__}")
+        raise UsageError(
+            f"{option} {spec}: {fn}() must return (model, args), "
+            f"(model, args, kwargs) or a dict, not {type(made).__name__}"
+        )
     if not isinstance(out.kwargs, dict):
-        raise UsageError(f"{option} {spec}: kwargs must be a dict, not "
-                         f"{type(out.kwargs).__name__}")
+        raise UsageError(f"{option} {spec}: kwargs must be a dict, not {type(out.kwargs).__name__}")
     if not callable(out.model):
         raise UsageError(f"{option} {spec}: the model ({type(out.model).__name__}) is not callable")
     out.args = tuple(out.args) if isinstance(out.args, (tuple, list)) else (out.args,)

@@ -43,8 +43,9 @@ def _real(path: str | os.PathLike) -> str:
         return os.path.abspath(path)
 
 
-def check_output(path: str | os.PathLike | None, flag: str,
-                 inputs: Iterable[str | os.PathLike] = ()) -> Path | None:
+def check_output(
+    path: str | os.PathLike | None, flag: str, inputs: Iterable[str | os.PathLike] = ()
+) -> Path | None:
     """``path`` if it may be written (None stays None); UsageError otherwise."""
     if path is None:
         return None
@@ -63,8 +64,10 @@ def check_output(path: str | os.PathLike | None, flag: str,
     mine, real = _identity(p), _real(p)
     for other in inputs:
         if (mine is not None and mine == _identity(other)) or real == _real(other):
-            raise UsageError(f"{flag} {shown}: is an input of this command "
-                             f"({escape(str(other))}); refusing to overwrite it")
+            raise UsageError(
+                f"{flag} {shown}: is an input of this command "
+                f"({escape(str(other))}); refusing to overwrite it"
+            )
     return p
 
 
@@ -101,7 +104,7 @@ def _write_in_place(p: Path, data: bytes) -> None:
         os.set_blocking(fd, True)
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 

@@ -26,8 +26,12 @@ class RegistryError(ValueError):
 
 
 class Registry(Generic[T]):
-    def __init__(self, what: str, package: str | tuple[str, ...],
-                 check: Callable[[str, T, dict[str, Any]], None] | None = None) -> None:
+    def __init__(
+        self,
+        what: str,
+        package: str | tuple[str, ...],
+        check: Callable[[str, T, dict[str, Any]], None] | None = None,
+    ) -> None:
         self.what = what  # "rule kind", "fixer", "decomposition", ...: used in messages
         # dotted names of the packages (or single modules) whose modules hold the members
         self.packages = (package,) if isinstance(package, str) else tuple(package)
@@ -48,8 +52,9 @@ class Registry(Generic[T]):
 
     def add(self, name: str, member: T, **meta: Any) -> None:
         if name in self._members:
-            raise RegistryError(f"{self.what} {name!r} registered twice "
-                                f"({_where(self._members[name])} and {_where(member)})")
+            raise RegistryError(
+                f"{self.what} {name!r} registered twice ({_where(self._members[name])} and {_where(member)})"
+            )
         if self._check is not None:
             try:
                 self._check(name, member, meta)

@@ -94,8 +94,21 @@ def _rule_from(raw: dict, source: str) -> Rule:
     if doc_keys:
         raise RuleError(f"{source}: rule {raw['code']}: unknown doc sections {sorted(doc_keys)}")
     unknown = set(raw) - {
-        "code", "name", "kind", "category", "impact", "effort", "message", "fix_title",
-        "imports", "files", "params", "doc", "examples", "portable", "transfer",
+        "code",
+        "name",
+        "kind",
+        "category",
+        "impact",
+        "effort",
+        "message",
+        "fix_title",
+        "imports",
+        "files",
+        "params",
+        "doc",
+        "examples",
+        "portable",
+        "transfer",
     }
     if unknown:
         raise RuleError(f"{source}: {raw['code']} has unknown keys {sorted(unknown)}")
@@ -148,8 +161,9 @@ def _imports(raw: dict, source: str) -> tuple[str, ...]:
         except SyntaxError:
             body = []
         if len(body) != 1 or not isinstance(body[0], ast.Import | ast.ImportFrom):
-            raise RuleError(f"{source}: rule {raw['code']}: imports entry {stmt!r} is not one "
-                            "import statement")
+            raise RuleError(
+                f"{source}: rule {raw['code']}: imports entry {stmt!r} is not one import statement"
+            )
     return tuple(value)
 
 
@@ -207,8 +221,12 @@ def rule_pack_digest() -> str:
     return h.hexdigest()
 
 
-def select_rules(rules: tuple[Rule, ...] | list[Rule], select: list[str] | None,
-                 ignore: list[str] | None, extend: list[str] | None = None) -> list[Rule]:
+def select_rules(
+    rules: tuple[Rule, ...] | list[Rule],
+    select: list[str] | None,
+    ignore: list[str] | None,
+    extend: list[str] | None = None,
+) -> list[Rule]:
     """Filter by codes or code prefixes (ruff style: MIG1 selects MIG100-MIG199) or names.
 
     Without ``select`` every rule but the perf advice is selected: perf rules (optional
@@ -218,6 +236,9 @@ def select_rules(rules: tuple[Rule, ...] | list[Rule], select: list[str] | None,
     def hit(rule: Rule, patterns: list[str]) -> bool:
         return any(rule.code.startswith(p) or rule.name == p for p in patterns)
 
-    chosen = [r for r in rules if (hit(r, select) if select else r.category != "perf")
-              or (extend and hit(r, extend))]
+    chosen = [
+        r
+        for r in rules
+        if (hit(r, select) if select else r.category != "perf") or (extend and hit(r, extend))
+    ]
     return [r for r in chosen if not ignore or not hit(r, ignore)]

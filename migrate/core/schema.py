@@ -19,8 +19,15 @@ from dataclasses import dataclass
 from typing import Any
 
 NONE = type(None)
-_NAMES = {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer",
-          float: "number", NONE: "null"}
+_NAMES = {
+    dict: "mapping",
+    list: "list",
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    NONE: "null",
+}
 
 
 @dataclass(frozen=True)
@@ -78,14 +85,19 @@ class Param:
 Schema = Mapping[str, Param]
 
 
-def param(*types: type, required: bool = False, doc: str = "", items: Param | None = None,
-          values: Param | None = None, fields: Mapping[str, Param] | None = None,
-          check: Callable[[Any], str | None] | None = None) -> Param:
+def param(
+    *types: type,
+    required: bool = False,
+    doc: str = "",
+    items: Param | None = None,
+    values: Param | None = None,
+    fields: Mapping[str, Param] | None = None,
+    check: Callable[[Any], str | None] | None = None,
+) -> Param:
     return Param(tuple(types), required, doc, items, values, fields, check)
 
 
-def strings(doc: str = "", required: bool = False,
-            check: Callable[[Any], str | None] | None = None) -> Param:
+def strings(doc: str = "", required: bool = False, check: Callable[[Any], str | None] | None = None) -> Param:
     """A list of strings (each passing ``check``)."""
     return param(list, required=required, doc=doc, items=param(str, check=check))
 
@@ -106,8 +118,11 @@ def problems(schema: Schema, data: Mapping[str, Any], path: str, what: str) -> s
     for key, value in data.items():
         spec = schema.get(key)
         if spec is None:
-            return (f"{path}: unknown {what} {key!r} (known: {', '.join(sorted(schema)) or 'none'})"
-                    if path else f"unknown {what} {key!r} (known: {', '.join(sorted(schema))})")
+            return (
+                f"{path}: unknown {what} {key!r} (known: {', '.join(sorted(schema)) or 'none'})"
+                if path
+                else f"unknown {what} {key!r} (known: {', '.join(sorted(schema))})"
+            )
         where = f"{path} [{key!r}]" if path else f"{what} {key!r}"
         if (why := spec.problem(value, where)) is not None:
             return why

@@ -52,12 +52,18 @@ class TargetChoice:
             return self.default
         return self.default + " (" + ", ".join(f"{g}: {t}" for g, t in self.per_path) + ")"
 
+
 # The placeholders portable rewrites are written with in rule rows' `portable:` forms, and the
 # question each asks the device helper (migrate/core/device_helpers: type, module, amp, backend;
 # "device" is a device where one is in scope, else the type). migrate/scan/python/device_names
 # fills them.
-DEVICE_PLACEHOLDERS = {"device_type": "type", "device_module": "module",
-                       "amp_device_type": "amp", "dist_backend": "backend", "device": "device"}
+DEVICE_PLACEHOLDERS = {
+    "device_type": "type",
+    "device_module": "module",
+    "amp_device_type": "amp",
+    "dist_backend": "backend",
+    "device": "device",
+}
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -66,8 +72,7 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 def template(value: str, *extra: str) -> str | None:
     """A schema check for a `portable:` template: every {placeholder} is a DEVICE_PLACEHOLDERS
     name (or one of ``extra``, filled by the matcher). None when it is fine, else the problem."""
-    unknown = [m for m in _PLACEHOLDER.findall(value)
-               if m not in DEVICE_PLACEHOLDERS and m not in extra]
+    unknown = [m for m in _PLACEHOLDER.findall(value) if m not in DEVICE_PLACEHOLDERS and m not in extra]
     if unknown:
         known = ", ".join([*DEVICE_PLACEHOLDERS, *extra])
         return f"unknown placeholder {{{unknown[0]}}} (known: {known})"

@@ -46,8 +46,13 @@ class PartWriter:
 
     def state(self) -> tuple:
         rec = self.rec
-        return (len(rec.ops), sum(rec.ops.values()), len(rec.findings),
-                sum(r["count"] for r in list(rec.findings.values())), len(rec.notes))
+        return (
+            len(rec.ops),
+            sum(rec.ops.values()),
+            len(rec.findings),
+            sum(r["count"] for r in list(rec.findings.values())),
+            len(rec.notes),
+        )
 
     def write(self, force: bool = False) -> None:
         with self.lock:
@@ -76,11 +81,14 @@ class PartWriter:
             real_exit(code)
 
         os._exit = _exit  # type: ignore[assignment]
-        if threading.current_thread() is threading.main_thread() and \
-                signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+        ):
             signal.signal(signal.SIGTERM, self._on_term)
-        os.register_at_fork(before=self.lock.acquire, after_in_parent=self.lock.release,
-                            after_in_child=self._forked)
+        os.register_at_fork(
+            before=self.lock.acquire, after_in_parent=self.lock.release, after_in_child=self._forked
+        )
         self._thread()
 
     def _on_term(self, signum, frame) -> None:

@@ -7,26 +7,36 @@ import types
 
 import torch
 
-TOP_LEVEL = ("is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
-             "set_autocast_dtype")
+TOP_LEVEL = ("is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype")
 
 
 class autocast(torch.amp.autocast_mode.autocast):  # noqa: N801 - torch_npu's name
     """``torch.npu.amp.autocast(enabled=True, dtype=torch.float16, cache_enabled=True)``."""
 
-    def __init__(self, enabled: bool = True, dtype: torch.dtype = torch.float16,
-                 cache_enabled: bool = True):
+    def __init__(self, enabled: bool = True, dtype: torch.dtype = torch.float16, cache_enabled: bool = True):
         super().__init__("npu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
 class GradScaler(torch.amp.GradScaler):
     """``torch.npu.amp.GradScaler(...)``: torch.amp.GradScaler on device "npu"."""
 
-    def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000, enabled=True, dynamic=True):
-        super().__init__("npu", init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval,
-                         enabled=enabled)
+    def __init__(
+        self,
+        init_scale=2.0**16,
+        growth_factor=2.0,
+        backoff_factor=0.5,
+        growth_interval=2000,
+        enabled=True,
+        dynamic=True,
+    ):
+        super().__init__(
+            "npu",
+            init_scale=init_scale,
+            growth_factor=growth_factor,
+            backoff_factor=backoff_factor,
+            growth_interval=growth_interval,
+            enabled=enabled,
+        )
 
 
 def install() -> None:

@@ -122,8 +122,7 @@ def _patch_from_data() -> None:
         if device is None and self.device.type == "npu":
             device = self.device
         if not is_npu_device(device):
-            return new_tensor(self, data, dtype=dtype, device=device,
-                              requires_grad=requires_grad, **kwargs)
+            return new_tensor(self, data, dtype=dtype, device=device, requires_grad=requires_grad, **kwargs)
         out = torch.tensor(data, dtype=dtype or self.dtype).to(device)
         return out.requires_grad_() if requires_grad else out
 

@@ -20,6 +20,8 @@ class NotEmulated(NotImplementedError):
 
 
 def not_emulated(name: str, depth: int = 2) -> NotEmulated:
-    return NotEmulated(f"not emulated: {name} (called at {where(depth + 1)}); migrate run "
-                       "--emulate npu implements the commonly used torch_npu API only "
-                       "(docs/emulate.md)")
+    return NotEmulated(
+        f"not emulated: {name} (called at {where(depth + 1)}); migrate run "
+        "--emulate npu implements the commonly used torch_npu API only "
+        "(docs/emulate.md)"
+    )

@@ -33,11 +33,16 @@ class Settings:
 def settings() -> Settings:
     raw = load_yaml(HERE / "emulate.yaml")
     try:
-        return Settings(tuple(str(v) for v in raw["also_tested_torch"]), str(raw["torch_npu"]),
-                        int(raw["device_count"]), frozenset(raw["cross_device_ops"]),
-                        {str(k): str(v) for k, v in raw["host_copy_ops"].items()},
-                        frozenset(raw["metadata_ops"]), frozenset(raw["noop_ops"]),
-                        frozenset(raw["unjudged_namespaces"]))
+        return Settings(
+            tuple(str(v) for v in raw["also_tested_torch"]),
+            str(raw["torch_npu"]),
+            int(raw["device_count"]),
+            frozenset(raw["cross_device_ops"]),
+            {str(k): str(v) for k, v in raw["host_copy_ops"].items()},
+            frozenset(raw["metadata_ops"]),
+            frozenset(raw["noop_ops"]),
+            frozenset(raw["unjudged_namespaces"]),
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{HERE / 'emulate.yaml'}: bad or missing key: {exc}") from exc
 
@@ -84,14 +89,17 @@ def check_torch() -> str:
     wanted = supported_torch()
     if major_minor not in wanted and not os.environ.get("MIGRATE_EMULATE_ANY_TORCH"):
         pins = ", ".join(f"torch_npu {npu} pins {v}" for v, npu in pinned_torch().items())
-        raise UsageError(f"NPU emulation supports torch {', '.join(wanted)} ({pins}; installed: "
-                         f"{version}); set MIGRATE_EMULATE_ANY_TORCH=1 to try anyway")
+        raise UsageError(
+            f"NPU emulation supports torch {', '.join(wanted)} ({pins}; installed: "
+            f"{version}); set MIGRATE_EMULATE_ANY_TORCH=1 to try anyway"
+        )
     return version
 
 
 @dataclass(frozen=True)
 class Surface:
     """Public names of torch_npu, per module: ``modules["torch_npu.optim"] = {...}``."""
+
     version: str
     modules: dict[str, frozenset[str]]
     custom_ops: dict[str, str]  # exposed npu:: op -> schema

@@ -23,8 +23,7 @@ def current_device() -> int:
 def set_device(device) -> None:
     idx = _index(device)
     if not 0 <= idx < device_count():
-        raise RuntimeError(f"npu:{idx}: invalid device ordinal (the emulation has "
-                           f"{device_count()} devices)")
+        raise RuntimeError(f"npu:{idx}: invalid device ordinal (the emulation has {device_count()} devices)")
     _CURRENT["device"] = idx
 
 
@@ -61,8 +60,9 @@ def get_device_name(device=None) -> str:
 
 
 def get_device_properties(device=None):
-    return types.SimpleNamespace(name=DEVICE_NAME, total_memory=memory.total_bytes(),
-                                 multi_processor_count=1, major=0, minor=0)
+    return types.SimpleNamespace(
+        name=DEVICE_NAME, total_memory=memory.total_bytes(), multi_processor_count=1, major=0, minor=0
+    )
 
 
 def get_device_capability(device=None):
@@ -84,18 +84,32 @@ def build_device_module() -> types.ModuleType:
 
     mod = types.ModuleType("torch_npu.npu", __doc__)
     simple = {
-        "is_available": lambda: True, "is_initialized": lambda: True, "init": lambda: None,
-        "_is_in_bad_fork": lambda: False, "_lazy_init": lambda: None,
-        "is_bf16_supported": lambda *a, **k: True, "current_device": current_device,
-        "device_count": device_count, "set_device": set_device, "device": device,
-        "device_of": device_of, "synchronize": synchronize, "get_device_name": get_device_name,
-        "get_device_properties": get_device_properties, "get_amp_supported_dtype":
-        get_amp_supported_dtype, "get_device_capability": get_device_capability,
-        "set_compile_mode": lambda *a, **k: None, "is_jit_compile_false": lambda: True,
-        "set_option": lambda *a, **k: None, "set_op_timeout_ms": lambda *a, **k: None,
-        "matmul": _settings("matmul", allow_hf32=False), "conv": _settings(
-            "conv", allow_hf32=True), "config": _settings("config", allow_internal_format=False),
-        "amp": amp.module(), "random": rng.module(), "memory": memory.module(),
+        "is_available": lambda: True,
+        "is_initialized": lambda: True,
+        "init": lambda: None,
+        "_is_in_bad_fork": lambda: False,
+        "_lazy_init": lambda: None,
+        "is_bf16_supported": lambda *a, **k: True,
+        "current_device": current_device,
+        "device_count": device_count,
+        "set_device": set_device,
+        "device": device,
+        "device_of": device_of,
+        "synchronize": synchronize,
+        "get_device_name": get_device_name,
+        "get_device_properties": get_device_properties,
+        "get_amp_supported_dtype": get_amp_supported_dtype,
+        "get_device_capability": get_device_capability,
+        "set_compile_mode": lambda *a, **k: None,
+        "is_jit_compile_false": lambda: True,
+        "set_option": lambda *a, **k: None,
+        "set_op_timeout_ms": lambda *a, **k: None,
+        "matmul": _settings("matmul", allow_hf32=False),
+        "conv": _settings("conv", allow_hf32=True),
+        "config": _settings("config", allow_internal_format=False),
+        "amp": amp.module(),
+        "random": rng.module(),
+        "memory": memory.module(),
         "streams": streams.module(),
     }
     for name, value in simple.items():
@@ -107,7 +121,14 @@ def build_device_module() -> types.ModuleType:
         setattr(mod, name, getattr(amp, name))
     mod.utils = types.ModuleType("torch_npu.npu.utils")
     mod.utils.get_cann_version = lambda module="CANN": "emulated"
-    for name in ("is_available", "device_count", "current_device", "set_device",
-                 "synchronize", "get_device_name", "get_device_properties"):
+    for name in (
+        "is_available",
+        "device_count",
+        "current_device",
+        "set_device",
+        "synchronize",
+        "get_device_name",
+        "get_device_properties",
+    ):
         setattr(mod.utils, name, getattr(mod, name))
     return mod

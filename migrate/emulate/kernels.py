@@ -40,8 +40,9 @@ def lstm_cell_backward(grad_hy, grad_cy, cx, cy, workspace, has_bias):
     if grad_hy is not None:
         grad_c = grad_c + grad_hy * o * (1 - tanh_cy * tanh_cy)
         grad_o = grad_hy * tanh_cy * o * (1 - o)
-    grad_gates = torch.cat([grad_c * g * i * (1 - i), grad_c * cx * f * (1 - f),
-                            grad_c * i * (1 - g * g), grad_o], 1)
+    grad_gates = torch.cat(
+        [grad_c * g * i * (1 - i), grad_c * cx * f * (1 - f), grad_c * i * (1 - g * g), grad_o], 1
+    )
     grad_bias = grad_gates.sum(0) if has_bias else torch.empty(0, dtype=grad_gates.dtype)
     return grad_gates, grad_c * f, grad_bias
 
@@ -66,8 +67,13 @@ def gru_cell_backward(grad_hy, workspace, has_bias):
     grad_input = torch.cat([grad_r, grad_z, grad_n], 1)
     grad_hidden = torch.cat([grad_r, grad_z, grad_n * r], 1)
     empty = torch.empty(0, dtype=grad_input.dtype)
-    return (grad_input, grad_hidden, grad_hy * z,
-            grad_input.sum(0) if has_bias else empty, grad_hidden.sum(0) if has_bias else empty)
+    return (
+        grad_input,
+        grad_hidden,
+        grad_hy * z,
+        grad_input.sum(0) if has_bias else empty,
+        grad_hidden.sum(0) if has_bias else empty,
+    )
 
 
 # ATen op name (func._opname) -> its CPU stand-in.

@@ -8,13 +8,31 @@ import os
 import resource
 import types
 
-EXPORTS = ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
-           "memory_cached", "max_memory_cached", "memory_stats", "memory_stats_as_nested_dict",
-           "memory_summary", "memory_snapshot", "mem_get_info", "empty_cache",
-           "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
-           "reset_accumulated_memory_stats", "set_per_process_memory_fraction",
-           "get_per_process_memory_fraction", "host_memory_stats", "host_empty_cache",
-           "caching_allocator_alloc", "caching_allocator_delete", "get_allocator_backend")
+EXPORTS = (
+    "memory_allocated",
+    "max_memory_allocated",
+    "memory_reserved",
+    "max_memory_reserved",
+    "memory_cached",
+    "max_memory_cached",
+    "memory_stats",
+    "memory_stats_as_nested_dict",
+    "memory_summary",
+    "memory_snapshot",
+    "mem_get_info",
+    "empty_cache",
+    "reset_peak_memory_stats",
+    "reset_max_memory_allocated",
+    "reset_max_memory_cached",
+    "reset_accumulated_memory_stats",
+    "set_per_process_memory_fraction",
+    "get_per_process_memory_fraction",
+    "host_memory_stats",
+    "host_empty_cache",
+    "caching_allocator_alloc",
+    "caching_allocator_delete",
+    "get_allocator_backend",
+)
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _STATE = {"fraction": 1.0, "peak_base": 0}
 
@@ -42,9 +60,16 @@ def memory_stats_as_nested_dict(device=None) -> dict:
     allocated, freed per pool): what ``torch.accelerator.memory_stats`` flattens."""
     cur, peak = memory_allocated(), max_memory_allocated()
     row = {"all": {"current": cur, "peak": peak, "allocated": peak, "freed": peak - cur}}
-    return {"allocated_bytes": row, "reserved_bytes": row, "active_bytes": row,
-            "requested_bytes": row, "num_alloc_retries": 0, "num_ooms": 0,
-            "num_device_alloc": 0, "num_device_free": 0}
+    return {
+        "allocated_bytes": row,
+        "reserved_bytes": row,
+        "active_bytes": row,
+        "requested_bytes": row,
+        "num_alloc_retries": 0,
+        "num_ooms": 0,
+        "num_device_alloc": 0,
+        "num_device_free": 0,
+    }
 
 
 def memory_stats(device=None) -> dict:
@@ -65,8 +90,10 @@ host_memory_stats = memory_stats
 
 
 def memory_summary(device=None, abbreviated=False) -> str:
-    return (f"emulated NPU (CPU figures): allocated {memory_allocated() / 2**20:.0f} MiB, "
-            f"peak {max_memory_allocated() / 2**20:.0f} MiB")
+    return (
+        f"emulated NPU (CPU figures): allocated {memory_allocated() / 2**20:.0f} MiB, "
+        f"peak {max_memory_allocated() / 2**20:.0f} MiB"
+    )
 
 
 def memory_snapshot() -> list:

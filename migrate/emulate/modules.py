@@ -52,5 +52,7 @@ def current() -> str:
 def install() -> list:
     from torch.nn.modules import module as nn_module
 
-    return [nn_module.register_module_forward_pre_hook(_pre),
-            nn_module.register_module_forward_hook(_post, always_call=True)]
+    return [
+        nn_module.register_module_forward_pre_hook(_pre),
+        nn_module.register_module_forward_hook(_post, always_call=True),
+    ]

@@ -42,16 +42,29 @@ class Record:
         self.notes: list[str] = []
         self.suppress = 0
 
-    def add(self, kind: str, what: str, reason: str, site: str | None = None,
-            module: str | None = None, dtype: str | None = None) -> None:
+    def add(
+        self,
+        kind: str,
+        what: str,
+        reason: str,
+        site: str | None = None,
+        module: str | None = None,
+        dtype: str | None = None,
+    ) -> None:
         module = module or modules.current()
         site = site or ("<backward>" if module == "<backward>" else where(3))
         key = (kind, what, dtype, module, site)
         row = self.findings.get(key)
         if row is None:
-            row = self.findings[key] = {"kind": kind, "op": what, "dtype": dtype,
-                                        "module": module, "site": site, "count": 0,
-                                        "reason": reason}
+            row = self.findings[key] = {
+                "kind": kind,
+                "op": what,
+                "dtype": dtype,
+                "module": module,
+                "site": site,
+                "count": 0,
+                "reason": reason,
+            }
         row["count"] += 1
 
 
@@ -59,8 +72,7 @@ RECORD: dict[str, Record | None] = {"current": None}
 
 
 def _dtype_of(flat) -> list[str]:
-    return sorted({str(t.dtype).removeprefix("torch.") for t in flat
-                   if isinstance(t, NpuTensor)})
+    return sorted({str(t.dtype).removeprefix("torch.") for t in flat if isinstance(t, NpuTensor)})
 
 
 def _on_npu(flat, kwargs) -> bool:
@@ -122,7 +134,11 @@ class DispatchMonitor(TorchDispatchMode):
             warnings.warn_explicit(
                 f"CAUTION: The operator '{op}' is not currently supported on the NPU "
                 "backend and will fall back to run on the CPU (torch_npu's warning on the "
-                "device; emulated)", UserWarning, path, line)
+                "device; emulated)",
+                UserWarning,
+                path,
+                line,
+            )
         rec.add("cpu_fallback", op, verdict.reason, site=where(4))
 
 
@@ -134,8 +150,10 @@ def _no_kernel_for_layout(rec, func, flat) -> None:
         return
     name = func.name()
     rec.add("unsupported", name, verdict.reason, site=where(4))
-    raise NotImplementedError(f"Could not run '{name}' with arguments from the "
-                              f"'SparsePrivateUse1' backend (emulated NPU: {verdict.reason})")
+    raise NotImplementedError(
+        f"Could not run '{name}' with arguments from the "
+        f"'SparsePrivateUse1' backend (emulated NPU: {verdict.reason})"
+    )
 
 
 def _sync_reason(rec, func, name, args, kwargs) -> str | None:
@@ -160,8 +178,11 @@ def _composite_verdict(judge, name):
     out = structured_delegates().get(aten_name(name))
     if judge.descend.get(name) == "CompositeExplicitAutogradNonFunctional" and out:
         return judge.reg.lookup(f"aten::{out}" if not out.startswith("aten::") else out)
-    return Verdict(SUPPORTED, "composite op: on the NPU it runs through the ops it calls "
-                              "(not seen here: the emulation runs it whole)")
+    return Verdict(
+        SUPPORTED,
+        "composite op: on the NPU it runs through the ops it calls "
+        "(not seen here: the emulation runs it whole)",
+    )
 
 
 def _is_host_copy(name: str, args, kwargs) -> bool:

@@ -13,32 +13,45 @@ from torch.optim.optimizer import required
 
 
 class NpuFusedAdam(torch.optim.Adam):
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         amsgrad=amsgrad, foreach=False)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False):
+        super().__init__(
+            params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, foreach=False
+        )
 
 
 class NpuFusedAdamW(torch.optim.AdamW):
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         amsgrad=amsgrad, foreach=False)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False):
+        super().__init__(
+            params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, foreach=False
+        )
 
 
 class NpuFusedSGD(torch.optim.SGD):
-    def __init__(self, params, lr=required, momentum=0.0, dampening=0.0,
-                 weight_decay=0.0, nesterov=False):
-        super().__init__(params, lr=lr, momentum=momentum, dampening=dampening,
-                         weight_decay=weight_decay, nesterov=nesterov, foreach=False)
+    def __init__(self, params, lr=required, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+        super().__init__(
+            params,
+            lr=lr,
+            momentum=momentum,
+            dampening=dampening,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+            foreach=False,
+        )
 
 
 class NpuFusedLamb(torch.optim.Optimizer):
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0,
-                 adam=False, use_global_grad_norm=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-6,
+        weight_decay=0,
+        adam=False,
+        use_global_grad_norm=False,
+    ):
         if lr < 0.0 or eps < 0.0 or not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
-            raise ValueError(f"Invalid NpuFusedLamb hyper-parameters: lr={lr}, eps={eps}, "
-                             f"betas={betas}")
+            raise ValueError(f"Invalid NpuFusedLamb hyper-parameters: lr={lr}, eps={eps}, betas={betas}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
         self.adam = adam
         self.use_global_grad_norm = use_global_grad_norm
@@ -85,5 +98,4 @@ class NpuFusedLamb(torch.optim.Optimizer):
         return loss
 
 
-OPTIMIZERS = {cls.__name__: cls for cls in (NpuFusedAdam, NpuFusedAdamW, NpuFusedSGD,
-                                            NpuFusedLamb)}
+OPTIMIZERS = {cls.__name__: cls for cls in (NpuFusedAdam, NpuFusedAdamW, NpuFusedSGD, NpuFusedLamb)}

@@ -38,19 +38,31 @@ class _ExperimentalConfig:
 def schedule(wait=0, warmup=0, active=1, repeat=0, skip_first=0):
     def action(step: int) -> str:
         return "record" if step >= skip_first + wait + warmup else "wait"
+
     return action
 
 
 def tensorboard_trace_handler(dir_name=None, worker_name=None, analyse_flag=True, **_kwargs):
     def handler(prof) -> None:
         prof.traces_requested += 1
+
     return handler
 
 
 class profile:  # noqa: N801 - torch_npu's name
-    def __init__(self, activities=None, schedule=None, on_trace_ready=None, record_shapes=False,
-                 profile_memory=False, with_stack=False, with_flops=False, with_modules=False,
-                 experimental_config=None, **_kwargs):
+    def __init__(
+        self,
+        activities=None,
+        schedule=None,
+        on_trace_ready=None,
+        record_shapes=False,
+        profile_memory=False,
+        with_stack=False,
+        with_flops=False,
+        with_modules=False,
+        experimental_config=None,
+        **_kwargs,
+    ):
         self.on_trace_ready = on_trace_ready
         self.steps = 0
         self.traces_requested = 0
@@ -86,6 +98,19 @@ def supported_activities():
     return [ProfilerActivity.CPU, ProfilerActivity.NPU]
 
 
-EXPORTS = {name: obj for name, obj in dict(globals()).items() if name in {
-    "ProfilerActivity", "ProfilerLevel", "AiCMetrics", "ExportType", "_ExperimentalConfig",
-    "schedule", "tensorboard_trace_handler", "profile", "supported_activities"}}
+EXPORTS = {
+    name: obj
+    for name, obj in dict(globals()).items()
+    if name
+    in {
+        "ProfilerActivity",
+        "ProfilerLevel",
+        "AiCMetrics",
+        "ExportType",
+        "_ExperimentalConfig",
+        "schedule",
+        "tensorboard_trace_handler",
+        "profile",
+        "supported_activities",
+    }
+}

@@ -7,9 +7,12 @@ import json
 from pathlib import Path
 
 MAX_PART_BYTES = 64 * 1024 * 1024  # one process's part: ops and findings, never this big
-KINDS = {"unsupported": "no NPU kernel and no CPU fallback (fails on the NPU)",
-         "cpu_fallback": "no NPU kernel (runs on the CPU through torch_npu's fallback)",
-         "dtype": "dtype NPU kernels lack", "host_sync": "host sync"}
+KINDS = {
+    "unsupported": "no NPU kernel and no CPU fallback (fails on the NPU)",
+    "cpu_fallback": "no NPU kernel (runs on the CPU through torch_npu's fallback)",
+    "dtype": "dtype NPU kernels lack",
+    "host_sync": "host sync",
+}
 
 
 def part(rec, rank: str, command: list[str], torch_version: str, target: str) -> dict:
@@ -18,10 +21,16 @@ def part(rec, rank: str, command: list[str], torch_version: str, target: str) ->
     from migrate.ops.aten.judge import JUDGED_FOR
     from migrate.ops.versions import torch_versions
 
-    return {"rank": rank, "command": command, "target": target, "judged_for": JUDGED_FOR,
-            "torch": {**torch_versions(rec.judge.reg, torch_version), "build": torch_version},
-            "ops": dict(sorted(rec.ops.items())), "findings": list(rec.findings.values()),
-            "notes": list(rec.notes)}
+    return {
+        "rank": rank,
+        "command": command,
+        "target": target,
+        "judged_for": JUDGED_FOR,
+        "torch": {**torch_versions(rec.judge.reg, torch_version), "build": torch_version},
+        "ops": dict(sorted(rec.ops.items())),
+        "findings": list(rec.findings.values()),
+        "notes": list(rec.notes),
+    }
 
 
 def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
@@ -37,8 +46,7 @@ def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
     if versions:
         from migrate.ops.versions import mismatch_advice
 
-        mismatch = mismatch_advice(versions, str(first.get("target")), "emulated",
-                                   "run the emulation")
+        mismatch = mismatch_advice(versions, str(first.get("target")), "emulated", "run the emulation")
         notes += [mismatch] if mismatch else []
     for p in parts:
         for op, n in p["ops"].items():
@@ -51,14 +59,22 @@ def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
             else:
                 findings[key] = {**row, "ranks": [p["rank"]]}
         notes += [n for n in p["notes"] if n not in notes]
-    rows = sorted(findings.values(), key=lambda r: (list(KINDS).index(r["kind"]), r["op"],
-                                                    r["site"]))
+    rows = sorted(findings.values(), key=lambda r: (list(KINDS).index(r["kind"]), r["op"], r["site"]))
     summary = {k: sum(1 for r in rows if r["kind"] == k) for k in KINDS}
-    return {"tool": "ascend-migrate", "emulate": "npu", "command": command,
-            "exit_code": exit_code, "torch": versions, "target": first.get("target"),
-            "judged_for": first.get("judged_for"),
-            "processes": len(parts), "ops": dict(sorted(ops.items())), "findings": rows,
-            "notes": notes, "summary": {**summary, "npu_ops": sum(ops.values())}}
+    return {
+        "tool": "ascend-migrate",
+        "emulate": "npu",
+        "command": command,
+        "exit_code": exit_code,
+        "torch": versions,
+        "target": first.get("target"),
+        "judged_for": first.get("judged_for"),
+        "processes": len(parts),
+        "ops": dict(sorted(ops.items())),
+        "findings": rows,
+        "notes": notes,
+        "summary": {**summary, "npu_ops": sum(ops.values())},
+    }
 
 
 def read_parts(folder: Path) -> list[dict]:
@@ -72,8 +88,12 @@ def read_parts(folder: Path) -> list[dict]:
             doc = json.loads(read_bytes(p, MAX_PART_BYTES)[0])
         except (SourceError, ValueError, RecursionError):
             continue
-        if isinstance(doc, dict) and isinstance(doc.get("ops"), dict) and \
-                isinstance(doc.get("findings"), list) and isinstance(doc.get("notes"), list):
+        if (
+            isinstance(doc, dict)
+            and isinstance(doc.get("ops"), dict)
+            and isinstance(doc.get("findings"), list)
+            and isinstance(doc.get("notes"), list)
+        ):
             parts.append(doc)
     return parts
 
@@ -83,16 +103,21 @@ def render_text(report: dict) -> str:
     s = report["summary"]
     for row in report["findings"]:
         what = row["op"] + (f" [{row['dtype']}]" if row["dtype"] else "")
-        lines.append(f"{row['site']}: {row['kind']}: {what} in {row['module']} "
-                     f"(x{row['count']}): {row['reason']}")
+        lines.append(
+            f"{row['site']}: {row['kind']}: {what} in {row['module']} (x{row['count']}): {row['reason']}"
+        )
     lines += [f"note: {n}" for n in report["notes"]]
     ran = (report.get("torch") or {}).get("build")
     if report.get("target"):
-        lines.append(f"judged for {report['target']} on {report['judged_for']}"
-                     + (f"; ran on torch {ran}" if ran else ""))
+        lines.append(
+            f"judged for {report['target']} on {report['judged_for']}"
+            + (f"; ran on torch {ran}" if ran else "")
+        )
     failing = f"{s['unsupported']} failing on the NPU, " if s.get("unsupported") else ""
-    lines.append(f"emulated NPU run: {s['npu_ops']} ops on npu in {report['processes']} "
-                 f"process(es); {failing}{s['cpu_fallback']} without an NPU kernel, {s['dtype']} "
-                 f"unsupported-dtype uses, {s['host_sync']} host syncs; exit code "
-                 f"{report['exit_code']}")
+    lines.append(
+        f"emulated NPU run: {s['npu_ops']} ops on npu in {report['processes']} "
+        f"process(es); {failing}{s['cpu_fallback']} without an NPU kernel, {s['dtype']} "
+        f"unsupported-dtype uses, {s['host_sync']} host syncs; exit code "
+        f"{report['exit_code']}"
+    )
     return "\n".join(lines)

@@ -13,8 +13,17 @@ import types
 
 import torch
 
-EXPORTS = ("manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
-           "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all")
+EXPORTS = (
+    "manual_seed",
+    "manual_seed_all",
+    "seed",
+    "seed_all",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+    "get_rng_state_all",
+    "set_rng_state_all",
+)
 _SEED = {"value": 0}
 
 

@@ -41,8 +41,7 @@ def resolve(command: list[str]) -> list[str]:
 
 def environment(report_dir: Path, target: str | None) -> dict[str, str]:
     env = dict(os.environ)
-    paths = [str(BOOT), str(PACKAGE_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(
-        os.pathsep) if p]
+    paths = [str(BOOT), str(PACKAGE_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env.update({"PYTHONPATH": os.pathsep.join(paths), ENV: "npu", REPORT_ENV: str(report_dir)})
     if target:
         env[TARGET_ENV] = target
@@ -67,8 +66,10 @@ def run(command: list[str], target: str | None = None, cwd: Path | None = None) 
         code = _wait(proc)
         report = merge(read_parts(Path(tmp)), command, code)
     if code > 128 and code - 128 in _SIGNAL_NAMES:
-        report["notes"].append(f"the program was ended by {_SIGNAL_NAMES[code - 128]}: what it "
-                               "did in its last moments may be missing")
+        report["notes"].append(
+            f"the program was ended by {_SIGNAL_NAMES[code - 128]}: what it "
+            "did in its last moments may be missing"
+        )
     return report
 
 
@@ -113,8 +114,9 @@ def check_report(report: Path | None, command: list[str]) -> Path | None:
     try:
         report.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"--report {escape(str(report))}: cannot make its folder: "
-                         f"{exc.strerror or exc}") from None
+        raise UsageError(
+            f"--report {escape(str(report))}: cannot make its folder: {exc.strerror or exc}"
+        ) from None
     if not os.access(report.parent, os.W_OK):
         raise UsageError(f"--report {escape(str(report))}: its folder is not writable")
     return report

@@ -26,15 +26,25 @@ def reduce_npu(tensor):
     """An NPU tensor's pickle form: torch's own, over its values' storage tagged npu (a
     parameter on the NPU is an NpuTensor marked ``_is_param``: rebuilt as a Parameter)."""
     if getattr(tensor, "_is_param", False):
-        return (torch._utils._rebuild_parameter,
-                (tensor.detach(), tensor.requires_grad, collections.OrderedDict()))
+        return (
+            torch._utils._rebuild_parameter,
+            (tensor.detach(), tensor.requires_grad, collections.OrderedDict()),
+        )
     data = tensor._data.detach()
     storage = data.untyped_storage()
     _SAVING.add(storage.data_ptr())
     typed = torch.storage.TypedStorage(wrap_storage=storage, dtype=data.dtype, _internal=True)
-    return (torch._utils._rebuild_tensor_v2,
-            (typed, data.storage_offset(), tuple(data.size()), data.stride(),
-             tensor.requires_grad, collections.OrderedDict()))
+    return (
+        torch._utils._rebuild_tensor_v2,
+        (
+            typed,
+            data.storage_offset(),
+            tuple(data.size()),
+            data.stride(),
+            tensor.requires_grad,
+            collections.OrderedDict(),
+        ),
+    )
 
 
 def _tag(storage):

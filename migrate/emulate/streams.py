@@ -13,8 +13,7 @@ import types
 
 import torch
 
-EXPORTS = ("Stream", "Event", "current_stream", "default_stream", "set_stream", "stream",
-           "StreamContext")
+EXPORTS = ("Stream", "Event", "current_stream", "default_stream", "set_stream", "stream", "StreamContext")
 
 
 def _sync(what: str) -> None:
@@ -79,8 +78,9 @@ class Stream(torch.Stream):
 class Event(torch.Event):
     """``torch.npu.Event(enable_timing=False, blocking=False, interprocess=False)``."""
 
-    def __new__(cls, enable_timing: bool = False, blocking: bool = False,
-                interprocess: bool = False, **_kwargs):
+    def __new__(
+        cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False, **_kwargs
+    ):
         self = super().__new__(cls, torch.device("npu", 0), enable_timing=enable_timing)
         self.timing = enable_timing
         self.time = None  # type: ignore[assignment]  # set by record()

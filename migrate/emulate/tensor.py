@@ -32,9 +32,16 @@ class NpuTensor(torch.Tensor):
     @staticmethod
     def __new__(cls, data: torch.Tensor, device: torch.device):
         out = torch.Tensor._make_wrapper_subclass(
-            cls, data.size(), strides=data.stride(), storage_offset=data.storage_offset(),
-            dtype=data.dtype, layout=data.layout, device=device, requires_grad=False,
-            dispatch_sizes_strides_policy="sizes")  # sizes asked of _data: out= may resize it
+            cls,
+            data.size(),
+            strides=data.stride(),
+            storage_offset=data.storage_offset(),
+            dtype=data.dtype,
+            layout=data.layout,
+            device=device,
+            requires_grad=False,
+            dispatch_sizes_strides_policy="sizes",
+        )  # sizes asked of _data: out= may resize it
         out._data = data
         return out
 
@@ -93,8 +100,10 @@ class NpuTensor(torch.Tensor):
         return object.__format__(self, format_spec)
 
     def numpy(self, *, force: bool = False):
-        raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
-                        "Tensor.cpu() to copy the tensor to host memory first.")
+        raise TypeError(
+            f"can't convert {self.device} device type tensor to numpy. Use "
+            "Tensor.cpu() to copy the tensor to host memory first."
+        )
 
     def tolist(self):
         for hook in HOST_SYNC_HOOKS:  # the monitor's record_host_sync, once it is imported
@@ -105,8 +114,8 @@ class NpuTensor(torch.Tensor):
 def _is_index_sequence(obj) -> bool:
     """A list index that PyTorch reads as a tuple of indices (its treatSequenceAsTuple)."""
     return len(obj) < 32 and any(
-        isinstance(o, (torch.Tensor, list, tuple, slice)) or o is None or o is Ellipsis
-        for o in obj)
+        isinstance(o, (torch.Tensor, list, tuple, slice)) or o is None or o is Ellipsis for o in obj
+    )
 
 
 def _index_tensors(index):
@@ -125,8 +134,11 @@ def _as_tensor(items: list) -> torch.Tensor:
 
 
 def is_npu_device(dev) -> bool:
-    return isinstance(dev, torch.device) and dev.type == "npu" or (
-        isinstance(dev, str) and dev.split(":", 1)[0] == "npu")
+    return (
+        isinstance(dev, torch.device)
+        and dev.type == "npu"
+        or (isinstance(dev, str) and dev.split(":", 1)[0] == "npu")
+    )
 
 
 def _npu_device(dev) -> torch.device:
@@ -135,8 +147,9 @@ def _npu_device(dev) -> torch.device:
     torch.npu.current_device() still answers the index the program set (docs/emulate.md)."""
     dev = torch.device(dev)
     if dev.index is not None and dev.index >= settings().device_count:
-        raise RuntimeError(f"npu:{dev.index}: invalid device ordinal (the emulation has "
-                           f"{settings().device_count} devices)")
+        raise RuntimeError(
+            f"npu:{dev.index}: invalid device ordinal (the emulation has {settings().device_count} devices)"
+        )
     return torch.device("npu", 0)
 
 
@@ -163,20 +176,28 @@ def target_device(func, flat: list, kwargs: dict) -> torch.device | None:
         npu = npu or {_npu_device(asked)}
     if len(npu) > 1:
         a, b = sorted(str(d) for d in npu)[:2]
-        raise DeviceMismatch(f"Expected all tensors to be on the same device, but found at "
-                             f"least two devices, {a} and {b}!")
+        raise DeviceMismatch(
+            f"Expected all tensors to be on the same device, but found at least two devices, {a} and {b}!"
+        )
     if not npu:
         return None
     dev = next(iter(npu))
     name = func.name().split("::", 1)[-1]
     if name not in settings().cross_device_ops and name.removesuffix(".default") not in (
-            settings().cross_device_ops):
+        settings().cross_device_ops
+    ):
         for t in flat:
-            if (isinstance(t, torch.Tensor) and not isinstance(t, NpuTensor)
-                    and t.device.type == "cpu" and t.dim() > 0):
-                raise DeviceMismatch(f"Expected all tensors to be on the same device, but "
-                                     f"found at least two devices, {dev} and cpu! "
-                                     f"(in {func.name()})")
+            if (
+                isinstance(t, torch.Tensor)
+                and not isinstance(t, NpuTensor)
+                and t.device.type == "cpu"
+                and t.dim() > 0
+            ):
+                raise DeviceMismatch(
+                    f"Expected all tensors to be on the same device, but "
+                    f"found at least two devices, {dev} and cpu! "
+                    f"(in {func.name()})"
+                )
     return dev
 
 
@@ -184,8 +205,11 @@ def _map(fn, obj):
     """tree_map for what op arguments hold (tuples, lists, dicts): much cheaper than pytree,
     which costs more than the op itself for small tensors."""
     if isinstance(obj, (tuple, list)):
-        return type(obj)(_map(fn, o) for o in obj) if not hasattr(obj, "_fields") else (
-            type(obj)(*(_map(fn, o) for o in obj)))
+        return (
+            type(obj)(_map(fn, o) for o in obj)
+            if not hasattr(obj, "_fields")
+            else (type(obj)(*(_map(fn, o) for o in obj)))
+        )
     if isinstance(obj, dict):
         return {k: _map(fn, v) for k, v in obj.items()}
     return fn(obj)

@@ -7,9 +7,19 @@ from __future__ import annotations
 
 import types
 
-_PATCHED = ("is_available", "device_count", "current_device", "set_device", "synchronize",
-            "get_device_name", "manual_seed", "manual_seed_all", "empty_cache",
-            "memory_allocated", "max_memory_allocated")
+_PATCHED = (
+    "is_available",
+    "device_count",
+    "current_device",
+    "set_device",
+    "synchronize",
+    "get_device_name",
+    "manual_seed",
+    "manual_seed_all",
+    "empty_cache",
+    "memory_allocated",
+    "max_memory_allocated",
+)
 
 
 def _apply() -> None:
@@ -21,9 +31,11 @@ def _apply() -> None:
     torch.nn.Module.cuda = torch.nn.Module.npu
     for name in _PATCHED:
         setattr(torch.cuda, name, getattr(torch.npu, name))
-    record_note("torch_npu.contrib.transfer_to_npu imported: Tensor.cuda/Module.cuda and "
-                "torch.cuda device functions map to the emulated NPU; 'cuda' device strings "
-                "are not rewritten")
+    record_note(
+        "torch_npu.contrib.transfer_to_npu imported: Tensor.cuda/Module.cuda and "
+        "torch.cuda device functions map to the emulated NPU; 'cuda' device strings "
+        "are not rewritten"
+    )
 
 
 def module() -> types.ModuleType:

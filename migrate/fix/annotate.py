@@ -33,7 +33,7 @@ def annotation_text(finding: Finding, marker: str = "#") -> str:
     what = " ".join(finding.message.split())
     first = re.split(r"(?<=[.!?])\s+(?=[A-Z`])", what, maxsplit=1)[0]
     if len(first) > MAX_NOTE:
-        first = first[: MAX_NOTE].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+        first = first[:MAX_NOTE].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
     if first != what:
         first += f" (see `migrate rules {finding.rule}`)"
     return f"{marker} migrate[{finding.rule}]: {first}"

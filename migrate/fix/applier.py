@@ -28,8 +28,15 @@ class AppliedEdit:
     description: str = ""
 
     def to_json(self) -> dict:
-        return {"rule": self.rule, "name": self.name, "path": self.path, "line": self.line,
-                "before": self.before, "after": self.after, "description": self.description}
+        return {
+            "rule": self.rule,
+            "name": self.name,
+            "path": self.path,
+            "line": self.line,
+            "before": self.before,
+            "after": self.after,
+            "description": self.description,
+        }
 
 
 def fix_of(finding: Finding) -> Fix:
@@ -69,7 +76,7 @@ class _Taken:
     def conflicts(self, e: Edit) -> bool:
         lo = bisect.bisect_left(self.keys, (e.start, -1)) - 1
         hi = bisect.bisect_right(self.keys, (e.end, e.end + 1)) + 1
-        return any(_conflict(e, t) for t in self.edits[max(lo, 0):hi])
+        return any(_conflict(e, t) for t in self.edits[max(lo, 0) : hi])
 
     def add(self, e: Edit) -> None:
         if e in self.members:
@@ -107,8 +114,9 @@ def _newlines(content: str, nl: str) -> str:
     return content.replace("\r\n", "\n").replace("\n", nl)
 
 
-def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
-                path: str = "") -> tuple[str, list[AppliedEdit]]:
+def apply_fixes(
+    text: str, findings: list[Finding], *, unsafe: bool, path: str = ""
+) -> tuple[str, list[AppliedEdit]]:
     """One pass: the new text and the edits made. Imports go in after the edits.
 
     Raises SyntaxError if the edited text does not parse (it cannot take imports then).
@@ -128,8 +136,17 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
                 continue
             made.add(e)
             edits.append(e)
-            applied.append(AppliedEdit(f.rule, f.name, path or f.path, lines.position(e.start)[0],
-                                       text[e.start:e.end], e.content, fix_of(f).description))
+            applied.append(
+                AppliedEdit(
+                    f.rule,
+                    f.name,
+                    path or f.path,
+                    lines.position(e.start)[0],
+                    text[e.start : e.end],
+                    e.content,
+                    fix_of(f).description,
+                )
+            )
     new_text = splice(text, edits)
     wanted: list[tuple[str, Finding]] = []
     new_code = "\n".join(e.content for e in edits)
@@ -146,8 +163,9 @@ def apply_fixes(text: str, findings: list[Finding], *, unsafe: bool,
     return new_text, applied
 
 
-def add_imports(text: str, wanted: list[tuple[str, Finding]], edits: list[Edit],
-                path: str) -> tuple[str, list[AppliedEdit]]:
+def add_imports(
+    text: str, wanted: list[tuple[str, Finding]], edits: list[Edit], path: str
+) -> tuple[str, list[AppliedEdit]]:
     tree = ast.parse(text)
     new_code = "\n".join(e.content for e in edits)
     made = import_edits(text, tree, [s for s, _ in wanted], new_code)
@@ -163,9 +181,11 @@ def add_imports(text: str, wanted: list[tuple[str, Finding]], edits: list[Edit],
             if not stmt.strip():
                 continue
             f = by_stmt.get(stmt.strip(), first)
-            shown = stmt.strip() if not stmt.startswith(", ") else \
-                text[index.starts[line - 1]:edit.start].strip() + stmt
-            applied.append(AppliedEdit(f.rule, f.name, path or f.path, line, "", shown,
-                                       f"add `{shown}`"))
+            shown = (
+                stmt.strip()
+                if not stmt.startswith(", ")
+                else text[index.starts[line - 1] : edit.start].strip() + stmt
+            )
+            applied.append(AppliedEdit(f.rule, f.name, path or f.path, line, "", shown, f"add `{shown}`"))
             line += 1
     return splice(text, made), applied

@@ -35,9 +35,11 @@ def needed(outcomes: list[Outcome], project) -> dict[str, tuple[Path, str, tuple
         path = project.root / fd.add_path
         if os.path.lexists(path):
             continue
-        if any(_absolute(m.group(1), fd.module, o.rel) == fd.add_module
-               for m in _IMPORT.finditer(o.new_text)
-               if any(n in m.group(2) for n in device_helpers.NAMES.values())):
+        if any(
+            _absolute(m.group(1), fd.module, o.rel) == fd.add_module
+            for m in _IMPORT.finditer(o.new_text)
+            if any(n in m.group(2) for n in device_helpers.NAMES.values())
+        ):
             out[fd.add_path] = (path, fd.add_module, fd.type_from)
     return out
 
@@ -49,7 +51,7 @@ def _absolute(module: str, here: str | None, rel: str) -> str:
     parts = (here or "").split(".")
     if not rel.endswith("__init__.py"):
         parts = parts[:-1]
-    base = parts[:len(parts) - level + 1] if level > 1 else parts
+    base = parts[: len(parts) - level + 1] if level > 1 else parts
     rest = module.lstrip(".")
     return ".".join([*base, rest] if rest else base)
 
@@ -64,8 +66,7 @@ def create(path: Path, rel: str, write: bool, type_from: tuple | None = None) ->
     try:
         if os.path.islink(path.parent) or not path.parent.is_dir():
             raise OSError("its folder is not a plain folder")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                     0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         out.written = True

@@ -65,13 +65,17 @@ def hoist(old_text: str, new_text: str, spellings: set[str], limit: int | None =
     offsets = _line_offsets(new)
     edits: list[tuple[int, int, str]] = []
     for anchor, calls, spelling in plans:
-        indent = new[anchor.lineno - 1][:_char(new, anchor.lineno, anchor.col_offset)]
+        indent = new[anchor.lineno - 1][: _char(new, anchor.lineno, anchor.col_offset)]
         at = offsets[anchor.lineno - 1]
         edits.append((at, at, f"{indent}{NAME} = {spelling}()\n"))
         for call in calls:
-            edits.append((offsets[call.lineno - 1] + _char(new, call.lineno, call.col_offset),
-                          offsets[call.end_lineno - 1] + _char(new, call.end_lineno,
-                                                               call.end_col_offset), NAME))
+            edits.append(
+                (
+                    offsets[call.lineno - 1] + _char(new, call.lineno, call.col_offset),
+                    offsets[call.end_lineno - 1] + _char(new, call.end_lineno, call.end_col_offset),
+                    NAME,
+                )
+            )
     out = new_text
     for start, end, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         out = out[:start] + text + out[end:]
@@ -84,13 +88,20 @@ def hoist(old_text: str, new_text: str, spellings: set[str], limit: int | None =
 
 def _plan(fn, lines: list[str], changed: set[int], spellings: set[str], limit: int):
     """(anchor statement, calls to replace, spelling) for one function, or None."""
-    if any(isinstance(n, ast.Name) and n.id == NAME or isinstance(n, ast.arg) and n.arg == NAME
-           for n in ast.walk(fn)):
+    if any(
+        isinstance(n, ast.Name) and n.id == NAME or isinstance(n, ast.arg) and n.arg == NAME
+        for n in ast.walk(fn)
+    ):
         return None
     calls: dict[str, list[ast.Call]] = {}
     for node in _own_nodes(fn):
-        if isinstance(node, ast.Call) and not node.args and not node.keywords and \
-                node.lineno in changed and (name := _dotted(node.func)) in spellings:
+        if (
+            isinstance(node, ast.Call)
+            and not node.args
+            and not node.keywords
+            and node.lineno in changed
+            and (name := _dotted(node.func)) in spellings
+        ):
             calls.setdefault(name, []).append(node)
     for spelling, found in sorted(calls.items(), key=lambda kv: -len(kv[1])):
         if not any(len(lines[c.lineno - 1].rstrip("\r\n")) > limit for c in found):
@@ -149,17 +160,26 @@ def _block_path(fn, target: ast.AST):
 def _inner_block(stmt, target):
     if isinstance(stmt, (ast.If, ast.While)) and _holds(stmt.test, target):
         return None
-    if isinstance(stmt, (ast.For, ast.AsyncFor)) and (_holds(stmt.iter, target) or
-                                                     _holds(stmt.target, target)):
+    if isinstance(stmt, (ast.For, ast.AsyncFor)) and (
+        _holds(stmt.iter, target) or _holds(stmt.target, target)
+    ):
         return None
     if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(_holds(i, target) for i in stmt.items):
         return None
     for name in ("body", "orelse", "finalbody"):
         block = getattr(stmt, name, None)
-        if isinstance(block, list) and block and isinstance(block[0], ast.stmt) and \
-                any(_holds(s, target) for s in block):
-            if isinstance(stmt, ast.If) and name == "orelse" and len(block) == 1 and \
-                    isinstance(block[0], ast.If):
+        if (
+            isinstance(block, list)
+            and block
+            and isinstance(block[0], ast.stmt)
+            and any(_holds(s, target) for s in block)
+        ):
+            if (
+                isinstance(stmt, ast.If)
+                and name == "orelse"
+                and len(block) == 1
+                and isinstance(block[0], ast.If)
+            ):
                 return None  # an elif: nothing can go between it and its `if`
             return block
     for handler in getattr(stmt, "handlers", ()):
@@ -176,7 +196,7 @@ def _starts_line(lines: list[str], stmt) -> bool:
     """Does the statement begin its line (nothing but indentation before it)?"""
     if getattr(stmt, "decorator_list", None):
         return False  # a decorated definition: no device call of ours sits in it
-    return not lines[stmt.lineno - 1][:_char(lines, stmt.lineno, stmt.col_offset)].strip()
+    return not lines[stmt.lineno - 1][: _char(lines, stmt.lineno, stmt.col_offset)].strip()
 
 
 def _dotted(node) -> str | None:

@@ -52,15 +52,15 @@ def _uses_ruff(path: Path) -> bool:
     return False
 
 
-def _format(cmd: list[str], path: Path, text: str, check: bool,
-            extra: tuple[str, ...] = ()) -> str | None:
+def _format(cmd: list[str], path: Path, text: str, check: bool, extra: tuple[str, ...] = ()) -> str | None:
     path = Path(os.path.abspath(path))  # ruff finds the project's configuration from it
     args = [*cmd, "format", *extra, "--stdin-filename", str(path), "--quiet"]
     if check:
         args.insert(len(cmd) + 1, "--check")
     try:
-        proc = subprocess.run([*args, "-"], input=text, capture_output=True, text=True,
-                              timeout=TIMEOUT, cwd=path.parent)
+        proc = subprocess.run(
+            [*args, "-"], input=text, capture_output=True, text=True, timeout=TIMEOUT, cwd=path.parent
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode != 0:
@@ -91,12 +91,20 @@ def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str) -> str:
     long_lines = []
     for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag != "equal":
-            long_lines += [j + 1 for j in range(j1, j2)
-                           if len(new[j]) > limit and not new[j].lstrip().startswith("#")]
+            long_lines += [
+                j + 1 for j in range(j1, j2) if len(new[j]) > limit and not new[j].lstrip().startswith("#")
+            ]
     text = new_text
     for line in sorted(long_lines, reverse=True):
-        extra = ("--isolated", "--line-length", str(min(limit, 320)),
-                 "--config", "format.quote-style='preserve'", "--range", f"{line}:1-{line + 1}:1")
+        extra = (
+            "--isolated",
+            "--line-length",
+            str(min(limit, 320)),
+            "--config",
+            "format.quote-style='preserve'",
+            "--range",
+            f"{line}:1-{line + 1}:1",
+        )
         wrapped = _format(cmd, path, text, check=False, extra=extra)
         if wrapped:
             text = wrapped

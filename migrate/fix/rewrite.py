@@ -71,9 +71,16 @@ class Outcome:
         return self.error is None and self.new_text != self.old_text
 
 
-def fix_text(text: str, rel: str, kind: str, rules: Rules, scan: ScanFn, *,
-             unsafe: bool, first: list[Finding] | None = None
-             ) -> tuple[str, list[AppliedEdit], list[Finding], str | None]:
+def fix_text(
+    text: str,
+    rel: str,
+    kind: str,
+    rules: Rules,
+    scan: ScanFn,
+    *,
+    unsafe: bool,
+    first: list[Finding] | None = None,
+) -> tuple[str, list[AppliedEdit], list[Finding], str | None]:
     """Fix passes until nothing changes: (text, edits, findings on the text, error)."""
     try:
         findings = first if first is not None else scan(text, rel, kind, rules)
@@ -105,9 +112,17 @@ def _refusal(rules: list[str], why: str) -> str:
     return f"not written: fixes by {by} produce code that does not parse ({why})"
 
 
-def rewrite_file(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
-                 options: Options, first: list[Finding] | None = None,
-                 digest: str | None = None, place: Place | None = None) -> Outcome:
+def rewrite_file(
+    path: Path,
+    rel: str,
+    kind: str,
+    rules: Rules,
+    scan: ScanFn,
+    options: Options,
+    first: list[Finding] | None = None,
+    digest: str | None = None,
+    place: Place | None = None,
+) -> Outcome:
     """Rewrite ``path`` (the path the scan opened). ``first``: the scan's findings, valid
     for the bytes with content hash ``digest`` (None: trust them as they are). ``place``:
     where the file may be read and written (checked again at write time)."""
@@ -119,9 +134,17 @@ def rewrite_file(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
         return _rewrite(path, rel, kind, rules, scan, options, first, digest, place)
 
 
-def _rewrite(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
-             options: Options, first: list[Finding] | None, digest: str | None,
-             place: Place | None = None) -> Outcome:
+def _rewrite(
+    path: Path,
+    rel: str,
+    kind: str,
+    rules: Rules,
+    scan: ScanFn,
+    options: Options,
+    first: list[Finding] | None,
+    digest: str | None,
+    place: Place | None = None,
+) -> Outcome:
     out = Outcome(path, rel)
     try:
         source: SourceFile = read_source(path, python=kind == "python", place=place or Place())
@@ -137,7 +160,8 @@ def _rewrite(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
         text, out.stripped = strip_annotations(text, kind)
     else:
         text, out.edits, findings, out.error = fix_text(
-            text, rel, kind, rules, scan, unsafe=options.unsafe, first=first)
+            text, rel, kind, rules, scan, unsafe=options.unsafe, first=first
+        )
         if out.error:
             return out
         out.remaining = findings
@@ -164,6 +188,8 @@ def _rewrite(path: Path, rel: str, kind: str, rules: Rules, scan: ScanFn,
         return out
     if source.st is not None and source.st.st_nlink > 1:
         verb = "was" if out.written else "would be"
-        out.warnings.append(f"has {source.st.st_nlink} hard links; only this name {verb} "
-                            "rewritten (the other links keep the old content)")
+        out.warnings.append(
+            f"has {source.st.st_nlink} hard links; only this name {verb} "
+            "rewritten (the other links keep the old content)"
+        )
     return out

@@ -28,8 +28,9 @@ from migrate.scan.worker import clamp_jobs
 PARALLEL_THRESHOLD = 6  # files to rewrite before worker processes pay off
 
 
-def engine_scan(text: str, rel: str, kind: str, rules: RuleSet | list[Rule],
-                target: str = DEFAULT_TARGET, devices=None) -> list[Finding]:
+def engine_scan(
+    text: str, rel: str, kind: str, rules: RuleSet | list[Rule], target: str = DEFAULT_TARGET, devices=None
+) -> list[Finding]:
     """The scan engine on one text (raises FileProblem when the text cannot be scanned)."""
     return scan_text(text, rel, kind, rules, target, devices)
 
@@ -68,8 +69,7 @@ class ApplyRun:
                 edits[e.rule] += 1
                 files.setdefault(e.rule, set()).add(o.rel)
                 names[e.rule] = e.name
-        return {r: {"name": names[r], "edits": edits[r], "files": len(files[r])}
-                for r in sorted(edits)}
+        return {r: {"name": names[r], "edits": edits[r], "files": len(files[r])} for r in sorted(edits)}
 
     def summary(self) -> dict:
         changed = self.changed
@@ -93,9 +93,14 @@ def _wanted(findings: list[Finding], options: Options) -> bool:
     return options.annotate and any(f.category == "manual" for f in findings)
 
 
-def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Options,
-               annotated_files: Sequence[tuple[Path, str, str]] = (),
-               jobs: int | None = None) -> ApplyRun:
+def apply_scan(
+    result: ScanResult,
+    root: Path,
+    rules: list[Rule],
+    options: Options,
+    annotated_files: Sequence[tuple[Path, str, str]] = (),
+    jobs: int | None = None,
+) -> ApplyRun:
     """Rewrite the files of ``result`` (or, with options.strip, ``annotated_files``)."""
     run = ApplyRun(errors=list(result.errors), files_scanned=result.files_scanned, root=root)
     by_file: dict[str, list[Finding]] = {}
@@ -103,8 +108,9 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
         by_file.setdefault(f.path, []).append(f)
     within = tuple(result.roots)
     if options.strip:
-        todo = [ApplyItem(path, rel, kind, None, place=Place("", within))
-                for path, rel, kind in annotated_files]
+        todo = [
+            ApplyItem(path, rel, kind, None, place=Place("", within)) for path, rel, kind in annotated_files
+        ]
     else:
         todo = []
         for rel, findings in by_file.items():
@@ -115,9 +121,17 @@ def apply_scan(result: ScanResult, root: Path, rules: list[Rule], options: Optio
             if FILE_KINDS[record.kind].rewritable and _wanted(findings, options):
                 # Cached findings are data, not edits: their file is scanned again.
                 devices = result.project.for_file(rel) if result.project else None
-                todo.append(ApplyItem(Path(record.path), rel, record.kind,
-                                      None if record.cached else findings, record.digest,
-                                      devices=devices, place=Place(record.real, within)))
+                todo.append(
+                    ApplyItem(
+                        Path(record.path),
+                        rel,
+                        record.kind,
+                        None if record.cached else findings,
+                        record.digest,
+                        devices=devices,
+                        place=Place(record.real, within),
+                    )
+                )
             else:
                 run.remaining.extend(findings)
     for item, out in zip(todo, _rewrite_all(todo, rules, options, jobs), strict=True):
@@ -136,8 +150,7 @@ def _add_helper_modules(run: ApplyRun, project, options: Options) -> None:
     """Create the device helper module of each package whose rewritten files import it."""
     from migrate.fix import helper_module
 
-    for rel, (path, _module, type_from) in sorted(helper_module.needed(run.outcomes,
-                                                                        project).items()):
+    for rel, (path, _module, type_from) in sorted(helper_module.needed(run.outcomes, project).items()):
         out = helper_module.create(path, rel, options.write, type_from)
         run.outcomes.append(out)
         if out.error:
@@ -151,17 +164,23 @@ class Rewriter:
         self.rules, self.options = RuleSet.of(rules), options
 
     def __call__(self, item: ApplyItem) -> Outcome:
-        scan = partial(engine_scan, target=self.options.targets.for_path(item.rel),
-                       devices=item.devices)
+        scan = partial(engine_scan, target=self.options.targets.for_path(item.rel), devices=item.devices)
         try:
-            return rewrite_file(item.path, item.rel, item.kind, self.rules, scan,
-                                self.options, first=item.findings, digest=item.digest,
-                                place=item.place)
+            return rewrite_file(
+                item.path,
+                item.rel,
+                item.kind,
+                self.rules,
+                scan,
+                self.options,
+                first=item.findings,
+                digest=item.digest,
+                place=item.place,
+            )
         except RecursionError:
             return Outcome(item.path, item.rel, error="not written: nesting too deep")
         except Exception as exc:  # a bug in a fixer must not end the run
-            return Outcome(item.path, item.rel,
-                           error=f"internal error: {type(exc).__name__}: {exc}")
+            return Outcome(item.path, item.rel, error=f"internal error: {type(exc).__name__}: {exc}")
 
 
 _rewriter: Rewriter | None = None  # this worker process's Rewriter, set by the initializer
@@ -191,8 +210,9 @@ def _rewrite_in_worker(item: ApplyItem) -> Outcome:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _rewrite_all(todo: list[ApplyItem], rules: list[Rule], options: Options,
-                 jobs: int | None) -> list[Outcome]:
+def _rewrite_all(
+    todo: list[ApplyItem], rules: list[Rule], options: Options, jobs: int | None
+) -> list[Outcome]:
     """Rewrite files, in worker processes when there are enough to pay for them; the rules
     are compiled once for all of them."""
     jobs = clamp_jobs(jobs, len(todo))

@@ -51,7 +51,7 @@ def _groups(stmts: list[ast.stmt]) -> list[tuple[int, int, list[ast.stmt]]]:
 
 
 def _text(lines: list[str], first: int, last: int) -> str:
-    return "".join(lines[first - 1:last])
+    return "".join(lines[first - 1 : last])
 
 
 def _known(text: str) -> set[str]:

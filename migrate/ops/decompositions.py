@@ -43,8 +43,12 @@ def decomposition(name: str, op: str, emits: list[str], domain: str = "ai.onnx")
     """Register ``fn`` as the rewrite ``name`` of ``domain::op``; a duplicate name fails."""
 
     def wrap(fn: Callable) -> Callable:
-        DECOMPOSITIONS.add(name, Decomposition(name, op, domain, tuple(sorted(set(emits))), fn,
-                                               (fn.__doc__ or "").strip().split("\n")[0]))
+        DECOMPOSITIONS.add(
+            name,
+            Decomposition(
+                name, op, domain, tuple(sorted(set(emits))), fn, (fn.__doc__ or "").strip().split("\n")[0]
+            ),
+        )
         return fn
 
     return wrap

@@ -60,8 +60,7 @@ def infer(model) -> tuple[object, str | None]:
     why = ""
     for data_prop in (False,) if large else (True, False):
         try:
-            data = run_bounded(_infer_bytes, model, data_prop, seconds=INFER_SECONDS,
-                               memory=budget)
+            data = run_bounded(_infer_bytes, model, data_prop, seconds=INFER_SECONDS, memory=budget)
         except Bounded as exc:
             why = str(exc)
             continue
@@ -69,8 +68,10 @@ def infer(model) -> tuple[object, str | None]:
         out.ParseFromString(data)
         note = None
         if large:
-            note = (f"data propagation skipped: the model declares a 1-D extent or an "
-                    f"integer constant over {DATA_PROP_LIMIT}")
+            note = (
+                f"data propagation skipped: the model declares a 1-D extent or an "
+                f"integer constant over {DATA_PROP_LIMIT}"
+            )
         elif not data_prop:
             note = f"data propagation stopped ({why})"
         return out, note
@@ -82,20 +83,29 @@ def _infer_bytes(model, data_prop: bool) -> bytes:
     import onnx
 
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
-                                                     data_prop=data_prop)
+        inferred = onnx.shape_inference.infer_shapes(
+            model, check_type=False, strict_mode=False, data_prop=data_prop
+        )
     except Exception as exc:  # noqa: BLE001 - inference is best effort; say why it stopped
         text = str(exc).strip().splitlines()
-        raise RuntimeError(f"shape inference failed ({text[0][:160] if text else type(exc).__name__})") \
-            from None
+        raise RuntimeError(
+            f"shape inference failed ({text[0][:160] if text else type(exc).__name__})"
+        ) from None
     _drop_weights(inferred.graph)
     return inferred.SerializeToString()
 
 
 def _drop_weights(graph) -> None:
     for t in graph.initializer:
-        for name in ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
-                     "uint64_data", "string_data"):
+        for name in (
+            "raw_data",
+            "float_data",
+            "int32_data",
+            "int64_data",
+            "double_data",
+            "uint64_data",
+            "string_data",
+        ):
             t.ClearField(name)
     for node in graph.node:
         for attr in node.attribute:
@@ -114,8 +124,12 @@ def _declares_large(model) -> bool:
     def big_tensor(t) -> bool:
         if len(t.dims) == 1 and t.dims[0] > DATA_PROP_LIMIT:
             return True
-        if t.data_type in ints and len(t.dims) <= 1 and (not t.dims or t.dims[0] <= 64) \
-                and t.data_location != TensorProto.EXTERNAL:
+        if (
+            t.data_type in ints
+            and len(t.dims) <= 1
+            and (not t.dims or t.dims[0] <= 64)
+            and t.data_location != TensorProto.EXTERNAL
+        ):
             try:
                 values = numpy_helper.to_array(t).reshape(-1)
             except Exception:  # noqa: BLE001 - a malformed tensor: let inference judge it
@@ -140,8 +154,11 @@ def _declares_large(model) -> bool:
                     return True
                 if any(walk(sub) for sub in attr.graphs):
                     return True
-                if len(attr.ints) and max(abs(v) for v in attr.ints) > DATA_PROP_LIMIT and \
-                        node.op_type == "Constant":
+                if (
+                    len(attr.ints)
+                    and max(abs(v) for v in attr.ints) > DATA_PROP_LIMIT
+                    and node.op_type == "Constant"
+                ):
                     return True
         return False
 
@@ -193,16 +210,24 @@ def node_view(node, info: dict) -> NodeView:
             continue
         elem, rank, const = got
         inputs.append((TensorProto.DataType.Name(elem) if elem else None, rank, const))
-    return NodeView(node.op_type, node.domain or "ai.onnx", attr_values(node), inputs,
-                    list(node.output))
+    return NodeView(node.op_type, node.domain or "ai.onnx", attr_values(node), inputs, list(node.output))
 
 
-def judge(view: NodeView, opset: int, backend: str, target: str | None,
-          local_functions: set[tuple[str, str]], soc: str | None = None) -> Verdict:
+def judge(
+    view: NodeView,
+    opset: int,
+    backend: str,
+    target: str | None,
+    local_functions: set[tuple[str, str]],
+    soc: str | None = None,
+) -> Verdict:
     reg = load_onnx(backend, target)
     if (view.domain, view.op_type) in local_functions:
-        return Verdict(UNSUPPORTED, f"model-local function {view.domain}::{view.op_type}: "
-                                    "inline it first (onnx.inliner.inline_local_functions)")
+        return Verdict(
+            UNSUPPORTED,
+            f"model-local function {view.domain}::{view.op_type}: "
+            "inline it first (onnx.inliner.inline_local_functions)",
+        )
     dtype = view.inputs[0][0] if view.inputs and view.inputs[0] else None
     verdict = reg.lookup(view.op_type, view.domain, opset, dtype, soc=soc)
     if verdict.status == SUPPORTED and backend == "atc":
@@ -211,8 +236,14 @@ def judge(view: NodeView, opset: int, backend: str, target: str | None,
     return verdict
 
 
-def census(path: Path, backend: str = "atc", target: str | None = None,
-           model=None, judge_opset: int | None = None, soc: str | None = None) -> dict:
+def census(
+    path: Path,
+    backend: str = "atc",
+    target: str | None = None,
+    model=None,
+    judge_opset: int | None = None,
+    soc: str | None = None,
+) -> dict:
     """The op coverage report (docs/contracts.md §4) of the ONNX file at ``path``; ``judge_opset``
     judges the nodes as if the model declared that opset (what lowering would give)."""
     model = model if model is not None else load_graph(path)
@@ -237,9 +268,16 @@ def census(path: Path, backend: str = "atc", target: str | None = None,
         key = (domain, node.op_type, verdict.status, verdict.reason)
         row = rows.get(key)
         if row is None:
-            row = rows[key] = {"op": node.op_type, "domain": domain, "count": 0, "nodes": [],
-                               "status": verdict.status, "reason": verdict.reason,
-                               "decomposition": None, "dtypes": []}
+            row = rows[key] = {
+                "op": node.op_type,
+                "domain": domain,
+                "count": 0,
+                "nodes": [],
+                "status": verdict.status,
+                "reason": verdict.reason,
+                "decomposition": None,
+                "dtypes": [],
+            }
             order.append(key)
         row["count"] += 1
         row["nodes"].append(node_path)
@@ -251,8 +289,7 @@ def census(path: Path, backend: str = "atc", target: str | None = None,
     report["soc"] = soc
     report["judged_for"] = judged_for(reg, soc)
     if inference_note:
-        report["advice"].append(inference_note + "; dtypes are judged only where the file "
-                                "records them")
+        report["advice"].append(inference_note + "; dtypes are judged only where the file records them")
     return report
 
 
@@ -262,8 +299,10 @@ def judged_for(reg, soc: str | None) -> str:
         return soc
     if reg.backend != "atc":
         return "the CANN EP (its data has no per-chip kernels)"
-    return (f"any chip of the data ({', '.join(reg.socs())}; default: a dtype passes when one "
-            "chip's kernel takes it; --soc CHIP judges for one)")
+    return (
+        f"any chip of the data ({', '.join(reg.socs())}; default: a dtype passes when one "
+        "chip's kernel takes it; --soc CHIP judges for one)"
+    )
 
 
 def _attach_decompositions(ops: list[dict]) -> None:
@@ -283,16 +322,26 @@ def _report(path, model, opset, backend, target, ops, total) -> dict:
         nodes[row["status"]] += row["count"]
     advice = []
     if opset > reg.max_opset:
-        advice.append(f"model opset {opset} is above {reg.max_opset}, the last opset "
-                      f"{'ATC' if backend == 'atc' else 'the CANN EP graph mode'} registers: "
-                      f"re-export with torch.onnx.export(..., opset_version={reg.max_opset}) "
-                      "or run `migrate decompose`")
+        advice.append(
+            f"model opset {opset} is above {reg.max_opset}, the last opset "
+            f"{'ATC' if backend == 'atc' else 'the CANN EP graph mode'} registers: "
+            f"re-export with torch.onnx.export(..., opset_version={reg.max_opset}) "
+            "or run `migrate decompose`"
+        )
     custom = sorted({r["domain"] for r in ops if r["domain"] not in ("ai.onnx",)})
     if custom:
         advice.append(f"custom domains: {', '.join(custom)}")
     from migrate.ops.versions import torch_versions
 
-    return {"model": str(path), "opset": opset, "backend": backend, "target": reg.version,
-            "torch": torch_versions(load_aten(None)),
-            "nodes": total, "ops": ops, "summary": {**summary, "ops": len(ops), "nodes": nodes},
-            "custom_domains": custom, "advice": advice}
+    return {
+        "model": str(path),
+        "opset": opset,
+        "backend": backend,
+        "target": reg.version,
+        "torch": torch_versions(load_aten(None)),
+        "nodes": total,
+        "ops": ops,
+        "summary": {**summary, "ops": len(ops), "nodes": nodes},
+        "custom_domains": custom,
+        "advice": advice,
+    }

@@ -13,10 +13,35 @@ from functools import cache
 from migrate.core.resources import op_registry_dir
 from migrate.ops.registry import RESTRICTED, Verdict, load_yaml
 
-KINDS = ("attribute", "attribute_length", "attribute_min", "attribute_odd", "output_unused",
-         "max_inputs", "max_outputs", "input_dtype", "input_rank", "constant_input")
-_FIELDS = {"check", "why", "note", "source", "when_rank", "attribute", "allowed", "forbidden",
-           "default", "min", "max", "output", "input", "inputs", "compare"}
+KINDS = (
+    "attribute",
+    "attribute_length",
+    "attribute_min",
+    "attribute_odd",
+    "output_unused",
+    "max_inputs",
+    "max_outputs",
+    "input_dtype",
+    "input_rank",
+    "constant_input",
+)
+_FIELDS = {
+    "check",
+    "why",
+    "note",
+    "source",
+    "when_rank",
+    "attribute",
+    "allowed",
+    "forbidden",
+    "default",
+    "min",
+    "max",
+    "output",
+    "input",
+    "inputs",
+    "compare",
+}
 # How an attribute value is compared with the allowed ones (``compare:`` in limits.yaml).
 COMPARE = ("exact", "einsum")
 
@@ -59,17 +84,21 @@ def parse(data: dict, ops: dict) -> dict[str, list[Limit]]:
         for raw in checks:
             unknown = set(raw) - _FIELDS
             if raw.get("check") not in KINDS or unknown or not raw.get("why"):
-                raise ValueError(f"limits.yaml: {op}: bad check {raw} (kinds: {', '.join(KINDS)}; "
-                                 f"unknown fields: {sorted(unknown)})")
+                raise ValueError(
+                    f"limits.yaml: {op}: bad check {raw} (kinds: {', '.join(KINDS)}; "
+                    f"unknown fields: {sorted(unknown)})"
+                )
             if not raw.get("note") and not raw.get("source"):
                 raise ValueError(f"limits.yaml: {op}: a check needs a note or a source")
             if raw.get("compare", "exact") not in COMPARE:
                 raise ValueError(f"limits.yaml: {op}: compare must be one of {', '.join(COMPARE)}")
             source = raw.get("source") or _plugin_source(op, raw["note"], ops)
-            params = {k: v for k, v in raw.items() if k not in ("check", "why", "note",
-                                                               "source", "when_rank")}
-            out.setdefault(op, []).append(Limit(op, raw["check"], raw["why"], source, params,
-                                                raw.get("when_rank")))
+            params = {
+                k: v for k, v in raw.items() if k not in ("check", "why", "note", "source", "when_rank")
+            }
+            out.setdefault(op, []).append(
+                Limit(op, raw["check"], raw["why"], source, params, raw.get("when_rank"))
+            )
     return out
 
 
@@ -112,8 +141,9 @@ def _broken(limit: Limit, node: NodeView) -> str | None:
         return f"{p['attribute']}={value!r}" if bad else None
     if kind == "output_unused":
         i = p["output"]
-        return f"output {i} ({node.outputs[i]}) is used" if len(node.outputs) > i and \
-            node.outputs[i] else None
+        return (
+            f"output {i} ({node.outputs[i]}) is used" if len(node.outputs) > i and node.outputs[i] else None
+        )
     if kind in ("max_inputs", "max_outputs"):
         items = node.inputs if kind == "max_inputs" else node.outputs
         n = sum(1 for x in items if x)

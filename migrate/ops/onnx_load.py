@@ -16,7 +16,7 @@ from migrate.core.display import escape
 from migrate.core.errors import UsageError
 from migrate.core.inputs import read_input
 
-MAX_MODEL_BYTES = 2 * 1024 ** 3  # protobuf's own limit for one message
+MAX_MODEL_BYTES = 2 * 1024**3  # protobuf's own limit for one message
 _MAX_DIGITS = 19  # an int64 offset or length
 MAX_OPSET = 1 << 16
 
@@ -31,15 +31,15 @@ def load_graph(path: Path):
     try:
         model = onnx.load_model_from_string(data)
     except (DecodeError, RuntimeError, ValueError, OSError) as exc:
-        raise UsageError(f"{escape(str(path))}: not a readable ONNX model ({_short(exc)})") \
-            from None
+        raise UsageError(f"{escape(str(path))}: not a readable ONNX model ({_short(exc)})") from None
     if model.ir_version <= 0 or not model.HasField("graph") or not model.opset_import:
-        raise UsageError(f"{escape(str(path))}: a protobuf but not an ONNX model (no graph or "
-                         "opset_import)")
+        raise UsageError(f"{escape(str(path))}: a protobuf but not an ONNX model (no graph or opset_import)")
     for imp in model.opset_import:  # onnx's schema lookups take a C int
         if not 0 <= imp.version <= MAX_OPSET:
-            raise UsageError(f"{escape(str(path))}: opset {imp.version} of domain "
-                             f"{escape(repr(imp.domain))[:60]} is out of range (0..{MAX_OPSET})")
+            raise UsageError(
+                f"{escape(str(path))}: opset {imp.version} of domain "
+                f"{escape(repr(imp.domain))[:60]} is out of range (0..{MAX_OPSET})"
+            )
     check_external_data(model, path.parent, path)
     return model
 
@@ -60,8 +60,9 @@ def _count(info: dict, key: str, where: str) -> int:
     if value == "":
         return 0
     if not (value.isascii() and value.isdigit() and len(value) <= _MAX_DIGITS):
-        raise UsageError(f"{where}: external-data {key} {escape(repr(value))[:60]} is not a "
-                         "non-negative integer")
+        raise UsageError(
+            f"{where}: external-data {key} {escape(repr(value))[:60]} is not a non-negative integer"
+        )
     return int(value)
 
 
@@ -82,24 +83,31 @@ def check_external_data(model, base: Path, path: Path) -> list[Path]:
         name = escape(repr(tensor.name))[:80]
         where = f"{shown}: tensor {name}"
         if not location or "\x00" in location or Path(location).is_absolute():
-            raise UsageError(f"{where}: external-data location {escape(repr(location))[:80]} "
-                             "is not a file name relative to the model's folder")
+            raise UsageError(
+                f"{where}: external-data location {escape(repr(location))[:80]} "
+                "is not a file name relative to the model's folder"
+            )
         target = os.path.realpath(os.path.join(base, location))
         if not target.startswith(folder.rstrip(os.sep) + os.sep):
-            raise UsageError(f"{where}: external data {escape(repr(location))[:80]} leaves the "
-                             "model's folder; refusing to read it")
+            raise UsageError(
+                f"{where}: external data {escape(repr(location))[:80]} leaves the "
+                "model's folder; refusing to read it"
+            )
         try:
             st = os.stat(target)
         except OSError:
-            raise UsageError(f"{where}: external data {escape(repr(location))[:80]} is missing "
-                             f"(looked in {escape(str(base))})") from None
+            raise UsageError(
+                f"{where}: external data {escape(repr(location))[:80]} is missing "
+                f"(looked in {escape(str(base))})"
+            ) from None
         if not stat.S_ISREG(st.st_mode):
-            raise UsageError(f"{where}: external data {escape(repr(location))[:80]} is not a "
-                             "regular file")
+            raise UsageError(f"{where}: external data {escape(repr(location))[:80]} is not a regular file")
         end = _count(info, "offset", where) + _count(info, "length", where)
         if end > st.st_size:
-            raise UsageError(f"{where}: external data file {escape(repr(location))[:80]} is "
-                             f"truncated (it needs {end} bytes)")
+            raise UsageError(
+                f"{where}: external data file {escape(repr(location))[:80]} is "
+                f"truncated (it needs {end} bytes)"
+            )
         files.setdefault(target, Path(target))
     return list(files.values())
 

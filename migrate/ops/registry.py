@@ -23,8 +23,7 @@ import yaml
 from migrate.core.errors import UsageError
 from migrate.core.resources import op_registry_dir
 
-SUPPORTED, UNSUPPORTED, CPU_FALLBACK, RESTRICTED = (
-    "supported", "unsupported", "cpu-fallback", "restricted")
+SUPPORTED, UNSUPPORTED, CPU_FALLBACK, RESTRICTED = ("supported", "unsupported", "cpu-fallback", "restricted")
 DEFAULT_DOMAINS = ("", "ai.onnx")
 BACKENDS = ("atc", "ort-cann")
 
@@ -79,7 +78,7 @@ class AtenRegistry:
         base = op_registry_dir() / "aten"
         data = load_yaml(base / version / "native.yaml")
         self.overloads: dict[str, dict] = data.get("overloads") or {}
-        self.custom: dict[str, dict] = (load_yaml(base / version / "custom.yaml").get("ops") or {})
+        self.custom: dict[str, dict] = load_yaml(base / version / "custom.yaml").get("ops") or {}
         notes = load_yaml(base / "notes.yaml")
         self.cpu_backend: dict[str, dict] = notes.get("cpu_backend_kernels") or {}
         self.on_host: dict[str, str] = notes.get("npu_kernel_on_host") or {}
@@ -105,9 +104,12 @@ class AtenRegistry:
         name = aten_name(overload)
         pkg = f"torch_npu {self.version.split('-', 1)[-1]}"
         if not self.has_kernel(overload):
-            return Verdict(CPU_FALLBACK, f"no NPU kernel in {pkg}: runs on the CPU through "
-                                         "torch_npu's fallback (an error with "
-                                         "TORCH_NPU_FALLBACK_CPU_DISABLE=1)")
+            return Verdict(
+                CPU_FALLBACK,
+                f"no NPU kernel in {pkg}: runs on the CPU through "
+                "torch_npu's fallback (an error with "
+                "TORCH_NPU_FALLBACK_CPU_DISABLE=1)",
+            )
         notes = []
         base = name.split(".", 1)[0]
         if base in self.on_host:
@@ -147,8 +149,9 @@ class OnnxRegistry:
             self.max_opset = int(self.graph.get("opsets", [8, 15])[1])
             self.constraints = {}
 
-    def lookup(self, op: str, domain: str, opset: int, dtype: str | None = None,
-               soc: str | None = None) -> Verdict:
+    def lookup(
+        self, op: str, domain: str, opset: int, dtype: str | None = None, soc: str | None = None
+    ) -> Verdict:
         if self.backend == "atc":
             return self._atc(op, domain or "ai.onnx", opset, dtype, soc)
         return self._ort(op, domain or "ai.onnx", opset)
@@ -164,11 +167,9 @@ class OnnxRegistry:
     def check_soc(self, soc: str) -> None:
         known = self.socs()
         if soc not in known:
-            raise UsageError(f"unknown --soc {soc!r}; the data has per-chip dtypes for "
-                             f"{', '.join(known)}")
+            raise UsageError(f"unknown --soc {soc!r}; the data has per-chip dtypes for {', '.join(known)}")
 
-    def _atc(self, op: str, domain: str, opset: int, dtype: str | None,
-             soc: str | None = None) -> Verdict:
+    def _atc(self, op: str, domain: str, opset: int, dtype: str | None, soc: str | None = None) -> Verdict:
         key = op if domain == "ai.onnx" else f"{domain}::{op}"
         if domain == "ai.onnx" and op in self.builtin:
             return Verdict(SUPPORTED, self.builtin[op].get("why", ""))
@@ -181,21 +182,29 @@ class OnnxRegistry:
         if opset not in row["opsets"] and opset in (fix.get("opsets") or ()):
             return Verdict(SUPPORTED, f"ATC documents {op} for opset {opset}{doc}")
         if opset not in row["opsets"]:
-            reason = (f"ATC registers {op} for model opsets {_ranges(row['opsets'])} only "
-                      f"(keyed exactly); this model declares opset {opset}")
+            reason = (
+                f"ATC registers {op} for model opsets {_ranges(row['opsets'])} only "
+                f"(keyed exactly); this model declares opset {opset}"
+            )
             if opset > self.max_opset:
                 reason += f"; re-export with opset_version={self.max_opset}"
             return Verdict(UNSUPPORTED, reason)
         allowed = set(fix["input_dtypes"]) if fix.get("input_dtypes") else _input_dtypes(row, soc)
         if fix.get("input_dtypes") and dtype and dtype in allowed:
-            return Verdict(SUPPORTED, f"ATC plugin -> {'/'.join(row.get('ge_op') or [op])}; "
-                                      f"{dtype} is a documented input type{doc}")
+            return Verdict(
+                SUPPORTED,
+                f"ATC plugin -> {'/'.join(row.get('ge_op') or [op])}; "
+                f"{dtype} is a documented input type{doc}",
+            )
         if dtype and allowed and _DTYPE_ALIASES.get(dtype, dtype) not in allowed:
             chip = f" on {soc}" if soc else ""
-            return Verdict(RESTRICTED, f"Ascend op {'/'.join(row.get('ge_op') or [op])} takes "
-                                       f"{','.join(sorted(allowed))}{chip}, not {dtype} (AI "
-                                       "Core kernel definition; may fail or run on AI CPU; "
-                                       f"source: {(row.get('source') or ['ops.yaml'])[0]})")
+            return Verdict(
+                RESTRICTED,
+                f"Ascend op {'/'.join(row.get('ge_op') or [op])} takes "
+                f"{','.join(sorted(allowed))}{chip}, not {dtype} (AI "
+                "Core kernel definition; may fail or run on AI CPU; "
+                f"source: {(row.get('source') or ['ops.yaml'])[0]})",
+            )
         return Verdict(SUPPORTED, f"ATC plugin -> {'/'.join(row.get('ge_op') or [op])}")
 
     def _ort(self, op: str, domain: str, opset: int) -> Verdict:
@@ -205,11 +214,18 @@ class OnnxRegistry:
         if domain == "ai.onnx":
             since = _since_version(op, opset)
             for row in self.single:
-                if row["op"] == op and since is not None and row["since"] <= since and (
-                        row["until"] is None or since <= row["until"]):
+                if (
+                    row["op"] == op
+                    and since is not None
+                    and row["since"] <= since
+                    and (row["until"] is None or since <= row["until"])
+                ):
                     return Verdict(SUPPORTED, f"CANN EP single-op kernel ({op}-{row['since']})")
-        why = (f"graph mode needs model opset {lo}-{hi}" if not lo <= opset <= hi
-               else "not in the CANN EP's list")
+        why = (
+            f"graph mode needs model opset {lo}-{hi}"
+            if not lo <= opset <= hi
+            else "not in the CANN EP's list"
+        )
         return Verdict(CPU_FALLBACK, f"{why}; onnxruntime runs the node on its CPU provider")
 
 
@@ -223,10 +239,17 @@ def _corrections(path: Path, ops: dict) -> dict[str, dict]:
     rows = load_yaml(path).get("ops") or {}
     for op, row in rows.items():
         bad = set(row) - _CORRECTION_FIELDS
-        if op not in ops or bad or not row.get("source") or not row.get("why") or not (
-                row.get("input_dtypes") or row.get("opsets")):
-            raise ValueError(f"{path}: {op}: unknown op, unknown fields {sorted(bad)}, or a row "
-                             "without why, source and input_dtypes/opsets")
+        if (
+            op not in ops
+            or bad
+            or not row.get("source")
+            or not row.get("why")
+            or not (row.get("input_dtypes") or row.get("opsets"))
+        ):
+            raise ValueError(
+                f"{path}: {op}: unknown op, unknown fields {sorted(bad)}, or a row "
+                "without why, source and input_dtypes/opsets"
+            )
     return rows
 
 
@@ -272,8 +295,14 @@ def load_onnx(backend: str = "atc", target: str | None = None) -> OnnxRegistry:
     return OnnxRegistry(backend, _pick(f"onnx/{backend}", prefix, target))
 
 
-def query(source: str, op: str, opset: int | None = None, dtype: str | None = None,
-          domain: str = "ai.onnx", target: str | None = None) -> Verdict:
+def query(
+    source: str,
+    op: str,
+    opset: int | None = None,
+    dtype: str | None = None,
+    domain: str = "ai.onnx",
+    target: str | None = None,
+) -> Verdict:
     """The one question: ``source`` is 'aten', 'atc' or 'ort-cann'."""
     if source == "aten":
         return load_aten(target).lookup(op, dtype)

@@ -25,26 +25,30 @@ def _torch(report: dict) -> str:
 def _title(report: dict) -> str:
     chip = f"; chip: {report['judged_for']}" if report.get("judged_for") else ""
     if "opset" in report and "backend" in report:
-        return (f"{report['model']}: opset {report['opset']}, backend {report['backend']} "
-                f"({report['target']}; {_torch(report)}{chip})")
-    return (f"{report['model']}: {report['target']} ({report.get('mode', 'eval')} step "
-            f"captured on {report['device']}; {_torch(report)}{chip})")
+        return (
+            f"{report['model']}: opset {report['opset']}, backend {report['backend']} "
+            f"({report['target']}; {_torch(report)}{chip})"
+        )
+    return (
+        f"{report['model']}: {report['target']} ({report.get('mode', 'eval')} step "
+        f"captured on {report['device']}; {_torch(report)}{chip})"
+    )
 
 
 def _warning_lines(report: dict, prefix: str) -> list[str]:
     lines = []
     for w in report.get("warnings", []):
         at = f" at {', '.join(w['locations'][:2])}" if w.get("locations") else ""
-        lines.append(f"{prefix}{w['kind']}: {w['op']} x{w['count']} in {', '.join(w['nodes'][:3])}"
-                     f"{at}: {w['why']}")
+        lines.append(
+            f"{prefix}{w['kind']}: {w['op']} x{w['count']} in {', '.join(w['nodes'][:3])}{at}: {w['why']}"
+        )
     lines += [f"{prefix}capture error: {e}" for e in report.get("errors", [])]
     return lines
 
 
 def _summary(report: dict) -> str:
     s = report["summary"]
-    return ", ".join(f"{s.get(k, 0)} {k}" for k in ("unsupported", "cpu-fallback",
-                                                     "restricted", "supported"))
+    return ", ".join(f"{s.get(k, 0)} {k}" for k in ("unsupported", "cpu-fallback", "restricted", "supported"))
 
 
 def render_census(report: dict, fmt: str) -> str:
@@ -59,13 +63,18 @@ def _census(report: dict, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2)
     if fmt == "markdown":
-        lines = [f"## Op coverage: {_title(report)}", "",
-                 "| status | op | count | reason | decomposition | nodes |",
-                 "|---|---|---|---|---|---|"]
+        lines = [
+            f"## Op coverage: {_title(report)}",
+            "",
+            "| status | op | count | reason | decomposition | nodes |",
+            "|---|---|---|---|---|---|",
+        ]
         for r in _rows(report):
             nodes = ", ".join(r["nodes"][:3]) + (" ..." if len(r["nodes"]) > 3 else "")
-            lines.append(f"| {r['status']} | `{r['op']}` | {r['count']} | {r['reason']} | "
-                         f"{r.get('decomposition') or ''} | {nodes} |")
+            lines.append(
+                f"| {r['status']} | `{r['op']}` | {r['count']} | {r['reason']} | "
+                f"{r.get('decomposition') or ''} | {nodes} |"
+            )
         lines += ["", f"**Summary:** {_summary(report)}"]
         lines += _warning_lines(report, "- warning ")
         lines += [f"- {a}" for a in report.get("advice", [])]
@@ -75,16 +84,19 @@ def _census(report: dict, fmt: str) -> str:
     lines = [_title(report)]
     for r in _rows(report):
         extra = f"  [decompose: {r['decomposition']}]" if r.get("decomposition") else ""
-        where = f"  at {r['nodes'][0]}" + (f" (+{len(r['nodes']) - 1})" if len(r["nodes"]) > 1
-                                           else "") if r["nodes"] else ""
+        where = (
+            f"  at {r['nodes'][0]}" + (f" (+{len(r['nodes']) - 1})" if len(r["nodes"]) > 1 else "")
+            if r["nodes"]
+            else ""
+        )
         notes = f" (note: {'; '.join(r['notes'])})" if r.get("notes") else ""
-        lines.append(f"{r['status'].upper():<12} {r['op']} x{r['count']}{where}: "
-                     f"{r['reason']}{notes}{extra}")
+        lines.append(f"{r['status'].upper():<12} {r['op']} x{r['count']}{where}: {r['reason']}{notes}{extra}")
         if r.get("locations"):
             lines.append(f"{'':<13}dispatched from {', '.join(r['locations'])}")
         if r.get("rewrite"):
-            lines.append(f"{'':<13}rewrite: {r['rewrite']['from']} -> {r['rewrite']['to']} "
-                         f"({r['rewrite']['why']})")
+            lines.append(
+                f"{'':<13}rewrite: {r['rewrite']['from']} -> {r['rewrite']['to']} ({r['rewrite']['why']})"
+            )
     lines += _warning_lines(report, "warning: ")
     lines.append(f"summary: {_summary(report)}")
     lines += [f"advice: {a}" for a in report.get("advice", [])]
@@ -104,15 +116,18 @@ def _decompose(report: dict, fmt: str) -> str:
         raise UsageError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)}")
     bullet = "- " if fmt == "markdown" else ""
     verdict = "PASS" if report["passed"] else "FAIL"
-    lines = [f"{verdict} {report['model']} -> {report['output']} (opset "
-             f"{report['opset']['from']} -> {report['opset']['to']}; {_torch(report)})"]
-    lines += [f"{bullet}rewrote {r['op']} {r['node']} with {r['rule']}" for r in
-              report["rewrites"]]
+    lines = [
+        f"{verdict} {report['model']} -> {report['output']} (opset "
+        f"{report['opset']['from']} -> {report['opset']['to']}; {_torch(report)})"
+    ]
+    lines += [f"{bullet}rewrote {r['op']} {r['node']} with {r['rule']}" for r in report["rewrites"]]
     lines += [f"{bullet}kept {d['op']} {d['node']}: {d['why']}" for d in report["declined"]]
-    lines += [f"{bullet}opset not lowered: {b['op']} {b['node']}: {b['why']}"
-              for b in report["lowering_blockers"]]
-    lines += [f"{bullet}still {r['status']}: {r['op']} x{r['count']}: {r['reason']}"
-              for r in report["remaining"]]
+    lines += [
+        f"{bullet}opset not lowered: {b['op']} {b['node']}: {b['why']}" for b in report["lowering_blockers"]
+    ]
+    lines += [
+        f"{bullet}still {r['status']}: {r['op']} x{r['count']}: {r['reason']}" for r in report["remaining"]
+    ]
     if report.get("check"):
         lines.append(f"{bullet}invalid output: {report['check']}")
     if not report.get("written", True):
@@ -123,6 +138,8 @@ def _decompose(report: dict, fmt: str) -> str:
             lines.append(f"{bullet}verification error: {check['error']}")
         for o in check["outputs"]:
             mark = "ok" if o["max_abs_error"] <= check["atol"] else "FAIL"
-            lines.append(f"{bullet}{mark} output {o['name']}: max abs error "
-                         f"{o['max_abs_error']:.3g} (atol {check['atol']:g})")
+            lines.append(
+                f"{bullet}{mark} output {o['name']}: max abs error "
+                f"{o['max_abs_error']:.3g} (atol {check['atol']:g})"
+            )
     return "\n".join(lines)

@@ -11,9 +11,18 @@ KIND = "onnx-census"
 
 
 def _finding(rule, rel: str, **values) -> Finding:
-    return Finding(rule=rule.code, name=rule.name, path=rel, line=1, column=1, end_line=1,
-                   end_column=1, message=rule.format_message(**values),
-                   category=rule.category, fix=None)
+    return Finding(
+        rule=rule.code,
+        name=rule.name,
+        path=rel,
+        line=1,
+        column=1,
+        end_line=1,
+        end_column=1,
+        message=rule.format_message(**values),
+        category=rule.category,
+        fix=None,
+    )
 
 
 def _when(row: dict) -> str | None:
@@ -34,8 +43,7 @@ def scan_onnx(path: pathlib.Path, rel: str, rules) -> tuple[list[Finding], list[
     try:
         import onnx  # noqa: F401
     except ImportError:
-        return [], [FileError(rel, "ONNX findings need the 'onnx' extra (pip install "
-                                   "ascend-migrate[onnx])")]
+        return [], [FileError(rel, "ONNX findings need the 'onnx' extra (pip install ascend-migrate[onnx])")]
     from migrate.ops.onnx_census import census
     from migrate.ops.onnx_load import default_opset, load_graph
     from migrate.ops.registry import load_onnx
@@ -49,8 +57,7 @@ def scan_onnx(path: pathlib.Path, rel: str, rules) -> tuple[list[Finding], list[
         return [], [FileError(rel, str(exc))]
     findings = []
     if opset > reg.max_opset and "opset-above" in by_when:
-        findings.append(_finding(by_when["opset-above"], rel, opset=opset,
-                                 max_opset=reg.max_opset))
+        findings.append(_finding(by_when["opset-above"], rel, opset=opset, max_opset=reg.max_opset))
     for row in report["ops"]:
         rule = by_when.get(_when(row))
         if rule is not None:

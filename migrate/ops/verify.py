@@ -24,8 +24,12 @@ class Verification:
         return self.passed
 
     def to_json(self) -> dict:
-        return {"atol": self.atol, "passed": self.passed, "outputs": self.outputs,
-                "error": self.error or None}
+        return {
+            "atol": self.atol,
+            "passed": self.passed,
+            "outputs": self.outputs,
+            "error": self.error or None,
+        }
 
 
 def _session(path: Path):
@@ -37,7 +41,7 @@ def _session(path: Path):
 
 
 MAX_RANDOM_ELEMENTS = 1 << 26  # random feeds for a verification run (256 MB of float32)
-MAX_INPUT_BYTES = 2 * 1024 ** 3  # an --inputs .npz, uncompressed
+MAX_INPUT_BYTES = 2 * 1024**3  # an --inputs .npz, uncompressed
 
 
 def random_inputs(session, seed: int = 0) -> dict:
@@ -50,15 +54,18 @@ def random_inputs(session, seed: int = 0) -> dict:
 
     rng = np.random.default_rng(seed)
     feeds = {}
-    shapes = {m.name: [d if isinstance(d, int) and d >= 0 else 2 for d in m.shape]
-              for m in session.get_inputs()}
+    shapes = {
+        m.name: [d if isinstance(d, int) and d >= 0 else 2 for d in m.shape] for m in session.get_inputs()
+    }
     total = sum(math.prod(s) for s in shapes.values())
     if total > MAX_RANDOM_ELEMENTS:
-        raise ValueError(f"the inputs declare {total} elements (limit {MAX_RANDOM_ELEMENTS} for "
-                         "random inputs); pass --inputs FILE.npz or --no-verify")
+        raise ValueError(
+            f"the inputs declare {total} elements (limit {MAX_RANDOM_ELEMENTS} for "
+            "random inputs); pass --inputs FILE.npz or --no-verify"
+        )
     for meta in session.get_inputs():
         shape = shapes[meta.name]
-        kind = meta.type[len("tensor("):-1] if meta.type.startswith("tensor(") else meta.type
+        kind = meta.type[len("tensor(") : -1] if meta.type.startswith("tensor(") else meta.type
         if kind in ("float", "double", "float16"):
             dtype = {"float": np.float32, "double": np.float64, "float16": np.float16}[kind]
             feeds[meta.name] = np.asarray(rng.standard_normal(shape), dtype=dtype)
@@ -67,8 +74,9 @@ def random_inputs(session, seed: int = 0) -> dict:
         elif kind.startswith(("int", "uint")):
             feeds[meta.name] = np.asarray(rng.integers(1, 4, size=shape), dtype=np.dtype(kind))
         else:
-            raise UsageError(f"cannot make random input {meta.name!r} of type {meta.type}; "
-                             "pass --inputs FILE.npz")
+            raise UsageError(
+                f"cannot make random input {meta.name!r} of type {meta.type}; pass --inputs FILE.npz"
+            )
     return feeds
 
 
@@ -90,12 +98,14 @@ def load_inputs(path: Path) -> dict:
                 raise ValueError(f"{size} bytes once decompressed (limit {MAX_INPUT_BYTES})")
             return {k: data[k] for k in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
-        raise UsageError(f"--inputs {shown}: not a readable .npz file "
-                         f"({escape(str(exc).strip()[:200])})") from None
+        raise UsageError(
+            f"--inputs {shown}: not a readable .npz file ({escape(str(exc).strip()[:200])})"
+        ) from None
 
 
-def compare(reference: Path, candidate: Path, atol: float, inputs: dict | None = None,
-            seed: int = 0) -> Verification:
+def compare(
+    reference: Path, candidate: Path, atol: float, inputs: dict | None = None, seed: int = 0
+) -> Verification:
     import numpy as np
 
     result = Verification(atol)
@@ -121,6 +131,5 @@ def compare(reference: Path, candidate: Path, atol: float, inputs: dict | None =
             err = float(np.nanmax(diff)) if not np.isnan(diff).all() else 0.0
             if (np.isnan(a) != np.isnan(b)).any():
                 err = float("inf")
-        result.outputs.append({"name": meta.name, "max_abs_error": err,
-                               "shape": list(a.shape)})
+        result.outputs.append({"name": meta.name, "max_abs_error": err, "shape": list(a.shape)})
     return result

@@ -21,5 +21,13 @@ from migrate.precision.replay import replay_model
 from migrate.precision.result import ComparisonResult
 from migrate.precision.thresholds import Gate, load_gate
 
-__all__ = ["ComparisonResult", "Dump", "Gate", "IncompatibleDumps", "compare_dumps", "dump",
-           "load_gate", "replay_model"]
+__all__ = [
+    "ComparisonResult",
+    "Dump",
+    "Gate",
+    "IncompatibleDumps",
+    "compare_dumps",
+    "dump",
+    "load_gate",
+    "replay_model",
+]

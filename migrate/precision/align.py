@@ -75,13 +75,14 @@ def load_mapping(path: str | Path | None) -> Mapping:
     doc = load_yaml(path, "--mapping") or {}
     path = escape(str(path))
     if not isinstance(doc, dict) or set(doc) - {"modules", "fused"}:
-        extra = sorted(map(str, set(doc) - {"modules", "fused"})) if isinstance(doc, dict) \
-            else type(doc).__name__
-        raise UsageError(f"{path}: mapping file takes 'modules' and 'fused', got "
-                         f"{escape(str(extra))[:120]}")
+        extra = (
+            sorted(map(str, set(doc) - {"modules", "fused"})) if isinstance(doc, dict) else type(doc).__name__
+        )
+        raise UsageError(f"{path}: mapping file takes 'modules' and 'fused', got {escape(str(extra))[:120]}")
     modules = doc.get("modules") or {}
     if not isinstance(modules, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in modules.items()):
+        isinstance(k, str) and isinstance(v, str) for k, v in modules.items()
+    ):
         raise UsageError(f"{path}: mapping file needs 'modules: {{ref_name: target_name}}'")
     fused = []
     if not isinstance(doc.get("fused") or [], list):
@@ -89,8 +90,7 @@ def load_mapping(path: str | Path | None) -> Mapping:
     for i, row in enumerate(doc.get("fused") or []):
         if not isinstance(row, dict) or set(row) - {"reference", "target", "dim"}:
             raise UsageError(f"{path}: fused[{i}] takes reference, target and dim")
-        ref, tgt = (_globs(f"{path}: fused[{i}].{k}", row.get(k)) for k in ("reference",
-                                                                           "target"))
+        ref, tgt = (_globs(f"{path}: fused[{i}].{k}", row.get(k)) for k in ("reference", "target"))
         if (len(ref) > 1) == (len(tgt) > 1):
             raise UsageError(f"{path}: fused[{i}]: one side must be a single module")
         dim = row.get("dim", -1)
@@ -106,7 +106,7 @@ def rename(name: str, mapping: Mapping | list) -> str:
         if name == ref_prefix:
             return tgt_prefix
         if name.startswith(ref_prefix + "."):
-            return tgt_prefix + name[len(ref_prefix):]
+            return tgt_prefix + name[len(ref_prefix) :]
     return name
 
 
@@ -114,15 +114,18 @@ def unwrap(names: list[str], other: list[str]) -> str:
     """The wrapper prefix every name in ``names`` (but not in ``other``) starts with."""
     real = [n for n in names if n != "<root>" and "/" not in n]
     for prefix in WRAPPERS:
-        if real and all(n.startswith(prefix) or n == prefix[:-1] for n in real) and \
-                not any(n.startswith(prefix) for n in other):
+        if (
+            real
+            and all(n.startswith(prefix) or n == prefix[:-1] for n in real)
+            and not any(n.startswith(prefix) for n in other)
+        ):
             return prefix
     return ""
 
 
 def strip(name: str, prefix: str) -> str:
     if prefix and name.startswith(prefix):
-        return name[len(prefix):]
+        return name[len(prefix) :]
     if prefix and name == prefix[:-1]:
         return "<root>"
     return name
@@ -139,8 +142,9 @@ def _glob_re(glob: str) -> re.Pattern:
 def _fused_pairs(fused: list[Fused], ref_by: dict, tgt_by: dict, used_r: set, used_t: set):
     pairs = []
     for rule in fused:
-        one_side, many_side = (rule.reference, rule.target) if len(rule.reference) == 1 \
-            else (rule.target, rule.reference)
+        one_side, many_side = (
+            (rule.reference, rule.target) if len(rule.reference) == 1 else (rule.target, rule.reference)
+        )
         one_by, many_by = (ref_by, tgt_by) if one_side is rule.reference else (tgt_by, ref_by)
         pat = _glob_re(one_side[0])
         for k, rec in list(one_by.items()):
@@ -167,8 +171,9 @@ def _fill(glob: str, groups: tuple) -> str:
     return out
 
 
-def align(ref_records: list[dict], tgt_records: list[dict], mapping: Mapping | list,
-          tgt_prefix: str = "") -> tuple[list[tuple[Any, Any]], list[dict]]:
+def align(
+    ref_records: list[dict], tgt_records: list[dict], mapping: Mapping | list, tgt_prefix: str = ""
+) -> tuple[list[tuple[Any, Any]], list[dict]]:
     """``(pairs, extra)``: pairs in reference execution order (target None when missing),
     extra = target records that no reference record matched."""
     mapping = mapping if isinstance(mapping, Mapping) else Mapping(mapping, [])
@@ -176,8 +181,10 @@ def align(ref_records: list[dict], tgt_records: list[dict], mapping: Mapping | l
     ref_by = {key(r, rename(r["name"], mapping)): r for r in ref_records}
     used_r: set = set()
     used_t: set = set()
-    fused = {id(p[0]) if isinstance(p[0], dict) else id(p[0].records[0]): p
-             for p in _fused_pairs(mapping.fused, ref_by, tgt_by, used_r, used_t)}
+    fused = {
+        id(p[0]) if isinstance(p[0], dict) else id(p[0].records[0]): p
+        for p in _fused_pairs(mapping.fused, ref_by, tgt_by, used_r, used_t)
+    }
     pairs = []
     for rec in ref_records:
         k = key(rec, rename(rec["name"], mapping))
@@ -192,4 +199,3 @@ def align(ref_records: list[dict], tgt_records: list[dict], mapping: Mapping | l
         pairs.append((rec, other))
     extra = [r for r in tgt_records if key(r, strip(r["name"], tgt_prefix)) not in used_t]
     return pairs, extra
-

@@ -14,7 +14,8 @@ from typing import Any
 
 from migrate.precision.flatten import iter_tensors
 
-SKIP = frozenset("""
+SKIP = frozenset(
+    """
 view view_as reshape reshape_as transpose permute contiguous expand expand_as squeeze
 unsqueeze flatten unflatten narrow select split chunk unbind detach size dim numel stride
 is_contiguous __getitem__ __setitem__ __len__ __iter__ __format__ __repr__ __bool__ t
@@ -23,7 +24,8 @@ requires_grad_ __get__ __set__ tolist item cpu cuda to type type_as clone copy_ 
 new_zeros new_ones new_full empty_like zeros_like ones_like full_like arange zeros ones
 empty full tensor as_tensor get_device is_nonzero movedim swapaxes swapdims __hash__
 __eq__ __ne__ __index__ __int__ __float__ __contains__ __reversed__ _has_compatible_shallow_copy_type
-""".split())
+""".split()
+)
 
 
 def _api_name(func: Any) -> str:

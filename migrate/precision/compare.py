@@ -24,13 +24,16 @@ from migrate.precision.threads import one_intra_op_thread
 from migrate.precision.thresholds import Gate, load_gate
 from migrate.precision.weights import compare_weights
 
-__all__ = ["ComparisonResult", "IncompatibleDumps", "compare_dumps", "evaluate_gate",
-           "missing_entry"]
+__all__ = ["ComparisonResult", "IncompatibleDumps", "compare_dumps", "evaluate_gate", "missing_entry"]
 
 
-def compare_dumps(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate | str | Path | None = None,
-                  mapping: str | Path | None = None, profile: str | None = None
-                  ) -> ComparisonResult:
+def compare_dumps(
+    ref_dir: str | Path,
+    tgt_dir: str | Path,
+    gate: Gate | str | Path | None = None,
+    mapping: str | Path | None = None,
+    profile: str | None = None,
+) -> ComparisonResult:
     gate = gate if isinstance(gate, Gate) else load_gate(gate, profile)
     ref_ranks, tgt_ranks = rank_dirs(Path(ref_dir)), rank_dirs(Path(tgt_dir))
     with one_intra_op_thread():
@@ -39,29 +42,42 @@ def compare_dumps(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate | str | P
         return _compare(ref_dir, tgt_dir, gate, mapping)
 
 
-def _compare_ranks(ref_dir, tgt_dir, ref_ranks: dict, tgt_ranks: dict, gate: Gate,
-                   mapping) -> ComparisonResult:
+def _compare_ranks(
+    ref_dir, tgt_dir, ref_ranks: dict, tgt_ranks: dict, gate: Gate, mapping
+) -> ComparisonResult:
     if set(ref_ranks) != set(tgt_ranks):
-        raise IncompatibleDumps(f"{ref_dir} holds ranks {sorted(ref_ranks)}, {tgt_dir} ranks "
-                                f"{sorted(tgt_ranks)}")
-    results = {rank: _compare(ref_ranks[rank], tgt_ranks[rank], gate, mapping)
-               for rank in ref_ranks}
+        raise IncompatibleDumps(
+            f"{ref_dir} holds ranks {sorted(ref_ranks)}, {tgt_dir} ranks {sorted(tgt_ranks)}"
+        )
+    results = {rank: _compare(ref_ranks[rank], tgt_ranks[rank], gate, mapping) for rank in ref_ranks}
     entries, violations, weights, ranks = [], [], [], []
     for rank, res in results.items():
         entries += [{**e, "rank": rank} for e in res.entries]
         violations += [{**v, "rank": rank} for v in res.violations]
         weights += [{**w, "rank": rank} for w in res.weights]
-        ranks.append({"rank": rank, "passed": res.passed, "summary": res.counts(),
-                      "first_divergence": res.first_divergence,
-                      "violations": len(res.violations)})
-    first = next(({**r["first_divergence"], "rank": r["rank"]} for r in ranks
-                  if r["first_divergence"]), None)
-    return ComparisonResult(entries=entries, first_divergence=first,
-                            passed=len(violations) <= gate.allowed_violations,
-                            violations=violations, allowed_violations=gate.allowed_violations,
-                            fail_on_missing=gate.fail_on_missing,
-                            reference=str(ref_dir), target=str(tgt_dir), weights=weights,
-                            precision=next(iter(results.values())).precision, ranks=ranks)
+        ranks.append(
+            {
+                "rank": rank,
+                "passed": res.passed,
+                "summary": res.counts(),
+                "first_divergence": res.first_divergence,
+                "violations": len(res.violations),
+            }
+        )
+    first = next(({**r["first_divergence"], "rank": r["rank"]} for r in ranks if r["first_divergence"]), None)
+    return ComparisonResult(
+        entries=entries,
+        first_divergence=first,
+        passed=len(violations) <= gate.allowed_violations,
+        violations=violations,
+        allowed_violations=gate.allowed_violations,
+        fail_on_missing=gate.fail_on_missing,
+        reference=str(ref_dir),
+        target=str(tgt_dir),
+        weights=weights,
+        precision=next(iter(results.values())).precision,
+        ranks=ranks,
+    )
 
 
 def _load(d: Dump, side: Any) -> Any:
@@ -76,13 +92,13 @@ def _load(d: Dump, side: Any) -> Any:
         try:
             return np.concatenate(parts, axis=side.dim)
         except ValueError as exc:  # numpy's AxisError is a ValueError
-            raise UsageError(f"fused mapping: cannot concatenate {side['name']}...: {exc}") \
-                from None
+            raise UsageError(f"fused mapping: cannot concatenate {side['name']}...: {exc}") from None
     return d.array(side)
 
 
-def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
-             mapping_path: str | Path | None) -> ComparisonResult:
+def _compare(
+    ref_dir: str | Path, tgt_dir: str | Path, gate: Gate, mapping_path: str | Path | None
+) -> ComparisonResult:
     ref, tgt = Dump(ref_dir), Dump(tgt_dir)
     for pos, rec in enumerate(ref.records):  # lineage links name record positions
         rec["_pos"] = pos
@@ -96,12 +112,14 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
     if prefix:  # the wrapper's own outputs are the wrapped model's
         tgt_recs = [r for r in tgt_recs if r["name"] != "<root>"]
     if ref_prefix:  # a wrapped reference: compare under the unwrapped names
-        ref_recs = [{**r, "name": strip(r["name"], ref_prefix)} for r in ref_recs
-                    if r["name"] != "<root>"]
+        ref_recs = [{**r, "name": strip(r["name"], ref_prefix)} for r in ref_recs if r["name"] != "<root>"]
     pairs, extra = align(ref_recs, tgt_recs, mapping, prefix)
     check_alignment(pairs, ref_dir, tgt_dir)
-    classes = {"reference": run_class(ref.meta, gate.profile),
-               "target": run_class(tgt.meta, gate.profile), "profile": gate.profile_name}
+    classes = {
+        "reference": run_class(ref.meta, gate.profile),
+        "target": run_class(tgt.meta, gate.profile),
+        "profile": gate.profile_name,
+    }
     run = loosest(classes["reference"], classes["target"])
     entries: list = []
     cache: dict = {}
@@ -117,8 +135,13 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
         th = gate.for_entry(rec["name"], rec["dtype"], other["dtype"], run, kind=rec["kind"])
         if rec["kind"].startswith("backward."):
             th["norm_floor"] = floors.floor(rec, gate.grad_floor_of(th))
-        ck = (rec.get("file"), rec.get("tensor"), other.get("file"), other.get("tensor"),
-              tuple(sorted((k, str(v)) for k, v in th.items())))
+        ck = (
+            rec.get("file"),
+            rec.get("tensor"),
+            other.get("file"),
+            other.get("tensor"),
+            tuple(sorted((k, str(v)) for k, v in th.items())),
+        )
         if None not in ck[:4] and ck in cache:
             entry = {**cache[ck], **{k: rec[k] for k in ("name", "call", "kind", "index")}}
         else:
@@ -133,28 +156,48 @@ def _compare(ref_dir: str | Path, tgt_dir: str | Path, gate: Gate,
     nonfinite = trace_nonfinite(by_pos, by_rec)
     ref.close()
     tgt.close()
-    weights = [w for w in compare_weights(ref.meta, tgt.meta, mapping, prefix, ref_prefix)
-               if not gate.skips(w["name"].rpartition(".")[0] or "<root>")]
+    weights = [
+        w
+        for w in compare_weights(ref.meta, tgt.meta, mapping, prefix, ref_prefix)
+        if not gate.skips(w["name"].rpartition(".")[0] or "<root>")
+    ]
     passed, violations = evaluate_gate(entries, gate, weights)
     first = first_divergence(entries)
-    if nonfinite is not None and first is not None and \
-            (nonfinite["name"], nonfinite["call"]) != (first["name"], first["call"]) and \
-            nonfinite.get("cause") == "range" and first_divergence([nonfinite]):
+    if (
+        nonfinite is not None
+        and first is not None
+        and (nonfinite["name"], nonfinite["call"]) != (first["name"], first["call"])
+        and nonfinite.get("cause") == "range"
+        and first_divergence([nonfinite])
+    ):
         first = first_divergence([nonfinite])  # NaN made by a step outranks what follows
     if first is not None:
-        cause = next((e.get("cause") for e in entries if e.get("cause") and
-                      (e["name"], e["call"], e["kind"]) ==
-                      (first["name"], first["call"], first["kind"])), None)
+        cause = next(
+            (
+                e.get("cause")
+                for e in entries
+                if e.get("cause")
+                and (e["name"], e["call"], e["kind"]) == (first["name"], first["call"], first["kind"])
+            ),
+            None,
+        )
         if cause:
             first["cause"] = cause
         first["detail"] = _detail(by_call.get((first["name"], first["call"]), []))
     if weights:
         classes["root_cause"] = weights[0]["reason"]
-    return ComparisonResult(entries=entries, first_divergence=first, passed=passed,
-                            violations=violations, allowed_violations=gate.allowed_violations,
-                            fail_on_missing=gate.fail_on_missing,
-                            reference=str(ref_dir), target=str(tgt_dir), weights=weights,
-                            precision=classes)
+    return ComparisonResult(
+        entries=entries,
+        first_divergence=first,
+        passed=passed,
+        violations=violations,
+        allowed_violations=gate.allowed_violations,
+        fail_on_missing=gate.fail_on_missing,
+        reference=str(ref_dir),
+        target=str(tgt_dir),
+        weights=weights,
+        precision=classes,
+    )
 
 
 _STATS = ("min", "max", "mean", "norm", "nan", "inf")
@@ -166,7 +209,13 @@ def _detail(pairs: list) -> list[dict[str, Any]]:
     for rec, other in pairs:
         rs = rec.get("stats") or {}
         ts = (other.get("stats") if other is not None else None) or {}
-        out.append({"kind": rec["kind"], "index": rec["index"], "shape": rec["shape"],
-                    "reference": {k: rs.get(k) for k in _STATS},
-                    "target": {k: ts.get(k) for k in _STATS} if ts else None})
+        out.append(
+            {
+                "kind": rec["kind"],
+                "index": rec["index"],
+                "shape": rec["shape"],
+                "reference": {k: rs.get(k) for k in _STATS},
+                "target": {k: ts.get(k) for k in _STATS} if ts else None,
+            }
+        )
     return out

@@ -39,12 +39,13 @@ def weight_table(model: Any, buffers: bool | None = None) -> dict[str, dict[str,
         if buffers is not None and (name in names) != buffers:
             continue
         t = t.detach()
-        entry: dict[str, object] = {"dtype": str(t.dtype).removeprefix("torch."),
-                                    "shape": list(t.shape),
-                 "crc": f"{crc32(t):08x}"}
+        entry: dict[str, object] = {
+            "dtype": str(t.dtype).removeprefix("torch."),
+            "shape": list(t.shape),
+            "crc": f"{crc32(t):08x}",
+        }
         if (t.is_floating_point() or t.is_complex()) and t.numel():
-            wide = torch.float64 if t.dtype in (torch.float64, torch.complex128) else \
-                torch.float32
+            wide = torch.float64 if t.dtype in (torch.float64, torch.complex128) else torch.float32
             v = torch.view_as_real(t) if t.is_complex() else t
             entry["norm"] = float(torch.linalg.vector_norm(v.to(wide)))
             entry["sketch"] = encode(sketch(t))
@@ -101,8 +102,9 @@ class BackgroundDigest:
         changed = [n for n, v in now.items() if self._versions.get(n) != v]
         # Kernels update BatchNorm's running stats without bumping their version: buffers
         # (small) are checked by their bytes.
-        changed += [n for n, b in self._model.named_buffers()
-                    if n in table and f"{crc32(b):08x}" != table[n]["crc"]]
+        changed += [
+            n for n, b in self._model.named_buffers() if n in table and f"{crc32(b):08x}" != table[n]["crc"]
+        ]
         for name in changed:
             if name in table:
                 table[name]["changed"] = True
@@ -110,5 +112,4 @@ class BackgroundDigest:
 
 
 def _versions(model: Any) -> dict[str, int]:
-    return {n: t._version for n, t in model.state_dict(keep_vars=True).items()
-            if hasattr(t, "_version")}
+    return {n: t._version for n, t in model.state_dict(keep_vars=True).items() if hasattr(t, "_version")}

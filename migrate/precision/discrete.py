@@ -38,8 +38,13 @@ def soften_flips(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if e["name"] == scope and e["kind"] == "forward.output":
                     scope = None
                 continue
-        if e["status"] == "fail" and e["dtype"] in _INTS and e["ref_dtype"] in _INTS \
-                and "shape" not in e["reason"] and e["kind"] == "forward.output":
+        if (
+            e["status"] == "fail"
+            and e["dtype"] in _INTS
+            and e["ref_dtype"] in _INTS
+            and "shape" not in e["reason"]
+            and e["kind"] == "forward.output"
+        ):
             flip = f"{e['name']}#{e['call']} [{e['index']}]"
             e["status"] = "warn"
             e["reason"] = f"integer output differs (a decision flipped): {e['reason']}"

@@ -42,11 +42,22 @@ _CACHE_MAX = 64
 class dump:  # noqa: N801 - used as a context manager, reads like a function
     """Context manager writing ``out_dir/manifest.json`` plus ``tensors-*.safetensors``."""
 
-    def __init__(self, model: Any, out_dir: str | Path, *, inputs: bool = False,
-                 grads: bool = False, params: bool = False, stats_only: bool = False,
-                 apis: bool = False, include: list[str] | None = None,
-                 exclude: list[str] | None = None, shard_bytes: int = DEFAULT_SHARD_BYTES,
-                 meta: dict | None = None, precision: dict | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        out_dir: str | Path,
+        *,
+        inputs: bool = False,
+        grads: bool = False,
+        params: bool = False,
+        stats_only: bool = False,
+        apis: bool = False,
+        include: list[str] | None = None,
+        exclude: list[str] | None = None,
+        shard_bytes: int = DEFAULT_SHARD_BYTES,
+        meta: dict | None = None,
+        precision: dict | None = None,
+    ) -> None:
         self.model = model
         self._base_dir = Path(out_dir)
         self.out_dir = _rank_dir(self._base_dir)
@@ -164,8 +175,7 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         not (the same tensor, e.g. Mamba's ``hidden_states.to(norm dtype)``)."""
         if not any(t.requires_grad for _, t in iter_tensors(call_args)):
             return None
-        aliases = iter([t.view_as(t) if t.requires_grad else t
-                        for _, t in iter_tensors(call_args)])
+        aliases = iter([t.view_as(t) if t.requires_grad else t for _, t in iter_tensors(call_args)])
         call_args = substitute(call_args, aliases)
         self._grad_hooks(name, "backward.grad_input", call_args)
         return tuple(call_args["args"]), dict(call_args["kwargs"])
@@ -219,10 +229,16 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         finally:
             self.busy = False
 
-    def _make_record(self, name: str, call: int, kind: str, index: int, path: str,
-                     t: Any) -> dict:
-        rec = {"name": name, "call": call, "kind": kind, "index": index, "path": path,
-               "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)}
+    def _make_record(self, name: str, call: int, kind: str, index: int, path: str, t: Any) -> dict:
+        rec = {
+            "name": name,
+            "call": call,
+            "kind": kind,
+            "index": index,
+            "path": path,
+            "dtype": str(t.dtype).removeprefix("torch."),
+            "shape": list(t.shape),
+        }
         cached = self._cached(t)
         if cached is None:
             stats = tensor_stats(t.detach(), with_sketch=self.stats_only)
@@ -256,11 +272,20 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         self._seen[id(t)] = (ref, t._version, payload)
 
     def _write_manifest(self, incomplete: bool) -> None:
-        meta = {**self._meta, "precision": self._precision, **self.extra_meta,
-                "stats_only": self.stats_only, "inputs": self.inputs, "grads": self.grads,
-                "params": self.params, "apis": self.apis, "include": self.include,
-                "exclude": self.exclude, "modules": self._names,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        meta = {
+            **self._meta,
+            "precision": self._precision,
+            **self.extra_meta,
+            "stats_only": self.stats_only,
+            "inputs": self.inputs,
+            "grads": self.grads,
+            "params": self.params,
+            "apis": self.apis,
+            "include": self.include,
+            "exclude": self.exclude,
+            "modules": self._names,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
         if self._writer is not None:
             meta["files"], meta["bytes"] = self._writer.files, self._writer.bytes_written
         if incomplete:
@@ -276,10 +301,12 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
 def check_out_dir(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: exists and is not a folder; choose another dump folder")
-    if out.is_dir() and not (out / "manifest.json").is_file() and any(
-            not p.name.startswith("rank") for p in out.iterdir()):
-        raise UsageError(f"{out}: folder is not empty and holds no dump; refusing to write "
-                         "into it")
+    if (
+        out.is_dir()
+        and not (out / "manifest.json").is_file()
+        and any(not p.name.startswith("rank") for p in out.iterdir())
+    ):
+        raise UsageError(f"{out}: folder is not empty and holds no dump; refusing to write into it")
 
 
 def _rank_dir(out_dir: Path) -> Path:
@@ -298,11 +325,16 @@ def _model_meta(model: Any) -> dict:
     from migrate import __version__
 
     first = next(iter(model.parameters()), None)
-    meta = {"tool": "ascend-migrate", "version": __version__, "torch": torch.__version__,
-            "model": type(model).__name__,
-            "device": str(first.device) if first is not None else "cpu",
-            "dtype": str(first.dtype).removeprefix("torch.") if first is not None else None,
-            "rank": 0, "world_size": 1}
+    meta = {
+        "tool": "ascend-migrate",
+        "version": __version__,
+        "torch": torch.__version__,
+        "model": type(model).__name__,
+        "device": str(first.device) if first is not None else "cpu",
+        "dtype": str(first.dtype).removeprefix("torch.") if first is not None else None,
+        "rank": 0,
+        "world_size": 1,
+    }
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():

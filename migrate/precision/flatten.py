@@ -59,8 +59,7 @@ def substitute(obj: Any, new: Iterator[Any]) -> Any:
             return type(obj)(elems)
         return type(obj)(*elems) if isinstance(obj, tuple) else type(obj)(elems)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        changes = {f.name: substitute(getattr(obj, f.name), new)
-                   for f in dataclasses.fields(obj) if f.init}
+        changes = {f.name: substitute(getattr(obj, f.name), new) for f in dataclasses.fields(obj) if f.init}
         return dataclasses.replace(obj, **changes)
     return obj
 

@@ -15,21 +15,31 @@ from migrate.precision.metrics.pair import Pair
 # Errors this small cannot be resolved in the class's dtype: values underflow to
 # subnormals, whose spacing is fixed (2**-149 in fp32) so their relative error grows
 # without bound (a randomly initialised deep CNN's activations vanish to 1e-42).
-SMALLEST_NORMAL = {"float16": 2.0 ** -14, "bfloat16": 2.0 ** -126, "hf32": 2.0 ** -126,
-                   "float32": 2.0 ** -126, "float64": 2.0 ** -1022}
+SMALLEST_NORMAL = {
+    "float16": 2.0**-14,
+    "bfloat16": 2.0**-126,
+    "hf32": 2.0**-126,
+    "float32": 2.0**-126,
+    "float64": 2.0**-1022,
+}
 
 
 def base_entry(rec: dict, tgt: dict | None) -> dict[str, Any]:
-    entry = {"name": rec["name"], "call": rec["call"], "kind": rec["kind"],
-             "index": rec["index"], "dtype": (tgt or rec)["dtype"], "ref_dtype": rec["dtype"],
-             "shape": rec["shape"]}
+    entry = {
+        "name": rec["name"],
+        "call": rec["call"],
+        "kind": rec["kind"],
+        "index": rec["index"],
+        "dtype": (tgt or rec)["dtype"],
+        "ref_dtype": rec["dtype"],
+        "shape": rec["shape"],
+    }
     entry.update({f: None for f in metrics.fields()})
     entry.update({"nan": 0, "inf": 0, "status": "pass", "reason": ""})
     return entry
 
 
-def tensor_metrics(ref_t: Any, tgt_t: Any, th: dict,
-                   dtypes: tuple[str, str] | None = None) -> dict[str, Any]:
+def tensor_metrics(ref_t: Any, tgt_t: Any, th: dict, dtypes: tuple[str, str] | None = None) -> dict[str, Any]:
     """Every tensor metric of a pair (numpy arrays or torch tensors; ``dtypes`` as stored
     when the arrays were widened, e.g. bfloat16 read as float32)."""
     pair = Pair(ref_t, tgt_t, th, dtypes)
@@ -60,16 +70,19 @@ def failing_metrics(m: dict[str, Any], th: dict) -> set[str]:
     are not a matter of degree)."""
     if m.get("nonfinite_mismatch") or m.get("nan") or m.get("inf"):
         return set()
-    return {spec.field for spec in metrics.gated()
-            if (value := m.get(spec.field)) is not None and
-            _crossed(spec, value, th.get(spec.gate_keys[0]), m)}
+    return {
+        spec.field
+        for spec in metrics.gated()
+        if (value := m.get(spec.field)) is not None and _crossed(spec, value, th.get(spec.gate_keys[0]), m)
+    }
 
 
 def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
     """``(status, reason)`` of computed metrics against thresholds (fail before warn)."""
     if m.get("nonfinite_mismatch"):
-        return "fail", (f"{m['nonfinite_mismatch']} NaN/Inf or dtype-extreme values where "
-                        "the reference differs")
+        return "fail", (
+            f"{m['nonfinite_mismatch']} NaN/Inf or dtype-extreme values where the reference differs"
+        )
     tiny = SMALLEST_NORMAL.get(th.get("class") or "")
     if tiny and m.get("rmse") is not None and m["rmse"] <= tiny:
         return "pass", f"error below the smallest normal {th['class']} ({tiny:.2g})"
@@ -89,17 +102,25 @@ def judge_stats(ref_rec: dict, tgt_rec: dict, th: dict) -> tuple[str, str, dict]
     rs = {**(ref_rec.get("stats") or {}), "numel": numel}
     ts = {**(tgt_rec.get("stats") or {}), "numel": numel}
     m = metrics.compute("stats", rs, ts)
-    extra = {"nan": ts.get("nan", 0), "inf": ts.get("inf", 0),
-             **{k: v for k, v in m.items() if v is not None}}
+    extra = {
+        "nan": ts.get("nan", 0),
+        "inf": ts.get("inf", 0),
+        **{k: v for k, v in m.items() if v is not None},
+    }
     if (rs.get("nan"), rs.get("inf")) != (ts.get("nan"), ts.get("inf")):
-        return "fail", (f"NaN/Inf counts differ: ref {rs.get('nan')}/{rs.get('inf')}, "
-                        f"target {ts.get('nan')}/{ts.get('inf')}"), extra
+        return (
+            "fail",
+            (
+                f"NaN/Inf counts differ: ref {rs.get('nan')}/{rs.get('inf')}, "
+                f"target {ts.get('nan')}/{ts.get('inf')}"
+            ),
+            extra,
+        )
     status, reason = judge(m, th)
     return status, (reason + " (estimated from stats)" if reason else ""), extra
 
 
-def compare_records(ref_rec: dict, tgt_rec: dict, ref_t: Any, tgt_t: Any, th: dict
-                    ) -> dict[str, Any]:
+def compare_records(ref_rec: dict, tgt_rec: dict, ref_t: Any, tgt_t: Any, th: dict) -> dict[str, Any]:
     entry = base_entry(ref_rec, tgt_rec)
     entry["class"] = th.get("class")
     if th.get("skip"):

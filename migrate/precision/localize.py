@@ -14,6 +14,11 @@ from typing import Any
 def first_divergence(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     for e in entries:
         if e["status"] == "fail":
-            return {"name": e["name"], "call": e["call"], "kind": e["kind"],
-                    "index": e["index"], "reason": e["reason"]}
+            return {
+                "name": e["name"],
+                "call": e["call"],
+                "kind": e["kind"],
+                "index": e["index"],
+                "reason": e["reason"],
+            }
     return None

@@ -32,12 +32,18 @@ def rank_dirs(path: Path) -> dict[int, Path]:
     if path.is_dir() and not (path / "manifest.json").is_file():
         for child in sorted(path.iterdir()):
             num = child.name.removeprefix("rank")
-            if child.name.startswith("rank") and num.isascii() and num.isdigit() and \
-                    (child / "manifest.json").is_file():
+            if (
+                child.name.startswith("rank")
+                and num.isascii()
+                and num.isdigit()
+                and (child / "manifest.json").is_file()
+            ):
                 rank = int(num)
                 if rank in out:
-                    raise UsageError(f"{escape(str(path))}: {out[rank].name}/ and {child.name}/ "
-                                     f"are both rank {rank}; keep one")
+                    raise UsageError(
+                        f"{escape(str(path))}: {out[rank].name}/ and {child.name}/ "
+                        f"are both rank {rank}; keep one"
+                    )
                 out[rank] = child
     return dict(sorted(out.items()))
 
@@ -72,11 +78,9 @@ def _check_records(where: Path, records: Any) -> list[dict]:
         for key, typ in _FIELDS.items():
             value = rec.get(key)
             if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
-                shown = type(value).__name__ if isinstance(value, (dict, list)) else \
-                    escape(repr(value))[:60]
+                shown = type(value).__name__ if isinstance(value, (dict, list)) else escape(repr(value))[:60]
                 raise _fail(where, f"records[{i}].{key} must be {typ.__name__}, got {shown}")
-        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                   for d in rec["shape"]):
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in rec["shape"]):
             raise _fail(where, f"records[{i}].shape must be a list of sizes")
         if rec["call"] < 0 or rec["index"] < 0:
             raise _fail(where, f"records[{i}]: call and index must not be negative")
@@ -88,31 +92,34 @@ def _check_records(where: Path, records: Any) -> list[dict]:
             raise _fail(where, f"records[{i}].stats must be an object")
         for key in _STAT_KEYS:
             value = (stats or {}).get(key)
-            if value is not None and (isinstance(value, bool) or
-                                      not isinstance(value, (int, float))):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 raise _fail(where, f"records[{i}].stats.{key} must be a number")
         if stats and stats.get("sketch") is not None and not isinstance(stats["sketch"], str):
             raise _fail(where, f"records[{i}].stats.sketch must be a string")
         for key in _LINKS:
             links = rec.get(key)
             if links is not None and not (
-                    isinstance(links, list) and len(links) <= MAX_LINKS and
-                    all(isinstance(x, int) and not isinstance(x, bool) and -1 <= x < i
-                        for x in links)):
-                raise _fail(where, f"records[{i}].{key} must be a list of earlier "
-                                   "record positions")
+                isinstance(links, list)
+                and len(links) <= MAX_LINKS
+                and all(isinstance(x, int) and not isinstance(x, bool) and -1 <= x < i for x in links)
+            ):
+                raise _fail(where, f"records[{i}].{key} must be a list of earlier record positions")
         for key in ("cond", "xnorm"):
             value = rec.get(key)
-            if value is not None and (isinstance(value, bool) or
-                                      not isinstance(value, (int, float)) or
-                                      not 0 <= value < float("inf")):
+            if value is not None and (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not 0 <= value < float("inf")
+            ):
                 raise _fail(where, f"records[{i}].{key} must be a non-negative number")
     seen: dict[tuple, int] = {}
     for i, rec in enumerate(records):  # a repeated key would shadow a record in alignment
         ident = (rec["name"], rec["call"], rec["kind"], rec["index"])
         if ident in seen:
-            raise _fail(where, f"records[{i}] repeats records[{seen[ident]}] "
-                               f"({_label(rec)}): each record is one tensor")
+            raise _fail(
+                where,
+                f"records[{i}] repeats records[{seen[ident]}] ({_label(rec)}): each record is one tensor",
+            )
         seen[ident] = i
     return records
 
@@ -126,20 +133,20 @@ def _check_meta(where: Path, meta: dict) -> None:
             raise _fail(where, "meta.weights must be an object")
         for name, row in weights.items():
             shape = row.get("shape", []) if isinstance(row, dict) else None
-            if not isinstance(row, dict) or not isinstance(shape, list) or not all(
-                    isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-                raise _fail(where, f"meta.weights[{escape(repr(name))[:60]}] must be an object "
-                                   "with a shape")
+            if (
+                not isinstance(row, dict)
+                or not isinstance(shape, list)
+                or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
+            ):
+                raise _fail(where, f"meta.weights[{escape(repr(name))[:60]}] must be an object with a shape")
             norm = row.get("norm")
             if norm is not None and (isinstance(norm, bool) or not isinstance(norm, (int, float))):
                 raise _fail(where, f"meta.weights[{escape(repr(name))[:60]}].norm must be a number")
             for key in ("dtype", "crc", "sketch"):
                 if row.get(key) is not None and not isinstance(row[key], str):
-                    raise _fail(where, f"meta.weights[{escape(repr(name))[:60]}].{key} must be "
-                                       "a string")
+                    raise _fail(where, f"meta.weights[{escape(repr(name))[:60]}].{key} must be a string")
     modules = meta.get("modules")
-    if modules is not None and not (isinstance(modules, list) and
-                                    all(isinstance(m, str) for m in modules)):
+    if modules is not None and not (isinstance(modules, list) and all(isinstance(m, str) for m in modules)):
         raise _fail(where, "meta.modules must be a list of names")
     for key in ("precision",):
         if meta.get(key) is not None and not isinstance(meta[key], dict):
@@ -182,8 +189,9 @@ class Dump:
         try:
             t = handle.get_tensor(key)
         except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types
-            raise _fail(self.path / file, f"cannot read {escape(key)[:80]} for {_label(rec)}: "
-                                          f"{_short(exc)}") from None
+            raise _fail(
+                self.path / file, f"cannot read {escape(key)[:80]} for {_label(rec)}: {_short(exc)}"
+            ) from None
         shape = list(t.shape) if rec.get("dtype") != "complex128" else list(rec["shape"])
         self._check_stored(rec, file, key, shape, lambda: _crc(t))
         return _restore(t, rec)
@@ -211,28 +219,37 @@ class Dump:
         self._check_stored(rec, file, key, list(a.shape), lambda: arrays.crc32(data))
         return a
 
-    def _check_stored(self, rec: dict, file: str, key: str, shape: list,
-                      crc: Callable[[], int]) -> None:
+    def _check_stored(self, rec: dict, file: str, key: str, shape: list, crc: Callable[[], int]) -> None:
         """A tensor read for ``rec`` has the record's shape and CRC32 (when it has one)."""
         if shape != list(rec["shape"]):
-            raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) has shape "
-                                          f"{shape}, its record says {rec['shape']}")
+            raise _fail(
+                self.path / file,
+                f"{escape(key)[:80]} ({_label(rec)}) has shape {shape}, its record says {rec['shape']}",
+            )
         want = rec.get("crc32")
         if want is not None and f"{crc():08x}" != want:
-            raise _fail(self.path / file, f"{escape(key)[:80]} ({_label(rec)}) does not match "
-                                          "its checksum: the dump is corrupt")
+            raise _fail(
+                self.path / file,
+                f"{escape(key)[:80]} ({_label(rec)}) does not match its checksum: the dump is corrupt",
+            )
 
     def _check_reference(self, rec: dict, key: Any, file: Any) -> None:
-        if not isinstance(key, str) or not isinstance(file, str) or "/" in file or \
-                "\x00" in file or file in ("", ".", ".."):
+        if (
+            not isinstance(key, str)
+            or not isinstance(file, str)
+            or "/" in file
+            or "\x00" in file
+            or file in ("", ".", "..")
+        ):
             raise _fail(self.path, f"record {_label(rec)} has a bad tensor reference")
 
     def stored(self, rec: dict) -> Any:
         """The stored tensor of a record that must have one (a stats-only record: an error)."""
         t = self.tensor(rec)
         if t is None:
-            raise UsageError(f"{self.path}: record {_label(rec)} holds no tensor (a stats-only "
-                             "dump cannot be replayed)")
+            raise UsageError(
+                f"{self.path}: record {_label(rec)} holds no tensor (a stats-only dump cannot be replayed)"
+            )
         return t
 
     def _open(self, file: str) -> Any:
@@ -247,8 +264,7 @@ class Dump:
             try:
                 handle = safe_open(str(self.path / file), framework="pt", device="cpu")
             except Exception as exc:  # noqa: BLE001 - safetensors raises its own error type
-                raise _fail(self.path / file, f"cannot open tensor file: {_short(exc)}") \
-                    from None
+                raise _fail(self.path / file, f"cannot open tensor file: {_short(exc)}") from None
             self._handles[file] = handle
         return handle
 

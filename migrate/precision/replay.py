@@ -45,16 +45,19 @@ def _run(model: Any, rp: Replayer, args: tuple, kwargs: dict) -> None:
     handles = []
     for name, module in model.named_modules():
         name = name or ROOT
-        handles.append(module.register_forward_pre_hook(
-            lambda m, a, k, n=name: rp.pre(n, a, k), with_kwargs=True))
-        handles.append(module.register_forward_hook(
-            lambda m, a, k, o, n=name: rp.post(n, o), with_kwargs=True))
+        handles.append(
+            module.register_forward_pre_hook(lambda m, a, k, n=name: rp.pre(n, a, k), with_kwargs=True)
+        )
+        handles.append(
+            module.register_forward_hook(lambda m, a, k, o, n=name: rp.post(n, o), with_kwargs=True)
+        )
     try:
         with torch.no_grad(), rp.api_mode():
             model(*args, **kwargs)
     except (RuntimeError, TypeError, ValueError) as exc:
-        raise UsageError(f"replay: the model failed on the reference inputs: "
-                         f"{' '.join(str(exc).split())[:300]}") from None
+        raise UsageError(
+            f"replay: the model failed on the reference inputs: {' '.join(str(exc).split())[:300]}"
+        ) from None
     finally:
         for h in handles:
             h.remove()
@@ -68,8 +71,10 @@ def _root_call(ref: Dump, args: tuple | None, kwargs: dict | None, device, dtype
         raise UsageError(f"{ref.path}: no recorded root inputs; pass the model's inputs")
     from migrate.precision.runner import move
 
-    recs = sorted((r for r in ref.records if (r["name"], r["call"], r["kind"]) ==
-                   (ROOT, 0, "forward.input")), key=lambda r: r["index"])
+    recs = sorted(
+        (r for r in ref.records if (r["name"], r["call"], r["kind"]) == (ROOT, 0, "forward.input")),
+        key=lambda r: r["index"],
+    )
     try:
         call = decode(spec, [move(ref.stored(r).clone(), device, dtype) for r in recs])
     except ValueError as exc:
@@ -89,28 +94,42 @@ def _culprit(rp: Replayer) -> tuple[dict | None, str | None]:
             continue
         name, call = owner
         if rp.forced.get(owner):
-            return None, (f"{name}#{call} fails but was not replayed on reference inputs "
-                          f"({rp.forced[owner]})")
-        skipped = sorted({n for (n, c), why in rp.forced.items()
-                          if why and n != name and _below(n, name)})
+            return None, (
+                f"{name}#{call} fails but was not replayed on reference inputs ({rp.forced[owner]})"
+            )
+        skipped = sorted({n for (n, c), why in rp.forced.items() if why and n != name and _below(n, name)})
         if skipped:
-            return None, (f"{name}#{call} fails, but its submodules {', '.join(skipped[:5])} "
-                          "were not replayed on reference inputs: cannot tell which is at "
-                          "fault")
+            return None, (
+                f"{name}#{call} fails, but its submodules {', '.join(skipped[:5])} "
+                "were not replayed on reference inputs: cannot tell which is at "
+                "fault"
+            )
         culprit = {"name": name, "call": call}
         if bad["kind"] == "forward.child_input":
             culprit["own_code"] = {"before": bad["child"], "reason": bad["reason"]}
         elif bad["kind"] == "api.output":
-            culprit["api"] = {"function": bad["name"].partition("/")[2], "call": bad["call"],
-                              "location": bad.get("location"), "reason": bad["reason"]}
+            culprit["api"] = {
+                "function": bad["name"].partition("/")[2],
+                "call": bad["call"],
+                "location": bad.get("location"),
+                "reason": bad["reason"],
+            }
         return culprit, None
     return None, None
 
 
-def replay_model(model: Any, ref_dir: str | Path, gate: Gate | str | Path | None = None,
-                 device: Any = None, dtype: Any = None, args: tuple | None = None,
-                 kwargs: dict | None = None, profile: str | None = None,
-                 precision: dict | None = None, apis: bool | None = None) -> ComparisonResult:
+def replay_model(
+    model: Any,
+    ref_dir: str | Path,
+    gate: Gate | str | Path | None = None,
+    device: Any = None,
+    dtype: Any = None,
+    args: tuple | None = None,
+    kwargs: dict | None = None,
+    profile: str | None = None,
+    precision: dict | None = None,
+    apis: bool | None = None,
+) -> ComparisonResult:
     """Replay ``model`` against the reference dump. ``precision`` overrides what is read
     from the flags about the target's compute precision (``meta.precision`` keys, e.g.
     ``{"conv": "hf32"}`` when HF32 is emulated or set where the flags cannot be read).
@@ -125,8 +144,12 @@ def replay_model(model: Any, ref_dir: str | Path, gate: Gate | str | Path | None
     tgt_prec = {**run_precision.record(model), **(precision or {})}
     tgt_class = run_precision.run_class({"precision": tgt_prec}, gate.profile)
     ref_class = run_precision.run_class(ref.meta, gate.profile)
-    rp = Replayer(ref, gate, run_precision.loosest(ref_class, tgt_class),
-                  apis=bool(ref.meta.get("apis")) if apis is None else apis)
+    rp = Replayer(
+        ref,
+        gate,
+        run_precision.loosest(ref_class, tgt_class),
+        apis=bool(ref.meta.get("apis")) if apis is None else apis,
+    )
     call_args, call_kwargs = _root_call(ref, args, kwargs, device, dtype)
     t0 = time.perf_counter()
     with one_intra_op_thread():
@@ -138,8 +161,9 @@ def replay_model(model: Any, ref_dir: str | Path, gate: Gate | str | Path | None
     ran = {owner for owner, _ in rp.events}
     for key in rp.order:
         if key not in ran:
-            entries.extend({**missing_entry(r, "replay"), "reason": "module not run in replay"}
-                           for r in rp.outputs[key])
+            entries.extend(
+                {**missing_entry(r, "replay"), "reason": "module not run in replay"} for r in rp.outputs[key]
+            )
     ref.close()
     soften_flips(entries)
     culprit, why = _culprit(rp)
@@ -147,17 +171,30 @@ def replay_model(model: Any, ref_dir: str | Path, gate: Gate | str | Path | None
     compared = sum(1 for e in outputs if e["status"] != "missing" and e.get("replayed"))
     total = sum(len(v) for v in rp.outputs.values())
     if total == 0 or compared < gate.min_compared * total:
-        why = (f"only {compared} of {total} reference outputs were replayed and compared "
-               f"(min_compared {gate.min_compared:g}): wrong model or dump?")
+        why = (
+            f"only {compared} of {total} reference outputs were replayed and compared "
+            f"(min_compared {gate.min_compared:g}): wrong model or dump?"
+        )
         culprit = None
     _, violations = evaluate_gate([e for e in entries if e["status"] != "missing"], gate)
     return ComparisonResult(
-        entries=entries, passed=culprit is None and why is None, violations=violations,
+        entries=entries,
+        passed=culprit is None and why is None,
+        violations=violations,
         allowed_violations=gate.allowed_violations,
-        fail_on_missing=gate.fail_on_missing, reference=str(ref_dir), target="replay",
-        culprit=culprit, replay=True, inconclusive=why,
+        fail_on_missing=gate.fail_on_missing,
+        reference=str(ref_dir),
+        target="replay",
+        culprit=culprit,
+        replay=True,
+        inconclusive=why,
         precision={"reference": ref_class, "target": tgt_class, "profile": gate.profile_name},
-        replay_stats={"seconds": round(seconds, 4), "compared": compared, "outputs": total,
-                      "own_code_checks": rp.handoffs, "api_checks": rp.api_checks,
-                      "not_replayed": sorted(f"{n}#{c}" for (n, c), w in rp.forced.items()
-                                             if w)})
+        replay_stats={
+            "seconds": round(seconds, 4),
+            "compared": compared,
+            "outputs": total,
+            "own_code_checks": rp.handoffs,
+            "api_checks": rp.api_checks,
+            "not_replayed": sorted(f"{n}#{c}" for (n, c), w in rp.forced.items() if w),
+        },
+    )

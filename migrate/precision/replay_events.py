@@ -47,8 +47,7 @@ def group(records: list[dict]) -> tuple[dict, dict, dict, list]:
 
 
 class Replayer:
-    def __init__(self, ref: Dump, gate: Gate, run_class: str | None, apis: bool = False
-                 ) -> None:
+    def __init__(self, ref: Dump, gate: Gate, run_class: str | None, apis: bool = False) -> None:
         self.ref, self.gate, self.run_class, self.apis = ref, gate, run_class, apis
         self.inputs, self.outputs, self.api_recs, self.order = group(ref.records)
         self.calls: dict[str, int] = defaultdict(int)
@@ -92,8 +91,10 @@ class Replayer:
             self._handoff(caller, f"{name}#{call}", live, recs)
         # copies: the model may modify its inputs in place, and a shard's tensors are
         # shared by every read of that shard
-        new = [saturating_cast(self.ref.stored(r).to(device=t.device, copy=True), t.dtype)
-               for t, r in zip(live, recs, strict=True)]
+        new = [
+            saturating_cast(self.ref.stored(r).to(device=t.device, copy=True), t.dtype)
+            for t, r in zip(live, recs, strict=True)
+        ]
         call_args = substitute({"args": args, "kwargs": kwargs}, iter(new))
         return tuple(call_args["args"]), dict(call_args["kwargs"])
 
@@ -102,8 +103,9 @@ class Replayer:
         entries = []
         for t, rec in zip(live, recs, strict=True):
             entry = self._judge(caller[0], rec, t)
-            entry.update(name=caller[0], call=caller[1], kind="forward.child_input",
-                         child=child, replayed=True)
+            entry.update(
+                name=caller[0], call=caller[1], kind="forward.child_input", child=child, replayed=True
+            )
             if entry["status"] == "fail":
                 entry["reason"] = f"input {rec['index']} of {child}: {entry['reason']}"
             entries.append(entry)
@@ -133,16 +135,16 @@ class Replayer:
             entry = self._judge(name, rec, outs[rec["index"]])
             entry["replayed"] = not self.forced.get((name, call))
             if not entry["replayed"]:
-                entry["reason"] = (entry["reason"] + "; " if entry["reason"] else "") + \
-                    f"not replayed: {self.forced[(name, call)]}"
+                entry["reason"] = (
+                    entry["reason"] + "; " if entry["reason"] else ""
+                ) + f"not replayed: {self.forced[(name, call)]}"
             entries.append(entry)
         self.events.append(((name, call), entries))
 
     def _judge(self, name: str, rec: dict, t: Any) -> dict:
         t = t.detach()
         got = {**rec, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)}
-        th = self.gate.for_entry(name, rec["dtype"], got["dtype"], self.run_class,
-                                 replay=True)
+        th = self.gate.for_entry(name, rec["dtype"], got["dtype"], self.run_class, replay=True)
         return compare_records(rec, got, self.ref.tensor(rec), t.cpu(), th)
 
     # -- torch function calls (--apis) ----------------------------------------------------
@@ -176,8 +178,9 @@ class Replayer:
             entries = []
             for rec in recs:
                 if rec["index"] < len(outs):
-                    entries.append({**self._judge(module, rec, outs[rec["index"]]),
-                                    "name": name, "replayed": True})
+                    entries.append(
+                        {**self._judge(module, rec, outs[rec["index"]]), "name": name, "replayed": True}
+                    )
             if any(e["status"] == "fail" for e in entries):
                 where = user_location(2)
                 for e in entries:

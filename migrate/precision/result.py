@@ -36,12 +36,20 @@ class ComparisonResult:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        doc = {"reference": self.reference, "target": self.target, "entries": self.entries,
-               "first_divergence": self.first_divergence,
-               "gate": {"passed": self.passed, "violations": self.violations,
-                        "allowed_violations": self.allowed_violations},
-               "summary": self.counts(), "weights": self.weights,
-               "precision": self.precision}
+        doc = {
+            "reference": self.reference,
+            "target": self.target,
+            "entries": self.entries,
+            "first_divergence": self.first_divergence,
+            "gate": {
+                "passed": self.passed,
+                "violations": self.violations,
+                "allowed_violations": self.allowed_violations,
+            },
+            "summary": self.counts(),
+            "weights": self.weights,
+            "precision": self.precision,
+        }
         if self.ranks:
             doc["ranks"] = self.ranks
         if self.replay:
@@ -54,12 +62,15 @@ class ComparisonResult:
 VIOLATION_KEYS = ("name", "call", "kind", "index", "status", "reason")
 
 
-def evaluate_gate(entries: list[dict], gate: Any, weights: list[dict] | None = None
-                  ) -> tuple[bool, list[dict]]:
+def evaluate_gate(
+    entries: list[dict], gate: Any, weights: list[dict] | None = None
+) -> tuple[bool, list[dict]]:
     bad = {"fail", "missing"} if gate.fail_on_missing else {"fail"}
     violations = [{k: e[k] for k in VIOLATION_KEYS} for e in entries if e["status"] in bad]
-    violations += [{"name": w["name"], "call": 0, "kind": "weight", "index": 0,
-                    "status": "fail", "reason": w["reason"]} for w in weights or []]
+    violations += [
+        {"name": w["name"], "call": 0, "kind": "weight", "index": 0, "status": "fail", "reason": w["reason"]}
+        for w in weights or []
+    ]
     return len(violations) <= gate.allowed_violations, violations
 
 

@@ -15,10 +15,21 @@ from typing import Any
 # Least precise first.
 CLASSES = ("bfloat16", "float16", "hf32", "float32", "float64")
 # 2^-(mantissa bits + 1): the relative error of one rounding (hf32: 10-bit mantissa).
-UNIT_ROUNDOFF = {"bfloat16": 2.0 ** -8, "float16": 2.0 ** -11, "hf32": 2.0 ** -11,
-                 "float32": 2.0 ** -24, "float64": 2.0 ** -53}
-_DTYPE_CLASS = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32",
-                "float64": "float64", "complex64": "float32", "complex128": "float64"}
+UNIT_ROUNDOFF = {
+    "bfloat16": 2.0**-8,
+    "float16": 2.0**-11,
+    "hf32": 2.0**-11,
+    "float32": 2.0**-24,
+    "float64": 2.0**-53,
+}
+_DTYPE_CLASS = {
+    "bfloat16": "bfloat16",
+    "float16": "float16",
+    "float32": "float32",
+    "float64": "float64",
+    "complex64": "float32",
+    "complex128": "float64",
+}
 
 
 def loosest(*classes: str | None) -> str | None:
@@ -35,18 +46,22 @@ def _reduced_flags(device: str) -> dict[str, Any]:
     import torch
 
     if device == "cuda":
-        return {"matmul": "tf32" if (torch.backends.cuda.matmul.allow_tf32 or
-                                     torch.get_float32_matmul_precision() != "highest")
-                else "float32",
-                "conv": "tf32" if torch.backends.cudnn.allow_tf32 else "float32"}
+        return {
+            "matmul": "tf32"
+            if (torch.backends.cuda.matmul.allow_tf32 or torch.get_float32_matmul_precision() != "highest")
+            else "float32",
+            "conv": "tf32" if torch.backends.cudnn.allow_tf32 else "float32",
+        }
     if device == "npu":
         npu = getattr(torch, "npu", None) if "torch_npu" in sys.modules else None
         if npu is None:
             return {"matmul": None, "conv": None}
         mm = getattr(getattr(npu, "matmul", None), "allow_hf32", None)
         conv = getattr(getattr(npu, "conv", None), "allow_hf32", None)
-        return {"matmul": None if mm is None else ("hf32" if mm else "float32"),
-                "conv": None if conv is None else ("hf32" if conv else "float32")}
+        return {
+            "matmul": None if mm is None else ("hf32" if mm else "float32"),
+            "conv": None if conv is None else ("hf32" if conv else "float32"),
+        }
     return {"matmul": "float32", "conv": "float32"}
 
 
@@ -57,9 +72,14 @@ def record(model: Any) -> dict[str, Any]:
     first = next(iter(model.parameters()), None)
     device = first.device.type if first is not None else "cpu"
     has_conv = any(isinstance(m, torch.nn.modules.conv._ConvNd) for m in model.modules())
-    return {"param_dtype": str(first.dtype).removeprefix("torch.") if first is not None
-            else None, "device": device, "autocast": [], "has_conv": has_conv,
-            **_reduced_flags(device), "source": "flags"}
+    return {
+        "param_dtype": str(first.dtype).removeprefix("torch.") if first is not None else None,
+        "device": device,
+        "autocast": [],
+        "has_conv": has_conv,
+        **_reduced_flags(device),
+        "source": "flags",
+    }
 
 
 def autocast_dtype(device: str) -> str | None:

@@ -13,14 +13,26 @@ from typing import Any
 from migrate.core.errors import UsageError
 from migrate.core.model_spec import ModelSpec, load_model_spec
 
-DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
-          "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
-          "float64": "float64", "fp64": "float64"}
+DTYPES = {
+    "float32": "float32",
+    "fp32": "float32",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float64": "float64",
+    "fp64": "float64",
+}
 # --reduced-fp32: what the target's fp32 matmuls/convolutions really ran in, when the flags
 # cannot be read (emulation, another process, a device that does not expose them).
-REDUCED = {"none": {}, "hf32": {"matmul": "hf32", "conv": "hf32"},
-           "tf32": {"matmul": "tf32", "conv": "tf32"}, "hf32-conv": {"conv": "hf32"},
-           "tf32-conv": {"conv": "tf32"}}
+REDUCED = {
+    "none": {},
+    "hf32": {"matmul": "hf32", "conv": "hf32"},
+    "tf32": {"matmul": "tf32", "conv": "tf32"},
+    "hf32-conv": {"conv": "hf32"},
+    "tf32-conv": {"conv": "tf32"},
+}
 
 
 def resolve_device(device: str) -> Any:
@@ -111,12 +123,17 @@ def prepare_spec(spec: str, device: str = "cpu", dtype: str | None = None) -> Mo
     if dt is not None:
         model = cast_model(model, dt)
     model.eval()
-    return ModelSpec(model, move(got.args, dev, dt), move(got.kwargs, dev, dt), got.loss,
-                     got.optimizer, calibration_batches(got, dev, dt))
+    return ModelSpec(
+        model,
+        move(got.args, dev, dt),
+        move(got.kwargs, dev, dt),
+        got.loss,
+        got.optimizer,
+        calibration_batches(got, dev, dt),
+    )
 
 
-def calibration_batches(got: ModelSpec, device: Any = None, dtype: Any = None
-                        ) -> list[tuple[tuple, dict]]:
+def calibration_batches(got: ModelSpec, device: Any = None, dtype: Any = None) -> list[tuple[tuple, dict]]:
     """The spec's calibration batches as ``(args, kwargs)`` (its example batch if none)."""
     raw = got.calibration
     if raw is None:

@@ -18,10 +18,24 @@ from typing import Any, BinaryIO
 DEFAULT_SHARD_BYTES = 64 * 1024 * 1024
 HEADER_ROOM = 128 * 1024
 
-_DTYPES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16",
-           "int64": "I64", "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8",
-           "uint16": "U16", "uint32": "U32", "uint64": "U64", "bool": "BOOL",
-           "float8_e4m3fn": "F8_E4M3", "float8_e5m2": "F8_E5M2", "complex64": "C64"}
+_DTYPES = {
+    "float64": "F64",
+    "float32": "F32",
+    "float16": "F16",
+    "bfloat16": "BF16",
+    "int64": "I64",
+    "int32": "I32",
+    "int16": "I16",
+    "int8": "I8",
+    "uint8": "U8",
+    "uint16": "U16",
+    "uint32": "U32",
+    "uint64": "U64",
+    "bool": "BOOL",
+    "float8_e4m3fn": "F8_E4M3",
+    "float8_e5m2": "F8_E5M2",
+    "complex64": "C64",
+}
 
 
 class ShardWriter:
@@ -46,8 +60,11 @@ class ShardWriter:
             return None
         data = _bytes_view(tensor)
         key = f"t{self._count:07d}"
-        entry = {"dtype": dtype, "shape": list(tensor.shape),
-                 "data_offsets": [self._offset, self._offset + data.nbytes]}
+        entry = {
+            "dtype": dtype,
+            "shape": list(tensor.shape),
+            "data_offsets": [self._offset, self._offset + data.nbytes],
+        }
         entry_len = len(json.dumps({key: entry}, separators=(",", ":")))
         full = self._offset + data.nbytes > self.shard_bytes and self._offset > 0
         if self._file is None or full or self._header_len + entry_len + 64 > HEADER_ROOM:

@@ -57,8 +57,7 @@ def sketch(t: Any) -> list[float] | None:
     flat = t.reshape(-1).to(torch.float32)
     out = _project(flat)
     if not bool(torch.isfinite(out).all()):  # rare: drop NaN/Inf, then project again
-        out = _project(torch.where(torch.isfinite(flat), flat,
-                                   torch.zeros((), device=flat.device)))
+        out = _project(torch.where(torch.isfinite(flat), flat, torch.zeros((), device=flat.device)))
     return out.cpu().tolist()
 
 

@@ -40,12 +40,19 @@ def _moments(t: Any) -> dict[str, Any]:
     if not t.is_floating_point():
         lo, hi = torch.aminmax(t)
         f = t.to(torch.float64)
-        return {"min": int(lo), "max": int(hi), "mean": float(f.mean()),
-                "norm": float(torch.linalg.vector_norm(f)), "nan": 0, "inf": 0}
+        return {
+            "min": int(lo),
+            "max": int(hi),
+            "mean": float(f.mean()),
+            "norm": float(torch.linalg.vector_norm(f)),
+            "nan": 0,
+            "inf": 0,
+        }
     acc = torch.float64 if t.dtype == torch.float64 else torch.float32
     lo, hi = torch.aminmax(t)  # NaN propagates into min/max: one pass tells finiteness
-    packed = torch.stack([lo.to(acc), hi.to(acc), t.mean(dtype=acc),
-                          torch.linalg.vector_norm(t, dtype=acc)]).tolist()
+    packed = torch.stack(
+        [lo.to(acc), hi.to(acc), t.mean(dtype=acc), torch.linalg.vector_norm(t, dtype=acc)]
+    ).tolist()
     if math.isfinite(packed[0]) and math.isfinite(packed[1]):
         nan = inf = 0
     else:
@@ -54,11 +61,17 @@ def _moments(t: Any) -> dict[str, Any]:
         if vals.numel() == 0:
             return {"min": None, "max": None, "mean": None, "norm": None, "nan": nan, "inf": inf}
         lo, hi = torch.aminmax(vals)
-        packed = torch.stack([lo.to(acc), hi.to(acc), vals.mean(dtype=acc),
-                              torch.linalg.vector_norm(vals, dtype=acc)]).tolist()
+        packed = torch.stack(
+            [lo.to(acc), hi.to(acc), vals.mean(dtype=acc), torch.linalg.vector_norm(vals, dtype=acc)]
+        ).tolist()
     if acc != torch.float64 and not TINY_NORM <= packed[3] < math.inf:
         # squares under/overflow float32: a finite tensor of tiny or huge values
-        packed[3] = float(torch.linalg.vector_norm(vals if nan or inf else t,
-                                                   dtype=torch.float64))
-    return {"min": _num(packed[0]), "max": _num(packed[1]), "mean": _num(packed[2]),
-            "norm": _num(packed[3]), "nan": nan, "inf": inf}
+        packed[3] = float(torch.linalg.vector_norm(vals if nan or inf else t, dtype=torch.float64))
+    return {
+        "min": _num(packed[0]),
+        "max": _num(packed[1]),
+        "mean": _num(packed[2]),
+        "norm": _num(packed[3]),
+        "nan": nan,
+        "inf": inf,
+    }

@@ -23,11 +23,29 @@ BAND_KEYS = ("rtol", "atol", "atol_rms")
 # grad_floor (grad_floor.py) - a gradient below that share of the gradient it was computed
 # from is numerically zero at the class's resolution.
 SHARE_KEYS = ("grad_floor",)
-TOP_KEYS = ("profile", "profiles", "dtypes", "overrides", "allowed_violations",
-            "fail_on_missing", "rel_floor", "min_compared", "grad_floor", "carry_gain")
+TOP_KEYS = (
+    "profile",
+    "profiles",
+    "dtypes",
+    "overrides",
+    "allowed_violations",
+    "fail_on_missing",
+    "rel_floor",
+    "min_compared",
+    "grad_floor",
+    "carry_gain",
+)
 PROFILE_KEYS = ("why", "reduced_fp32", "unknown_flags")
-DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32",
-                 "float": "float32", "fp64": "float64", "double": "float64", "tf32": "hf32"}
+DTYPE_ALIASES = {
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "half": "float16",
+    "fp32": "float32",
+    "float": "float32",
+    "fp64": "float64",
+    "double": "float64",
+    "tf32": "hf32",
+}
 
 
 # A key K may have variants: replay_K (used by replay) and grad_K (backward.* records).
@@ -72,9 +90,15 @@ class Gate:
                 skip = bool(ov["skip"])
         return skip
 
-    def for_entry(self, name: str, ref_dtype: str, tgt_dtype: str,
-                  run_class: str | None = None, replay: bool = False,
-                  kind: str = "") -> dict[str, Any]:
+    def for_entry(
+        self,
+        name: str,
+        ref_dtype: str,
+        tgt_dtype: str,
+        run_class: str | None = None,
+        replay: bool = False,
+        kind: str = "",
+    ) -> dict[str, Any]:
         """Thresholds for one aligned pair; ``skip`` when an override says so, ``class``
         the precision class they come from. Gradients (``kind`` backward.*) use the
         grad_ variants, replay the replay_ ones."""
@@ -85,8 +109,13 @@ class Gate:
                 out.update({k: v for k, v in ov.items() if k not in ("match", "why")})
         for variant, on in (("grad_", kind.startswith("backward")), ("replay_", replay)):
             if on:
-                out.update({k[len(variant):]: v for k, v in list(out.items())
-                            if k.startswith(variant) and k not in SHARE_KEYS})
+                out.update(
+                    {
+                        k[len(variant) :]: v
+                        for k, v in list(out.items())
+                        if k.startswith(variant) and k not in SHARE_KEYS
+                    }
+                )
         out["class"], out["rel_floor"] = cls, self.rel_floor
         return out
 
@@ -108,20 +137,23 @@ def _show(value: Any) -> str:
 
 def _unknown(where: str, key: Any, known: set[str] | tuple[str, ...], alias: str = "") -> None:
     hint = alias or next(iter(difflib.get_close_matches(str(key), sorted(known), 1)), "")
-    raise UsageError(f"{where}: unknown key {_show(key)}" + (f" (did you mean {hint!r}?)"
-                                                              if hint else ""))
+    raise UsageError(f"{where}: unknown key {_show(key)}" + (f" (did you mean {hint!r}?)" if hint else ""))
 
 
-def _number(where: str, value: Any, low: float, high: float = math.inf,
-            integer: bool = False) -> float:
+def _number(where: str, value: Any, low: float, high: float = math.inf, integer: bool = False) -> float:
     """``value`` if it is a finite number (an integer when asked) in [low, high]: a gate
     with .nan or .inf thresholds can never fail, so it is an error."""
     kind = int if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) \
-            or not low <= value <= high:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, kind)
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
         span = f"in [{low:g}, {high:g}]" if math.isfinite(high) else f">= {low:g}"
-        raise UsageError(f"{where} must be {'an integer' if integer else 'a number'} {span} "
-                         f"(finite), got {_show(value)}")
+        raise UsageError(
+            f"{where} must be {'an integer' if integer else 'a number'} {span} (finite), got {_show(value)}"
+        )
     return value
 
 
@@ -179,8 +211,7 @@ def _overrides(path: Any, user: dict) -> list[dict[str, Any]]:
         if not isinstance(ov, dict) or not isinstance(ov.get("match"), str):
             raise UsageError(f"{path}: overrides[{i}] needs a 'match' glob")
         if "skip" in ov and not isinstance(ov["skip"], bool):
-            raise UsageError(f"{path}: overrides[{i}].skip must be true or false, got "
-                             f"{_show(ov['skip'])}")
+            raise UsageError(f"{path}: overrides[{i}].skip must be true or false, got {_show(ov['skip'])}")
         _check_entry(f"{path}: overrides[{i}]", ov, extra=("match", "skip"))
     return list(overrides)
 
@@ -209,10 +240,8 @@ def load_gate(path: str | Path | None = None, profile: str | None = None) -> Gat
     where = escape(str(path))
     _check_top(where, user)
 
-    def top(key: str, default: Any, low: float, high: float = math.inf,
-            integer: bool = False) -> float:
-        return _number(f"{where}: {key}", user.get(key, base.get(key, default)), low, high,
-                       integer)
+    def top(key: str, default: Any, low: float, high: float = math.inf, integer: bool = False) -> float:
+        return _number(f"{where}: {key}", user.get(key, base.get(key, default)), low, high, integer)
 
     allowed = int(top("allowed_violations", 0, 0, integer=True))
     share = top("min_compared", 0.5, 0, 1)
@@ -222,8 +251,7 @@ def load_gate(path: str | Path | None = None, profile: str | None = None) -> Gat
     grad_floor = None if user.get("grad_floor") is None else top("grad_floor", None, 0, 1)
     gain = top("carry_gain", 2.0, 0, 1e6)
     if 0 < gain < 1:
-        raise UsageError(f"{where}: carry_gain must be 0 (off) or a number in [1, 1e6], "
-                         f"got {_show(gain)}")
+        raise UsageError(f"{where}: carry_gain must be 0 (off) or a number in [1, 1e6], got {_show(gain)}")
     missing = user.get("fail_on_missing", base.get("fail_on_missing", True))
     if not isinstance(missing, bool):
         raise UsageError(f"{where}: fail_on_missing must be true or false, got {_show(missing)}")
@@ -232,10 +260,15 @@ def load_gate(path: str | Path | None = None, profile: str | None = None) -> Gat
     if not isinstance(user.get("profiles") or {}, dict):
         raise UsageError(f"{where}: profiles must be a mapping of name: settings")
     name, prof = _profile(where, base, user, profile)
-    return Gate(dtypes=_dtypes(where, base, user), overrides=_overrides(where, user),
-                allowed_violations=allowed, fail_on_missing=missing,
-                rel_floor=float(floor), min_compared=float(share),
-                grad_floor=None if grad_floor is None else float(grad_floor),
-                carry_gain=float(gain),
-                profile_name=name,
-                profile=prof)
+    return Gate(
+        dtypes=_dtypes(where, base, user),
+        overrides=_overrides(where, user),
+        allowed_violations=allowed,
+        fail_on_missing=missing,
+        rel_floor=float(floor),
+        min_compared=float(share),
+        grad_floor=None if grad_floor is None else float(grad_floor),
+        carry_gain=float(gain),
+        profile_name=name,
+        profile=prof,
+    )

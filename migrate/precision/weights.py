@@ -16,8 +16,12 @@ from migrate.precision.align import Mapping, rename, strip
 
 # (unit roundoff, spacing of the subnormals): a cast moves an element by at most
 # u * |w| + spacing / 2 (values below the smallest normal lose relative precision).
-ROUNDING = {"bfloat16": (2.0 ** -8, 2.0 ** -133), "float16": (2.0 ** -11, 2.0 ** -24),
-            "float32": (2.0 ** -24, 2.0 ** -149), "float64": (2.0 ** -53, 0.0)}
+ROUNDING = {
+    "bfloat16": (2.0**-8, 2.0**-133),
+    "float16": (2.0**-11, 2.0**-24),
+    "float32": (2.0**-24, 2.0**-149),
+    "float64": (2.0**-53, 0.0),
+}
 
 
 def _cast_limit(a: str, b: str, numel: int) -> tuple[float, float] | None:
@@ -42,13 +46,16 @@ def _differs(r: dict, t: dict) -> str | None:
         return None
     norm, diff = float(r["norm"]), sketch.diff_norm(a, b)
     if diff > limit[0] * norm + limit[1]:
-        return (f"relative error {diff / norm:.3g} ({r['dtype']} vs {t['dtype']}; a cast "
-                f"gives at most {(limit[0] * norm + limit[1]) / norm:.2g})")
+        return (
+            f"relative error {diff / norm:.3g} ({r['dtype']} vs {t['dtype']}; a cast "
+            f"gives at most {(limit[0] * norm + limit[1]) / norm:.2g})"
+        )
     return None
 
 
-def compare_weights(ref_meta: dict, tgt_meta: dict, mapping: Mapping,
-                    tgt_prefix: str = "", ref_prefix: str = "") -> list[dict[str, Any]]:
+def compare_weights(
+    ref_meta: dict, tgt_meta: dict, mapping: Mapping, tgt_prefix: str = "", ref_prefix: str = ""
+) -> list[dict[str, Any]]:
     """``[{name, reason}]`` for every weight present in both dumps that differs."""
     ref_w, tgt_w = ref_meta.get("weights"), tgt_meta.get("weights")
     if not isinstance(ref_w, dict) or not isinstance(tgt_w, dict):
@@ -60,8 +67,7 @@ def compare_weights(ref_meta: dict, tgt_meta: dict, mapping: Mapping,
         mod, _, leaf = name.rpartition(".")
         mapped = f"{rename(mod, mapping)}.{leaf}" if mod else name
         t = tgt_by.get(mapped)
-        if not isinstance(r, dict) or not isinstance(t, dict) or r.get("changed") or \
-                t.get("changed"):
+        if not isinstance(r, dict) or not isinstance(t, dict) or r.get("changed") or t.get("changed"):
             continue
         why = _differs(r, t)
         if why:

@@ -17,9 +17,17 @@ from migrate.core.rules import Rule
 FORMATS = ("text", "json", "sarif", "markdown", "github")
 
 
-def render(result: ScanResult, fmt: str, rules: Sequence[Rule], *,
-           root: pathlib.Path | None = None, statistics: bool = False, color: bool = False,
-           width: int | None = None, effort=None) -> str:
+def render(
+    result: ScanResult,
+    fmt: str,
+    rules: Sequence[Rule],
+    *,
+    root: pathlib.Path | None = None,
+    statistics: bool = False,
+    color: bool = False,
+    width: int | None = None,
+    effort=None,
+) -> str:
     """Render ``result`` in format ``fmt``. ``root`` is the folder finding paths are
     relative to (used to read source lines a finding has no snippet for). With
     ``statistics`` text and json give per-rule counts instead of findings (as ruff's
@@ -34,13 +42,11 @@ def render(result: ScanResult, fmt: str, rules: Sequence[Rule], *,
 
         if statistics:
             return text.render_statistics(result, rules, color=color, width=width)
-        return text.render_text(result, rules, root=root, color=color, width=width,
-                                effort=effort)
+        return text.render_text(result, rules, root=root, color=color, width=width, effort=effort)
     if fmt == "json":
         from migrate.report.json_report import render_json, render_statistics_json
 
-        return (render_statistics_json(result, rules) if statistics
-                else render_json(result, effort))
+        return render_statistics_json(result, rules) if statistics else render_json(result, effort)
     if fmt == "sarif":
         from migrate.report.sarif import render_sarif
 

@@ -128,6 +128,13 @@ def statistics_rows(findings: Sequence[Finding], rules: Sequence[Rule]) -> list[
     groups: dict[str, list[Finding]] = {}
     for f in findings:
         groups.setdefault(f.rule, []).append(f)
-    rows = [{"code": code, "name": names.get(code, group[0].name), "count": len(group),
-             "fix": rule_fix_kind(group)} for code, group in groups.items()]
+    rows = [
+        {
+            "code": code,
+            "name": names.get(code, group[0].name),
+            "count": len(group),
+            "fix": rule_fix_kind(group),
+        }
+        for code, group in groups.items()
+    ]
     return sorted(rows, key=lambda r: (-r["count"], r["code"]))

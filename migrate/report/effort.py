@@ -36,8 +36,14 @@ class Package:
     rules: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "minutes": round(self.minutes, 1), "findings": self.findings,
-                "paths": self.paths, "why": self.why, "rules": self.rules}
+        return {
+            "name": self.name,
+            "minutes": round(self.minutes, 1),
+            "findings": self.findings,
+            "paths": self.paths,
+            "why": self.why,
+            "rules": self.rules,
+        }
 
 
 @dataclass
@@ -56,11 +62,15 @@ class Effort:
         return sum(p.minutes for p in self.optional)
 
     def to_json(self) -> dict:
-        return {"minutes": round(self.minutes, 1),
-                "packages": [p.to_json() for p in self.packages],
-                "optional": {"minutes": round(self.optional_minutes, 1),
-                             "packages": [p.to_json() for p in self.optional]},
-                "basis": self.basis}
+        return {
+            "minutes": round(self.minutes, 1),
+            "packages": [p.to_json() for p in self.packages],
+            "optional": {
+                "minutes": round(self.optional_minutes, 1),
+                "packages": [p.to_json() for p in self.optional],
+            },
+            "basis": self.basis,
+        }
 
 
 class EffortModel:
@@ -71,8 +81,9 @@ class EffortModel:
     def __init__(self, rules: Mapping[str, Rule], overrides: Mapping[str, object] | None = None):
         self.rules = rules
         self.base: Defaults = defaults()
-        self.overrides = {k: (v if isinstance(v, dict) else {"minutes": v})
-                          for k, v in (overrides or {}).items()}
+        self.overrides = {
+            k: (v if isinstance(v, dict) else {"minutes": v}) for k, v in (overrides or {}).items()
+        }
         self._cache: dict[tuple[str, str], EffortSpec] = {}
 
     def spec(self, rule_code: str, category: str) -> EffortSpec:
@@ -84,8 +95,14 @@ class EffortModel:
             rule = self.rules.get(rule_code)
             if rule is not None:
                 if rule.impact in self.base.impacts:
-                    spec = merge(spec, {"minutes": self.base.impacts[rule.impact],
-                                        "why": f"{rule.impact} on an NPU: costs nothing"}, category)
+                    spec = merge(
+                        spec,
+                        {
+                            "minutes": self.base.impacts[rule.impact],
+                            "why": f"{rule.impact} on an NPU: costs nothing",
+                        },
+                        category,
+                    )
                 spec = merge(spec, rule.effort, category)
             if rule_code in self.overrides:
                 spec = merge(spec, self.overrides[rule_code], category)
@@ -188,8 +205,7 @@ def _package(key: tuple, members: list[tuple[Finding, EffortSpec]], model: Effor
         minutes, why = 0.0, key[1]
     elif guarded:
         minutes *= model.base.guarded_factor
-        why += (f"; optional import with a fallback (try/except ImportError): "
-                f"x{model.base.guarded_factor:g}")
+        why += f"; optional import with a fallback (try/except ImportError): x{model.base.guarded_factor:g}"
     rules = sorted({f.rule for f, _ in members})
     name = _label(core, spec, model.rules)
     if guarded:
@@ -200,10 +216,13 @@ def _package(key: tuple, members: list[tuple[Finding, EffortSpec]], model: Effor
 def basis(base: Defaults) -> str:
     cats = base.categories
     parts = [f"{c} {cats[c].minutes:g} min per {cats[c].per}" for c in REQUIRED]
-    return ("planning assumptions, not measurements: " + ", ".join(parts)
-            + "; rule rows refine these; no-ops and NPU-aware code cost 0; guarded optional "
-            f"imports x{base.guarded_factor:g}; perf advice is optional and not summed "
-            "(rules/effort_defaults.yaml, override in [tool.migrate.effort])")
+    return (
+        "planning assumptions, not measurements: "
+        + ", ".join(parts)
+        + "; rule rows refine these; no-ops and NPU-aware code cost 0; guarded optional "
+        f"imports x{base.guarded_factor:g}; perf advice is optional and not summed "
+        "(rules/effort_defaults.yaml, override in [tool.migrate.effort])"
+    )
 
 
 def format_minutes(minutes: float) -> str:

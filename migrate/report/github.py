@@ -46,7 +46,8 @@ def render_github(result: ScanResult, root=None) -> str:
     lines = [annotation(f, root) for f in sorted_findings(result.findings)]
     if result.target:  # a workflow-log line: which port target the fixes were made for
         lines.insert(0, command("notice", {"title": "migrate: port target"}, result.target))
-    lines += [command("error", {"file": shown_path(e.path, root),
-                                "title": "migrate: file not scanned"}, e.message)
-              for e in sorted(result.errors, key=lambda e: e.path)]
+    lines += [
+        command("error", {"file": shown_path(e.path, root), "title": "migrate: file not scanned"}, e.message)
+        for e in sorted(result.errors, key=lambda e: e.path)
+    ]
     return "".join(line + "\n" for line in lines)

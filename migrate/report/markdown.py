@@ -32,8 +32,11 @@ def cell(text: str) -> str:
 def _summary(result: ScanResult, rules: Mapping[str, Rule], model=None) -> list[str]:
     s = result.summary()
     files = len({f.path for f in result.findings})
-    title = (f"{plural(len(result.findings), 'finding')} in {plural(files, 'file')}"
-             if result.findings else "no findings")
+    title = (
+        f"{plural(len(result.findings), 'finding')} in {plural(files, 'file')}"
+        if result.findings
+        else "no findings"
+    )
     out = [f"## ascend-migrate: {title}", ""]
     if result.target:
         aware = f"; {s['npu_aware']} already handle NPU (no work)" if s.get("npu_aware") else ""
@@ -45,9 +48,14 @@ def _summary(result: ScanResult, rules: Mapping[str, Rule], model=None) -> list[
         out.append(f"| npu-aware | {s['npu_aware']} | already handles NPU: nothing to do |")
     out.append(f"| **total** | **{len(result.findings)}** | |")
     est = effort.estimate(result.findings, model or rules)
-    out += ["", f"Files scanned: {s['files_scanned']} · errors: {len(result.errors)} · "
-            f"estimated effort: ~{est.describe()}", "",
-            fixable_sentence(fix_counts(result.findings)), ""]
+    out += [
+        "",
+        f"Files scanned: {s['files_scanned']} · errors: {len(result.errors)} · "
+        f"estimated effort: ~{est.describe()}",
+        "",
+        fixable_sentence(fix_counts(result.findings)),
+        "",
+    ]
     if result.findings:
         out += effort_table.markdown_lines(est)
     return out
@@ -57,8 +65,12 @@ def _rules_table(result: ScanResult, rules: Mapping[str, Rule]) -> list[str]:
     by_rule = sorted(result.summary()["by_rule"].items(), key=lambda kv: (-kv[1], kv[0]))
     if not by_rule:
         return []
-    out = [f"<details><summary>By rule ({len(by_rule)})</summary>", "",
-           "| Rule | Name | Category | Findings |", "|---|---|---|---:|"]
+    out = [
+        f"<details><summary>By rule ({len(by_rule)})</summary>",
+        "",
+        "| Rule | Name | Category | Findings |",
+        "|---|---|---|---:|",
+    ]
     for code, n in by_rule:
         sample = next(f for f in result.findings if f.rule == code)
         name = rules[code].name if code in rules else sample.name
@@ -67,13 +79,17 @@ def _rules_table(result: ScanResult, rules: Mapping[str, Rule]) -> list[str]:
 
 
 def _file_section(path: str, findings: Sequence[Finding]) -> str:
-    out = [f"<details><summary><code>{cell(path)}</code>: "
-           f"{plural(len(findings), 'finding')}</summary>", "",
-           "| Line | Rule | Category | Message | Fix |", "|---:|---|---|---|---|"]
+    out = [
+        f"<details><summary><code>{cell(path)}</code>: {plural(len(findings), 'finding')}</summary>",
+        "",
+        "| Line | Rule | Category | Message | Fix |",
+        "|---:|---|---|---|---|",
+    ]
     for f in findings:
         fix = FIX_MARK.get(f.fix.applicability, "") if f.fix else ""
-        out.append(f"| {f.line}:{f.column} | `{f.rule}` {f.name} | {f.category} | "
-                   f"{cell(f.message)} | {fix} |")
+        out.append(
+            f"| {f.line}:{f.column} | `{f.rule}` {f.name} | {f.category} | {cell(f.message)} | {fix} |"
+        )
     return "\n".join(out + ["", "</details>", ""])
 
 
@@ -81,8 +97,10 @@ def _errors(result: ScanResult) -> list[str]:
     if not result.errors:
         return []
     out = [f"<details><summary>Files not scanned ({len(result.errors)})</summary>", ""]
-    out += [f"- <code>{cell(e.path)}</code>: {cell(e.message)}"
-            for e in sorted(result.errors, key=lambda e: e.path)]
+    out += [
+        f"- <code>{cell(e.path)}</code>: {cell(e.message)}"
+        for e in sorted(result.errors, key=lambda e: e.path)
+    ]
     return out + ["", "</details>", ""]
 
 
@@ -97,8 +115,10 @@ def render_markdown(result: ScanResult, rules: Sequence[Rule], model=None) -> st
     for i, (path, findings) in enumerate(groups):
         section = _file_section(path, findings)
         if size + len(section) > LIMIT:
-            parts.append(f"_{plural(len(groups) - i, 'more file')} not shown; "
-                         "run `migrate scan` locally for the full list._\n")
+            parts.append(
+                f"_{plural(len(groups) - i, 'more file')} not shown; "
+                "run `migrate scan` locally for the full list._\n"
+            )
             break
         parts.append(section)
         size += len(section)

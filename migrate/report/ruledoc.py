@@ -20,17 +20,31 @@ HEADINGS = {
     "fix_safety": "Fix safety",
     "references": "References",
 }
-LANGUAGES = {"python": "python", "shell": "sh", "docker": "dockerfile", "dockerfile": "dockerfile",
-             "yaml": "yaml", "toml": "toml", "requirements": "text", "text": "text"}
+LANGUAGES = {
+    "python": "python",
+    "shell": "sh",
+    "docker": "dockerfile",
+    "dockerfile": "dockerfile",
+    "yaml": "yaml",
+    "toml": "toml",
+    "requirements": "text",
+    "text": "text",
+}
 FIX = {
     "auto": ("safe", "Fix is always available and safe: `migrate apply` makes it."),
-    "assisted": ("unsafe", "Fix is available but may change behaviour: "
-                 "`migrate apply --unsafe-fixes` makes it; review the result."),
+    "assisted": (
+        "unsafe",
+        "Fix is available but may change behaviour: "
+        "`migrate apply --unsafe-fixes` makes it; review the result.",
+    ),
     "manual": ("none", "No automatic fix: a person must port this code."),
     "perf": ("none", "Optional advice: the code runs on NPU as it is."),
 }
-PERF_FIX = ("unsafe", "Optional advice; a fix exists but changes numerics: `migrate apply "
-            "--unsafe-fixes --select CODE` makes it (only when the rule is selected by name).")
+PERF_FIX = (
+    "unsafe",
+    "Optional advice; a fix exists but changes numerics: `migrate apply "
+    "--unsafe-fixes --select CODE` makes it (only when the rule is selected by name).",
+)
 
 
 def fix_availability(rule: Rule) -> str:
@@ -75,8 +89,12 @@ def examples_markdown(rule: Rule, level: int) -> list[str]:
             target = ex.get("target", "npu")
             out += [f"After (`--target {target}`):", "", _fence(str(ex["after"]), lang), ""]
             if "portable" in ex:
-                out += ["After (`--target portable`, the default):", "",
-                        _fence(str(ex["portable"]), lang), ""]
+                out += [
+                    "After (`--target portable`, the default):",
+                    "",
+                    _fence(str(ex["portable"]), lang),
+                    "",
+                ]
         elif "before" in ex:  # manual rules: flagged, nothing rewrites it
             out += ["Flagged (no automatic fix):", "", _fence(str(ex["before"]), lang), ""]
         if "noop" in ex:
@@ -103,12 +121,10 @@ def rule_markdown(rule: Rule, level: int = 1) -> str:
     head = [
         "#" * level + f" {rule.code} {rule.name}",
         "",
-        (PERF_FIX if rule.category == "perf" and rule.fix_title else
-         FIX.get(rule.category, ("", "")))[1],
+        (PERF_FIX if rule.category == "perf" and rule.fix_title else FIX.get(rule.category, ("", "")))[1],
         "",
         f"- Category: **{rule.category}** · Impact: {rule.impact} · Kind: `{rule.kind}` · "
-        f"Files: {', '.join(rule.files)}"
-        + (f" · Defined in `rules/{rule.source}`" if rule.source else ""),
+        f"Files: {', '.join(rule.files)}" + (f" · Defined in `rules/{rule.source}`" if rule.source else ""),
         f"- Message: {rule.message}",
     ]
     if rule.fix_title:
@@ -121,8 +137,9 @@ def rule_markdown(rule: Rule, level: int = 1) -> str:
 def index_markdown(rules: Sequence[Rule]) -> str:
     lines = ["| Code | Name | Category | Fix | Kind |", "|---|---|---|---|---|"]
     for r in rules:
-        lines.append(f"| [{r.code}](#{anchor(r)}) | {r.name} | {r.category} | "
-                     f"{fix_availability(r)} | `{r.kind}` |")
+        lines.append(
+            f"| [{r.code}](#{anchor(r)}) | {r.name} | {r.category} | {fix_availability(r)} | `{r.kind}` |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -92,26 +92,40 @@ def uri(path: str) -> str:
 def _region(f: Finding) -> dict:
     end_line = max(f.end_line, f.line)
     end_col = f.end_column if end_line > f.line else max(f.end_column, f.column)
-    return {"startLine": max(f.line, 1), "startColumn": max(f.column, 1),
-            "endLine": max(end_line, 1), "endColumn": max(end_col, 1)}
+    return {
+        "startLine": max(f.line, 1),
+        "startColumn": max(f.column, 1),
+        "endLine": max(end_line, 1),
+        "endColumn": max(end_col, 1),
+    }
 
 
 def _result(f: Finding, index: int | None, fingerprint: str) -> dict:
     out: dict = {"ruleId": f.rule}
     if index is not None:
         out["ruleIndex"] = index
-    out.update({
-        "level": level(f.impact, f.category),
-        "message": {"text": f.message},
-        "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": uri(f.path), "uriBaseId": "%SRCROOT%"},
-            "region": _region(f),
-        }}],
-        "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
-        "properties": {"category": f.category, "impact": f.impact,
-                       "fix": f.fix.applicability if f.fix else "none",
-                       "npu_aware": f.npu_aware, "target": f.target},
-    })
+    out.update(
+        {
+            "level": level(f.impact, f.category),
+            "message": {"text": f.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": uri(f.path), "uriBaseId": "%SRCROOT%"},
+                        "region": _region(f),
+                    }
+                }
+            ],
+            "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
+            "properties": {
+                "category": f.category,
+                "impact": f.impact,
+                "fix": f.fix.applicability if f.fix else "none",
+                "npu_aware": f.npu_aware,
+                "target": f.target,
+            },
+        }
+    )
     if f.fix is not None and f.fix.ranges:
         out["fixes"] = [_fix(f, f.fix)]
     return out
@@ -121,14 +135,26 @@ def _fix(f: Finding, fix: Fix) -> dict:
     text = fix.description
     if fix.imports:
         text += f" (adds: {'; '.join(fix.imports)})"
-    return {"description": {"text": text}, "artifactChanges": [{
-        "artifactLocation": {"uri": uri(f.path), "uriBaseId": "%SRCROOT%"},
-        "replacements": [{
-            "deletedRegion": {"startLine": r[0], "startColumn": r[1],
-                              "endLine": r[2], "endColumn": r[3]},
-            "insertedContent": {"text": e.content},
-        } for e, r in zip(fix.edits, fix.ranges)],
-    }]}
+    return {
+        "description": {"text": text},
+        "artifactChanges": [
+            {
+                "artifactLocation": {"uri": uri(f.path), "uriBaseId": "%SRCROOT%"},
+                "replacements": [
+                    {
+                        "deletedRegion": {
+                            "startLine": r[0],
+                            "startColumn": r[1],
+                            "endLine": r[2],
+                            "endColumn": r[3],
+                        },
+                        "insertedContent": {"text": e.content},
+                    }
+                    for e, r in zip(fix.edits, fix.ranges)
+                ],
+            }
+        ],
+    }
 
 
 def to_dict(result: ScanResult, rules: Sequence[Rule], root: pathlib.Path | None = None) -> dict:
@@ -140,29 +166,37 @@ def to_dict(result: ScanResult, rules: Sequence[Rule], root: pathlib.Path | None
             index[f.rule] = len(descriptors)
             descriptors.append(_stub_descriptor(f))
     prints = fingerprints(findings, SourceLines(root))
-    notifications = [{
-        "level": "error",
-        "message": {"text": e.message},
-        "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": uri(e.path), "uriBaseId": "%SRCROOT%"}}}],
-    } for e in sorted(result.errors, key=lambda e: e.path)]
+    notifications = [
+        {
+            "level": "error",
+            "message": {"text": e.message},
+            "locations": [
+                {"physicalLocation": {"artifactLocation": {"uri": uri(e.path), "uriBaseId": "%SRCROOT%"}}}
+            ],
+        }
+        for e in sorted(result.errors, key=lambda e: e.path)
+    ]
     run = {
-        "tool": {"driver": {
-            "name": TOOL_NAME,
-            "version": __version__,
-            "semanticVersion": __version__,
-            "rules": descriptors,
-        }},
+        "tool": {
+            "driver": {
+                "name": TOOL_NAME,
+                "version": __version__,
+                "semanticVersion": __version__,
+                "rules": descriptors,
+            }
+        },
         "columnKind": "unicodeCodePoints",
-        "invocations": [{"executionSuccessful": True,
-                         "toolExecutionNotifications": notifications,
-                         "properties": {"target": result.target}}],
-        "results": [_result(f, index.get(f.rule), fp)
-                    for f, fp in zip(findings, prints, strict=True)],
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": notifications,
+                "properties": {"target": result.target},
+            }
+        ],
+        "results": [_result(f, index.get(f.rule), fp) for f, fp in zip(findings, prints, strict=True)],
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render_sarif(result: ScanResult, rules: Sequence[Rule],
-                 root: pathlib.Path | None = None) -> str:
+def render_sarif(result: ScanResult, rules: Sequence[Rule], root: pathlib.Path | None = None) -> str:
     return json.dumps(to_dict(result, rules, root), indent=2, ensure_ascii=False) + "\n"

@@ -46,8 +46,15 @@ class Painter:
         return self._styles[style].render(text, color_system=self.system)
 
 
-def render_text(result: ScanResult, rules: Sequence[Rule], *, root: pathlib.Path | None = None,
-                color: bool = False, width: int | None = None, effort=None) -> str:
+def render_text(
+    result: ScanResult,
+    rules: Sequence[Rule],
+    *,
+    root: pathlib.Path | None = None,
+    color: bool = False,
+    width: int | None = None,
+    effort=None,
+) -> str:
     """Findings grouped by file, each with an excerpt, then the summary. Lines are never
     wrapped (``width`` is accepted for symmetry with the other renderers)."""
     paint = Painter(color)
@@ -62,12 +69,15 @@ def render_text(result: ScanResult, rules: Sequence[Rule], *, root: pathlib.Path
     return "".join(line + "\n" for line in out)
 
 
-def finding_block(f: Finding, line: str | None, gutter: int, paint: Painter,
-                  path: str | None = None) -> list[str]:
+def finding_block(
+    f: Finding, line: str | None, gutter: int, paint: Painter, path: str | None = None
+) -> list[str]:
     """One finding; ``path`` as shown (migrate.core.display.shown_path), else f.path."""
     label = "npu-aware" if f.npu_aware else f.category
-    out = [f"{paint(escape(path or f.path), 'bold')}:{f.line}:{f.column}: {paint(f.rule, 'bold red')} "
-           f"{paint(f'[{label}]', STYLES.get(f.category, ''))} {escape(f.message)}"]
+    out = [
+        f"{paint(escape(path or f.path), 'bold')}:{f.line}:{f.column}: {paint(f.rule, 'bold red')} "
+        f"{paint(f'[{label}]', STYLES.get(f.category, ''))} {escape(f.message)}"
+    ]
     bar = paint(" " * gutter + " |", "blue")
     if line is not None:
         pad, width = underline(line, f)
@@ -75,13 +85,13 @@ def finding_block(f: Finding, line: str | None, gutter: int, paint: Painter,
         out.append(paint(f"{f.line:>{gutter}} | ", "blue") + _shown(line).expandtabs(TAB))
         out.append(bar + " " * (pad + 1) + paint("^" * width, "bold red"))
     if f.fix is not None:
-        out.append(paint(" " * gutter + " = ", "blue")
-                   + f"fix ({f.fix.applicability}): {escape(f.fix.description)}")
+        out.append(
+            paint(" " * gutter + " = ", "blue") + f"fix ({f.fix.applicability}): {escape(f.fix.description)}"
+        )
     return out + [""]
 
 
-_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e"
-                      "\u2066-\u2069\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _shown(line: str) -> str:
@@ -102,8 +112,9 @@ def underline(line: str, f: Finding) -> tuple[int, int]:
     return pad, max(width, 1)
 
 
-def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter,
-                  model=None, root=None) -> list[str]:
+def summary_lines(
+    result: ScanResult, rules: Mapping[str, Rule], paint: Painter, model=None, root=None
+) -> list[str]:
     summary = result.summary()
     files = len({f.path for f in result.findings})
     scanned = plural(summary["files_scanned"], "file") + " scanned"
@@ -118,33 +129,40 @@ def summary_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter,
     elif not result.findings:
         out = [paint(f"All checks passed! ({scanned})", "bold green")]
     else:
-        out = [paint(f"Found {plural(len(result.findings), 'finding')} in "
-                     f"{plural(files, 'file')} ({scanned}).", "bold")]
+        out = [
+            paint(
+                f"Found {plural(len(result.findings), 'finding')} in {plural(files, 'file')} ({scanned}).",
+                "bold",
+            )
+        ]
         out += breakdown_lines(result, rules, paint, model)
     helpers = summary.get("device_helpers") or []
     if helpers and any(f.fix is not None for f in result.findings):
         out += ["", paint("Device helpers", "bold") + " (portable rewrites route through them)"]
         out += [f"  {escape(h['package'])}: {escape(h['helpers'])}" for h in helpers]
     if result.findings and rules and not any(r.category == "perf" for r in rules.values()):
-        out += ["", "NPU-affinity advice (fused kernels and optimizers, NPU runtime settings) "
-                "is opt-in: add `--extend-select MIG9`."]
+        out += [
+            "",
+            "NPU-affinity advice (fused kernels and optimizers, NPU runtime settings) "
+            "is opt-in: add `--extend-select MIG9`.",
+        ]
     if result.errors:
         out += ["", paint(f"Errors ({len(result.errors)})", "bold red")]
-        out += [f"  {escape(shown_path(e.path, root))}: {escape(e.message)}"
-                for e in sorted(result.errors, key=lambda e: e.path)]
+        out += [
+            f"  {escape(shown_path(e.path, root))}: {escape(e.message)}"
+            for e in sorted(result.errors, key=lambda e: e.path)
+        ]
     return out
 
 
-def breakdown_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter,
-                    model=None) -> list[str]:
+def breakdown_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painter, model=None) -> list[str]:
     summary = result.summary()
     out = ["", paint("By category", "bold")]
     for cat in CATEGORIES:
         n = summary["by_category"].get(cat, 0)
         if cat == "perf" and not n:
             continue
-        out.append("  " + paint(f"{cat:<9}", STYLES[cat])
-                   + f"{n:>6}   {ACTIONS[cat] if n else ''}".rstrip())
+        out.append("  " + paint(f"{cat:<9}", STYLES[cat]) + f"{n:>6}   {ACTIONS[cat] if n else ''}".rstrip())
     if summary.get("npu_aware"):
         out.append(f"  {'npu-aware':<9}{summary['npu_aware']:>6}   already handles NPU: nothing to do")
     by_rule = sorted(summary["by_rule"].items(), key=lambda kv: (-kv[1], kv[0]))
@@ -157,16 +175,16 @@ def breakdown_lines(result: ScanResult, rules: Mapping[str, Rule], paint: Painte
         out.append(f"  ... and {plural(len(by_rule) - TOP_RULES, 'more rule')}")
     est = effort.estimate(result.findings, model or rules)
     table = effort_table.text_lines(est)
-    return out + ["", fixable_sentence(fix_counts(result.findings)), "",
-                  paint(table[0], "bold"), *table[1:]]
+    return out + ["", fixable_sentence(fix_counts(result.findings)), "", paint(table[0], "bold"), *table[1:]]
 
 
 def _name_of(findings: Sequence[Finding], code: str) -> str:
     return next((f.name for f in findings if f.rule == code), "")
 
 
-def render_statistics(result: ScanResult, rules: Sequence[Rule], *, color: bool = False,
-                      width: int | None = None) -> str:
+def render_statistics(
+    result: ScanResult, rules: Sequence[Rule], *, color: bool = False, width: int | None = None
+) -> str:
     """ruff --statistics: count, code, fix marker and name per rule, most frequent first."""
     paint = Painter(color)
     rows = statistics_rows(result.findings, rules)
@@ -177,9 +195,11 @@ def render_statistics(result: ScanResult, rules: Sequence[Rule], *, color: bool 
     for r in rows:
         code = paint(f"{r['code']:<{code_w}}", "bold red")
         out.append(f"{r['count']:>{count_w}}  {code}  {marks[r['fix']]} {r['name']}")
-    legend = {"safe": "[*] fixable with `migrate apply`",
-              "unsafe": "[-] fixable with `--unsafe-fixes`",
-              "partial": "[~] some findings fixable"}
+    legend = {
+        "safe": "[*] fixable with `migrate apply`",
+        "unsafe": "[-] fixable with `--unsafe-fixes`",
+        "partial": "[~] some findings fixable",
+    }
     used = {r["fix"] for r in rows}
     shown = [legend[k] for k in ("safe", "unsafe", "partial") if k in used]
     if shown:

@@ -61,14 +61,23 @@ class Entry:
     error: str | None
 
     def to_data(self) -> dict:
-        return {"size": self.size, "mtime_ns": self.mtime_ns, "digest": self.digest,
-                "error": self.error, "findings": [_finding_data(f) for f in self.findings]}
+        return {
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "digest": self.digest,
+            "error": self.error,
+            "findings": [_finding_data(f) for f in self.findings],
+        }
 
     @classmethod
     def from_data(cls, d: dict) -> Entry:
         size, mtime, digest, error = d["size"], d["mtime_ns"], d["digest"], d["error"]
-        if not (isinstance(size, int) and isinstance(mtime, int) and isinstance(digest, str)
-                and (error is None or isinstance(error, str))):
+        if not (
+            isinstance(size, int)
+            and isinstance(mtime, int)
+            and isinstance(digest, str)
+            and (error is None or isinstance(error, str))
+        ):
             raise TypeError("bad entry")
         return cls(size, mtime, digest, [_finding(x) for x in d["findings"]], error)
 
@@ -76,10 +85,13 @@ class Entry:
 def _finding_data(f: Finding) -> dict:
     d = {k: getattr(f, k) for k in _FIELDS}
     if f.fix is not None:
-        d["fix"] = {"applicability": f.fix.applicability, "description": f.fix.description,
-                    "imports": list(f.fix.imports),
-                    "edits": [[e.start, e.end, e.content] for e in f.fix.edits],
-                    "ranges": [list(r) for r in f.fix.ranges]}
+        d["fix"] = {
+            "applicability": f.fix.applicability,
+            "description": f.fix.description,
+            "imports": list(f.fix.imports),
+            "edits": [[e.start, e.end, e.content] for e in f.fix.edits],
+            "ranges": [list(r) for r in f.fix.ranges],
+        }
     return d
 
 
@@ -96,12 +108,16 @@ def _finding(d: dict) -> Finding:
         ranges = [_range(r) for r in fix.get("ranges") or ()]
         if fix["applicability"] not in ("safe", "unsafe") or any(e.start > e.end for e in edits):
             raise TypeError("bad fix")
-        fix = Fix(fix["applicability"], str(fix["description"]), edits,
-                  [str(i) for i in fix["imports"]], ranges)
+        fix = Fix(
+            fix["applicability"], str(fix["description"]), edits, [str(i) for i in fix["imports"]], ranges
+        )
     f = Finding(**values, fix=fix)
     ints = (f.line, f.column, f.end_line, f.end_column, f.snippet_start)
-    if not all(isinstance(v, int) for v in ints) or not all(
-            isinstance(getattr(f, k), str) for k in _STRINGS) or f.category not in CATEGORIES:
+    if (
+        not all(isinstance(v, int) for v in ints)
+        or not all(isinstance(getattr(f, k), str) for k in _STRINGS)
+        or f.category not in CATEGORIES
+    ):
         raise TypeError("bad finding")
     return f
 
@@ -149,8 +165,12 @@ def cache_key() -> bytes | None:
         return None
     try:
         st = os.fstat(fd)
-        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
-                or st.st_mode & 0o077 or not 32 <= st.st_size <= 1024):
+        if (
+            not stat.S_ISREG(st.st_mode)
+            or st.st_uid != os.geteuid()
+            or st.st_mode & 0o077
+            or not 32 <= st.st_size <= 1024
+        ):
             return None  # not ours alone: not a secret
         return os.read(fd, 1024).strip() or None
     except OSError:
@@ -163,8 +183,7 @@ def _new_key(path: Path) -> bytes | None:
     key = secrets.token_hex(32).encode()
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except FileExistsError:  # another run made it just now
         return cache_key()
     except OSError:
@@ -191,8 +210,9 @@ class ScanCache:
     binding: bytes = b""  # the rule table and the scan root every entry's MAC covers
 
     @classmethod
-    def open(cls, cache_dir: Path | None, root: Path, codes: list[str],
-             rules: Sequence[Rule] | None = None) -> ScanCache:
+    def open(
+        cls, cache_dir: Path | None, root: Path, codes: list[str], rules: Sequence[Rule] | None = None
+    ) -> ScanCache:
         """The cache of one scan; ``codes`` name the selection (rules and target), ``rules``
         the selected rules cached findings must come from."""
         if cache_dir is None:
@@ -268,8 +288,11 @@ def _load(path: Path, cache: ScanCache, rules: dict[str, Rule] | None) -> dict[s
     for rel, raw in items:
         try:
             mac = raw.pop("mac")
-            if not (isinstance(rel, str) and isinstance(mac, str) and hmac.compare_digest(
-                    mac, _mac(cache.key, cache.binding, rel, raw))):
+            if not (
+                isinstance(rel, str)
+                and isinstance(mac, str)
+                and hmac.compare_digest(mac, _mac(cache.key, cache.binding, rel, raw))
+            ):
                 continue  # not written by this user (or its key): scan the file afresh
             entry = Entry.from_data(raw)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):

@@ -22,9 +22,21 @@ except ModuleNotFoundError:  # Python 3.10
 from migrate.core.errors import UsageError
 from migrate.core.fileio import SourceError, read_bytes
 
-_KEYS = {"select", "extend-select", "ignore", "exclude", "extend-exclude", "per-file-ignores",
-         "fail-on", "unsafe-fixes", "respect-gitignore", "effort", "target", "per-path-target",
-         "device-helper"}
+_KEYS = {
+    "select",
+    "extend-select",
+    "ignore",
+    "exclude",
+    "extend-exclude",
+    "per-file-ignores",
+    "fail-on",
+    "unsafe-fixes",
+    "respect-gitignore",
+    "effort",
+    "target",
+    "per-path-target",
+    "device-helper",
+}
 
 
 @dataclass
@@ -64,8 +76,7 @@ def _quiet(test) -> bool:
         return False
 
 
-def load_config(start: Path, explicit: Path | None = None, *,
-                strict: bool = False) -> ProjectConfig:
+def load_config(start: Path, explicit: Path | None = None, *, strict: bool = False) -> ProjectConfig:
     """[tool.migrate] of ``explicit`` or the nearest pyproject.toml; every key typed
     (UsageError naming the file and the key otherwise). An auto-discovered pyproject that
     cannot be read or parsed is ignored here (the scan reports it under ``errors``) unless
@@ -95,8 +106,10 @@ def load_config(start: Path, explicit: Path | None = None, *,
     cfg.ignore = _strings(section, "ignore", path) or []
     cfg.per_file_ignores = _per_file_ignores(section.get("per-file-ignores"), path)
     cfg.effort = _effort(section.get("effort"), path)
-    cfg.exclude = [*(_strings(section, "exclude", path) or []),
-                   *(_strings(section, "extend-exclude", path) or [])]
+    cfg.exclude = [
+        *(_strings(section, "exclude", path) or []),
+        *(_strings(section, "extend-exclude", path) or []),
+    ]
     cfg.fail_on = _choice(section, "fail-on", FAIL_ON, path)
     cfg.unsafe_fixes = _bool(section, "unsafe-fixes", False, path)
     cfg.respect_gitignore = _bool(section, "respect-gitignore", True, path)
@@ -115,7 +128,8 @@ def _targets(section: dict, path: Path) -> tuple[str | None, dict[str, str]]:
         check_target(target, f"{path}: [tool.migrate] target")
     per_path = section.get("per-path-target") or {}
     if not isinstance(per_path, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in per_path.items()):
+        isinstance(k, str) and isinstance(v, str) for k, v in per_path.items()
+    ):
         raise UsageError(f"{path}: [tool.migrate] per-path-target must be a table of glob = target")
     for glob, value in per_path.items():
         check_target(value, f"{path}: [tool.migrate] per-path-target {glob!r}")
@@ -130,18 +144,19 @@ def _module_name(section: dict, key: str, path: Path) -> str | None:
     value = section.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or not value or not all(
-            p.isidentifier() for p in value.split(".")):
-        raise UsageError(f"{path}: [tool.migrate] {key} must be a dotted module name "
-                         f"such as \"mypkg.utils.device\"")
+    if not isinstance(value, str) or not value or not all(p.isidentifier() for p in value.split(".")):
+        raise UsageError(
+            f'{path}: [tool.migrate] {key} must be a dotted module name such as "mypkg.utils.device"'
+        )
     return value
 
 
 def _bool(section: dict, key: str, default: bool, path: Path) -> bool:
     value = section.get(key, default)
     if not isinstance(value, bool):  # "false" is a string, and a true one
-        raise UsageError(f"{path}: [tool.migrate] {key} must be true or false "
-                         f"(a TOML boolean, not {value!r})")
+        raise UsageError(
+            f"{path}: [tool.migrate] {key} must be true or false (a TOML boolean, not {value!r})"
+        )
     return value
 
 
@@ -150,8 +165,7 @@ def _choice(section: dict, key: str, choices: tuple[str, ...], path: Path) -> st
     if value is None:
         return None
     if not isinstance(value, str) or value not in choices:
-        raise UsageError(f"{path}: [tool.migrate] {key} must be one of "
-                         f"{', '.join(choices)} (got {value!r})")
+        raise UsageError(f"{path}: [tool.migrate] {key} must be one of {', '.join(choices)} (got {value!r})")
     return value
 
 
@@ -189,8 +203,9 @@ def _effort(value, path: Path) -> dict[str, object]:
         raise UsageError(f"{path}: [tool.migrate.effort] must be a table")
     for key, row in value.items():
         try:
-            check_effort(row if isinstance(row, dict) else {"minutes": row},
-                         f"{path}: [tool.migrate.effort] {key}")
+            check_effort(
+                row if isinstance(row, dict) else {"minutes": row}, f"{path}: [tool.migrate.effort] {key}"
+            )
         except EffortError as exc:
             raise UsageError(str(exc)) from None
     return dict(value)

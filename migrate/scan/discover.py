@@ -23,9 +23,26 @@ from migrate.core.filekinds import detect
 from migrate.core.findings import FileError
 
 SKIP_DIRS = {
-    ".git", ".hg", ".svn", ".bzr", "__pycache__", "node_modules", ".venv", "venv", ".tox",
-    ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".eggs", "__pypackages__",
-    "site-packages", ".migrate_cache", ".direnv", "buck-out", "_build",
+    ".git",
+    ".hg",
+    ".svn",
+    ".bzr",
+    "__pycache__",
+    "node_modules",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".eggs",
+    "__pypackages__",
+    "site-packages",
+    ".migrate_cache",
+    ".direnv",
+    "buck-out",
+    "_build",
 }
 
 
@@ -108,8 +125,9 @@ def _inside(real: str, roots: list[str]) -> bool:
 
 
 class Walker:
-    def __init__(self, root: Path, exclude: list[str], respect_gitignore: bool = True,
-                 follow_symlinks: bool = False):
+    def __init__(
+        self, root: Path, exclude: list[str], respect_gitignore: bool = True, follow_symlinks: bool = False
+    ):
         self.root = root
         self.exclude = exclude
         self.gitignore = respect_gitignore
@@ -159,8 +177,7 @@ class Walker:
                     subdirs.append(found)
             stack.extend((d, r, specs) for d, r in reversed(subdirs))
 
-    def _entry(self, entry: os.DirEntry, real_folder: str, folder_rel: str, specs,
-               seen: set[str]):
+    def _entry(self, entry: os.DirEntry, real_folder: str, folder_rel: str, specs, seen: set[str]):
         """A SourceFile, a (folder, rel) to descend into, or None."""
         rel = f"{folder_rel}/{entry.name}" if folder_rel else entry.name
         try:
@@ -200,13 +217,15 @@ class Walker:
             data, _ = read_bytes(folder / ".gitignore", 4 * 1024 * 1024)
         except SourceError:
             return specs
-        lines = [_collapse_stars(line)
-                 for line in data.decode("utf-8", errors="replace").splitlines()]
+        lines = [_collapse_stars(line) for line in data.decode("utf-8", errors="replace").splitlines()]
         where = f"{folder_rel}/.gitignore" if folder_rel else ".gitignore"
         wild = [line for line in lines if _too_wild(line)]
         if wild:  # regex matching would backtrack exponentially on a long name
-            self.errors.append(FileError(where, f"{len(wild)} pattern(s) with more than "
-                                                f"{MAX_STARS} '*' in one path part ignored"))
+            self.errors.append(
+                FileError(
+                    where, f"{len(wild)} pattern(s) with more than {MAX_STARS} '*' in one path part ignored"
+                )
+            )
             lines = [line for line in lines if not _too_wild(line)]
         try:
             return [*specs, (folder, pathspec.GitIgnoreSpec.from_lines(lines))]
@@ -235,8 +254,7 @@ MAX_STARS = 3  # single '*' per path part: matching costs about len(name) ** sta
 
 
 def _too_wild(line: str) -> bool:
-    return any(part != "**" and len(_STARS.findall(part)) > MAX_STARS
-               for part in line.split("/"))
+    return any(part != "**" and len(_STARS.findall(part)) > MAX_STARS for part in line.split("/"))
 
 
 _STARS = re.compile(r"\*+")
@@ -249,8 +267,7 @@ def _collapse_stars(line: str) -> str:
     of 5,000 into a regex that backtracks for minutes. A whole ``**`` part stays."""
     if "**" not in line:
         return line
-    return "/".join(part if part == "**" else _STAR_RUN.sub("*", part)
-                    for part in line.split("/"))
+    return "/".join(part if part == "**" else _STAR_RUN.sub("*", part) for part in line.split("/"))
 
 
 def _valid_pattern(line: str) -> bool:

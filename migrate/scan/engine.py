@@ -1,13 +1,13 @@
 """The scan engine: files -> findings.
 
-    scan_text(text, rel, file_kind, rules) -> list[Finding]
-        Findings (with fixes) for one file's decoded text; FileProblem if it cannot be parsed
-        (migrate/scan/readers.py).
-    scan_paths(paths, options) -> ScanResult
-        Discovery, cache, the rules compiled once (scan/ruleset.py), parallel
-        read/decode/prefilter/parse (scan/worker.py); never raises on bad files.
-        ``result.files`` records, per reported path, the path that was opened and the
-        content hash of the bytes scanned: apply rewrites only those bytes.
+scan_text(text, rel, file_kind, rules) -> list[Finding]
+    Findings (with fixes) for one file's decoded text; FileProblem if it cannot be parsed
+    (migrate/scan/readers.py).
+scan_paths(paths, options) -> ScanResult
+    Discovery, cache, the rules compiled once (scan/ruleset.py), parallel
+    read/decode/prefilter/parse (scan/worker.py); never raises on bad files.
+    ``result.files`` records, per reported path, the path that was opened and the
+    content hash of the bytes scanned: apply rewrites only those bytes.
 """
 
 from __future__ import annotations
@@ -53,33 +53,57 @@ class ScanOptions:
 def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> ScanResult:
     options = options or ScanOptions()
     custom = options.rules is not None
-    rules = list(options.rules or ()) if custom else select_rules(
-        default_rules(), options.select, options.ignore, options.extend_select)
+    rules = (
+        list(options.rules or ())
+        if custom
+        else select_rules(default_rules(), options.select, options.ignore, options.extend_select)
+    )
     paths = [Path(p) for p in paths]
     root = scan_root(paths)
     walker = Walker(root, options.exclude, options.respect_gitignore, options.follow_symlinks)
     files = list(walker.walk(paths))
-    project = discover([(Path(sf.path), sf.rel) for sf in files if sf.kind == "python"], root,
-                       options.device_helper)
-    cache = ScanCache(None) if custom else ScanCache.open(
-        options.cache_dir, root, [*(r.code for r in rules), options.targets.key(), project.key()],
-        rules)
-    result = ScanResult(errors=list(walker.errors), files_scanned=len(files),
-                        target=options.targets.describe(), project=project,
-                        roots=[] if options.follow_symlinks else list(walker.roots))
+    project = discover(
+        [(Path(sf.path), sf.rel) for sf in files if sf.kind == "python"], root, options.device_helper
+    )
+    cache = (
+        ScanCache(None)
+        if custom
+        else ScanCache.open(
+            options.cache_dir, root, [*(r.code for r in rules), options.targets.key(), project.key()], rules
+        )
+    )
+    result = ScanResult(
+        errors=list(walker.errors),
+        files_scanned=len(files),
+        target=options.targets.describe(),
+        project=project,
+        roots=[] if options.follow_symlinks else list(walker.roots),
+    )
     reals = {sf.rel: sf.real for sf in files}
     todo: list[WorkItem] = []
     for sf in files:
         hit = cache.lookup(sf.rel, _stat(sf.path)) if options.trust_mtime else None
         if hit is not None:
-            _collect(result, FileRecord(str(sf.path), sf.kind, hit.digest, cached=True,
-                                        real=sf.real), sf.rel, hit.findings, hit.error)
+            _collect(
+                result,
+                FileRecord(str(sf.path), sf.kind, hit.digest, cached=True, real=sf.real),
+                sf.rel,
+                hit.findings,
+                hit.error,
+            )
             continue
         known = cache.entries[sf.rel].digest if sf.rel in cache.entries else None
-        todo.append(WorkItem(str(sf.path), sf.rel, sf.kind, known,
-                             options.targets.for_path(sf.rel), project.for_file(sf.rel)))
-    for res in run_items(todo, RuleSet(rules), options.jobs, PARALLEL_THRESHOLD,
-                         options.progress):
+        todo.append(
+            WorkItem(
+                str(sf.path),
+                sf.rel,
+                sf.kind,
+                known,
+                options.targets.for_path(sf.rel),
+                project.for_file(sf.rel),
+            )
+        )
+    for res in run_items(todo, RuleSet(rules), options.jobs, PARALLEL_THRESHOLD, options.progress):
         _store(result, cache, res, reals.get(res.rel, ""))
     cache.save({sf.rel for sf in files})
     result.findings.sort(key=Finding.sort_key)
@@ -100,14 +124,20 @@ def _store(result: ScanResult, cache: ScanCache, res: FileResult, real: str) -> 
     if cached:  # same content as the cached scan
         old = cache.entries[res.rel]
         findings, error = old.findings, old.error
-    _collect(result, FileRecord(res.path, res.kind, res.digest, cached=cached, real=real),
-             res.rel, findings or [], error)
+    _collect(
+        result,
+        FileRecord(res.path, res.kind, res.digest, cached=cached, real=real),
+        res.rel,
+        findings or [],
+        error,
+    )
     if res.size >= 0:
         cache.store(res.rel, Entry(res.size, res.mtime_ns, res.digest, findings or [], error))
 
 
-def _collect(result: ScanResult, record: FileRecord, rel: str, findings: list[Finding],
-             error: str | None) -> None:
+def _collect(
+    result: ScanResult, record: FileRecord, rel: str, findings: list[Finding], error: str | None
+) -> None:
     result.files[rel] = record
     result.findings.extend(findings)
     if error:

@@ -29,12 +29,34 @@ from dataclasses import dataclass
 from migrate.core import device_helpers
 
 # torch.device types (torch's own and out-of-tree backends)
-DEVICE_TYPES = frozenset({"cuda", "npu", "cpu", "xpu", "mps", "mlu", "hpu", "musa", "xla",
-                          "mtia", "sdaa", "gcu", "meta", "privateuseone", "dipu", "ipu", "hip",
-                          "ve", "maia", "lazy", "vulkan", "neuron"})
+DEVICE_TYPES = frozenset(
+    {
+        "cuda",
+        "npu",
+        "cpu",
+        "xpu",
+        "mps",
+        "mlu",
+        "hpu",
+        "musa",
+        "xla",
+        "mtia",
+        "sdaa",
+        "gcu",
+        "meta",
+        "privateuseone",
+        "dipu",
+        "ipu",
+        "hip",
+        "ve",
+        "maia",
+        "lazy",
+        "vulkan",
+        "neuron",
+    }
+)
 _DEVICE_MODULES = {f"torch.{t}" for t in DEVICE_TYPES if t not in ("cpu", "meta", "xla")}
-_NPU = re.compile(r"(?<![a-z])npu|npu(?![a-z])|accelerator|get_device_module|privateuse1",
-                  re.IGNORECASE)
+_NPU = re.compile(r"(?<![a-z])npu|npu(?![a-z])|accelerator|get_device_module|privateuse1", re.IGNORECASE)
 _GENERIC_GETATTR = "getattr(torch,"
 
 
@@ -48,8 +70,9 @@ class Found:
     ours: bool = False  # one of the template helpers this tool adds
 
 
-def find_helpers(tree: ast.Module, torch_local: str = "torch",
-                 imported: dict[str, Found] | None = None) -> dict[str, Found]:
+def find_helpers(
+    tree: ast.Module, torch_local: str = "torch", imported: dict[str, Found] | None = None
+) -> dict[str, Found]:
     """The device helpers a module defines at top level, by name. ``imported``: helpers of
     other modules this one imports (local name -> Found), usable by delegation."""
     known: dict[str, Found] = dict(imported or {})
@@ -74,8 +97,13 @@ def find_helpers(tree: ast.Module, torch_local: str = "torch",
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             callee = stmt.value.func
-            if isinstance(callee, ast.Name) and callee.id in known and not stmt.value.args and \
-                    len(targets) == 1 and isinstance(targets[0], ast.Name):
+            if (
+                isinstance(callee, ast.Name)
+                and callee.id in known
+                and not stmt.value.args
+                and len(targets) == 1
+                and isinstance(targets[0], ast.Name)
+            ):
                 name = targets[0].id
                 found[name] = Found(name, known[callee.id].kind, False)
     return found
@@ -89,8 +117,9 @@ def _required_args(node: ast.FunctionDef) -> bool:
     return any(d is None for d in a.kw_defaults)
 
 
-def _returns(node: ast.FunctionDef, known: dict[str, Found], torch_local: str,
-             globals_: dict[str, list[ast.expr]]) -> str | None:
+def _returns(
+    node: ast.FunctionDef, known: dict[str, Found], torch_local: str, globals_: dict[str, list[ast.expr]]
+) -> str | None:
     values = [r.value for r in _own_returns(node)]
     if not values or any(v is None for v in values) or not _always_returns(node.body):
         return None
@@ -112,8 +141,7 @@ def _always_returns(body: list[ast.stmt]) -> bool:
     if isinstance(last, ast.If):
         return _always_returns(last.body) and _always_returns(last.orelse)
     if isinstance(last, ast.Try):
-        ok = _always_returns(last.orelse or last.body) and all(
-            _always_returns(h.body) for h in last.handlers)
+        ok = _always_returns(last.orelse or last.body) and all(_always_returns(h.body) for h in last.handlers)
         return ok or _always_returns(last.finalbody)
     if isinstance(last, ast.With):
         return _always_returns(last.body)
@@ -169,15 +197,16 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
-def _kind(v: ast.AST, known: dict[str, Found], local: dict, torch_local: str,
-          depth: int) -> str | None:
+def _kind(v: ast.AST, known: dict[str, Found], local: dict, torch_local: str, depth: int) -> str | None:
     if depth > 4:
         return None
     if isinstance(v, ast.Constant):
         return "type" if isinstance(v.value, str) and v.value in DEVICE_TYPES else None
     if isinstance(v, ast.IfExp):
-        kinds = {_kind(v.body, known, local, torch_local, depth + 1),
-                 _kind(v.orelse, known, local, torch_local, depth + 1)}
+        kinds = {
+            _kind(v.body, known, local, torch_local, depth + 1),
+            _kind(v.orelse, known, local, torch_local, depth + 1),
+        }
         return kinds.pop() if len(kinds) == 1 else None
     if isinstance(v, ast.Name):
         if v.id in known:
@@ -226,8 +255,7 @@ def _call_kind(v: ast.Call, known, local, torch_local) -> str | None:
     return None
 
 
-def _reaches_npu(node: ast.FunctionDef, known: dict[str, Found],
-                 globals_: dict[str, list[ast.expr]]) -> bool:
+def _reaches_npu(node: ast.FunctionDef, known: dict[str, Found], globals_: dict[str, list[ast.expr]]) -> bool:
     """Does the helper name NPU, use the device-generic API, or delegate to a helper or read a
     module-level name that does?"""
     text = ast.unparse(node)
@@ -236,7 +264,10 @@ def _reaches_npu(node: ast.FunctionDef, known: dict[str, Found],
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in known:
             return True
-        if isinstance(sub, ast.Name) and sub.id in globals_ and any(
-                _NPU.search(ast.unparse(v)) for v in globals_[sub.id]):
+        if (
+            isinstance(sub, ast.Name)
+            and sub.id in globals_
+            and any(_NPU.search(ast.unparse(v)) for v in globals_[sub.id])
+        ):
             return True
     return False

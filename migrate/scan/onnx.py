@@ -11,10 +11,19 @@ def _tokens(rule, rules) -> set[Token]:
     return set()  # ONNX files are binary: no text prefilter
 
 
-@rule_kind("onnx-census", engine="onnx", tokens=_tokens,
-           params={"when": param(str, required=True, doc="which census verdict the row reports",
-                                 check=one_of("unsupported", "restricted", "decomposable",
-                                              "opset-above", "custom-domain"))})
+@rule_kind(
+    "onnx-census",
+    engine="onnx",
+    tokens=_tokens,
+    params={
+        "when": param(
+            str,
+            required=True,
+            doc="which census verdict the row reports",
+            check=one_of("unsupported", "restricted", "decomposable", "opset-above", "custom-domain"),
+        )
+    },
+)
 def run(path, rel, rules):
     from migrate.ops.scan_hook import scan_onnx
 

@@ -89,8 +89,9 @@ class FileDevices:
 SCRIPT = FileDevices()
 # How rule examples are ported (`migrate rules`, tests/meta/test_rule_examples.py): as a
 # module of a package ``pkg`` without helpers of its own.
-EXAMPLE = FileDevices(module="pkg.example", package="pkg", add_module="pkg._device",
-                      add_path="pkg/_device.py")
+EXAMPLE = FileDevices(
+    module="pkg.example", package="pkg", add_module="pkg._device", add_path="pkg/_device.py"
+)
 
 
 @dataclass
@@ -126,24 +127,39 @@ class ProjectContext:
             floor = self.scripts_min_torch.get(str(path.parent))
             if donor is None:
                 return FileDevices(min_torch=floor)
-            return FileDevices(helpers=donor.helpers, add_module=donor.add_module,
-                               add_path=donor.add_path, min_torch=floor or donor.min_torch,
-                               npu_arms=donor.npu_arms, type_from=donor.type_from)
+            return FileDevices(
+                helpers=donor.helpers,
+                add_module=donor.add_module,
+                add_path=donor.add_path,
+                min_torch=floor or donor.min_torch,
+                npu_arms=donor.npu_arms,
+                type_from=donor.type_from,
+            )
         info = self.packages.get(str(top))
         if info is None:
             return FileDevices()
-        return FileDevices(module=module, package=info.name, helpers=info.helpers,
-                           add_module=info.add_module, add_path=info.add_path,
-                           min_torch=info.min_torch, npu_arms=info.npu_arms,
-                           type_from=info.type_from)
+        return FileDevices(
+            module=module,
+            package=info.name,
+            helpers=info.helpers,
+            add_module=info.add_module,
+            add_path=info.add_path,
+            min_torch=info.min_torch,
+            npu_arms=info.npu_arms,
+            type_from=info.type_from,
+        )
 
     def key(self) -> str:
         """Part of the scan cache key: portable fixes depend on it."""
-        return "devices=" + ";".join(
-            f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}:{p.type_from}"
-            for k, p in sorted(self.packages.items())) + \
-            f";{sorted(self.scripts_min_torch.items())};" + \
-            ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
+        return (
+            "devices="
+            + ";".join(
+                f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}:{p.type_from}"
+                for k, p in sorted(self.packages.items())
+            )
+            + f";{sorted(self.scripts_min_torch.items())};"
+            + ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
+        )
 
     def describe(self) -> list[tuple[str, str]]:
         """(package, what its portable rewrites route through), for the reports."""
@@ -180,8 +196,7 @@ def package_of(path: Path) -> tuple[Path | None, str | None]:
     return top, ".".join(parts)
 
 
-def discover(files: list[tuple[Path, str]], root: Path,
-             configured: str | None = None) -> ProjectContext:
+def discover(files: list[tuple[Path, str]], root: Path, configured: str | None = None) -> ProjectContext:
     """The project context for the Python ``files`` ((path on disk, reported path) pairs)."""
     ctx = ProjectContext(root, configured=configured)
     scripts: list[tuple[Path, str]] = []
@@ -199,8 +214,7 @@ def discover(files: list[tuple[Path, str]], root: Path,
     others: dict[str, PackageInfo | None] = {}
     for info in list(ctx.packages.values()):
         if not info.helpers:
-            donor = _donor(info.uses, _ancestors(info.path.parent, root), root, ctx, others,
-                           configured)
+            donor = _donor(info.uses, _ancestors(info.path.parent, root), root, ctx, others, configured)
             if donor is not None:
                 info.helpers, info.adopted = donor.helpers, donor.name
                 if donor.add_module:  # one helper module for the project, in the package used
@@ -235,8 +249,9 @@ def _ancestors(folder: Path, root: Path) -> list[Path]:
     return out
 
 
-def _donor(uses, folders: list[Path], root: Path, ctx: ProjectContext, others: dict,
-           configured: str | None) -> PackageInfo | None:
+def _donor(
+    uses, folders: list[Path], root: Path, ctx: ProjectContext, others: dict, configured: str | None
+) -> PackageInfo | None:
     """The package of the project that code importing ``uses`` takes its device helpers
     from: one it imports, found in one of ``folders`` (beside it, or a parent up to the scan
     root) or under its ``src/`` (``recipe/prime`` importing ``verl``, tests importing
@@ -321,9 +336,11 @@ def _choose(found: list[tuple[HelperRef, int]], texts: list[str]) -> tuple[Helpe
         by_kind.setdefault(ref.kind, []).append(ref)
     chosen = []
     for _kind, refs in sorted(by_kind.items()):
+
         def rank(r: HelperRef):
             uses = sum(1 for t in texts if re.search(rf"\b{re.escape(r.name)}\b", t))
             return (not r.ours, not r.call, -uses, r.module.count("."), r.module, r.name)
+
         chosen.append(min(refs, key=rank))
     return tuple(chosen)
 
@@ -338,10 +355,13 @@ def _public(ref: HelperRef, inits: dict[str, str]) -> HelperRef:
     for i in range(1, len(parts)):
         pkg = ".".join(parts[:i])
         text = inits.get(pkg, "")
-        if re.search(rf"^[ \t]*from[ \t]+\S+[ \t]+import[^\n]*\b{re.escape(ref.name)}\b", text,
-                     re.MULTILINE) or re.search(
-                rf"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]*\((?:[^)]*?)\b{re.escape(ref.name)}\b",
-                text, re.MULTILINE):
+        if re.search(
+            rf"^[ \t]*from[ \t]+\S+[ \t]+import[^\n]*\b{re.escape(ref.name)}\b", text, re.MULTILINE
+        ) or re.search(
+            rf"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]*\((?:[^)]*?)\b{re.escape(ref.name)}\b",
+            text,
+            re.MULTILINE,
+        ):
             publics.append(pkg)
     return HelperRef(ref.kind, ref.module, ref.name, ref.call, ref.ours, tuple(publics))
 
@@ -375,8 +395,13 @@ def _is_ours(path: Path) -> bool:
 def _package_files(top: Path):
     count = 0
     for folder, dirs, files in os.walk(top, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__"
-                         and os.path.isfile(os.path.join(folder, d, "__init__.py")))
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and d != "__pycache__"
+            and os.path.isfile(os.path.join(folder, d, "__init__.py"))
+        )
         for name in sorted(files):
             if name.endswith(".py"):
                 count += 1
@@ -418,8 +443,7 @@ def declared_min_torch(folder: Path, root: Path) -> tuple[int, int] | None:
             data = _read(cur / name)
             if data is None:
                 continue
-            versions = [(int(a), int(b)) for a, b in _TORCH_MIN.findall(
-                data.decode("utf-8", "replace"))]
+            versions = [(int(a), int(b)) for a, b in _TORCH_MIN.findall(data.decode("utf-8", "replace"))]
             if versions:
                 return min(versions)
         if str(cur) == stop or not str(cur).startswith(stop) or cur.parent == cur:

@@ -33,8 +33,14 @@ Problem = str | None
 Reader = Callable[..., tuple[list[Finding], Problem]]
 
 
-def scan_text(text: str, rel: str, kind: str, rules: RuleSet | Sequence[Rule],
-              target: str = DEFAULT_TARGET, devices=None) -> list[Finding]:
+def scan_text(
+    text: str,
+    rel: str,
+    kind: str,
+    rules: RuleSet | Sequence[Rule],
+    target: str = DEFAULT_TARGET,
+    devices=None,
+) -> list[Finding]:
     """Findings of ``rules`` for one decoded Python or text file, with fixes for ``target``
     (pass a RuleSet when scanning many texts: a list of rules is compiled on every call).
     Raises FileProblem for unparsable input."""
@@ -47,8 +53,7 @@ def scan_text(text: str, rel: str, kind: str, rules: RuleSet | Sequence[Rule],
     return []  # notebooks and models are read from their bytes (READERS)
 
 
-def _python_text(ruleset: RuleSet, text: str, rel: str, target: str,
-                 devices=None) -> list[Finding]:
+def _python_text(ruleset: RuleSet, text: str, rel: str, target: str, devices=None) -> list[Finding]:
     from migrate.scan.python.scanner import ParseError, scan_python
 
     try:
@@ -70,16 +75,18 @@ def _prefiltered(ruleset: RuleSet, rel: str, source) -> bool:
     return prefilter is None or prefilter.search(prefilter_bytes(source))
 
 
-def read_python(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,
-                target: str, devices=None) -> tuple[list[Finding], Problem]:
+def read_python(
+    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None
+) -> tuple[list[Finding], Problem]:
     source = decode(data, python=True, path=path)
     if not _prefiltered(ruleset, rel, source):
         return [], None
     return ruleset.kept(_python_text(ruleset, source.text, rel, target, devices)), None
 
 
-def read_notebook(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,
-                  target: str, devices=None) -> tuple[list[Finding], Problem]:
+def read_notebook(
+    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None
+) -> tuple[list[Finding], Problem]:
     from migrate.scan.python.notebook import NotebookError, scan_notebook
     from migrate.scan.python.scanner import scan_python
 
@@ -88,23 +95,29 @@ def read_notebook(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,
         return [], None
     problems: list[str] = []  # cells it could not scan: they may hide findings
     try:
-        found = scan_notebook(source.text, rel, ruleset.python(rel),
-                              lambda t, r, plan: scan_python(t, r, plan, target, devices),
-                              problems)
+        found = scan_notebook(
+            source.text,
+            rel,
+            ruleset.python(rel),
+            lambda t, r, plan: scan_python(t, r, plan, target, devices),
+            problems,
+        )
     except NotebookError as exc:
         raise FileProblem(str(exc)) from None
     return ruleset.kept(found), "; ".join(problems)[:500] or None
 
 
-def read_text(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,
-              target: str, devices=None) -> tuple[list[Finding], Problem]:
+def read_text(
+    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None
+) -> tuple[list[Finding], Problem]:
     source = decode(data, python=False, path=path)
     findings = ruleset.kept(_text_text(ruleset, source.text, rel, kind, target))
     return findings, _toml_problem(source.text) if kind == "pyproject" else None
 
 
-def read_onnx(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes,
-              target: str, devices=None) -> tuple[list[Finding], Problem]:
+def read_onnx(
+    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None
+) -> tuple[list[Finding], Problem]:
     findings: list[Finding] = []
     for spec, group in ruleset.onnx().groups:
         found, errors = spec.run(Path(path), rel, list(group))
@@ -128,8 +141,12 @@ def _toml_problem(text: str) -> str | None:
     return None
 
 
-READERS: dict[str, Reader] = {"python": read_python, "notebook": read_notebook,
-                              "text": read_text, "onnx": read_onnx}
+READERS: dict[str, Reader] = {
+    "python": read_python,
+    "notebook": read_notebook,
+    "text": read_text,
+    "onnx": read_onnx,
+}
 _MISSING = {k.reader for k in FILE_KINDS.values()} - set(READERS)
 if _MISSING:
     raise RuntimeError(f"file kinds name readers nobody defines: {sorted(_MISSING)}")

@@ -49,8 +49,10 @@ class RuleSet:
         self.matching, self.keep = shadows(self.rules)
         self._limited = {k.name: k.paths for k in kinds_of("python") if k.paths}
         # one regex per path-limited kind, on the file's base name (fnmatch per file is slow)
-        self._globs = {name: re.compile("|".join(fnmatch.translate(p) for p in globs))
-                       for name, globs in self._limited.items()}
+        self._globs = {
+            name: re.compile("|".join(fnmatch.translate(p) for p in globs))
+            for name, globs in self._limited.items()
+        }
         self._plans: dict[tuple, Plan] = {}
 
     @classmethod
@@ -80,8 +82,12 @@ class RuleSet:
         plan = self._plans.get(key)
         if plan is None:
             rules = tuple(r for r in self.matching if file_kind in r.files)
-            plan = self._plans[key] = Plan(rules, (), by_code={r.code: r for r in rules},
-                                           triggers=tuple((r, _triggers(r)) for r in rules))
+            plan = self._plans[key] = Plan(
+                rules,
+                (),
+                by_code={r.code: r for r in rules},
+                triggers=tuple((r, _triggers(r)) for r in rules),
+            )
         return plan
 
     def onnx(self) -> Plan:
@@ -110,8 +116,9 @@ class RuleSet:
         selected = tuple(r for r in self.rules if applies(r))
         matching = tuple(r for r in self.matching if applies(r))
         plan = _plan(matching, "python", lambda r: "python" in r.files)
-        return Plan(plan.rules, plan.groups, python_prefilter(selected),
-                    python_prefilter(matching), plan.by_code)
+        return Plan(
+            plan.rules, plan.groups, python_prefilter(selected), python_prefilter(matching), plan.by_code
+        )
 
 
 def _plan(rules: Iterable[Rule], engine: str, wanted) -> Plan:

@@ -80,8 +80,7 @@ def check_paths(paths: list[Path]) -> None:
         except OSError as exc:  # a symlink loop or a dangling link given by name
             raise UsageError(f"{escape(str(p))}: {exc.strerror}") from None
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # /dev/zero: nothing scanned, exit 0
-            raise UsageError(f"{escape(str(p))}: not a regular file or folder "
-                             "(a FIFO, device or socket)")
+            raise UsageError(f"{escape(str(p))}: not a regular file or folder (a FIFO, device or socket)")
 
 
 def check_jobs(jobs: int | None) -> None:
@@ -103,9 +102,9 @@ def check_codes(codes: list[str] | None, flag: str) -> None:
         if not isinstance(code, str) or not code.strip():
             raise UsageError(f"{flag}: an empty rule code (it would match every rule)")
         if not any(r.name == code for r in rules) and not (
-                _PREFIX.fullmatch(code) and any(r.code.startswith(code) for r in rules)):
-            raise UsageError(f"{flag} {escape(code)}: no rule has this code or name "
-                             "(see `migrate rules`)")
+            _PREFIX.fullmatch(code) and any(r.code.startswith(code) for r in rules)
+        ):
+            raise UsageError(f"{flag} {escape(code)}: no rule has this code or name (see `migrate rules`)")
 
 
 def parse_per_file_ignores(values: list[str] | None) -> dict[str, list[str]]:
@@ -129,9 +128,13 @@ def drop_per_file(result: ScanResult, ignores: dict[str, list[str]]) -> None:
     """Remove findings whose path matches a glob that ignores their rule."""
     if not ignores:
         return
+
     def ignored(f) -> bool:
-        return any(_matches(f.path, glob) and any(f.rule.startswith(c) or f.name == c for c in codes)
-                   for glob, codes in ignores.items())
+        return any(
+            _matches(f.path, glob) and any(f.rule.startswith(c) or f.name == c for c in codes)
+            for glob, codes in ignores.items()
+        )
+
     result.findings = [f for f in result.findings if not ignored(f)]
 
 
@@ -141,12 +144,13 @@ def _check_effort_keys(effort: dict[str, object], source) -> None:
     codes = {r.code for r in default_rules()}
     for key in effort:
         if key not in codes and key not in CATEGORIES:
-            raise UsageError(f"{source}: [tool.migrate.effort] {key}: not a rule code or a "
-                             f"category ({', '.join(CATEGORIES)})")
+            raise UsageError(
+                f"{source}: [tool.migrate.effort] {key}: not a rule code or a "
+                f"category ({', '.join(CATEGORIES)})"
+            )
 
 
-def run_session(request: ScanRequest,
-                progress: Callable[[int, int], None] | None = None) -> Session:
+def run_session(request: ScanRequest, progress: Callable[[int, int], None] | None = None) -> Session:
     """Scan ``request.paths`` honouring [tool.migrate]."""
     from migrate.scan.cache import default_cache_dir
     from migrate.scan.discover import scan_root
@@ -173,12 +177,17 @@ def run_session(request: ScanRequest,
     _check_effort_keys(cfg.effort, cfg.source)
     targets = target_choice(request, cfg)
     options = ScanOptions(
-        select=select, ignore=ignore, extend_select=extend,
+        select=select,
+        ignore=ignore,
+        extend_select=extend,
         exclude=[*cfg.exclude, *(request.exclude or [])],
         jobs=request.jobs,
         cache_dir=None if request.no_cache else (request.cache_dir or default_cache_dir()),
-        respect_gitignore=cfg.respect_gitignore, progress=progress, targets=targets,
-        follow_symlinks=request.follow_symlinks, trust_mtime=not request.verify_content,
+        respect_gitignore=cfg.respect_gitignore,
+        progress=progress,
+        targets=targets,
+        follow_symlinks=request.follow_symlinks,
+        trust_mtime=not request.verify_content,
         device_helper=cfg.device_helper,
     )
     result = scan_paths(request.paths, options)
@@ -191,9 +200,13 @@ def for_apply(session: Session, select: list[str] | None) -> Session:
     """The session `migrate apply` works on: perf advice is optional, so its rules (and
     their findings) stay only when --select names them (``--select MIG901`` or ``MIG9``)."""
     wanted = split_codes(select) or []
-    rules = [r for r in session.rules if r.category != "perf"
-             or any(r.code.startswith(c) or r.name == c for c in wanted if len(c) > 3)]
+    rules = [
+        r
+        for r in session.rules
+        if r.category != "perf" or any(r.code.startswith(c) or r.name == c for c in wanted if len(c) > 3)
+    ]
     kept = {r.code for r in rules}
-    result = dataclasses.replace(session.result,
-                                 findings=[f for f in session.result.findings if f.rule in kept])
+    result = dataclasses.replace(
+        session.result, findings=[f for f in session.result.findings if f.rule in kept]
+    )
     return dataclasses.replace(session, result=result, rules=rules)

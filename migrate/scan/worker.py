@@ -74,8 +74,9 @@ class Worker:
             return out
         read = READERS[FILE_KINDS[item.kind].reader]
         try:  # findings, and a problem worth reporting beside them
-            out.findings, out.error = read(self.ruleset, item.path, item.rel, item.kind, data,
-                                           item.target, item.devices)
+            out.findings, out.error = read(
+                self.ruleset, item.path, item.rel, item.kind, data, item.target, item.devices
+            )
         except (FileProblem, SourceError) as exc:
             out.findings, out.error = [], str(exc)
         except RecursionError:
@@ -106,17 +107,20 @@ def clamp_jobs(jobs: int | None, work: int) -> int:
     return max(1, min(jobs or cpus, cpus, work))
 
 
-def run_items(items: list[WorkItem], ruleset: RuleSet, jobs: int | None,
-              parallel_threshold: int,
-              progress: Callable[[int, int], None] | None = None) -> Iterator[FileResult]:
+def run_items(
+    items: list[WorkItem],
+    ruleset: RuleSet,
+    jobs: int | None,
+    parallel_threshold: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[FileResult]:
     """Results for every item, in worker processes when there are enough files."""
     total = len(items)
     jobs = clamp_jobs(jobs, total // CHUNK + 1)
     methods = multiprocessing.get_all_start_methods()
     if jobs <= 1 or total < parallel_threshold or "fork" not in methods:
         worker = Worker(ruleset)
-        outs: Iterator[list[FileResult]] = (worker.run(items[i:i + CHUNK])
-                                            for i in range(0, total, CHUNK))
+        outs: Iterator[list[FileResult]] = (worker.run(items[i : i + CHUNK]) for i in range(0, total, CHUNK))
         yield from _counted(outs, progress, total)
         return
     n = jobs * 8

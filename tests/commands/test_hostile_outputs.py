@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from hostile import CUDA, migrate
 
 
@@ -15,7 +14,7 @@ def _tree(tmp_path: Path) -> Path:
     d = tmp_path / "D"
     d.mkdir()
     (d / "a.py").write_text(CUDA)
-    (d / "pyproject.toml").write_text("[tool.migrate]\nextend-exclude = [\"build/*\"]\n")
+    (d / "pyproject.toml").write_text('[tool.migrate]\nextend-exclude = ["build/*"]\n')
     return d
 
 
@@ -26,9 +25,13 @@ def _snapshot(folder: Path) -> dict:
 def test_scan_output_is_never_an_input(tmp_path):  # repro: scan a.py -o a.py
     d = _tree(tmp_path)
     before = _snapshot(d)
-    for args in ((d / "a.py", "-o", d / "a.py"), (d, "-o", d / "a.py"),
-                 (d, "--config", d / "pyproject.toml", "-o", d / "pyproject.toml"),
-                 (d, "-o", d), (d, "-o", "")):
+    for args in (
+        (d / "a.py", "-o", d / "a.py"),
+        (d, "-o", d / "a.py"),
+        (d, "--config", d / "pyproject.toml", "-o", d / "pyproject.toml"),
+        (d, "-o", d),
+        (d, "-o", ""),
+    ):
         r = migrate("scan", *args, "--no-cache")
         assert r.returncode == 2, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -64,12 +67,22 @@ def test_output_to_a_device_or_fifo(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ("scan", ""), ("apply", ""), ("scan", "D", "--cache-dir", ""), ("scan", "D", "--config", ""),
-    ("scan", "D", "-o", ""), ("ops", ""), ("decompose", "", "-o", "x.onnx"),
-    ("decompose", "m.onnx", "-o", ""), ("rules", "-o", ""), ("compare", "", "D"),
-    ("run", "--report", "", "--", "python", "-c", "pass"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("scan", ""),
+        ("apply", ""),
+        ("scan", "D", "--cache-dir", ""),
+        ("scan", "D", "--config", ""),
+        ("scan", "D", "-o", ""),
+        ("ops", ""),
+        ("decompose", "", "-o", "x.onnx"),
+        ("decompose", "m.onnx", "-o", ""),
+        ("rules", "-o", ""),
+        ("compare", "", "D"),
+        ("run", "--report", "", "--", "python", "-c", "pass"),
+    ],
+)
 def test_empty_paths_are_usage_errors(tmp_path, args):  # repro: migrate apply ""
     _tree(tmp_path)
     before = _snapshot(tmp_path)
@@ -108,11 +121,13 @@ def test_doctor_never_overwrites_what_it_reads(tmp_path, capsys):
     (tmp_path / "proj" / "requirements.txt").write_text("torch==2.1.0\n")
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    for args in (("--log", log, "-o", log),
-                 ("--no-import", "--project", tmp_path / "proj", "-o",
-                  tmp_path / "proj" / "requirements.txt"),
-                 ("--no-import", "--project", fifo), ("--no-import", "--timeout", "nan"),
-                 ("--no-import", "--timeout", "inf")):
+    for args in (
+        ("--log", log, "-o", log),
+        ("--no-import", "--project", tmp_path / "proj", "-o", tmp_path / "proj" / "requirements.txt"),
+        ("--no-import", "--project", fifo),
+        ("--no-import", "--timeout", "nan"),
+        ("--no-import", "--timeout", "inf"),
+    ):
         code, _, err = main(capsys, "doctor", *args)
         assert code == 2 and len(err.strip().splitlines()) == 1, (args, err)
     assert log.read_text() == "EZ9999 failed\n"

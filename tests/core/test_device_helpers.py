@@ -69,8 +69,7 @@ def test_with_a_torch_older_than_the_accelerator_api(helpers, monkeypatch):
 def test_only_cuda_and_npu_are_named(helpers, monkeypatch, accelerator, expected):
     """Other accelerators keep what the CUDA code did there (the port adds the NPU only)."""
     monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
-    monkeypatch.setattr(torch.accelerator, "current_accelerator",
-                        lambda *a, **k: torch.device(accelerator))
+    monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda *a, **k: torch.device(accelerator))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: accelerator == "cuda")
     assert helpers.get_device_type() == expected
     assert helpers.get_device_module() is torch.cuda
@@ -96,9 +95,14 @@ def _emulated(python: str, tmp_path, env_extra=None):
     script.write_text(CHECK)
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(env_extra or {})}
     folder = ROOT / "migrate" / "core" / "device_helpers"
-    proc = subprocess.run([python, "-m", "migrate", "run", "--emulate", "npu", "--", "python",
-                           str(script), str(folder)], capture_output=True, text=True, env=env,
-                          timeout=300, cwd=tmp_path)
+    proc = subprocess.run(
+        [python, "-m", "migrate", "run", "--emulate", "npu", "--", "python", str(script), str(folder)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout.strip().splitlines()[0]
 
@@ -110,11 +114,19 @@ def test_under_the_npu_emulation_every_call_reaches_the_npu(tmp_path):
 @pytest.mark.skipif(not TORCH214.exists(), reason="no torch 2.14 venv on this machine")
 def test_on_torch_2_14_cpu_and_emulated(tmp_path):
     """torch_npu 2.14 needs torch 2.14: the helpers behave the same there."""
-    cpu = subprocess.run([str(TORCH214), "-c", "import sys, torch; sys.path.insert(0, sys.argv[1]);"
-                          "import template as h; print(h.get_device_type(), "
-                          "h.get_device_module() is torch.cuda, h.get_dist_backend())",
-                          str(ROOT / "migrate" / "core" / "device_helpers")],
-                         capture_output=True, text=True, timeout=300)
+    cpu = subprocess.run(
+        [
+            str(TORCH214),
+            "-c",
+            "import sys, torch; sys.path.insert(0, sys.argv[1]);"
+            "import template as h; print(h.get_device_type(), "
+            "h.get_device_module() is torch.cuda, h.get_dist_backend())",
+            str(ROOT / "migrate" / "core" / "device_helpers"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert cpu.stdout.split() == ["cpu", "True", "nccl"], cpu.stderr[-2000:]
     out = _emulated(str(TORCH214), tmp_path, {"MIGRATE_EMULATE_ANY_TORCH": "1"})
     assert out == '["npu", true, "npu", "hccl", "npu:0", true]'

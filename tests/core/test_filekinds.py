@@ -12,20 +12,46 @@ from migrate.fix.annotate import COMMENT_KINDS
 from migrate.scan.readers import READERS
 
 
-@pytest.mark.parametrize("path, kind", [
-    ("scripts/train.sh", "shell"), ("run.bash", "shell"), ("x.zsh", "shell"),
-    ("jobs/pretrain.slurm", "shell"), ("job.sbatch", "shell"), (".envrc", "shell"),
-    ("Dockerfile", "docker"), ("docker/Dockerfile.gpu", "docker"), ("train.dockerfile", "docker"),
-    ("Containerfile", "docker"), ("Makefile", "make"), ("GNUmakefile", "make"),
-    ("build/rules.mk", "make"), ("ci.yml", "yaml"), ("k8s/job.yaml", "yaml"),
-    ("environment.yml", "conda"), ("requirements.txt", "requirements"),
-    ("requirements-dev.txt", "requirements"), ("requirements/base.txt", "requirements"),
-    ("requirements/base.in", "requirements"), ("constraints.txt", "requirements"),
-    ("pyproject.toml", "pyproject"), ("setup.cfg", "setup-cfg"), ("k.cu", "cuda"),
-    ("k.cuh", "cuda"), (".env", "env"), ("prod.env", "env"), ("train.py", "python"),
-    ("model.onnx", "onnx"), ("nb.ipynb", "notebook"), ("dockerfile.py", "python"),
-    ("README.md", None), ("Makefile.in", None), ("MANIFEST.in", None), ("notes.txt", None),
-])
+@pytest.mark.parametrize(
+    "path, kind",
+    [
+        ("scripts/train.sh", "shell"),
+        ("run.bash", "shell"),
+        ("x.zsh", "shell"),
+        ("jobs/pretrain.slurm", "shell"),
+        ("job.sbatch", "shell"),
+        (".envrc", "shell"),
+        ("Dockerfile", "docker"),
+        ("docker/Dockerfile.gpu", "docker"),
+        ("train.dockerfile", "docker"),
+        ("Containerfile", "docker"),
+        ("Makefile", "make"),
+        ("GNUmakefile", "make"),
+        ("build/rules.mk", "make"),
+        ("ci.yml", "yaml"),
+        ("k8s/job.yaml", "yaml"),
+        ("environment.yml", "conda"),
+        ("requirements.txt", "requirements"),
+        ("requirements-dev.txt", "requirements"),
+        ("requirements/base.txt", "requirements"),
+        ("requirements/base.in", "requirements"),
+        ("constraints.txt", "requirements"),
+        ("pyproject.toml", "pyproject"),
+        ("setup.cfg", "setup-cfg"),
+        ("k.cu", "cuda"),
+        ("k.cuh", "cuda"),
+        (".env", "env"),
+        ("prod.env", "env"),
+        ("train.py", "python"),
+        ("model.onnx", "onnx"),
+        ("nb.ipynb", "notebook"),
+        ("dockerfile.py", "python"),
+        ("README.md", None),
+        ("Makefile.in", None),
+        ("MANIFEST.in", None),
+        ("notes.txt", None),
+    ],
+)
 def test_file_kind_by_name(path, kind):
     assert detect(PurePath(path)) == kind
 
@@ -40,7 +66,6 @@ def test_file_kind_reads_shebang_of_files_without_suffix(tmp_path):
     assert detect(tmp_path / "missing") is None
 
 
-
 def test_every_kind_has_a_reader_and_an_engine():
     assert {k.reader for k in FILE_KINDS.values()} <= set(READERS)
     assert {k.engine for k in FILE_KINDS.values()} == {"python", "text", "onnx"}
@@ -50,5 +75,11 @@ def test_every_kind_has_a_reader_and_an_engine():
 
 def test_apply_and_annotate_read_the_table():
     assert {k for k, row in FILE_KINDS.items() if not row.rewritable} == {"notebook", "onnx"}
-    assert COMMENT_KINDS == {"python": "#", "shell": "#", "docker": "#", "env": "#",
-                             "requirements": "#", "cuda": "//"}
+    assert COMMENT_KINDS == {
+        "python": "#",
+        "shell": "#",
+        "docker": "#",
+        "env": "#",
+        "requirements": "#",
+        "cuda": "//",
+    }

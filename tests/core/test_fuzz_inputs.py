@@ -16,10 +16,39 @@ from migrate.core.errors import UsageError
 from migrate.core.fileio import SourceError, decode
 from migrate.core.inputs import MAX_NODES, load_json, load_yaml
 
-YAML_BITS = st.sampled_from(["a", "b: 1", "- x", "&a [1, 2]", "*a", "&b {k: *a}", "[", "]",
-                             "{", "}", ": ", "\n", "  ", "!!python/object:os.system", ".nan",
-                             "'q'", '"\\x00"', "? ", "--- ", "...", "%YAML 1.1", "<<: *a",
-                             "\t", "#", "|", ">", "\ufeff", "\x00", "é"])
+YAML_BITS = st.sampled_from(
+    [
+        "a",
+        "b: 1",
+        "- x",
+        "&a [1, 2]",
+        "*a",
+        "&b {k: *a}",
+        "[",
+        "]",
+        "{",
+        "}",
+        ": ",
+        "\n",
+        "  ",
+        "!!python/object:os.system",
+        ".nan",
+        "'q'",
+        '"\\x00"',
+        "? ",
+        "--- ",
+        "...",
+        "%YAML 1.1",
+        "<<: *a",
+        "\t",
+        "#",
+        "|",
+        ">",
+        "\ufeff",
+        "\x00",
+        "é",
+    ]
+)
 
 
 @fuzz(200)
@@ -94,9 +123,13 @@ def _no_nan(value) -> bool:
 
 
 @fuzz(50)
-@given(value=st.recursive(st.none() | st.booleans() | st.floats() | st.text(max_size=5),
-                    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(
-                        st.text(max_size=4), kids, max_size=4), max_leaves=20))
+@given(
+    value=st.recursive(
+        st.none() | st.booleans() | st.floats() | st.text(max_size=5),
+        lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=4), kids, max_size=4),
+        max_leaves=20,
+    )
+)
 def test_finite_json_never_holds_nan(value, tmp_path):
     import json
 
@@ -110,8 +143,7 @@ def test_finite_json_never_holds_nan(value, tmp_path):
     assert _no_nan(doc)
 
 
-UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-                    "\ud800-\udfff]")
+UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 @fuzz(300)

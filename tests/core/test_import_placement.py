@@ -16,7 +16,8 @@ def add(text: str, *statements: str) -> str:
 def test_a_name_joins_a_sorted_from_import_in_its_place():
     text = "import torch\nfrom mmengine.device import is_cuda_available, is_npu_available\n"
     assert add(text, "from mmengine.device import get_device") == (
-        "import torch\nfrom mmengine.device import get_device, is_cuda_available, is_npu_available\n")
+        "import torch\nfrom mmengine.device import get_device, is_cuda_available, is_npu_available\n"
+    )
 
 
 def test_an_unsorted_or_aliased_list_gets_the_name_appended():
@@ -26,19 +27,19 @@ def test_an_unsorted_or_aliased_list_gets_the_name_appended():
 
 
 def test_a_module_import_goes_where_it_sorts_among_sorted_project_imports():
-    text = ("import torch\n\nfrom verl.trainer import ppo\nfrom verl.workers import actor\n\n"
-            "x = 1\n")
+    text = "import torch\n\nfrom verl.trainer import ppo\nfrom verl.workers import actor\n\nx = 1\n"
     assert add(text, "from verl.utils.device import get_torch_device") == (
         "import torch\n\nfrom verl.trainer import ppo\n"
         "from verl.utils.device import get_torch_device\nfrom verl.workers import actor\n\n"
-        "x = 1\n")
+        "x = 1\n"
+    )
     unsorted = "from verl.workers import actor\nfrom verl.trainer import ppo\n\nx = 1\n"
     assert add(unsorted, "from verl.utils.device import get_torch_device") == (
         "from verl.workers import actor\nfrom verl.trainer import ppo\n"
-        "from verl.utils.device import get_torch_device\n\nx = 1\n")
+        "from verl.utils.device import get_torch_device\n\nx = 1\n"
+    )
 
 
 def test_isort_order_puts_constants_then_classes_then_functions():
     names = ["get_device", "DeviceSupport", "MAX", "batch_to_device", "Get"]
-    assert sorted(names, key=isort_key) == ["MAX", "DeviceSupport", "Get", "batch_to_device",
-                                            "get_device"]
+    assert sorted(names, key=isort_key) == ["MAX", "DeviceSupport", "Get", "batch_to_device", "get_device"]

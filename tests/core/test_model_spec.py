@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-from migrate.core.model_spec import load_model_spec, load_spec
 from migrate.core.errors import UsageError
+from migrate.core.model_spec import load_model_spec, load_spec
 
-FACTORIES = '''
+FACTORIES = """
 import sys
 
 class Model:
@@ -41,7 +41,7 @@ def bad_kwargs():
     return Model(), (), [1]
 
 not_callable = 3
-'''
+"""
 
 
 @pytest.fixture
@@ -63,20 +63,23 @@ def test_accepted_forms(factories):
     assert got.args == (1,) and got.loss is len and got.optimizer is None
 
 
-@pytest.mark.parametrize("spec, says", [
-    ("nocolon", "expected MODULE:FUNCTION"),
-    ("facts:", "expected MODULE:FUNCTION"),
-    ("no_such_module_xyz:f", "cannot import no_such_module_xyz"),
-    ("missing/file.py:f", "no such file"),
-    ("importexit:f", "SystemExit"),
-    ("facts:nothing", "no callable 'nothing'"),
-    ("facts:not_callable", "no callable 'not_callable'"),
-    ("facts:not_tuple", "must return"),
-    ("facts:bad_dict", "unknown: arg"),
-    ("facts:raises", "RuntimeError: boom$"),
-    ("facts:exits", "SystemExit: 4"),
-    ("facts:bad_kwargs", "kwargs must be a dict"),
-])
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ("nocolon", "expected MODULE:FUNCTION"),
+        ("facts:", "expected MODULE:FUNCTION"),
+        ("no_such_module_xyz:f", "cannot import no_such_module_xyz"),
+        ("missing/file.py:f", "no such file"),
+        ("importexit:f", "SystemExit"),
+        ("facts:nothing", "no callable 'nothing'"),
+        ("facts:not_callable", "no callable 'not_callable'"),
+        ("facts:not_tuple", "must return"),
+        ("facts:bad_dict", "unknown: arg"),
+        ("facts:raises", "RuntimeError: boom$"),
+        ("facts:exits", "SystemExit: 4"),
+        ("facts:bad_kwargs", "kwargs must be a dict"),
+    ],
+)
 def test_every_bad_form_is_one_usage_error_line(factories, spec, says):
     with pytest.raises(UsageError, match=says) as info:
         load_spec(spec, "--torch")

@@ -27,13 +27,15 @@ def plugin_package(tmp_path, monkeypatch):
 
 
 def _member(pkg, module: str, name: str) -> None:
-    (pkg / f"{module}.py").write_text(textwrap.dedent(f"""
+    (pkg / f"{module}.py").write_text(
+        textwrap.dedent(f"""
         from regholder import REG
 
         @REG.register({name!r}, colour="blue")
         def member():
             return {name!r}
-    """))
+    """)
+    )
 
 
 def test_members_are_discovered_by_walking_the_package(plugin_package):

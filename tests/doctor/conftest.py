@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fakehost import FakeHost, FakePython, make_python
 from typer.testing import CliRunner
 
-from fakehost import FakeHost, FakePython, make_python
 from migrate.cli import app
 
 

@@ -9,6 +9,7 @@ import time
 import zipfile
 
 from npu_wheel import wheel_path
+
 from migrate.doctor.probe import MARK, metadata_facts, parse_mark, run_bounded
 
 

@@ -9,8 +9,8 @@ from functools import cache
 
 import pytest
 import yaml
-
 from npu_wheel import wheel_path
+
 from migrate.core.rules import default_rules
 from migrate.doctor.floors import npu_floors
 from migrate.doctor.tables import (
@@ -21,7 +21,6 @@ from migrate.doctor.tables import (
     error_table,
 )
 from migrate.doctor.versions import in_range, numeric, parse_cann
-
 
 # -- every row has a source ---------------------------------------------------------------------
 

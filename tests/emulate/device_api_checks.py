@@ -13,9 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-import torch
-
 import parity_model
+import torch
 
 OUT = Path(sys.argv[1])
 results: dict = {}
@@ -50,17 +49,30 @@ def accelerator() -> None:
     gen = torch.Generator(device="npu").manual_seed(7)
     drawn = torch.randn(3, device="npu", generator=gen)
     results["accelerator"] = {
-        "accelerator": str(acc.current_accelerator()), "count": acc.device_count(),
+        "accelerator": str(acc.current_accelerator()),
+        "count": acc.device_count(),
         "module": torch.get_device_module().__name__,
         "module_npu": torch.get_device_module("npu:0") is torch.npu,
-        "streams": [isinstance(side, torch.Stream), isinstance(start, torch.Event), inside,
-                    start.elapsed_time(end) >= 0],
+        "streams": [
+            isinstance(side, torch.Stream),
+            isinstance(start, torch.Event),
+            inside,
+            start.elapsed_time(end) >= 0,
+        ],
         "index": index,
-        "memory": [acc.memory_allocated() > 0, acc.max_memory_allocated() > 0,
-                   acc.memory_reserved() > 0, acc.memory_stats()["allocated_bytes.all.current"] > 0,
-                   acc.get_memory_info()[1] > 0],
-        "generator": [str(gen.device), str(drawn.device), isinstance(gen, torch.Generator),
-                      torch.equal(drawn.cpu(), torch.randn(3, generator=torch.Generator().manual_seed(7)))],
+        "memory": [
+            acc.memory_allocated() > 0,
+            acc.max_memory_allocated() > 0,
+            acc.memory_reserved() > 0,
+            acc.memory_stats()["allocated_bytes.all.current"] > 0,
+            acc.get_memory_info()[1] > 0,
+        ],
+        "generator": [
+            str(gen.device),
+            str(drawn.device),
+            isinstance(gen, torch.Generator),
+            torch.equal(drawn.cpu(), torch.randn(3, generator=torch.Generator().manual_seed(7))),
+        ],
         "autocast": str(_autocast_dtype()),
         "not_emulated": attempt(acc.get_device_capability),
     }
@@ -76,8 +88,13 @@ def models() -> None:
     x = torch.arange(6.0, device="npu").reshape(3, 2)
     y = x.clone()
     y[[0, 2]] = -1.0
-    index = [x[[2, 0]].tolist(), x[[2, 0], [1, 0]].tolist(), x[[True, False, True]].tolist(),
-             list(x[[]].shape), y.tolist()]
+    index = [
+        x[[2, 0]].tolist(),
+        x[[2, 0], [1, 0]].tolist(),
+        x[[True, False, True]].tolist(),
+        list(x[[]].shape),
+        y.tolist(),
+    ]
     rnn = {}
     for cls in (torch.nn.LSTM, torch.nn.GRU):
         torch.manual_seed(0)
@@ -92,8 +109,11 @@ def models() -> None:
         rnn[cls.__name__] = max(float((a - b).abs().max()) for a, b in zip(*grads))
     conv = torch.nn.Conv2d(3, 4, 3).to("npu").to(memory_format=torch.channels_last)
     half = torch.nn.Linear(2, 2).to("npu").half()
-    formats = [conv.weight.is_contiguous(memory_format=torch.channels_last),
-               str(half.weight.dtype), str(half(torch.ones(1, 2, device="npu").half()).dtype)]
+    formats = [
+        conv.weight.is_contiguous(memory_format=torch.channels_last),
+        str(half.weight.dtype),
+        str(half(torch.ones(1, 2, device="npu").half()).dtype),
+    ]
     results["models"] = {"index": index, "rnn": rnn, "formats": formats}
 
 
@@ -103,13 +123,21 @@ def save_load() -> None:
     torch.save({"sd": lin.state_dict(), "model": lin, "step": torch.tensor(3)}, buf)
     (OUT / "npu_checkpoint.pt").write_bytes(buf.getvalue())
     found = {}
-    for name, where in (("default", None), ("cpu", "cpu"), ("dict", {"npu:0": "cpu"}),
-                        ("function", lambda storage, loc: storage), ("npu", "npu")):
+    for name, where in (
+        ("default", None),
+        ("cpu", "cpu"),
+        ("dict", {"npu:0": "cpu"}),
+        ("function", lambda storage, loc: storage),
+        ("npu", "npu"),
+    ):
         buf.seek(0)
         got = torch.load(buf, map_location=where, weights_only=False)
-        found[name] = [str(got["sd"]["weight"].device), str(got["model"].weight.device),
-                       isinstance(got["model"].weight, torch.nn.Parameter),
-                       str(got["step"].device)]
+        found[name] = [
+            str(got["sd"]["weight"].device),
+            str(got["model"].weight.device),
+            isinstance(got["model"].weight, torch.nn.Parameter),
+            str(got["step"].device),
+        ]
     cpu_buf = io.BytesIO()
     torch.save({"w": torch.ones(2)}, cpu_buf)
     cpu_buf.seek(0)
@@ -119,12 +147,13 @@ def save_load() -> None:
 
 def reports() -> None:
     x = torch.arange(6.0, device="npu")
-    x.tolist()                                  # host sync: tolist
-    x[x > 2]                                    # host sync: boolean mask
-    torch.where(x > 2)                          # host sync: one-argument where
-    torch.where(x > 2, x, 0.0)                  # not a host sync
+    x.tolist()  # host sync: tolist
+    x[x > 2]  # host sync: boolean mask
+    torch.where(x > 2)  # host sync: one-argument where
+    torch.where(x > 2, x, 0.0)  # not a host sync
     torch.randn(1, 3, 4, 4, device="npu").to(memory_format=torch.channels_last).is_contiguous(
-        memory_format=torch.channels_last)      # metadata query: not a fallback
+        memory_format=torch.channels_last
+    )  # metadata query: not a fallback
     model, args = parity_model.build()
     model = model.to("npu")
     loss = model(*(a.to("npu") for a in args)).float().mean()
@@ -136,8 +165,10 @@ def sparse() -> None:
     """A sparse tensor cannot reach the NPU: torch_npu has no sparse kernels."""
     model, (adj, x) = parity_model.build_sparse()
     model = model.to("npu")
-    results["sparse"] = [attempt(lambda: adj.to("npu")),
-                         str(model(adj.to_dense().to("npu"), x.to("npu")).device)]
+    results["sparse"] = [
+        attempt(lambda: adj.to("npu")),
+        str(model(adj.to_dense().to("npu"), x.to("npu")).device),
+    ]
 
 
 accelerator()

@@ -6,13 +6,12 @@ torch.cuda.synchronize and memory queries answer trivially; everything else of t
 is unchanged)."""
 
 import json
+import os
 import runpy
 import sys
 
 import torch
 import torch.nn.functional as F
-
-import os
 
 # The samples fall back to synthetic data without torchvision: never download a dataset.
 sys.modules["torchvision"] = None

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-
 import torch_npu
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,8 +36,7 @@ def load_package(name: str, init: Path):
     modules import each other by it), after any other copy of that package is dropped."""
     for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
         del sys.modules[key]
-    spec = importlib.util.spec_from_file_location(name, init,
-                                                  submodule_search_locations=[str(init.parent)])
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(init.parent)])
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
@@ -47,9 +45,14 @@ def load_package(name: str, init: Path):
 
 def surface() -> None:
     x = torch.ones(2, 3).npu()
-    results["device"] = [str(x.device), x.is_npu, x.device.type == "npu",
-                         str(torch.accelerator.current_accelerator()),
-                         torch.npu.device_count(), torch_npu.npu.is_available()]
+    results["device"] = [
+        str(x.device),
+        x.is_npu,
+        x.device.type == "npu",
+        str(torch.accelerator.current_accelerator()),
+        torch.npu.device_count(),
+        torch_npu.npu.is_available(),
+    ]
     with torch.npu.device(1):
         results["device_ctx"] = [torch.npu.current_device(), str(torch.zeros(1, device="npu").device)]
     s, e1, e2 = torch.npu.Stream(), torch.npu.Event(enable_timing=True), torch.npu.Event(enable_timing=True)
@@ -69,6 +72,7 @@ def surface() -> None:
     except NotImplementedError as exc:
         results["not_emulated"] = str(exc)
     from torch_npu.contrib import transfer_to_npu  # noqa: F401 - importable
+
     results["amp"] = str(torch_npu.npu.amp.GradScaler(enabled=True).scale(x.sum()).device)
     lin = torch.nn.Linear(3, 3).npu()
     with torch_npu.npu.amp.autocast():
@@ -92,22 +96,24 @@ def hf_sample() -> None:
     apex.normalization = types.ModuleType("apex.normalization")
 
     class FusedRMSNorm(torch.nn.RMSNorm):  # apex's signature and formula
-        def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True,
-                     memory_efficient=False):
+        def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, memory_efficient=False):
             super().__init__(normalized_shape, eps=eps, elementwise_affine=elementwise_affine)
 
     apex.normalization.FusedRMSNorm = FusedRMSNorm
-    sys.modules.update({"apex": apex, "apex.normalization": apex.normalization,
-                        "flash_attn": None})  # no flash_attn: the original runs SDPA
-    runs = [("original", load("lite_orig", ROOT / "samples/hf_flash_attention/modeling_llama_lite.py"),
-             "cpu")]
+    sys.modules.update(
+        {"apex": apex, "apex.normalization": apex.normalization, "flash_attn": None}
+    )  # no flash_attn: the original runs SDPA
+    runs = [
+        ("original", load("lite_orig", ROOT / "samples/hf_flash_attention/modeling_llama_lite.py"), "cpu")
+    ]
     for target in TARGETS:
         path = ROOT / f"samples/_expected/{target}/hf_flash_attention/modeling_llama_lite.py"
         runs.append((target, load(f"lite_{target}", path), "npu"))
     losses = {}
     for name, mod, dev in runs:
-        cfg = mod.LiteConfig(hidden_size=64, num_attention_heads=4, num_key_value_heads=4,
-                             intermediate_size=128)
+        cfg = mod.LiteConfig(
+            hidden_size=64, num_attention_heads=4, num_key_value_heads=4, intermediate_size=128
+        )
         torch.manual_seed(0)
         layer = mod.LiteDecoderLayer(cfg).to(dev)
         x = torch.randn(2, 16, 64).to(dev)
@@ -147,8 +153,7 @@ def fixers() -> None:
     from migrate.scan.python.fixers import flash_attention, xformers_attention
 
     ns = {"torch": torch, "torch_npu": torch_npu}
-    for code in (flash_attention.FUNC_HELPER, flash_attention.VARLEN_HELPER,
-                 xformers_attention.HELPER):
+    for code in (flash_attention.FUNC_HELPER, flash_attention.VARLEN_HELPER, xformers_attention.HELPER):
         exec(code, ns)  # the helper text migrate apply writes into ported files
     g = torch.Generator().manual_seed(5)
     errs = {}
@@ -158,26 +163,33 @@ def fixers() -> None:
         qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
         i, j = torch.arange(sq)[:, None], torch.arange(skv)[None, :]
         bottom_right = ~(j > i + (skv - sq))  # flash_attn >= 2.1 causal
-        top_left = ~(j > i)                    # xformers LowerTriangularMask
+        top_left = ~(j > i)  # xformers LowerTriangularMask
         cases = {
-            "flash": (ns["npu_flash_attn_func"](q.npu(), k.npu(), v.npu(), softmax_scale=0.2),
-                      F.scaled_dot_product_attention(qt, kt, vt, scale=0.2)),
-            "flash_causal": (ns["npu_flash_attn_func"](q.npu(), k.npu(), v.npu(), causal=True),
-                             F.scaled_dot_product_attention(qt, kt, vt, attn_mask=bottom_right)),
-            "xformers_causal": (ns["npu_memory_efficient_attention"](
-                q.npu(), k.npu(), v.npu(), causal=True),
-                F.scaled_dot_product_attention(qt, kt, vt, attn_mask=top_left)),
+            "flash": (
+                ns["npu_flash_attn_func"](q.npu(), k.npu(), v.npu(), softmax_scale=0.2),
+                F.scaled_dot_product_attention(qt, kt, vt, scale=0.2),
+            ),
+            "flash_causal": (
+                ns["npu_flash_attn_func"](q.npu(), k.npu(), v.npu(), causal=True),
+                F.scaled_dot_product_attention(qt, kt, vt, attn_mask=bottom_right),
+            ),
+            "xformers_causal": (
+                ns["npu_memory_efficient_attention"](q.npu(), k.npu(), v.npu(), causal=True),
+                F.scaled_dot_product_attention(qt, kt, vt, attn_mask=top_left),
+            ),
         }
         for name, (got, ref) in cases.items():
             errs[f"{name}_{sq}x{skv}"] = float((got.cpu() - ref.transpose(1, 2)).abs().max())
     lens = [3, 6, 4]
     q, k, v = (torch.randn(sum(lens), 4, 16, generator=g) for _ in range(3))
     cu = torch.tensor([0, 3, 9, 13], dtype=torch.int32)
-    got = ns["npu_flash_attn_varlen_func"](q.npu(), k.npu(), v.npu(), cu.npu(), cu.npu(),
-                                           causal=True).cpu()
-    refs = [F.scaled_dot_product_attention(*(t[a:b].transpose(0, 1) for t in (q, k, v)),
-                                           is_causal=True).transpose(0, 1)
-            for a, b in zip(cu[:-1].tolist(), cu[1:].tolist())]
+    got = ns["npu_flash_attn_varlen_func"](q.npu(), k.npu(), v.npu(), cu.npu(), cu.npu(), causal=True).cpu()
+    refs = [
+        F.scaled_dot_product_attention(
+            *(t[a:b].transpose(0, 1) for t in (q, k, v)), is_causal=True
+        ).transpose(0, 1)
+        for a, b in zip(cu[:-1].tolist(), cu[1:].tolist())
+    ]
     errs["flash_varlen_causal"] = float((got - torch.cat(refs)).abs().max())
     results["fixers"] = errs
 
@@ -198,14 +210,21 @@ def dumps() -> None:
     from migrate.precision.dumper import dump
 
     def ref(q, k, v):
-        return F.scaled_dot_product_attention(*(t.transpose(1, 2) for t in (q, k, v)),
-                                              is_causal=True).transpose(1, 2)
+        return F.scaled_dot_product_attention(
+            *(t.transpose(1, 2) for t in (q, k, v)), is_causal=True
+        ).transpose(1, 2)
 
     def good(q, k, v):
         return torch_npu.npu_fusion_attention(
-            q, k, v, 4, "BSND", atten_mask=torch.triu(torch.ones(2048, 2048, device=q.device),
-                                                      1).bool(),
-            scale=8 ** -0.5, sparse_mode=3)[0]
+            q,
+            k,
+            v,
+            4,
+            "BSND",
+            atten_mask=torch.triu(torch.ones(2048, 2048, device=q.device), 1).bool(),
+            scale=8**-0.5,
+            sparse_mode=3,
+        )[0]
 
     def bad(q, k, v):  # a wrong port: the default scale (1.0) instead of head_dim ** -0.5
         return torch_npu.npu_fusion_attention(q, k, v, 4, "BSND")[0]
@@ -226,8 +245,12 @@ def names() -> None:
 
     from migrate.emulate.data import surface as wheel_surface
 
-    missing = [f"{m}.{n}" for m, ns in wheel_surface().modules.items()
-               for n in ns if not hasattr(importlib.import_module(m), n)]
+    missing = [
+        f"{m}.{n}"
+        for m, ns in wheel_surface().modules.items()
+        for n in ns
+        if not hasattr(importlib.import_module(m), n)
+    ]
     written = set()
     for path in [*ROOT.glob("rules/*.yaml"), *ROOT.glob("migrate/scan/python/fixers/*.py")]:
         written |= set(re.findall(r"\btorch_npu(?:\.[A-Za-z_][A-Za-z0-9_]*)+", path.read_text()))
@@ -240,8 +263,12 @@ def names() -> None:
                 unresolved.append(name) if part != "so" else None
                 break
             obj = getattr(obj, part)
-    results["names"] = {"surface": sum(len(v) for v in wheel_surface().modules.values()),
-                        "missing": missing, "written": len(written), "unresolved": unresolved}
+    results["names"] = {
+        "surface": sum(len(v) for v in wheel_surface().modules.values()),
+        "missing": missing,
+        "written": len(written),
+        "unresolved": unresolved,
+    }
 
 
 surface()

@@ -10,8 +10,7 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.pinned_torch
 
 from migrate.core.errors import UsageError  # noqa: E402
-from migrate.emulate.data import (  # noqa: E402
-    check_torch, pinned_torch, supported_torch, surface)
+from migrate.emulate.data import check_torch, pinned_torch, supported_torch, surface  # noqa: E402
 
 
 def test_installed_torch_is_supported():
@@ -32,9 +31,12 @@ def test_supported_torch_follows_the_wheel_pin():
 def test_unsupported_torch_fails_with_a_clear_message(monkeypatch):
     monkeypatch.setattr(torch, "__version__", "2.9.1+cpu")
     monkeypatch.delenv("MIGRATE_EMULATE_ANY_TORCH", raising=False)
-    with pytest.raises(UsageError, match=r"NPU emulation supports torch 2\.13, 2\.14 \(torch_npu "
-                                         r"2\.14\.0 pins 2\.14; installed: 2\.9\.1\); set "
-                                         r"MIGRATE_EMULATE_ANY_TORCH=1"):
+    with pytest.raises(
+        UsageError,
+        match=r"NPU emulation supports torch 2\.13, 2\.14 \(torch_npu "
+        r"2\.14\.0 pins 2\.14; installed: 2\.9\.1\); set "
+        r"MIGRATE_EMULATE_ANY_TORCH=1",
+    ):
         check_torch()
     monkeypatch.setenv("MIGRATE_EMULATE_ANY_TORCH", "1")
     assert check_torch() == "2.9.1"
@@ -45,8 +47,7 @@ def test_surface_holds_the_wheel_names():
     assert {"NpuFusedAdamW", "NpuFusedLamb", "NpuFusedSGD"} <= surf.names("torch_npu.optim")
     assert {"autocast", "GradScaler"} <= surf.names("torch_npu.npu.amp")
     assert {"synchronize", "set_device", "Stream", "Event"} <= surf.names("torch_npu.npu")
-    assert "npu_fusion_attention" in surf.custom_ops and "npu_fusion_attention" in surf.names(
-        "torch_npu")
+    assert "npu_fusion_attention" in surf.custom_ops and "npu_fusion_attention" in surf.names("torch_npu")
     assert "torch_npu.contrib.transfer_to_npu" in surf.modules
 
 
@@ -68,7 +69,8 @@ def test_surface_data_is_what_the_tool_builds_from_the_wheel():
     spec.loader.exec_module(tool)
     for mod in ("torch_npu.optim", "torch_npu.npu.amp", "torch_npu.profiler"):
         assert set(tool.module_names(wheel, mod)) == set(surface().names(mod)) - set(
-            surface().custom_ops if mod == "torch_npu" else ())
+            surface().custom_ops if mod == "torch_npu" else ()
+        )
 
 
 def test_also_tested_torch_is_what_ci_installs():

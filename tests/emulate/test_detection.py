@@ -22,20 +22,23 @@ HERE = Path(__file__).resolve().parent
 
 
 def migrate(*args, timeout=600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(HERE))),
-           "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "migrate", *args], cwd=HERE, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(HERE))), "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", *args],
+        cwd=HERE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_detection_step_on_the_emulated_npu(tmp_path):
     import detection_model
 
     out = tmp_path / "losses.json"
-    code = ("import json, sys, detection_model; "
-            "json.dump(detection_model.step('npu'), open(sys.argv[1], 'w'))")
-    run = migrate("run", "--report", str(tmp_path / "r.json"), "--", "python", "-c", code,
-                  str(out))
+    code = "import json, sys, detection_model; json.dump(detection_model.step('npu'), open(sys.argv[1], 'w'))"
+    run = migrate("run", "--report", str(tmp_path / "r.json"), "--", "python", "-c", code, str(out))
     assert run.returncode == 0, run.stderr[-3000:]
     got = json.loads(out.read_text())
     assert got == pytest.approx(detection_model.step("cpu"), rel=1e-5)

@@ -20,20 +20,29 @@ SCRIPT = "tests/emulate/device_api_checks.py"
 
 
 def migrate(*args, cwd=ROOT, timeout=300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(HERE))),
-           "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "migrate", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(HERE))), "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("device_api")
-    proc = migrate("run", "--emulate", "npu", "--report", str(out / "report.json"), "--",
-                   "python", SCRIPT, str(out))
+    proc = migrate(
+        "run", "--emulate", "npu", "--report", str(out / "report.json"), "--", "python", SCRIPT, str(out)
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return (out, json.loads((out / "results.json").read_text()),
-            json.loads((out / "report.json").read_text()))
+    return (
+        out,
+        json.loads((out / "results.json").read_text()),
+        json.loads((out / "report.json").read_text()),
+    )
 
 
 @pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
@@ -51,8 +60,9 @@ def test_accelerator_api_behaves_as_on_an_npu_host(run):
 @pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_what_is_not_emulated_says_so_with_the_call_site(run):
     message = run[1]["accelerator"]["not_emulated"]
-    assert message.startswith("NotEmulated: not emulated: torch.accelerator.get_device_capability"
-                              f" (called at {SCRIPT}:"), message
+    assert message.startswith(
+        f"NotEmulated: not emulated: torch.accelerator.get_device_capability (called at {SCRIPT}:"
+    ), message
     assert "INTERNAL ASSERT" not in message
 
 
@@ -66,9 +76,13 @@ def test_accelerator_synchronize_is_a_host_sync_at_the_users_line(run):
 @pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_models_run_as_on_the_cpu(run):
     models = run[1]["models"]
-    assert models["index"] == [[[4.0, 5.0], [0.0, 1.0]], [5.0, 0.0],
-                               [[0.0, 1.0], [4.0, 5.0]], [0, 2],
-                               [[-1.0, -1.0], [2.0, 3.0], [-1.0, -1.0]]]
+    assert models["index"] == [
+        [[4.0, 5.0], [0.0, 1.0]],
+        [5.0, 0.0],
+        [[0.0, 1.0], [4.0, 5.0]],
+        [0, 2],
+        [[-1.0, -1.0], [2.0, 3.0], [-1.0, -1.0]],
+    ]
     assert max(models["rnn"].values()) < 1e-6, models["rnn"]  # gradients equal the CPU's
     assert models["formats"] == [True, "torch.float16", "torch.float16"]
 
@@ -98,11 +112,10 @@ def test_an_npu_checkpoint_needs_map_location_on_a_cpu_host(run):
 @pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_host_syncs_and_metadata_queries(run):
     report = run[2]
-    here = {(f["kind"], f["op"]) for f in report["findings"]
-            if f["site"].startswith(f"{SCRIPT}:")}
+    here = {(f["kind"], f["op"]) for f in report["findings"] if f["site"].startswith(f"{SCRIPT}:")}
     assert ("host_sync", "Tensor.tolist") in here
-    assert ("host_sync", "aten::index.Tensor") in here      # x[mask]
-    assert ("host_sync", "aten::where") in here             # torch.where(cond)
+    assert ("host_sync", "aten::index.Tensor") in here  # x[mask]
+    assert ("host_sync", "aten::where") in here  # torch.where(cond)
     assert ("host_sync", "aten::where.self") not in here
     assert not any("is_strides_like_format" in f["op"] for f in report["findings"])
 
@@ -119,8 +132,9 @@ def test_fallbacks_are_those_ops_torch_lists(run):
     LSTM and of weight_norm belongs to torch_npu's kernels (lstm, _weight_norm), in both."""
     emulated = {f["op"] for f in run[2]["findings"] if f["kind"] == "cpu_fallback"}
     assert emulated == _ops_fallbacks() == {"migrate_test::scale2"}
-    assert not any(op.startswith("aten::_thnn_fused") or "weight_norm_interface" in op
-                   for op in run[2]["ops"])
+    assert not any(
+        op.startswith("aten::_thnn_fused") or "weight_norm_interface" in op for op in run[2]["ops"]
+    )
 
 
 def test_sparse_tensors_fail_as_on_the_device_in_both_judges(run):
@@ -129,8 +143,10 @@ def test_sparse_tensors_fail_as_on_the_device_in_both_judges(run):
     the emulation, and both the run's report and `migrate ops --torch` say so; the dense
     form of the same step runs."""
     moved, dense = run[1]["sparse"]
-    assert moved.startswith("NotImplementedError: Could not run 'aten::_to_copy' with "
-                            "arguments from the 'SparsePrivateUse1' backend"), moved
+    assert moved.startswith(
+        "NotImplementedError: Could not run 'aten::_to_copy' with "
+        "arguments from the 'SparsePrivateUse1' backend"
+    ), moved
     assert dense == "npu:0"
     row = next(f for f in run[2]["findings"] if f["kind"] == "unsupported")
     assert row["op"] == "aten::_to_copy" and row["site"].startswith(f"{SCRIPT}:")

@@ -10,8 +10,7 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 from migrate.emulate.fused import FUSED  # noqa: E402
-from migrate.emulate.optim import (  # noqa: E402
-    NpuFusedAdam, NpuFusedAdamW, NpuFusedLamb, NpuFusedSGD)
+from migrate.emulate.optim import NpuFusedAdam, NpuFusedAdamW, NpuFusedLamb, NpuFusedSGD  # noqa: E402
 
 fa = FUSED["npu_fusion_attention"]
 TRIU = torch.triu(torch.ones(2048, 2048), diagonal=1).bool()
@@ -19,49 +18,63 @@ TRIU = torch.triu(torch.ones(2048, 2048), diagonal=1).bool()
 
 def sdpa(q, k, v, mask=None, scale=None):
     """(B, N, S, D) attention by SDPA; mask True = masked (inverted for SDPA)."""
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=None if mask is None else ~mask,
-                                          scale=scale)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=None if mask is None else ~mask, scale=scale)
 
 
 def qkv(b=2, n=4, sq=6, skv=6, d=8, nkv=None, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return (torch.randn(b, n, sq, d, generator=g), torch.randn(b, nkv or n, skv, d, generator=g),
-            torch.randn(b, nkv or n, skv, d, generator=g))
+    return (
+        torch.randn(b, n, sq, d, generator=g),
+        torch.randn(b, nkv or n, skv, d, generator=g),
+        torch.randn(b, nkv or n, skv, d, generator=g),
+    )
 
 
 @pytest.mark.parametrize("layout", ["BNSD", "BSND", "BSH", "SBH"])
 def test_layouts_match_sdpa(layout):
     q, k, v = qkv()
     b, n, s, d = q.shape
-    conv = {"BNSD": lambda x: x, "BSND": lambda x: x.transpose(1, 2),
-            "BSH": lambda x: x.transpose(1, 2).reshape(b, x.shape[2], -1),
-            "SBH": lambda x: x.permute(2, 0, 1, 3).reshape(x.shape[2], b, -1)}[layout]
+    conv = {
+        "BNSD": lambda x: x,
+        "BSND": lambda x: x.transpose(1, 2),
+        "BSH": lambda x: x.transpose(1, 2).reshape(b, x.shape[2], -1),
+        "SBH": lambda x: x.permute(2, 0, 1, 3).reshape(x.shape[2], b, -1),
+    }[layout]
     out = fa(conv(q), conv(k), conv(v), n, layout, scale=0.3)[0]
     torch.testing.assert_close(out, conv(sdpa(q, k, v, scale=0.3)))
 
 
 def test_causal_modes():
     q, k, v = qkv(sq=4, skv=7)
-    top_left = torch.ones(4, 7).tril().logical_not()           # j > i
+    top_left = torch.ones(4, 7).tril().logical_not()  # j > i
     bottom_right = torch.ones(4, 7).tril(diagonal=3).logical_not()  # j > i + (Skv - Sq)
     for mode, mask in ((2, top_left), (3, bottom_right)):
         out = fa(q, k, v, 4, "BNSD", atten_mask=TRIU, scale=0.5, sparse_mode=mode)[0]
         torch.testing.assert_close(out, sdpa(q, k, v, mask, scale=0.5))
     explicit = fa(q, k, v, 4, "BNSD", atten_mask=bottom_right, scale=0.5, sparse_mode=0)[0]
     torch.testing.assert_close(explicit, sdpa(q, k, v, bottom_right, scale=0.5))
-    assert torch.allclose(fa(q, k, v, 4, "BNSD", scale=0.5, sparse_mode=3)[0],
-                          sdpa(q, k, v, scale=0.5))  # no mask given: full attention
+    assert torch.allclose(
+        fa(q, k, v, 4, "BNSD", scale=0.5, sparse_mode=3)[0], sdpa(q, k, v, scale=0.5)
+    )  # no mask given: full attention
 
 
 def test_band_and_tockens():
     q, k, v = qkv(sq=6, skv=6)
     i, j = torch.arange(6)[:, None], torch.arange(6)[None, :]
     band = (j - i > 1) | (i - j > 2)
-    out = fa(q, k, v, 4, "BNSD", atten_mask=TRIU, scale=1.0, sparse_mode=4, pre_tockens=2,
-             next_tockens=1)[0]
+    out = fa(q, k, v, 4, "BNSD", atten_mask=TRIU, scale=1.0, sparse_mode=4, pre_tockens=2, next_tockens=1)[0]
     torch.testing.assert_close(out, sdpa(q, k, v, band, scale=1.0))
-    out0 = fa(q, k, v, 4, "BNSD", atten_mask=torch.zeros(6, 6, dtype=torch.bool), scale=1.0,
-              pre_tockens=2, next_tockens=1)[0]
+    out0 = fa(
+        q,
+        k,
+        v,
+        4,
+        "BNSD",
+        atten_mask=torch.zeros(6, 6, dtype=torch.bool),
+        scale=1.0,
+        pre_tockens=2,
+        next_tockens=1,
+    )[0]
     torch.testing.assert_close(out0, sdpa(q, k, v, band, scale=1.0))
 
 
@@ -79,13 +92,15 @@ def test_tnd_varlen_per_sequence():
     lens = [3, 5, 2]
     q, k, v = (torch.randn(sum(lens), 2, 8, generator=g) for _ in range(3))
     cu = [3, 8, 10]
-    out = fa(q, k, v, 2, "TND", atten_mask=TRIU, scale=0.4, actual_seq_qlen=cu,
-             actual_seq_kvlen=cu, sparse_mode=3)[0]
+    out = fa(
+        q, k, v, 2, "TND", atten_mask=TRIU, scale=0.4, actual_seq_qlen=cu, actual_seq_kvlen=cu, sparse_mode=3
+    )[0]
     start = 0
     for n in lens:
         sl = slice(start, start + n)
-        ref = F.scaled_dot_product_attention(*(t[sl].transpose(0, 1) for t in (q, k, v)),
-                                             is_causal=True, scale=0.4).transpose(0, 1)
+        ref = F.scaled_dot_product_attention(
+            *(t[sl].transpose(0, 1) for t in (q, k, v)), is_causal=True, scale=0.4
+        ).transpose(0, 1)
         torch.testing.assert_close(out[sl], ref)
         start += n
 
@@ -114,17 +129,18 @@ def test_rms_norm_rotary_swiglu_confusion():
     cos, sin = torch.cat([ang.cos()] * 2, -1), torch.cat([ang.sin()] * 2, -1)
     half = FUSED["npu_rotary_mul"](t, cos, sin)
     rot = torch.view_as_complex(torch.stack(t.chunk(2, -1), -1).contiguous()) * torch.polar(
-        torch.ones_like(ang), ang)
+        torch.ones_like(ang), ang
+    )
     torch.testing.assert_close(half, torch.cat([rot.real, rot.imag], -1))
     cos_i, sin_i = ang.cos().repeat_interleave(2, -1), ang.sin().repeat_interleave(2, -1)
     inter = FUSED["npu_rotary_mul"](t, cos_i, sin_i, rotary_mode="interleave")
     rot_i = torch.view_as_complex(t.reshape(2, 7, 3, 4, 2).contiguous()) * torch.polar(
-        torch.ones_like(ang), ang)
+        torch.ones_like(ang), ang
+    )
     torch.testing.assert_close(inter, torch.view_as_real(rot_i).flatten(-2))
 
     a = torch.randn(4, 10, generator=g)
-    torch.testing.assert_close(FUSED["npu_swiglu"](a), a[:, :5] * torch.sigmoid(a[:, :5])
-                               * a[:, 5:])
+    torch.testing.assert_close(FUSED["npu_swiglu"](a), a[:, :5] * torch.sigmoid(a[:, :5]) * a[:, 5:])
     x4 = torch.rand(2, 3, 4, 6)
     ct = FUSED["npu_confusion_transpose"]
     assert ct(x4, (0, 2, 1, 3), (2, 4, 18), True).shape == (2, 4, 18)
@@ -153,8 +169,7 @@ def test_fused_adam_adamw_sgd_and_lamb_formula():
     opt.step()
     p.grad = before.grad.clone()
     opt.step()  # momentum buffer: g, then 0.9 g + g
-    torch.testing.assert_close(p.detach(), before.detach() - 0.1 * before.grad
-                               - 0.1 * 1.9 * before.grad)
+    torch.testing.assert_close(p.detach(), before.detach() - 0.1 * before.grad - 0.1 * 1.9 * before.grad)
     p = _params()
     before, grad = p.detach().clone(), p.grad.clone()
     NpuFusedLamb([p], lr=0.1, weight_decay=0.01).step()
@@ -167,8 +182,13 @@ def test_fused_adam_adamw_sgd_and_lamb_formula():
 def test_registered_names_are_public_custom_ops():
     from migrate.emulate.data import surface
 
-    assert set(FUSED) >= {"npu_fusion_attention", "npu_rms_norm", "npu_rotary_mul",
-                          "npu_swiglu", "npu_confusion_transpose"}
+    assert set(FUSED) >= {
+        "npu_fusion_attention",
+        "npu_rms_norm",
+        "npu_rotary_mul",
+        "npu_swiglu",
+        "npu_confusion_transpose",
+    }
     assert set(FUSED) <= set(surface().custom_ops)
 
 
@@ -185,12 +205,26 @@ def test_prefix_mode_and_varlen_band_split():
     # sparse_mode 7: earlier sequences bottom-right causal, the last one a band
     g = torch.Generator().manual_seed(4)
     qt, kt, vt = (torch.randn(7, 2, 8, generator=g) for _ in range(3))
-    out7 = fa(qt, kt, vt, 2, "TND", atten_mask=TRIU, scale=0.5, sparse_mode=7, pre_tockens=1,
-              next_tockens=0, actual_seq_qlen=[3, 7], actual_seq_kvlen=[3, 7])[0]
-    first = F.scaled_dot_product_attention(*(t[:3].transpose(0, 1) for t in (qt, kt, vt)),
-                                           is_causal=True, scale=0.5).transpose(0, 1)
+    out7 = fa(
+        qt,
+        kt,
+        vt,
+        2,
+        "TND",
+        atten_mask=TRIU,
+        scale=0.5,
+        sparse_mode=7,
+        pre_tockens=1,
+        next_tockens=0,
+        actual_seq_qlen=[3, 7],
+        actual_seq_kvlen=[3, 7],
+    )[0]
+    first = F.scaled_dot_product_attention(
+        *(t[:3].transpose(0, 1) for t in (qt, kt, vt)), is_causal=True, scale=0.5
+    ).transpose(0, 1)
     i, j = torch.arange(4)[:, None], torch.arange(4)[None, :]
     band = (j > i) | (j < i - 1)
-    last = F.scaled_dot_product_attention(*(t[3:].transpose(0, 1) for t in (qt, kt, vt)),
-                                          attn_mask=~band, scale=0.5).transpose(0, 1)
+    last = F.scaled_dot_product_attention(
+        *(t[3:].transpose(0, 1) for t in (qt, kt, vt)), attn_mask=~band, scale=0.5
+    ).transpose(0, 1)
     torch.testing.assert_close(out7, torch.cat([first, last]))

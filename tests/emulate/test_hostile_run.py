@@ -16,19 +16,34 @@ import pytest
 pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[2]
-NPU_WORK = ("import os, signal, sys, torch\n"
-            "x = torch.ones(4, device='npu')\n"
-            "y = (x * 2).sum()\n")
+NPU_WORK = "import os, signal, sys, torch\nx = torch.ones(4, device='npu')\ny = (x * 2).sum()\n"
 
 
 def run(tmp_path: Path, body: str, *extra: str, timeout: float = 180):
     script = tmp_path / "prog.py"
     script.write_text(NPU_WORK + body)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "migrate", "run", "-f", "none",
-                           "--report", str(tmp_path / "r.json"), *extra, "--", "python",
-                           str(script)], env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "migrate",
+            "run",
+            "-f",
+            "none",
+            "--report",
+            str(tmp_path / "r.json"),
+            *extra,
+            "--",
+            "python",
+            str(script),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=tmp_path,
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     report = tmp_path / "r.json"
     return proc, (json.loads(report.read_text()) if report.exists() else None)
@@ -37,14 +52,16 @@ def run(tmp_path: Path, body: str, *extra: str, timeout: float = 180):
 def test_os_exit_and_fork_workers_keep_the_report(tmp_path):
     # repros: os._exit(7) after NPU work gave an empty report; fork-started multiprocessing
     # workers were never reported
-    body = ("import multiprocessing as mp\n"
-            "def work():\n"
-            "    torch.ones(3, device='npu').sub(1).sum()\n"
-            "if __name__ == '__main__':\n"
-            "    p = mp.get_context('fork').Process(target=work)\n"
-            "    p.start(); p.join()\n"
-            "    assert p.exitcode == 0\n"
-            "    os._exit(7)\n")
+    body = (
+        "import multiprocessing as mp\n"
+        "def work():\n"
+        "    torch.ones(3, device='npu').sub(1).sum()\n"
+        "if __name__ == '__main__':\n"
+        "    p = mp.get_context('fork').Process(target=work)\n"
+        "    p.start(); p.join()\n"
+        "    assert p.exitcode == 0\n"
+        "    os._exit(7)\n"
+    )
     proc, report = run(tmp_path, body)
     assert proc.returncode == 7, proc.stderr
     assert report["exit_code"] == 7 and report["processes"] == 2
@@ -58,8 +75,11 @@ def test_a_signal_exits_128_plus_its_number(tmp_path, sig):  # repro: 254/247/24
     # SIGKILL keep what was flushed before them (work done PartWriter.FLUSH seconds ago);
     # SIGTERM writes the part in its handler, then ends the program as before.
     wait = "" if sig == signal.SIGTERM else "import time; time.sleep(1)\n"
-    body = (f"signal.signal({int(sig)}, signal.SIG_DFL)\n" if sig == signal.SIGINT else "") + \
-        wait + f"os.kill(os.getpid(), {int(sig)})\nimport time; time.sleep(30)\n"
+    body = (
+        (f"signal.signal({int(sig)}, signal.SIG_DFL)\n" if sig == signal.SIGINT else "")
+        + wait
+        + f"os.kill(os.getpid(), {int(sig)})\nimport time; time.sleep(30)\n"
+    )
     proc, report = run(tmp_path, body)
     assert proc.returncode == 128 + sig, proc.stderr
     assert report["exit_code"] == 128 + sig
@@ -74,9 +94,25 @@ def test_report_path_is_checked_before_the_program_runs(tmp_path):  # repro: --r
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
     def migrate_run(report):
-        return subprocess.run([sys.executable, "-m", "migrate", "run", "-f", "none",
-                               "--report", str(report), "--", "python", str(script)],
-                              env=env, capture_output=True, text=True, timeout=180)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "migrate",
+                "run",
+                "-f",
+                "none",
+                "--report",
+                str(report),
+                "--",
+                "python",
+                str(script),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
 
     (tmp_path / "file").write_text("")
     for bad in (script, tmp_path, tmp_path / "file" / "r.json", ""):
@@ -93,8 +129,15 @@ def test_report_path_is_checked_before_the_program_runs(tmp_path):  # repro: --r
 def test_unreadable_report_parts_are_left_out(tmp_path):
     from migrate.emulate.report import merge, read_parts
 
-    good = {"rank": "0", "command": ["x"], "torch": "t", "target": "g", "ops": {"aten::add": 2},
-            "findings": [], "notes": []}
+    good = {
+        "rank": "0",
+        "command": ["x"],
+        "torch": "t",
+        "target": "g",
+        "ops": {"aten::add": 2},
+        "findings": [],
+        "notes": [],
+    }
     (tmp_path / "part-1.json").write_text(json.dumps(good))
     (tmp_path / "part-2.json").write_text("{" * 100000)
     (tmp_path / "part-3.json").write_text(json.dumps({"ops": 5}))
@@ -110,7 +153,8 @@ def test_report_on_a_fifo_is_refused_before_the_program_starts(tmp_path, capsys)
     fifo = tmp_path / "r.json"
     os.mkfifo(fifo)
     marker = tmp_path / "ran"
-    code, _, err = main(capsys, "run", "--report", fifo, "--", sys.executable, "-c",
-                        f"open({str(marker)!r}, 'w')")
+    code, _, err = main(
+        capsys, "run", "--report", fifo, "--", sys.executable, "-c", f"open({str(marker)!r}, 'w')"
+    )
     assert code == 2 and "FIFO" in err and len(err.strip().splitlines()) == 1
     assert not marker.exists()

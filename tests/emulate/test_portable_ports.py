@@ -17,7 +17,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from fix.goldens import EXPECTED, migrate_cli
 
 pytest.importorskip("torch")
@@ -59,7 +58,9 @@ def main():
 """
 SCRIPTS = {
     # mnist before 2025: a use_cuda / use_mps chain
-    "mnist": HEAD + textwrap.indent(textwrap.dedent("""\
+    "mnist": HEAD
+    + textwrap.indent(
+        textwrap.dedent("""\
         parser.add_argument("--no-cuda", action="store_true", default=False)
         parser.add_argument("--no-mps", action="store_true", default=False)
         args = parser.parse_args()
@@ -75,17 +76,27 @@ SCRIPTS = {
         train_kwargs = {"batch_size": 8}
         if use_cuda:
             train_kwargs.update({"num_workers": 0, "pin_memory": True})
-        """), "    ") + TAIL,
+        """),
+        "    ",
+    )
+    + TAIL,
     # word_language_model: a --cuda flag
-    "word_lm": HEAD + textwrap.indent(textwrap.dedent("""\
+    "word_lm": HEAD
+    + textwrap.indent(
+        textwrap.dedent("""\
         parser.add_argument("--cuda", action="store_true", help="use CUDA")
         args = parser.parse_args()
         if torch.cuda.is_available() and not args.cuda:
             print("WARNING: You have a CUDA device, so you should probably run with --cuda")
         device = torch.device("cuda" if args.cuda else "cpu")
-        """), "    ") + TAIL,
+        """),
+        "    ",
+    )
+    + TAIL,
     # dcgan: .cuda() calls under a flag, a seeded GPU
-    "dcgan": HEAD + textwrap.indent(textwrap.dedent("""\
+    "dcgan": HEAD
+    + textwrap.indent(
+        textwrap.dedent("""\
         parser.add_argument("--cuda", action="store_true")
         args = parser.parse_args()
         torch.cuda.manual_seed_all(1)
@@ -94,7 +105,10 @@ SCRIPTS = {
         if args.cuda:
             net.cuda()
         print(NAME, "NET", next(net.parameters()).device.type)
-        """), "    ") + TAIL,
+        """),
+        "    ",
+    )
+    + TAIL,
 }
 FLAGS = {"mnist": [], "word_lm": ["--cuda"], "dcgan": ["--cuda"]}
 # Runs every script in one process (the emulation starts once): python drive.py [cpu|npu]
@@ -111,8 +125,7 @@ for name, flags in sorted(FLAGS.items()):
 
 
 def _run(cmd: list[str], cwd: Path) -> str:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(cwd)]),
-           "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(cwd)]), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-1000:] + proc.stderr[-3000:]
     return proc.stdout
@@ -127,8 +140,9 @@ def ported(tmp_path_factory) -> tuple[Path, str, str]:
     assert r.exit_code == 0, r.output
     (work / "drive.py").write_text(DRIVER)
     cpu = _run([sys.executable, "drive.py", "cpu"], work)
-    npu = _run([sys.executable, "-m", "migrate", "run", "--emulate", "npu", "--", "python",
-                "drive.py", "npu"], work)
+    npu = _run(
+        [sys.executable, "-m", "migrate", "run", "--emulate", "npu", "--", "python", "drive.py", "npu"], work
+    )
     return work, cpu, npu
 
 
@@ -151,6 +165,5 @@ def test_sample_with_its_own_helper_reaches_the_emulated_npu(tmp_path):
         if path.name != "accel.py":  # the project's helper keeps its CUDA arm
             assert "torch.cuda" not in path.read_text(), path
     assert "device cpu" in _run([sys.executable, "run.py"], work)
-    out = _run([sys.executable, "-m", "migrate", "run", "--emulate", "npu", "--", "python",
-                "run.py"], work)
+    out = _run([sys.executable, "-m", "migrate", "run", "--emulate", "npu", "--", "python", "run.py"], work)
     assert "device npu:0" in out, out

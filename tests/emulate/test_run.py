@@ -21,18 +21,38 @@ HERE = Path(__file__).resolve().parent
 
 def migrate(*args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "migrate", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
 def checks(tmp_path_factory):
     out = tmp_path_factory.mktemp("checks")
-    proc = migrate("run", "--emulate", "npu", "--report", str(out / "report.json"), "--",
-                   "python", str(HERE / "emulated_checks.py"), str(out), cwd=ROOT)
+    proc = migrate(
+        "run",
+        "--emulate",
+        "npu",
+        "--report",
+        str(out / "report.json"),
+        "--",
+        "python",
+        str(HERE / "emulated_checks.py"),
+        str(out),
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return out, json.loads((out / "results.json").read_text()), json.loads(
-        (out / "report.json").read_text()), proc.stderr
+    return (
+        out,
+        json.loads((out / "results.json").read_text()),
+        json.loads((out / "report.json").read_text()),
+        proc.stderr,
+    )
 
 
 def test_device_surface(checks):
@@ -41,8 +61,9 @@ def test_device_surface(checks):
     assert res["device_ctx"] == [1, "npu:0"]  # tensors carry npu:0 (docs/emulate.md)
     assert res["stream"] == [True, 12.0] and res["memory"] is True
     assert "npu:0 and cpu" in res["mismatch"]
-    assert res["not_emulated"].startswith("not emulated: torch_npu.npu_batch_nms (called at "
-                                          "tests/emulate/emulated_checks.py:")
+    assert res["not_emulated"].startswith(
+        "not emulated: torch_npu.npu_batch_nms (called at tests/emulate/emulated_checks.py:"
+    )
     assert res["autocast"] == ["float16", "float32", "float16", "bfloat16", "float32"]
     assert res["amp"] == "npu:0" and res["profiler_steps"] == 1 and res["load"] == "npu:0"
 
@@ -88,8 +109,10 @@ def test_report_json_and_text(checks):
     assert report["ops"]["npu::npu_fusion_attention"] >= 1
     assert not any(op.startswith("aten::sym_") for op in report["ops"])
     syncs = [f for f in report["findings"] if f["kind"] == "host_sync"]
-    assert any(f["op"] == "aten::_local_scalar_dense" and
-               f["site"].startswith("tests/emulate/emulated_checks.py:") for f in syncs)
+    assert any(
+        f["op"] == "aten::_local_scalar_dense" and f["site"].startswith("tests/emulate/emulated_checks.py:")
+        for f in syncs
+    )
     assert "emulated NPU run:" in stderr.splitlines()[-1]
 
 
@@ -103,9 +126,12 @@ def test_report_names_what_it_judged_for_and_the_torch_that_ran(checks):
     _, _, report, stderr = checks
     assert report["target"] == "torch_npu-2.14.0" and report["judged_for"] == JUDGED_FOR
     ran = torch.__version__
-    assert report["torch"] == {"used": ran.split("+")[0], "build": ran,
-                               "registry_requires": "torch==2.14.0.*",
-                               "matches": ran.startswith("2.14.0")}
+    assert report["torch"] == {
+        "used": ran.split("+")[0],
+        "build": ran,
+        "registry_requires": "torch==2.14.0.*",
+        "matches": ran.startswith("2.14.0"),
+    }
     mismatch = [n for n in report["notes"] if n.startswith("emulated with torch ")]
     assert len(mismatch) == (0 if report["torch"]["matches"] else 1)
     assert "judged for torch_npu-2.14.0 on every chip torch_npu supports" in stderr
@@ -136,15 +162,32 @@ def test_pytest_plugin_and_module_forms(tmp_path):
         "def test_on_npu(npu_emulation):\n"
         "    x = torch.ones(2, device='npu')\n"
         "    assert x.is_npu and torch_npu.npu_swiglu(x.repeat(2)).device.type == 'npu'\n"
-        "    assert npu_emulation.ops['npu::npu_swiglu'] == 1\n", encoding="utf-8")
+        "    assert npu_emulation.ops['npu::npu_swiglu'] == 1\n",
+        encoding="utf-8",
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    plugin = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p",
-                             "migrate.emulate.pytest_plugin", "-p", "no:cacheprovider",
-                             "test_inner.py"], cwd=tmp_path, env=env, capture_output=True,
-                            text=True, timeout=120)
+    plugin = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "migrate.emulate.pytest_plugin",
+            "-p",
+            "no:cacheprovider",
+            "test_inner.py",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert plugin.returncode == 0, plugin.stdout[-2000:]
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__main__.py").write_text(
-        "import torch\nprint(torch.zeros(1, device='npu').device)\n", encoding="utf-8")
+        "import torch\nprint(torch.zeros(1, device='npu').device)\n", encoding="utf-8"
+    )
     mod = migrate("run", "-f", "none", "--", "python", "-m", "pkg", cwd=tmp_path)
     assert mod.returncode == 0 and mod.stdout.strip() == "npu:0", mod.stderr[-2000:]

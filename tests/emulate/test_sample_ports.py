@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fix.goldens import EXPECTED, NAMES, SAMPLES
 
 pytest.importorskip("torch")

@@ -12,13 +12,20 @@ from migrate.core.findings import Edit, Finding, Fix, LineIndex
 _CUDA = re.compile(r"\btorch\.cuda\.")
 
 
-def make_finding(text: str, start: int, end: int, content: str, rule: str = "MIG101",
-                 imports=(), applicability="safe", category="auto") -> Finding:
+def make_finding(
+    text: str,
+    start: int,
+    end: int,
+    content: str,
+    rule: str = "MIG101",
+    imports=(),
+    applicability="safe",
+    category="auto",
+) -> Finding:
     lines = LineIndex(text)
     line, col = lines.position(start)
     end_line, end_col = lines.position(end)
-    fix = Fix(applicability, f"replace with {content!r}", [Edit(start, end, content)],
-              list(imports))
+    fix = Fix(applicability, f"replace with {content!r}", [Edit(start, end, content)], list(imports))
     return Finding(rule, "test-rule", "t.py", line, col, end_line, end_col, "msg", category, fix)
 
 
@@ -30,8 +37,12 @@ def token_scan(text: str, rel: str = "t.py", kind: str = "python", rules=None) -
     toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
     for i, tok in enumerate(toks[:-2]):
         a, b = toks[i + 1], toks[i + 2]
-        if tok.string == "torch" and a.string == "." and b.string == "cuda" \
-                and (i == 0 or toks[i - 1].string != "."):
+        if (
+            tok.string == "torch"
+            and a.string == "."
+            and b.string == "cuda"
+            and (i == 0 or toks[i - 1].string != ".")
+        ):
             start = lines.offset(b.start[0], b.start[1])
             out.append(make_finding(text, start, start + 4, "npu", imports=["import math"]))
     return out

@@ -13,8 +13,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 EXPECTED = SAMPLES / "_expected"
-NAMES = ("train_amp", "ddp_launcher", "hf_flash_attention", "cuda_extension", "multi_backend",
-         "own_device_helper")
+NAMES = (
+    "train_amp",
+    "ddp_launcher",
+    "hf_flash_attention",
+    "cuda_extension",
+    "multi_backend",
+    "own_device_helper",
+)
 TARGETS = ("portable", "npu", "transfer")
 FLAGS = ["--unsafe-fixes", "--annotate", "--no-cache", "--no-progress"]
 CASES = [(name, target) for target in TARGETS for name in NAMES]
@@ -39,8 +45,11 @@ def migrate_copy(name: str, dest: Path, target: str) -> Path:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def update() -> None:

@@ -6,8 +6,7 @@ from migrate.core.findings import Finding
 from migrate.fix.annotate import annotate, strip_annotations
 
 
-def manual(line, rule="MIG503", msg="custom CUDA kernel: port it to an Ascend C operator",
-           category="manual"):
+def manual(line, rule="MIG503", msg="custom CUDA kernel: port it to an Ascend C operator", category="manual"):
     return Finding(rule, "cuda-extension", "t.py", line, 1, line, 5, msg, category)
 
 
@@ -28,8 +27,7 @@ def f(x):
 
 
 def test_annotation_above_statement_with_indentation():
-    new, marked = annotate(SRC, [manual(12), manual(6, rule="MIG501", msg="CUDA build")],
-                           "python")
+    new, marked = annotate(SRC, [manual(12), manual(6, rule="MIG501", msg="CUDA build")], "python")
     assert len(marked) == 2
     lines = new.splitlines()
     # line 6 is inside the multi-line statement that starts on line 4 (and a string).
@@ -56,15 +54,18 @@ def test_only_manual_findings_are_annotated():
 
 def test_strip_leaves_lookalikes_in_strings():
     text = 's = """\n# migrate[MIG503]: not a comment\n"""\n# migrate[MIG503]: x\nimport os\n'
-    assert strip_annotations(text, "python") == ('s = """\n# migrate[MIG503]: not a comment\n"""\n'
-                                                 "import os\n", 1)
+    assert strip_annotations(text, "python") == (
+        's = """\n# migrate[MIG503]: not a comment\n"""\nimport os\n',
+        1,
+    )
 
 
 def test_shell_continuation_and_crlf():
     text = "export X=1\r\ntorchrun --nproc_per_node=8 \\\r\n    train.py\r\n"
     new, _ = annotate(text, [manual(3, msg="check devices")], "shell")
-    assert new == ("export X=1\r\n# migrate[MIG503]: check devices\r\n"
-                   "torchrun --nproc_per_node=8 \\\r\n    train.py\r\n")
+    assert new == (
+        "export X=1\r\n# migrate[MIG503]: check devices\r\ntorchrun --nproc_per_node=8 \\\r\n    train.py\r\n"
+    )
     assert strip_annotations(new, "shell") == (text, 1)
 
 
@@ -73,20 +74,26 @@ def test_kinds_without_comments_are_left_alone():
 
 
 def test_long_messages_keep_their_first_sentence():
-    msg = ("`torch.backends.cudnn.benchmark` does nothing on NPU: NPUs have no cuDNN autotuner. "
-           "Operator compilation is the nearest knob: torch.npu.set_compile_mode(...).")
-    new, _ = annotate("import torch\ntorch.backends.cudnn.benchmark = True\n",
-                      [manual(2, rule="MIG401", msg=msg)], "python")
+    msg = (
+        "`torch.backends.cudnn.benchmark` does nothing on NPU: NPUs have no cuDNN autotuner. "
+        "Operator compilation is the nearest knob: torch.npu.set_compile_mode(...)."
+    )
+    new, _ = annotate(
+        "import torch\ntorch.backends.cudnn.benchmark = True\n", [manual(2, rule="MIG401", msg=msg)], "python"
+    )
     assert new.splitlines()[1] == (
         "# migrate[MIG401]: `torch.backends.cudnn.benchmark` does nothing on NPU: NPUs have no "
-        "cuDNN autotuner. (see `migrate rules MIG401`)")
+        "cuDNN autotuner. (see `migrate rules MIG401`)"
+    )
 
 
 def test_cuda_sources_get_line_comments_above_macros():
     text = "#define CHECK(x) \\\n  do { x; } while (0)\n__global__ void k() {}\n"
     new, _ = annotate(text, [manual(2, msg="port to Ascend C"), manual(3, msg="kernel")], "cuda")
-    assert new == ("// migrate[MIG503]: port to Ascend C\n#define CHECK(x) \\\n"
-                   "  do { x; } while (0)\n// migrate[MIG503]: kernel\n__global__ void k() {}\n")
+    assert new == (
+        "// migrate[MIG503]: port to Ascend C\n#define CHECK(x) \\\n"
+        "  do { x; } while (0)\n// migrate[MIG503]: kernel\n__global__ void k() {}\n"
+    )
     assert strip_annotations(new, "cuda") == (text, 2)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from migrate.core.findings import Edit, Finding, Fix
-from migrate.fix.applier import apply_fixes, choose
 from migrate.core.import_placement import import_edit
+from migrate.fix.applier import apply_fixes, choose
 from migrate.fix.rewrite import fix_text
 
 from .conftest import make_finding, token_scan
@@ -14,7 +14,7 @@ from .conftest import make_finding, token_scan
 
 def add(text, *statements, new_code=""):
     edit = import_edit(text, ast.parse(text), list(statements), new_code)
-    return text if edit is None else text[: edit.start] + edit.content + text[edit.end:]
+    return text if edit is None else text[: edit.start] + edit.content + text[edit.end :]
 
 
 def test_overlapping_fix_waits_for_next_pass():
@@ -34,10 +34,12 @@ def test_unsafe_fix_needs_flag():
 def test_identical_helper_insertions_are_shared():
     text = "a = f(1)\nb = f(2)\n"
     helper = Edit(0, 0, "def g(x):\n    return x\n\n")
-    f1 = Finding("MIG301", "r", "t.py", 1, 5, 1, 9, "m", "assisted",
-                 Fix("unsafe", "d", [helper, Edit(4, 5, "g")]))
-    f2 = Finding("MIG301", "r", "t.py", 2, 5, 2, 9, "m", "assisted",
-                 Fix("unsafe", "d", [helper, Edit(13, 14, "g")]))
+    f1 = Finding(
+        "MIG301", "r", "t.py", 1, 5, 1, 9, "m", "assisted", Fix("unsafe", "d", [helper, Edit(4, 5, "g")])
+    )
+    f2 = Finding(
+        "MIG301", "r", "t.py", 2, 5, 2, 9, "m", "assisted", Fix("unsafe", "d", [helper, Edit(13, 14, "g")])
+    )
     new, applied = apply_fixes(text, [f1, f2], unsafe=True)
     assert new == "def g(x):\n    return x\n\na = g(1)\nb = g(2)\n"
     assert len(applied) == 3
@@ -60,10 +62,8 @@ def test_edit_content_follows_crlf():
 
 
 def test_import_goes_after_first_torch_import():
-    text = ('"""Doc."""\nfrom __future__ import annotations\n\n'
-            'import os\nimport torch\nimport numpy\n')
-    assert add(text, "import torch_npu") == text.replace(
-        "import torch\n", "import torch\nimport torch_npu\n")
+    text = '"""Doc."""\nfrom __future__ import annotations\n\nimport os\nimport torch\nimport numpy\n'
+    assert add(text, "import torch_npu") == text.replace("import torch\n", "import torch\nimport torch_npu\n")
 
 
 def test_import_after_multiline_from_torch():
@@ -72,10 +72,8 @@ def test_import_after_multiline_from_torch():
 
 
 def test_import_after_docstring_and_future_without_torch():
-    text = ('#!/usr/bin/env python\n"""Doc\nstring."""\n'
-            'from __future__ import annotations\nimport os\n')
-    assert add(text, "import torch_npu") == text.replace(
-        "annotations\n", "annotations\nimport torch_npu\n")
+    text = '#!/usr/bin/env python\n"""Doc\nstring."""\nfrom __future__ import annotations\nimport os\n'
+    assert add(text, "import torch_npu") == text.replace("annotations\n", "annotations\nimport torch_npu\n")
 
 
 def test_import_before_first_statement_keeps_header_comments():
@@ -85,9 +83,13 @@ def test_import_before_first_statement_keeps_header_comments():
 
 
 def test_existing_import_in_any_form_counts():
-    for have in ("import torch_npu", "import torch_npu as tn", "from torch_npu import npu",
-                 "import torch_npu.contrib",
-                 "try:\n    import torch_npu\nexcept ImportError:\n    pass"):
+    for have in (
+        "import torch_npu",
+        "import torch_npu as tn",
+        "from torch_npu import npu",
+        "import torch_npu.contrib",
+        "try:\n    import torch_npu\nexcept ImportError:\n    pass",
+    ):
         text = f"import torch\n{have}\nx = 1\n"
         assert add(text, "import torch_npu") == text, have
 
@@ -95,7 +97,8 @@ def test_existing_import_in_any_form_counts():
 def test_binding_added_when_new_code_spells_the_module():
     text = "import torch\nfrom torch_npu import optim\n"
     assert add(text, "import torch_npu", new_code="torch_npu.npu_rms_norm(x)") == text.replace(
-        "import torch\n", "import torch\nimport torch_npu\n")
+        "import torch\n", "import torch\nimport torch_npu\n"
+    )
 
 
 def test_import_inside_function_does_not_count():
@@ -122,8 +125,9 @@ def test_import_torch_npu_only_where_the_new_code_names_it():
     start = text.index("cuda")
     plain = make_finding(text, start, start + 4, "npu", imports=["import torch_npu"])
     assert apply_fixes(text, [plain], unsafe=False)[0] == text.replace("cuda", "npu")
-    named = make_finding(text, 13, len(text) - 1, "x = torch_npu.npu_rms_norm(x)",
-                         imports=["import torch_npu"])
+    named = make_finding(
+        text, 13, len(text) - 1, "x = torch_npu.npu_rms_norm(x)", imports=["import torch_npu"]
+    )
     new, _ = apply_fixes(text, [named], unsafe=False)
     assert new == "import torch\nimport torch_npu\nx = torch_npu.npu_rms_norm(x)\n"
 
@@ -155,5 +159,4 @@ def test_nested_fixes_reach_fixpoint_in_passes():
 
 def test_import_stays_in_isort_order_with_following_torch_imports():
     text = "import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader\n"
-    assert add(text, "import torch_npu") == text.replace(
-        "as nn\n", "as nn\nimport torch_npu\n")
+    assert add(text, "import torch_npu") == text.replace("as nn\n", "as nn\nimport torch_npu\n")

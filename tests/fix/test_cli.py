@@ -21,8 +21,7 @@ def test_in_place_then_nothing_left(tmp_path):
     p = project(tmp_path)
     r = migrate_cli(["apply", "--target", "npu", str(tmp_path), "--no-cache"])
     assert r.exit_code == 0, r.output
-    assert p.read_text() == ("import torch\n\nx = torch.zeros(2, device='npu')\n"
-                             "torch.npu.synchronize()\n")
+    assert p.read_text() == ("import torch\n\nx = torch.zeros(2, device='npu')\ntorch.npu.synchronize()\n")
     assert "MIG201" in r.output and "1 file changed" in r.output
     r = migrate_cli(["apply", "--target", "npu", str(tmp_path), "--check", "--no-cache"])
     assert r.exit_code == 0, r.output
@@ -74,15 +73,15 @@ def test_default_target_is_portable_and_keeps_cuda_working(tmp_path):
 
 def test_target_from_config_and_per_path(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.migrate]\ntarget = "npu"\n[tool.migrate.per-path-target]\n"lib/*" = "portable"\n')
+        '[tool.migrate]\ntarget = "npu"\n[tool.migrate.per-path-target]\n"lib/*" = "portable"\n'
+    )
     (tmp_path / "lib").mkdir()
     app = project(tmp_path)
     lib = project(tmp_path / "lib", name="core.py")
     r = migrate_cli(["scan", str(tmp_path), "--format", "json", "--no-cache", "--exit-zero"])
     doc = json.loads(r.stdout)
     assert doc["summary"]["target"] == "npu (lib/*: portable)"
-    assert {f["path"]: f["target"] for f in doc["findings"]} == {"train.py": "npu",
-                                                                "lib/core.py": "portable"}
+    assert {f["path"]: f["target"] for f in doc["findings"]} == {"train.py": "npu", "lib/core.py": "portable"}
     migrate_cli(["apply", str(tmp_path), "--no-cache"])
     assert "torch.npu.synchronize()" in app.read_text()
     assert "get_device_module().synchronize()" in lib.read_text()
@@ -121,9 +120,12 @@ def test_pyproject_config_and_suppression(tmp_path):
 
 def test_usage_errors_exit_2(tmp_path):
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "migrate", "apply", "--target", "npu", *args,
-                               "--no-cache"],
-                              cwd=REPO, capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, "-m", "migrate", "apply", "--target", "npu", *args, "--no-cache"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        )
 
     r = run(str(tmp_path / "missing"))
     assert r.returncode == 2 and "no such file" in r.stderr
@@ -136,12 +138,14 @@ def test_usage_errors_exit_2(tmp_path):
 
 def test_annotate_and_strip_round_trip(tmp_path):
     from migrate.core.rules import default_rules, load_rules
-    from migrate.fix.run import engine_scan
     from migrate.fix.rewrite import Options, rewrite_file
+    from migrate.fix.run import engine_scan
 
     rules = [*default_rules(), *load_rules(Path(__file__).parent / "fixtures")]
-    src = ("import torch\nfrom torch.utils.cpp_extension import load\n\n\ndef build():\n"
-           "    return load('k', ['k.cu'], verbose=True)\n")
+    src = (
+        "import torch\nfrom torch.utils.cpp_extension import load\n\n\ndef build():\n"
+        "    return load('k', ['k.cu'], verbose=True)\n"
+    )
     p = project(tmp_path, src)
 
     def run(**kw):
@@ -150,8 +154,10 @@ def test_annotate_and_strip_round_trip(tmp_path):
     out = run(annotate=True)
     assert out.error is None and out.annotated
     text = p.read_text()
-    assert ("import torch\n# migrate[MIG902]: `torch.utils.cpp_extension.load` builds CUDA code;"
-            " port the kernel to an Ascend C operator\nfrom torch.utils") in text
+    assert (
+        "import torch\n# migrate[MIG902]: `torch.utils.cpp_extension.load` builds CUDA code;"
+        " port the kernel to an Ascend C operator\nfrom torch.utils"
+    ) in text
     assert run(annotate=True).written is False  # idempotent
     assert p.read_text() == text
     run(strip=True)
@@ -160,8 +166,23 @@ def test_annotate_and_strip_round_trip(tmp_path):
 
 def test_diff_keeps_stdout_a_clean_patch_and_summarises_on_stderr(tmp_path):
     project(tmp_path)
-    r = subprocess.run([sys.executable, "-m", "migrate", "apply", "--target", "npu", str(tmp_path), "--diff",
-                        "--no-cache", "--no-progress"], cwd=REPO, capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "migrate",
+            "apply",
+            "--target",
+            "npu",
+            str(tmp_path),
+            "--diff",
+            "--no-cache",
+            "--no-progress",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 1
     assert r.stdout.startswith("--- a/train.py\n") and "MIG" not in r.stdout
     assert "1 file would change" in r.stderr and "MIG201" in r.stderr

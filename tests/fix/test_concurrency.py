@@ -22,15 +22,29 @@ def _tree(root: Path, copies: int = 6) -> Path:
 
 
 def _apply(tree: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "migrate", "apply", str(tree), "--target", "npu",
-                             "--unsafe-fixes",
-                             "--no-cache", "--jobs", "2"], env=env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "migrate",
+            "apply",
+            str(tree),
+            "--target",
+            "npu",
+            "--unsafe-fixes",
+            "--no-cache",
+            "--jobs",
+            "2",
+        ],
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _contents(tree: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(tree)): p.read_bytes() for p in sorted(tree.rglob("*"))
-            if p.is_file()}
+    return {str(p.relative_to(tree)): p.read_bytes() for p in sorted(tree.rglob("*")) if p.is_file()}
 
 
 def test_two_applies_at_once_and_an_edit_mid_run_equal_one_clean_run(tmp_path):
@@ -84,8 +98,7 @@ def _wait_for_first_write(tree: Path, originals: dict[str, bytes], proc) -> None
     not during interpreter start-up (where no program can react to them)."""
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline:
-        if any(p.read_bytes() != originals[str(p.relative_to(tree))]
-               for p in tree.rglob("*.py")):
+        if any(p.read_bytes() != originals[str(p.relative_to(tree))] for p in tree.rglob("*.py")):
             return
         time.sleep(0.01)
 

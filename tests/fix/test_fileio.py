@@ -22,8 +22,7 @@ def test_crlf_stays_crlf(tmp_path):
     p.write_bytes(b"import torch\r\n\r\nx = torch.cuda.is_available()\r\n")
     out = run(p)
     assert out.error is None and out.written
-    assert p.read_bytes() == (b"import torch\r\nimport math\r\n\r\n"
-                              b"x = torch.npu.is_available()\r\n")
+    assert p.read_bytes() == (b"import torch\r\nimport math\r\n\r\nx = torch.npu.is_available()\r\n")
 
 
 def test_bom_is_kept(tmp_path):
@@ -42,7 +41,8 @@ def test_latin1_pep263_roundtrip(tmp_path):
     out = run(p)
     assert out.error is None
     assert p.read_bytes() == src.replace("cuda", "npu").replace(
-        "import torch\n", "import torch\nimport math\n").encode("latin-1")
+        "import torch\n", "import torch\nimport math\n"
+    ).encode("latin-1")
 
 
 def test_missing_final_newline_is_kept(tmp_path):
@@ -56,8 +56,7 @@ def test_import_after_last_line_without_newline(tmp_path):
     p = tmp_path / "a.py"
     p.write_bytes(b"x = 1\nimport torch")
     f = make_finding("x = 1\nimport torch", 0, 1, "y", imports=["import math"])
-    rewrite_file(p, "a.py", "python", [], lambda *a: [f] if b"x = 1" in p.read_bytes() else [],
-                 Options())
+    rewrite_file(p, "a.py", "python", [], lambda *a: [f] if b"x = 1" in p.read_bytes() else [], Options())
     assert p.read_bytes() == b"y = 1\nimport torch\nimport math"
 
 

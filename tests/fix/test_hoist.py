@@ -9,7 +9,7 @@ from migrate.fix.hoist import NAME, helper_calls, hoist
 
 from .goldens import migrate_cli
 
-MEMORY = '''import logging
+MEMORY = """import logging
 
 import torch
 
@@ -30,9 +30,9 @@ def get_memory_stats(device: torch.device, reset_stats: bool = True) -> dict:
 
 def cleanup_before_training() -> None:
     torch.cuda.empty_cache()
-'''
+"""
 
-RECIPE = '''import logging
+RECIPE = """import logging
 
 import torch
 
@@ -44,7 +44,7 @@ class InferenceRecipe:
         t = 1.0
         logger.info(f"Time for inference: {t:.02f} sec total, {t:.02f} tokens/sec, {t:.02f}")
         logger.info(f"Memory used: {torch.cuda.max_memory_allocated() / 1e9:.02f} GB, {t:.02f}")
-'''
+"""
 
 
 def _port(tmp_path, name: str, text: str) -> str:
@@ -59,12 +59,12 @@ def _port(tmp_path, name: str, text: str) -> str:
 
 def test_a_line_overflowing_with_the_helper_binds_it_once_for_the_function(tmp_path):
     out = _port(tmp_path, "memory.py", MEMORY)
-    body = out[out.index("def get_memory_stats"):out.index("def cleanup_before_training")]
+    body = out[out.index("def get_memory_stats") : out.index("def cleanup_before_training")]
     assert body.count("get_device_module()") == 1
     assert f"    {NAME} = get_device_module()\n    peak_memory_active = {NAME}.memory_stats()" in body
     assert f"        {NAME}.reset_peak_memory_stats(device)" in body
     # no line too long in that function: written inline, as maintainers mostly do
-    assert "    get_device_module().empty_cache()\n" in out[out.index("def cleanup"):]
+    assert "    get_device_module().empty_cache()\n" in out[out.index("def cleanup") :]
     ast.parse(out)
     again = migrate_cli(["apply", str(tmp_path / "pkg"), "--check", "--no-cache"])
     assert again.exit_code == 0, again.output
@@ -75,14 +75,19 @@ def test_an_f_string_too_long_with_the_helper_gets_it_bound_before_its_statement
     limit = max(len(line) for line in RECIPE.splitlines())
     assert max(len(line) for line in out.splitlines()) <= limit
     assert f"        {NAME} = get_device_module()\n        logger.info(" in out
-    assert '"Memory used: {' + NAME + '.max_memory_allocated() / 1e9:.02f} GB' in out
+    assert '"Memory used: {' + NAME + ".max_memory_allocated() / 1e9:.02f} GB" in out
 
 
 def test_helper_calls_are_device_modules_used_for_an_attribute():
-    found = helper_calls(["utils.get_torch_device_namespace().max_memory_allocated()",
-                          "torch.device(get_device_type())", "get_device_name().upper()",
-                          "torch.accelerator.current_accelerator().type",
-                          "get_device_module().empty_cache()"])
+    found = helper_calls(
+        [
+            "utils.get_torch_device_namespace().max_memory_allocated()",
+            "torch.device(get_device_type())",
+            "get_device_name().upper()",
+            "torch.accelerator.current_accelerator().type",
+            "get_device_module().empty_cache()",
+        ]
+    )
     assert found == {"utils.get_torch_device_namespace", "get_device_module"}
 
 
@@ -91,28 +96,32 @@ def _bound_twice(new: str) -> str:
 
 
 def test_nothing_is_hoisted_where_the_name_is_taken_or_the_use_is_at_top_level():
-    taken = ("def f(torch_device):\n" + "    get_device_module().a()\n" * 3)
+    taken = "def f(torch_device):\n" + "    get_device_module().a()\n" * 3
     assert _bound_twice(taken) == taken
     top = "get_device_module().a()\n" * 3
     assert _bound_twice(top) == top
 
 
 def test_the_binding_goes_in_the_deepest_block_holding_every_use_and_never_between_if_elif():
-    code = ("def f(x):\n"
-            "    if x:\n"
-            "        pass\n"
-            "    elif get_device_module().a():\n"
-            "        get_device_module().b()\n"
-            "    else:\n"
-            "        get_device_module().c()\n")
+    code = (
+        "def f(x):\n"
+        "    if x:\n"
+        "        pass\n"
+        "    elif get_device_module().a():\n"
+        "        get_device_module().b()\n"
+        "    else:\n"
+        "        get_device_module().c()\n"
+    )
     out = _bound_twice(code)
     assert out.startswith(f"def f(x):\n    {NAME} = get_device_module()\n    if x:\n")
     assert out.count("get_device_module()") == 1
-    nested = ("def f(x):\n"
-              "    for i in x:\n"
-              "        y = 1\n"
-              "        get_device_module().a(get_device_module().b())\n"
-              "        get_device_module().c()\n")
+    nested = (
+        "def f(x):\n"
+        "    for i in x:\n"
+        "        y = 1\n"
+        "        get_device_module().a(get_device_module().b())\n"
+        "        get_device_module().c()\n"
+    )
     out = _bound_twice(nested)
     assert f"        y = 1\n        {NAME} = get_device_module()\n        {NAME}.a({NAME}.b())" in out
 
@@ -120,21 +129,27 @@ def test_the_binding_goes_in_the_deepest_block_holding_every_use_and_never_betwe
 def test_only_lines_the_port_changed_are_hoisted():
     old = "def f():\n" + "    get_device_module().a()\n" * 2
     new = old + "    get_device_module().b()\n"
-    assert hoist(old, new, {"get_device_module"}, limit=20) == \
-        old + f"    {NAME} = get_device_module()\n    {NAME}.b()\n"
+    assert (
+        hoist(old, new, {"get_device_module"}, limit=20)
+        == old + f"    {NAME} = get_device_module()\n    {NAME}.b()\n"
+    )
 
 
 def test_lines_within_the_limit_keep_the_helper_inline_and_nested_functions_are_their_own():
-    code = ("def f():\n"
-            "    get_device_module().a()\n"
-            "    def g():\n"
-            "        get_device_module().a_much_longer_name()\n"
-            "    return g\n")
+    code = (
+        "def f():\n"
+        "    get_device_module().a()\n"
+        "    def g():\n"
+        "        get_device_module().a_much_longer_name()\n"
+        "    return g\n"
+    )
     assert hoist("", code, {"get_device_module"}, limit=200) == code
     out = hoist("", code, {"get_device_module"}, limit=40)
-    assert out == ("def f():\n"
-                   "    get_device_module().a()\n"
-                   "    def g():\n"
-                   f"        {NAME} = get_device_module()\n"
-                   f"        {NAME}.a_much_longer_name()\n"
-                   "    return g\n")
+    assert out == (
+        "def f():\n"
+        "    get_device_module().a()\n"
+        "    def g():\n"
+        f"        {NAME} = get_device_module()\n"
+        f"        {NAME}.a_much_longer_name()\n"
+        "    return g\n"
+    )

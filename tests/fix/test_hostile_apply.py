@@ -8,6 +8,7 @@ import stat
 from functools import partial
 
 import pytest
+from hostile import CUDA, migrate
 
 from migrate.core import fileio
 from migrate.core.rules import default_rules
@@ -15,7 +16,6 @@ from migrate.core.targets import TargetChoice
 from migrate.fix.rewrite import Options, fix_text, rewrite_file
 from migrate.fix.run import apply_scan, engine_scan
 from migrate.scan.engine import ScanOptions, scan_paths
-from hostile import CUDA, migrate
 
 RULES = default_rules()
 NPU = TargetChoice("npu")  # these tests check the NPU forms
@@ -23,8 +23,9 @@ NPU = TargetChoice("npu")  # these tests check the NPU forms
 
 def _apply(*paths, options=None, **kw):
     result = scan_paths(list(paths), ScanOptions(jobs=1, targets=NPU, **kw))
-    return apply_scan(result, paths[0] if paths[0].is_dir() else paths[0].parent, RULES,
-                      options or Options(targets=NPU))
+    return apply_scan(
+        result, paths[0] if paths[0].is_dir() else paths[0].parent, RULES, options or Options(targets=NPU)
+    )
 
 
 def _clean(tmp_path, text: str) -> str:
@@ -44,9 +45,16 @@ def test_stale_findings_are_never_spliced_into_new_bytes(tmp_path):  # defect 1
     p = tmp_path / "a.py"
     p.write_text(new)
     first = engine_scan(old, "a.py", "python", RULES, "npu")
-    out = rewrite_file(p, "a.py", "python", RULES, partial(engine_scan, target="npu"),
-                       Options(targets=NPU), first=first,
-                       digest=content_hash(old.encode()))
+    out = rewrite_file(
+        p,
+        "a.py",
+        "python",
+        RULES,
+        partial(engine_scan, target="npu"),
+        Options(targets=NPU),
+        first=first,
+        digest=content_hash(old.encode()),
+    )
     assert out.error is None
     assert p.read_text() == _clean(tmp_path, new)
 
@@ -87,7 +95,7 @@ def test_same_size_and_mtime_replacement_with_a_warm_cache(tmp_path):  # defect 
     cache = tmp_path / "cache"
     scan_paths([t], ScanOptions(jobs=1, cache_dir=cache, targets=NPU))
     st = p.stat()
-    swapped = "import torch\ny = torch_accelerator_moduleZ.cuda() + 1\n"[:st.st_size]
+    swapped = "import torch\ny = torch_accelerator_moduleZ.cuda() + 1\n"[: st.st_size]
     p.write_text(swapped)
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
     r = migrate("apply", t, "--cache-dir", cache)
@@ -172,8 +180,9 @@ def test_one_libcst_parse_per_file(tmp_path, monkeypatch):  # defect 8
     real = libcst.parse_module
     monkeypatch.setattr(libcst, "parse_module", lambda src, *a, **k: calls.append(1) or real(src))
     text = "import torch\nx = torch.zeros(1)\n" + "x.cuda();" * 300 + "\n" + "x.cuda()\n" * 300
-    new, edits, _, err = fix_text(text, "m.py", "python", RULES, partial(engine_scan, target="npu"),
-                                  unsafe=False)
+    new, edits, _, err = fix_text(
+        text, "m.py", "python", RULES, partial(engine_scan, target="npu"), unsafe=False
+    )
     assert err is None and len(edits) == 600  # no import: torch.npu autoloads
     from migrate.fix.verify import touched_chunks, verify_python
 

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from hostile import CUDA, env, migrate
 
 PORTED = CUDA.replace("torch.cuda", "torch.npu")
@@ -35,9 +34,13 @@ def _apply_while_locked(tree: Path, swap) -> subprocess.CompletedProcess:
     """Run apply on ``tree`` while a.py is locked; once apply waits, ``swap()``, unlock."""
     lock = os.open(tree / "a.py", os.O_RDONLY)
     fcntl.flock(lock, fcntl.LOCK_EX)
-    proc = subprocess.Popen([sys.executable, "-m", "migrate", "apply", "--target", "npu",
-                             "--no-cache", "--jobs", "1", str(tree)], env=env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "migrate", "apply", "--target", "npu", "--no-cache", "--jobs", "1", str(tree)],
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _waiting_on(tree / "a.py", proc.pid)
         swap()
@@ -96,12 +99,14 @@ def test_an_empty_path_is_a_usage_error(tmp_path, command):  # repro: apply ""
     assert r.returncode == 2 and (tmp_path / "a.py").read_text() == CUDA
 
 
-ODD = {"bom": "\ufeffimport torch\ntorch.cuda.synchronize()\n",
-       "form_feed": "import torch\n\x0c\ntorch.cuda.synchronize()\n",
-       "line_separator": "import torch\nx = '\u2028'\ntorch.cuda.synchronize()\n",
-       "nel_and_vt": "import torch\nx = '\x85\x0b\x1c'\ntorch.cuda.synchronize()\n",
-       "crlf": "import torch\r\ntorch.cuda.synchronize()\r\n",
-       "no_newline": "import torch\ntorch.cuda.synchronize()"}
+ODD = {
+    "bom": "\ufeffimport torch\ntorch.cuda.synchronize()\n",
+    "form_feed": "import torch\n\x0c\ntorch.cuda.synchronize()\n",
+    "line_separator": "import torch\nx = '\u2028'\ntorch.cuda.synchronize()\n",
+    "nel_and_vt": "import torch\nx = '\x85\x0b\x1c'\ntorch.cuda.synchronize()\n",
+    "crlf": "import torch\r\ntorch.cuda.synchronize()\r\n",
+    "no_newline": "import torch\ntorch.cuda.synchronize()",
+}
 
 
 def _apply(tree: Path, write: bool):
@@ -130,8 +135,9 @@ def test_diff_applies_with_git(tmp_path, name):  # repro: --diff that git apply 
     patch.write_bytes("".join(unified_diff(o) for o in run.changed).encode("utf-8"))
     assert (tree / "a.py").read_bytes() == data and patch.stat().st_size
     subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
-    git = subprocess.run(["git", "apply", "--whitespace=nowarn", str(patch)], cwd=tree,
-                         capture_output=True, text=True)
+    git = subprocess.run(
+        ["git", "apply", "--whitespace=nowarn", str(patch)], cwd=tree, capture_output=True, text=True
+    )
     assert git.returncode == 0, git.stderr + patch.read_text()
     _apply(clean, write=True)
     assert (tree / "a.py").read_bytes() == (clean / "a.py").read_bytes()

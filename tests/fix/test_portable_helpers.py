@@ -22,8 +22,9 @@ RULES = list(default_rules())
 
 
 def port(code: str, rel: str = "t.py") -> str:
-    text, _, _, error = fix_text(textwrap.dedent(code), rel, "python", RULES,
-                                 partial(engine_scan, target="portable"), unsafe=False)
+    text, _, _, error = fix_text(
+        textwrap.dedent(code), rel, "python", RULES, partial(engine_scan, target="portable"), unsafe=False
+    )
     assert error is None
     return text
 
@@ -68,17 +69,24 @@ def test_a_package_gets_one_helper_module_that_every_file_imports(tmp_path):
     assert "y = x.to(get_device_type())" in ops and "get_device_module().empty_cache()" in ops
     util = (tmp_path / "pkg" / "util.py").read_text()
     assert util.startswith("from .ops import run\nfrom ._device import get_device_type\n")
-    assert 'DEFAULT_DEVICE = get_device_type()' in util
+    assert "DEFAULT_DEVICE = get_device_type()" in util
     assert sorted(p.name for p in (tmp_path / "pkg").glob("*.py")) == [
-        "__init__.py", "_device.py", "ops.py", "util.py"]
+        "__init__.py",
+        "_device.py",
+        "ops.py",
+        "util.py",
+    ]
     again = migrate_cli(["apply", str(tmp_path), "--check", "--no-cache"])
     assert again.exit_code == 0 and "0 files would change" in again.output
     # imports and runs on this CPU host without torch_npu, as the original would have
     pytest.importorskip("torch")
-    probe = ("import sys; sys.modules['torch_npu'] = None; sys.path.insert(0, sys.argv[1]); "
-             "import torch, pkg.ops; print(pkg.ops.run(torch.ones(3)))")
-    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True,
-                         text=True, timeout=300)
+    probe = (
+        "import sys; sys.modules['torch_npu'] = None; sys.path.insert(0, sys.argv[1]); "
+        "import torch, pkg.ops; print(pkg.ops.run(torch.ones(3)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
     assert out.stdout.strip() == "(3.0, 0)", out.stderr[-2000:]
 
 
@@ -110,19 +118,27 @@ def test_a_script_defines_the_helpers_it_uses_once_after_its_imports():
     assert port(out) == out
 
 
-@pytest.mark.parametrize("code,expected", [
-    # a device variable in scope: the port uses it
-    ("def f(x, device):\n    return x.cuda()\n", "return x.to(device)"),
-    ("def f(x):\n    device = torch.device('cuda')\n    return x.cuda()\n", "return x.to(device)"),
-    ("class M:\n    def __init__(self):\n        self.device = torch.device('cuda')\n"
-     "    def f(self, x):\n        return x.cuda()\n", "return x.to(self.device)"),
-    # ... not where it may be None or the CPU on purpose
-    ("def f(x, device=None):\n    return x.cuda()\n", "return x.to(get_device_type())"),
-    ("def f(x):\n    device = 'cpu'\n    return x.cuda()\n", "return x.to(get_device_type())"),
-    # ... nor inside its own definition, nor before it
-    ("def f(x):\n    y = x.cuda()\n    device = torch.device('cuda')\n    return y\n",
-     "y = x.to(get_device_type())"),
-])
+@pytest.mark.parametrize(
+    "code,expected",
+    [
+        # a device variable in scope: the port uses it
+        ("def f(x, device):\n    return x.cuda()\n", "return x.to(device)"),
+        ("def f(x):\n    device = torch.device('cuda')\n    return x.cuda()\n", "return x.to(device)"),
+        (
+            "class M:\n    def __init__(self):\n        self.device = torch.device('cuda')\n"
+            "    def f(self, x):\n        return x.cuda()\n",
+            "return x.to(self.device)",
+        ),
+        # ... not where it may be None or the CPU on purpose
+        ("def f(x, device=None):\n    return x.cuda()\n", "return x.to(get_device_type())"),
+        ("def f(x):\n    device = 'cpu'\n    return x.cuda()\n", "return x.to(get_device_type())"),
+        # ... nor inside its own definition, nor before it
+        (
+            "def f(x):\n    y = x.cuda()\n    device = torch.device('cuda')\n    return y\n",
+            "y = x.to(get_device_type())",
+        ),
+    ],
+)
 def test_a_device_in_scope(code, expected):
     assert expected in port("import torch\n" + code)
 
@@ -137,7 +153,7 @@ def test_module_level_code_before_the_functions_can_use_the_helper():
             return np.zeros(1)
         """)
     defs = out.index("def get_device_type")
-    assert defs < out.index('DEVICE = torch.device(get_device_type())')
+    assert defs < out.index("DEVICE = torch.device(get_device_type())")
     compile(out, "t.py", "exec")
 
 
@@ -146,10 +162,12 @@ def test_one_helper_family_per_project(tmp_path, monkeypatch):
     helper: the added module imports the project's type helper instead of defining another.
     A file given on its own (from the project's folder) gets the package's module too."""
     monkeypatch.chdir(tmp_path)
-    write(tmp_path, {
-        "kit/__init__.py": "",
-        "kit/device/__init__.py": "from kit.device.utils import get_device\n",
-        "kit/device/utils.py": """\
+    write(
+        tmp_path,
+        {
+            "kit/__init__.py": "",
+            "kit/device/__init__.py": "from kit.device.utils import get_device\n",
+            "kit/device/utils.py": """\
             import torch
 
             DEVICE = "cpu"
@@ -162,8 +180,8 @@ def test_one_helper_family_per_project(tmp_path, monkeypatch):
             def get_device():
                 return DEVICE
             """,
-        "kit/dist/__init__.py": "",
-        "kit/dist/dist.py": """\
+            "kit/dist/__init__.py": "",
+            "kit/dist/dist.py": """\
             import torch
 
 
@@ -171,13 +189,13 @@ def test_one_helper_family_per_project(tmp_path, monkeypatch):
                 torch.cuda.synchronize()
                 return x.to("cuda")
             """,
-    })
-    assert migrate_cli(["apply", str(tmp_path / "kit" / "dist" / "dist.py"), "--no-cache"]
-                       ).exit_code == 0
+        },
+    )
+    assert migrate_cli(["apply", str(tmp_path / "kit" / "dist" / "dist.py"), "--no-cache"]).exit_code == 0
     dist = (tmp_path / "kit" / "dist" / "dist.py").read_text()
     assert "from kit.device import get_device\n" in dist  # the public name, not .utils
     assert "from kit._device import get_device_module\n" in dist
-    assert 'return x.to(get_device())' in dist and "def get_device_type" not in dist
+    assert "return x.to(get_device())" in dist and "def get_device_type" not in dist
     helper = (tmp_path / "kit" / "_device.py").read_text()  # made for a single file too
     assert "from kit.device import get_device as get_device_type\n" in helper
     assert "def get_device_type" not in helper and "def get_device_module" in helper

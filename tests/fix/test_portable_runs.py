@@ -38,8 +38,7 @@ def test_portable_training_step_matches_the_original_on_cpu(tmp_path, no_torch_n
     assert "peak 0 MiB" in capsys.readouterr().out
 
 
-def test_multi_backend_library_imports_and_dispatches_after_the_port(tmp_path, no_torch_npu,
-                                                                      monkeypatch):
+def test_multi_backend_library_imports_and_dispatches_after_the_port(tmp_path, no_torch_npu, monkeypatch):
     ported = migrate_copy("multi_backend", tmp_path, "portable")
     monkeypatch.syspath_prepend(str(ported))
     for name in [m for m in sys.modules if m == "mbk" or m.startswith("mbk.")]:

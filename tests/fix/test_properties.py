@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from migrate.core.rules import default_rules
 from migrate.fix.annotate import ANNOTATION, annotate, strip_annotations
-from migrate.fix.run import engine_scan
 from migrate.fix.rewrite import fix_text
+from migrate.fix.run import engine_scan
 from migrate.fix.verify import verify_python
 
 CUDA = [
@@ -57,8 +57,14 @@ PLAIN = [
     "for i in range({k}):\n    pass",
     "def helper{n}(a, b={k}):\n    '''Not for torch.cuda.synchronize().'''\n    return a + b",
 ]
-HEADERS = ["import os", "import logging", "import torch", "import torch.distributed as dist",
-           "import numpy as np", "import math"]
+HEADERS = [
+    "import os",
+    "import logging",
+    "import torch",
+    "import torch.distributed as dist",
+    "import numpy as np",
+    "import math",
+]
 
 
 def _indent(block: str, level: int) -> str:
@@ -74,19 +80,32 @@ def program(draw, pool):
         lines.append("from __future__ import annotations")
     lines += draw(st.lists(st.sampled_from(HEADERS), min_size=0, max_size=4, unique=True))
     lines.append("")
-    stmts = draw(st.lists(st.tuples(st.sampled_from(pool), st.integers(0, 9),
-                                    st.sampled_from(["top", "def", "class", "if"])),
-                          min_size=1, max_size=10))
+    stmts = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(pool), st.integers(0, 9), st.sampled_from(["top", "def", "class", "if"])
+            ),
+            min_size=1,
+            max_size=10,
+        )
+    )
     for i, (tpl, k, where) in enumerate(stmts):
         body = tpl.format(n=i, k=k)
         if where == "top":
             lines.append(body)
         elif where == "def":
-            lines += [f"def f{i}(t{i}=None, model{i}=None, rank=0, args=None):",
-                      _indent(body, 1), "    return None"]
+            lines += [
+                f"def f{i}(t{i}=None, model{i}=None, rank=0, args=None):",
+                _indent(body, 1),
+                "    return None",
+            ]
         elif where == "class":
-            lines += [f"class C{i}:", f"    def m(self, t{i}=None, model{i}=None, rank=0):",
-                      _indent(body, 2), "        pass"]
+            lines += [
+                f"class C{i}:",
+                f"    def m(self, t{i}=None, model{i}=None, rank=0):",
+                _indent(body, 2),
+                "        pass",
+            ]
         else:
             lines += [f"if __name__ == '__main__{i}':", _indent(body, 1), "    pass"]
     text = "\n".join(lines) + "\n"
@@ -100,8 +119,12 @@ def program(draw, pool):
 RULES = list(default_rules())
 # Random exploration on developer machines; a fixed sequence in CI (CI=true) so main stays green
 # unless the code changes.
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=bool(os.environ.get("CI")),
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=bool(os.environ.get("CI")),
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def _apply(text: str):

@@ -11,14 +11,19 @@ from .goldens import migrate_cli
 
 pytestmark = pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
 
-FORMATTED = ("import torch\n\n\ndef f(x):\n"
-             "    y = x.cuda(non_blocking=True).float().mean(dim=0)\n    return y\n")
+FORMATTED = (
+    "import torch\n\n\ndef f(x):\n    y = x.cuda(non_blocking=True).float().mean(dim=0)\n    return y\n"
+)
 UNFORMATTED = "import torch\ndef g(x):\n    return x.cuda( )\n"
 
 
 def check(path) -> bool:
-    return subprocess.run(["ruff", "format", "--check", str(path)], capture_output=True,
-                          cwd=path.parent).returncode == 0
+    return (
+        subprocess.run(
+            ["ruff", "format", "--check", str(path)], capture_output=True, cwd=path.parent
+        ).returncode
+        == 0
+    )
 
 
 def test_a_formatted_file_stays_formatted_and_the_port_is_a_fixpoint(tmp_path):
@@ -40,5 +45,7 @@ def test_a_formatted_file_stays_formatted_and_the_port_is_a_fixpoint(tmp_path):
 def test_a_project_without_ruff_gets_the_edits_as_written(tmp_path):
     (tmp_path / "a.py").write_text(FORMATTED)
     assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
-    assert "    y = x.to(get_device_type(), non_blocking=True).float().mean(dim=0)\n" in \
-        (tmp_path / "a.py").read_text()
+    assert (
+        "    y = x.to(get_device_type(), non_blocking=True).float().mean(dim=0)\n"
+        in (tmp_path / "a.py").read_text()
+    )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from migrate.fix.verify import touched_chunks, verify_python
 
-OLD = ("import torch\n\n\n@dec\ndef f():\n    return 1\n\n\nclass C:\n    x = 'cuda'\n\n"
-       "    def g(self):\n        return 2\n")
+OLD = (
+    "import torch\n\n\n@dec\ndef f():\n    return 1\n\n\nclass C:\n    x = 'cuda'\n\n"
+    "    def g(self):\n        return 2\n"
+)
 
 
 def test_only_touched_statements_are_reparsed():
@@ -30,7 +32,9 @@ def test_broken_result_is_reported():
 def test_a_class_whose_decorator_alone_changed_is_checked_with_a_body():
     """`@skipif(not torch.cuda.is_available())` rewritten, a comment above the first
     member: the header must not be checked on its own (it does not parse)."""
-    old = ("import pytest\n\n\n@pytest.mark.skipif(not cuda(), reason='x')\nclass T:\n"
-           "    # CUDA\n    def test_a(self):\n        pass\n")
+    old = (
+        "import pytest\n\n\n@pytest.mark.skipif(not cuda(), reason='x')\nclass T:\n"
+        "    # CUDA\n    def test_a(self):\n        pass\n"
+    )
     new = old.replace("cuda()", "get_device_module().is_available()")
     assert verify_python(new, "t.py", old) is None

@@ -15,12 +15,18 @@ _NPU_NAME = re.compile(r"\b(?:torch_npu|torch\.npu)(?:\.[A-Za-z_][A-Za-z0-9_]*)+
 
 
 def _fixer_texts() -> str:
-    from migrate.scan.python.fixers import apex_amp, flash_attention, fused_rms_norm
-    from migrate.scan.python.fixers import xformers_attention
+    from migrate.scan.python.fixers import apex_amp, flash_attention, fused_rms_norm, xformers_attention
 
-    return "\n".join([flash_attention.FUNC_HELPER, flash_attention.VARLEN_HELPER,
-                      xformers_attention.HELPER, fused_rms_norm.HELPER, apex_amp.NOTE,
-                      "torch.npu.is_bf16_supported()"])
+    return "\n".join(
+        [
+            flash_attention.FUNC_HELPER,
+            flash_attention.VARLEN_HELPER,
+            xformers_attention.HELPER,
+            fused_rms_norm.HELPER,
+            apex_amp.NOTE,
+            "torch.npu.is_bf16_supported()",
+        ]
+    )
 
 
 def _golden_texts() -> str:

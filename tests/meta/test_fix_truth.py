@@ -24,8 +24,13 @@ from migrate.scan.ruleset import RuleSet
 
 RULES = list(default_rules())
 RULESET = RuleSet(RULES)
-CASES = [(rule, i, ex) for rule in RULES if rule.kind != "onnx-census"
-         for i, ex in enumerate(rule.examples) if "before" in ex]
+CASES = [
+    (rule, i, ex)
+    for rule in RULES
+    if rule.kind != "onnx-census"
+    for i, ex in enumerate(rule.examples)
+    if "before" in ex
+]
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -60,10 +65,13 @@ def untruthful(text: str, fix) -> str | None:
     if unused:
         return f"lists imports its edits do not use: {unused}"
     description = _norm(fix.description)
-    written = [(e, text[e.start:e.end]) for e in fix.edits if e.content.strip()]
+    written = [(e, text[e.start : e.end]) for e in fix.edits if e.content.strip()]
     if not written:
-        return None if re.search(r"\b(remove|drop|delete)", description, re.I) else \
-            "removes text but does not say so"
+        return (
+            None
+            if re.search(r"\b(remove|drop|delete)", description, re.I)
+            else "removes text but does not say so"
+        )
     if any(_norm(edit.content) in description for edit, _ in written):
         return None
     names = set().union(*(_new_names(e.content, r) for e, r in written))
@@ -95,8 +103,11 @@ def test_reports_carry_the_edits_the_fix_makes(target):
     findings = []
     for n, (_, _, example) in enumerate(CASES):  # one folder per example: paths stay apart
         name = example.get("file", "example.py")
-        findings += [replace(f, path=f"{n}/{f.path}") for f in engine_scan(
-            example["before"], name, detect(Path(name)), RULESET, target) if f.fix is not None]
+        findings += [
+            replace(f, path=f"{n}/{f.path}")
+            for f in engine_scan(example["before"], name, detect(Path(name)), RULESET, target)
+            if f.fix is not None
+        ]
     assert findings
     for f in findings:
         data = f.to_json()["fix"]
@@ -109,10 +120,15 @@ def test_reports_carry_the_edits_the_fix_makes(target):
         if "fixes" not in res:
             continue
         region = res["locations"][0]["physicalLocation"]["region"]
-        f = by_key[(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-                    region["startLine"], region["startColumn"], res["ruleId"])]
+        f = by_key[
+            (
+                res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                region["startLine"],
+                region["startColumn"],
+                res["ruleId"],
+            )
+        ]
         (fix,) = res["fixes"]
         assert fix["description"]["text"].startswith(f.fix.description)
         replacements = fix["artifactChanges"][0]["replacements"]
-        assert [r["insertedContent"]["text"] for r in replacements] == \
-            [e.content for e in f.fix.edits]
+        assert [r["insertedContent"]["text"] for r in replacements] == [e.content for e in f.fix.edits]

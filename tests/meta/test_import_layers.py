@@ -12,7 +12,12 @@ import sys
 
 def test_import_contracts_are_kept(repo_root):
     tool = shutil.which("lint-imports") or str(sys.prefix + "/bin/lint-imports")
-    out = subprocess.run([tool, "--config", str(repo_root / "pyproject.toml"), "--no-cache"],
-                         capture_output=True, text=True, cwd=repo_root, timeout=300)
+    out = subprocess.run(
+        [tool, "--config", str(repo_root / "pyproject.toml"), "--no-cache"],
+        capture_output=True,
+        text=True,
+        cwd=repo_root,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert "3 kept, 0 broken" in out.stdout

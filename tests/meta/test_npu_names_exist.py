@@ -41,15 +41,30 @@ def _texts(rule):
 
 def test_resolver_tells_present_from_missing():
     wheel = npu_wheel()
-    present = ["torch.npu.synchronize", "torch.npu.amp.autocast", "torch.npu.NPUGraph",
-               "torch.npu.mstx.range_push", "torch.npu.mstx.annotate",
-               "torch.npu.matmul.allow_hf32", "torch.npu.conv.allow_hf32",
-               "torch_npu.optim.NpuFusedAdamW", "torch_npu.npu_fusion_attention",
-               "torch.npu.FloatTensor", "torch_npu.npu.memory._record_memory_history"]
-    missing = ["torch.npu.get_arch_list", "torch.npu.matmul.allow_tf32",
-               "torch.npu.CUDAGraph", "torch_npu.npu_flash_attn_func",
-               "torch_npu.optim.NpuFusedNovoGrad", "torch.npu.nvtx", "torch.npu.mstx.nope",
-               "torch.npu.CubeMathType.FP32", "torch.cuda.synchronize"]
+    present = [
+        "torch.npu.synchronize",
+        "torch.npu.amp.autocast",
+        "torch.npu.NPUGraph",
+        "torch.npu.mstx.range_push",
+        "torch.npu.mstx.annotate",
+        "torch.npu.matmul.allow_hf32",
+        "torch.npu.conv.allow_hf32",
+        "torch_npu.optim.NpuFusedAdamW",
+        "torch_npu.npu_fusion_attention",
+        "torch.npu.FloatTensor",
+        "torch_npu.npu.memory._record_memory_history",
+    ]
+    missing = [
+        "torch.npu.get_arch_list",
+        "torch.npu.matmul.allow_tf32",
+        "torch.npu.CUDAGraph",
+        "torch_npu.npu_flash_attn_func",
+        "torch_npu.optim.NpuFusedNovoGrad",
+        "torch.npu.nvtx",
+        "torch.npu.mstx.nope",
+        "torch.npu.CubeMathType.FP32",
+        "torch.cuda.synchronize",
+    ]
     assert [n for n in present if not wheel.exists(n)] == []
     assert [n for n in missing if wheel.exists(n)] == []
 
@@ -66,8 +81,7 @@ def test_wheel_inventory_is_plausible():
 
 @pytest.mark.parametrize("rule", QUALIFIED, ids=[r.code for r in QUALIFIED])
 def test_every_target_exists(rule):
-    missing = sorted({t for t in rule.params["names"].values()
-                      if t is not None and not target_exists(t)})
+    missing = sorted({t for t in rule.params["names"].values() if t is not None and not target_exists(t)})
     assert missing == [], f"{rule.code} points to names torch_npu 2.14.0 lacks"
 
 
@@ -100,23 +114,44 @@ def test_torch_cuda_rules_are_current():
     """rules/torch_cuda.yaml is what tools/build_cuda_rules.py writes from the snapshots of
     every supported torch, and this torch lists exactly its snapshot's names: under a torch
     without one (or whose names moved) the check fails, naming the command, never skips."""
-    result = subprocess.run([sys.executable, str(REPO / "tools" / "build_cuda_rules.py"),
-                             "--check", "--data", str(REPO / ".no-data")],
-                            capture_output=True, text=True, cwd=REPO)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "tools" / "build_cuda_rules.py"),
+            "--check",
+            "--data",
+            str(REPO / ".no-data"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
 
 
 def test_build_script_refuses_a_missing_target(tmp_path):
     notes = (REPO / "tools" / "cuda_rules_notes.yaml").read_text(encoding="utf-8")
-    broken = notes.replace("torch.cuda.CUDAGraph: torch.npu.NPUGraph",
-                           "torch.cuda.CUDAGraph: torch.npu.CUDAGraph")
+    broken = notes.replace(
+        "torch.cuda.CUDAGraph: torch.npu.NPUGraph", "torch.cuda.CUDAGraph: torch.npu.CUDAGraph"
+    )
     assert broken != notes
     (tmp_path / "notes.yaml").write_text(broken, encoding="utf-8")
     out = tmp_path / "torch_cuda.yaml"
-    result = subprocess.run([sys.executable, str(REPO / "tools" / "build_cuda_rules.py"),
-                             "--notes", str(tmp_path / "notes.yaml"), "--out", str(out),
-                             "--data", str(tmp_path / "no-data")],
-                            capture_output=True, text=True, cwd=REPO)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "tools" / "build_cuda_rules.py"),
+            "--notes",
+            str(tmp_path / "notes.yaml"),
+            "--out",
+            str(out),
+            "--data",
+            str(tmp_path / "no-data"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert result.returncode == 1
     assert "torch.npu.CUDAGraph" in result.stderr
     assert not out.exists()
@@ -126,8 +161,7 @@ def test_rule_check_fails_for_a_torch_without_a_snapshot(tmp_path, monkeypatch, 
     """A torch the table was not built from fails the check (and says how to fix it)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("build_cuda_rules",
-                                                  REPO / "tools" / "build_cuda_rules.py")
+    spec = importlib.util.spec_from_file_location("build_cuda_rules", REPO / "tools" / "build_cuda_rules.py")
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
     monkeypatch.setattr(tool, "SNAPSHOTS", tmp_path)

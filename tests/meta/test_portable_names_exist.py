@@ -94,6 +94,7 @@ def test_unknown_portable_key_fails_loudly(tmp_path):
     (tmp_path / "r.yaml").write_text(
         "rules:\n- code: MIG999\n  name: x-y\n  kind: qualified-name\n  category: auto\n"
         "  message: m\n  fix_title: t\n  params: {names: {torch.cuda.x: torch.npu.x}}\n"
-        "  portable: {nmaes: {}}\n")
+        "  portable: {nmaes: {}}\n"
+    )
     with pytest.raises(RuleError, match="unknown portable key .nmaes. .known: default, names."):
         load_rules(tmp_path)

@@ -2,8 +2,9 @@
 
 `before` must be flagged by its rule; `after` is what `migrate apply --target npu` (or the
 example's `target`) makes of `before` (with --unsafe-fixes for assisted rules), `portable`
-what `--target portable` makes of it in a package without device helpers of its own; `noop` must not be flagged by its rule in any target. The
-examples render the docs (`migrate rules ID`), so this keeps the docs true.
+what `--target portable` makes of it in a package without device helpers of its own; `noop`
+must not be flagged by its rule in any target. The examples render the docs (`migrate rules
+ID`), so this keeps the docs true.
 """
 
 from __future__ import annotations
@@ -15,15 +16,14 @@ import pytest
 
 from migrate.core.filekinds import detect
 from migrate.core.rules import default_rules
-from migrate.scan.project import EXAMPLE
 from migrate.fix.rewrite import fix_text
 from migrate.fix.run import engine_scan
+from migrate.scan.project import EXAMPLE
 from migrate.scan.ruleset import RuleSet
 
 RULES = list(default_rules())
 RULESET = RuleSet(RULES)  # compiled once for every example
-CASES = [(rule, i, ex) for rule in RULES if rule.kind != "onnx-census"
-         for i, ex in enumerate(rule.examples)]
+CASES = [(rule, i, ex) for rule in RULES if rule.kind != "onnx-census" for i, ex in enumerate(rule.examples)]
 
 
 def _kind(example: dict) -> tuple[str, str]:
@@ -49,8 +49,13 @@ def test_example(rule, i, example):
     for key, target in (("after", main), ("portable", "portable")):
         if key in example:
             devices = EXAMPLE if target == "portable" else None
-            text, _, _, error = fix_text(example["before"], name, kind, fixing,
-                                         partial(engine_scan, target=target, devices=devices),
-                                         unsafe=rule.category == "assisted")
+            text, _, _, error = fix_text(
+                example["before"],
+                name,
+                kind,
+                fixing,
+                partial(engine_scan, target=target, devices=devices),
+                unsafe=rule.category == "assisted",
+            )
             assert error is None
             assert text == example[key], f"{rule.code} example {i}, --target {target}"

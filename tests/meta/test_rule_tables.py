@@ -81,8 +81,9 @@ def test_targets_agree_with_category(rule):
     for key, target in names.items():
         assert _DOTTED.match(key), f"{rule.code}: bad key {key!r}"
         if target is None:
-            assert rule.category in ("manual", "perf"), f"{rule.code}: {key} has no target " \
-                                                        f"but the rule is {rule.category}"
+            assert rule.category in ("manual", "perf"), (
+                f"{rule.code}: {key} has no target but the rule is {rule.category}"
+            )
             continue
         assert rule.category != "manual", f"{rule.code}: manual rule maps {key} to {target}"
         assert _DOTTED.match(target), f"{rule.code}: bad target {target!r}"
@@ -98,8 +99,12 @@ def test_notes_fixers_and_placeholders(rule):
     assert set(fixers) <= set(names), f"{rule.code}: fixers for unknown names"
     assert set(fixers.values()) <= FIXERS, f"{rule.code}: unknown fixer"
     assert all(names[k] is not None for k in fixers), f"{rule.code}: fixer without target"
-    used = {field for text in (rule.message, rule.fix_title or "")
-            for _, field, _, _ in string.Formatter().parse(text) if field}
+    used = {
+        field
+        for text in (rule.message, rule.fix_title or "")
+        for _, field, _, _ in string.Formatter().parse(text)
+        if field
+    }
     assert used <= PLACEHOLDERS, f"{rule.code}: unknown placeholders {used - PLACEHOLDERS}"
     if "note" in used:
         missing = sorted(set(names) - set(notes))
@@ -131,8 +136,11 @@ def test_rules_needing_torch_npu_declare_the_import():
             for key in ("after", "portable"):
                 if key not in example:
                     continue
-                code = "\n".join(line for line in example[key].splitlines()
-                                 if not line.lstrip().startswith(("import ", "from ")))
+                code = "\n".join(
+                    line
+                    for line in example[key].splitlines()
+                    if not line.lstrip().startswith(("import ", "from "))
+                )
                 names = re.search(r"(?<![\w.])torch_npu\b", code) is not None
                 has = re.search(r"^\s*import torch_npu\s*$", example[key], re.M) is not None
                 before = re.search(r"^\s*import torch_npu\s*$", example["before"], re.M)
@@ -147,6 +155,7 @@ def test_every_row_states_its_impact_and_perf_rows_are_perf():
 
     for path in sorted(rules_dir().glob("*.yaml")):
         for raw in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("rules", []):
-            assert raw.get("impact") in ("crash", "behaviour", "noop", "perf"), \
+            assert raw.get("impact") in ("crash", "behaviour", "noop", "perf"), (
                 f"{path.name}: {raw['code']} states no impact"
+            )
             assert (raw["impact"] == "perf") == (raw["category"] == "perf"), raw["code"]

@@ -54,6 +54,7 @@ def exported_einsum(tmp_path_factory):
     path = tmp_path_factory.mktemp("einsum") / "scores.onnx"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(Scores(), (torch.randn(2, 3, 4, 5), torch.randn(2, 3, 6, 5)),
-                          str(path), opset_version=18)
+        torch.onnx.export(
+            Scores(), (torch.randn(2, 3, 4, 5), torch.randn(2, 3, 6, 5)), str(path), opset_version=18
+        )
     return path

@@ -82,8 +82,13 @@ class Fallbacks(nn.Module):
     def forward(self, a, b):
         x = torch.lgamma(a.abs() + 1) + torch.digamma(a.abs() + 1) + torch.special.i0(a)
         m = b @ b.mT + 4 * torch.eye(b.shape[-1])
-        return (x.sum() + torch.linalg.det(m).sum() + torch.linalg.inv(m).sum()
-                + torch.linalg.eigh(m)[0].sum() + torch.linalg.solve(m, b).sum())
+        return (
+            x.sum()
+            + torch.linalg.det(m).sum()
+            + torch.linalg.inv(m).sum()
+            + torch.linalg.eigh(m)[0].sum()
+            + torch.linalg.solve(m, b).sum()
+        )
 
 
 class HostSync(nn.Module):
@@ -140,16 +145,20 @@ def with_loss():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 3))
     target = torch.tensor([0, 2])
-    return {"model": model, "args": (torch.randn(2, 4),),
-            "loss": lambda out: F.cross_entropy(out, target)}
+    return {"model": model, "args": (torch.randn(2, 4),), "loss": lambda out: F.cross_entropy(out, target)}
 
 
 def _hf_bert():
     import transformers
 
-    cfg = transformers.BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
-                                  num_attention_heads=2, intermediate_size=32,
-                                  max_position_embeddings=16)
+    cfg = transformers.BertConfig(
+        vocab_size=64,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=16,
+    )
     return transformers.BertForSequenceClassification(cfg)
 
 
@@ -163,8 +172,15 @@ def vit():
     import transformers
 
     torch.manual_seed(0)
-    cfg = transformers.ViTConfig(image_size=16, patch_size=8, hidden_size=16, num_hidden_layers=1,
-                                 num_attention_heads=2, intermediate_size=32, num_labels=3)
+    cfg = transformers.ViTConfig(
+        image_size=16,
+        patch_size=8,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=3,
+    )
     model = transformers.ViTForImageClassification(cfg)
     return model, (), {"pixel_values": torch.randn(2, 3, 16, 16), "labels": torch.tensor([0, 2])}
 
@@ -173,9 +189,15 @@ def llama():
     import transformers
 
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
-                                   num_attention_heads=2, num_key_value_heads=1,
-                                   intermediate_size=32, max_position_embeddings=16)
+    cfg = transformers.LlamaConfig(
+        vocab_size=64,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=32,
+        max_position_embeddings=16,
+    )
     ids = torch.randint(0, 64, (2, 8))
     return transformers.LlamaForCausalLM(cfg), (), {"input_ids": ids, "labels": ids}
 
@@ -203,8 +225,9 @@ def t5():
     import transformers
 
     torch.manual_seed(0)
-    cfg = transformers.T5Config(vocab_size=64, d_model=16, d_kv=8, d_ff=32, num_layers=1,
-                                num_heads=2, decoder_start_token_id=0)
+    cfg = transformers.T5Config(
+        vocab_size=64, d_model=16, d_kv=8, d_ff=32, num_layers=1, num_heads=2, decoder_start_token_id=0
+    )
     ids = torch.randint(0, 64, (2, 8))
     return transformers.T5ForConditionalGeneration(cfg), (), {"input_ids": ids, "labels": ids}
 
@@ -214,11 +237,25 @@ def whisper():
 
     torch.manual_seed(0)
     cfg = transformers.WhisperConfig(
-        vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
-        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, num_mel_bins=8,
-        max_source_positions=8, max_target_positions=16, pad_token_id=0, decoder_start_token_id=1)
-    return (transformers.WhisperForConditionalGeneration(cfg), (),
-            {"input_features": torch.randn(2, 8, 16), "labels": torch.randint(2, 64, (2, 5))})
+        vocab_size=64,
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        num_mel_bins=8,
+        max_source_positions=8,
+        max_target_positions=16,
+        pad_token_id=0,
+        decoder_start_token_id=1,
+    )
+    return (
+        transformers.WhisperForConditionalGeneration(cfg),
+        (),
+        {"input_features": torch.randn(2, 8, 16), "labels": torch.randint(2, 64, (2, 5))},
+    )
 
 
 def mixtral():
@@ -226,8 +263,15 @@ def mixtral():
 
     torch.manual_seed(0)
     cfg = transformers.MixtralConfig(
-        vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-        num_key_value_heads=1, intermediate_size=32, num_local_experts=4, num_experts_per_tok=2,
-        max_position_embeddings=16)
+        vocab_size=64,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=32,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        max_position_embeddings=16,
+    )
     ids = torch.randint(0, 64, (2, 8))
     return transformers.MixtralForCausalLM(cfg), (), {"input_ids": ids, "labels": ids}

@@ -20,11 +20,14 @@ from migrate.ops.onnx_census import census
 @cache
 def _model_bytes() -> bytes:
     w = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Gelu", ["h"], ["y"],
-                                                                               domain="")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                                         [1, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Gelu", ["h"], ["y"], domain="")]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [w],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]).SerializeToString()
 
 
@@ -46,8 +49,7 @@ def test_random_bytes(data, tmp_path):
 
 
 @fuzz(60)
-@given(flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1,
-                      max_size=6))
+@given(flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=6))
 def test_a_valid_model_with_bytes_changed(flips, tmp_path):
     data = bytearray(_model_bytes())
     for at, value in flips:
@@ -58,11 +60,18 @@ def test_a_valid_model_with_bytes_changed(flips, tmp_path):
 
 
 @fuzz(100)
-@given(entries=st.dictionaries(st.sampled_from(["location", "offset", "length", "checksum",
-                                                "basepath"]),
-                               st.one_of(st.text(max_size=12), st.sampled_from(
-                                   ["w.bin", "../w.bin", "/etc/passwd", "0", "64", "-1",
-                                    "9" * 30, "w.bin\x00", ".", ""])), max_size=4))
+@given(
+    entries=st.dictionaries(
+        st.sampled_from(["location", "offset", "length", "checksum", "basepath"]),
+        st.one_of(
+            st.text(max_size=12),
+            st.sampled_from(
+                ["w.bin", "../w.bin", "/etc/passwd", "0", "64", "-1", "9" * 30, "w.bin\x00", ".", ""]
+            ),
+        ),
+        max_size=4,
+    )
+)
 def test_external_data_entries_are_data(entries, tmp_path):
     (tmp_path / "w.bin").write_bytes(b"\0" * 64)
     model = onnx.load_from_string(_model_bytes())

@@ -30,13 +30,13 @@ def _rows(report):
 def test_supported_model_reports_zero_non_supported(supported_report):
     s = supported_report["summary"]
     assert s["cpu-fallback"] == s["unsupported"] == s["restricted"] == 0, [
-        (r["op"], r["reason"]) for r in supported_report["ops"] if r["status"] != "supported"]
+        (r["op"], r["reason"]) for r in supported_report["ops"] if r["status"] != "supported"
+    ]
 
 
 def test_composites_with_npu_kernels_are_reported_before_decomposition(supported_report):
     rows = _rows(supported_report)
-    for op in ("aten::matmul", "aten::scaled_dot_product_attention", "aten::lstm.input",
-               "aten::cdist"):
+    for op in ("aten::matmul", "aten::scaled_dot_product_attention", "aten::lstm.input", "aten::cdist"):
         assert rows[op]["status"] == "supported", op
     # The CPU flash kernel SDPA picks on CPU is not reported on its own.
     assert not any("_for_cpu" in op for op in rows)
@@ -74,9 +74,17 @@ def test_dtype_option_casts_the_model():
     assert any("float64" in n for n in row["notes"])
 
 
-@pytest.mark.parametrize("bad", ["no_such_module_xyz:make", f"{SPECS}:raises",
-                                 f"{SPECS}:missing", f"{SPECS}:not_a_tuple",
-                                 f"{SPECS}:model_fails", "nocolon"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "no_such_module_xyz:make",
+        f"{SPECS}:raises",
+        f"{SPECS}:missing",
+        f"{SPECS}:not_a_tuple",
+        f"{SPECS}:model_fails",
+        "nocolon",
+    ],
+)
 def test_bad_specs_are_usage_errors(bad):
     with pytest.raises(UsageError):
         aten_census(bad)

@@ -29,8 +29,7 @@ def _rows(report) -> dict:
     return {r["op"]: r for r in report["ops"]}
 
 
-@pytest.mark.parametrize("key", ["CompositeExplicitAutogradNonFunctional",
-                                 "CompositeExplicitAutograd"])
+@pytest.mark.parametrize("key", ["CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd"])
 def test_no_op_served_by_a_torch_composite_is_judged_a_fallback_without_descent(key):
     judge = Judge(None)
     wrong = []
@@ -46,8 +45,14 @@ def test_no_op_served_by_a_torch_composite_is_judged_a_fallback_without_descent(
 def test_ops_served_by_nonfunctional_composites_are_supported():
     report = aten_census(spec("scatters"))
     rows = _rows(report)
-    for op in ("aten::pixel_shuffle", "aten::pixel_unshuffle", "aten::slice_scatter",
-               "aten::select_scatter", "aten::diagonal_scatter", "aten::diag_embed"):
+    for op in (
+        "aten::pixel_shuffle",
+        "aten::pixel_unshuffle",
+        "aten::slice_scatter",
+        "aten::select_scatter",
+        "aten::diagonal_scatter",
+        "aten::diag_embed",
+    ):
         assert rows[op]["status"] == "supported", (op, rows[op]["reason"])
         assert "CompositeExplicitAutogradNonFunctional" in serving_composite(op)
     assert _bad(report) == {} and report["errors"] == []
@@ -75,9 +80,18 @@ def test_detach_is_counted_once_per_call_not_per_recursion():
 def test_real_fallbacks_stay_fallbacks_with_the_dispatching_line_and_rewrites():
     report = aten_census(spec("fallbacks"))
     bad = _bad(report)
-    assert bad == {op: "cpu-fallback" for op in (
-        "aten::lgamma", "aten::digamma", "aten::i0", "aten::_linalg_det", "aten::linalg_inv_ex",
-        "aten::_linalg_eigh", "aten::_linalg_solve_ex")}
+    assert bad == {
+        op: "cpu-fallback"
+        for op in (
+            "aten::lgamma",
+            "aten::digamma",
+            "aten::i0",
+            "aten::_linalg_det",
+            "aten::linalg_inv_ex",
+            "aten::_linalg_eigh",
+            "aten::_linalg_solve_ex",
+        )
+    }
     rows = _rows(report)
     source = SPECS.read_text().splitlines()
     for op in bad:
@@ -92,10 +106,16 @@ def test_real_fallbacks_stay_fallbacks_with_the_dispatching_line_and_rewrites():
 def test_host_sync_and_dynamic_shape_warnings_name_module_and_line():
     report = aten_census(spec("host_sync"))
     warned = {w["op"]: w for w in report["warnings"]}
-    assert set(warned) == {"aten::index.Tensor", "aten::nonzero", "aten::_unique2",
-                           "aten::_local_scalar_dense"}
-    assert all(w["nodes"] == ["<root>"] and w["locations"][0].endswith(
-        tuple(f":{n}" for n in range(90, 110))) for w in warned.values())
+    assert set(warned) == {
+        "aten::index.Tensor",
+        "aten::nonzero",
+        "aten::_unique2",
+        "aten::_local_scalar_dense",
+    }
+    assert all(
+        w["nodes"] == ["<root>"] and w["locations"][0].endswith(tuple(f":{n}" for n in range(90, 110)))
+        for w in warned.values()
+    )
     assert "boolean-mask" in warned["aten::index.Tensor"]["why"]
     assert _bad(report) == {}
 
@@ -112,10 +132,9 @@ def test_bert_training_step_is_all_supported_and_backward_is_attributed(bert_tra
     assert rows["aten::select_backward"]["phases"] == ["backward"]
     assert rows["aten::select_backward"]["nodes"] == ["bert.pooler"]
     assert rows["aten::native_layer_norm_backward"]["nodes"] == sorted(
-        rows["aten::native_layer_norm"]["nodes"], key=rows[
-            "aten::native_layer_norm_backward"]["nodes"].index)
-    assert rows["aten::gelu_backward"]["nodes"] == [
-        "bert.encoder.layer.0.intermediate.intermediate_act_fn"]
+        rows["aten::native_layer_norm"]["nodes"], key=rows["aten::native_layer_norm_backward"]["nodes"].index
+    )
+    assert rows["aten::gelu_backward"]["nodes"] == ["bert.encoder.layer.0.intermediate.intermediate_act_fn"]
     assert "optimizer" in rows["aten::addcdiv_"]["phases"]
     every = {n for r in bert_train["ops"] for n in r["nodes"]}
     assert "<backward>" not in every
@@ -130,20 +149,24 @@ def test_transformers_eval_and_train_are_all_supported(fn):
         assert report["errors"] == []
         # transformers computes the loss inside forward (labels given): no separate loss phase
         assert {p for r in report["ops"] for p in r["phases"]} == (
-            {"forward", "backward", "optimizer"} if train else {"forward"})
+            {"forward", "backward", "optimizer"} if train else {"forward"}
+        )
 
 
 def test_loss_from_the_factory_and_torch_versions():
     report = aten_census(spec("with_loss"), train=True)
     rows = _rows(report)
     assert "loss" in rows["aten::_log_softmax"]["phases"]
-    assert report["torch"] == {"used": torch.__version__.split("+")[0],
-                               "registry_requires": "torch==2.14.0.*",
-                               "matches": torch.__version__.startswith("2.14.0")}
+    assert report["torch"] == {
+        "used": torch.__version__.split("+")[0],
+        "registry_requires": "torch==2.14.0.*",
+        "matches": torch.__version__.startswith("2.14.0"),
+    }
 
 
-@pytest.mark.parametrize("fn, says", [("scripted", "TorchScript"), ("exits", "SystemExit"),
-                                      ("generates", "generator")])
+@pytest.mark.parametrize(
+    "fn, says", [("scripted", "TorchScript"), ("exits", "SystemExit"), ("generates", "generator")]
+)
 def test_models_the_capture_cannot_run_are_clear_usage_errors(fn, says):
     with pytest.raises(UsageError, match=says):
         aten_census(spec(fn))

@@ -51,19 +51,22 @@ def test_ops_torch(tmp_path):
     assert "CPU-FALLBACK aten::lgamma" in bad.output
 
 
-@pytest.mark.parametrize("args", [
-    ["ops"],
-    ["ops", "missing.onnx"],
-    ["ops", "--torch", "no_such_module_xyz:make"],
-    ["ops", "--torch", f"{SPECS}:raises"],
-    ["ops", "--torch", f"{SPECS}:supported", "--dtype", "int3"],
-    ["ops", "--bogus-flag"],
-    ["decompose", "missing.onnx", "-o", "x.onnx"],
-    ["ops", "--torch", f"{SPECS}:exits"],
-    ["ops", "--torch", f"{SPECS}:generates"],
-    ["ops", "--torch", f"{SPECS}:scripted"],
-    ["ops", "--torch", f"{SPECS}:supported", "--soc", "ascend910b"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ops"],
+        ["ops", "missing.onnx"],
+        ["ops", "--torch", "no_such_module_xyz:make"],
+        ["ops", "--torch", f"{SPECS}:raises"],
+        ["ops", "--torch", f"{SPECS}:supported", "--dtype", "int3"],
+        ["ops", "--bogus-flag"],
+        ["decompose", "missing.onnx", "-o", "x.onnx"],
+        ["ops", "--torch", f"{SPECS}:exits"],
+        ["ops", "--torch", f"{SPECS}:generates"],
+        ["ops", "--torch", f"{SPECS}:scripted"],
+        ["ops", "--torch", f"{SPECS}:supported", "--soc", "ascend910b"],
+    ],
+)
 def test_usage_errors_exit_2(args):
     result = invoke(*args)
     assert result.exit_code == 2, result.output
@@ -73,8 +76,12 @@ def test_corrupt_model_exits_2_with_one_line(tmp_path, exported):
     data = exported["opset18"].read_bytes()
     bad = tmp_path / "trunc.onnx"
     bad.write_bytes(data[: len(data) // 3])
-    proc = subprocess.run([sys.executable, "-m", "migrate", "ops", str(bad)],
-                          capture_output=True, text=True, cwd=Path(__file__).parents[2])
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate", "ops", str(bad)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     bad_fmt = invoke("ops", exported["opset18"], "--format", "xml")
@@ -98,8 +105,12 @@ def test_decompose_cli(tmp_path, exported):
 
 def test_system_exit_in_forward_exits_2_with_one_line():
     # A real process: SystemExit must not escape as the tool's own exit status.
-    proc = subprocess.run([sys.executable, "-m", "migrate", "ops", "--torch", f"{SPECS}:exits"],
-                          capture_output=True, text=True, cwd=Path(__file__).parents[2])
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate", "ops", "--torch", f"{SPECS}:exits"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
     assert proc.returncode == 2, proc.stderr
     assert "SystemExit" in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0
@@ -121,8 +132,7 @@ def test_ops_torch_train_text_and_json(tmp_path):
     report = json.loads(out.output)
     assert report["mode"] == "train" and report["torch"]["registry_requires"]
     assert {"warnings", "errors"} <= set(report)
-    assert "train step captured" in invoke("ops", "--torch", f"{SPECS}:with_loss",
-                                           "--train").output
+    assert "train step captured" in invoke("ops", "--torch", f"{SPECS}:with_loss", "--train").output
 
 
 def test_onnx_report_names_torch_and_soc(exported):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from ops_testlib import node_case
 
-from migrate.ops.decompositions import load_all, rules_for
 from migrate.ops.decompose.run import run_decompose
+from migrate.ops.decompositions import load_all, rules_for
 from migrate.ops.onnx_census import census
 from migrate.ops.registry import load_onnx
 
@@ -36,10 +36,17 @@ def _decompose_case(tmp_path, name, force=None):
     return report, code, out, _feeds(model, inputs), outputs
 
 
-CASES = ["test_gelu_default_1", "test_gelu_default_2", "test_gelu_tanh_1", "test_gelu_tanh_2",
-         "test_rms_normalization_3d_axis_negative_1_epsilon", "test_rms_normalization_4d_axis1",
-         "test_rms_normalization_default_axis", "test_einsum_batch_matmul",
-         "test_einsum_inner_prod"]
+CASES = [
+    "test_gelu_default_1",
+    "test_gelu_default_2",
+    "test_gelu_tanh_1",
+    "test_gelu_tanh_2",
+    "test_rms_normalization_3d_axis_negative_1_epsilon",
+    "test_rms_normalization_4d_axis1",
+    "test_rms_normalization_default_axis",
+    "test_einsum_batch_matmul",
+    "test_einsum_inner_prod",
+]
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -56,13 +63,17 @@ def test_node_models_decompose_to_supported_ops(tmp_path, name):
     assert all(o["max_abs_error"] <= 1e-5 for o in report["verification"]["outputs"])
 
 
-@pytest.mark.parametrize("name", ["test_layer_normalization_4d_axis1",
-                                  "test_layer_normalization_3d_axis_negative_2_epsilon",
-                                  "test_layer_normalization_2d_axis0"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "test_layer_normalization_4d_axis1",
+        "test_layer_normalization_3d_axis_negative_2_epsilon",
+        "test_layer_normalization_2d_axis0",
+    ],
+)
 def test_layer_norm_when_forced(tmp_path, name):
     # ATC has LayerNormalization at 17-18; --ops forces the rewrite (e.g. for ort-cann).
-    report, code, out, feeds, expected = _decompose_case(tmp_path, name,
-                                                         force={"LayerNormalization"})
+    report, code, out, feeds, expected = _decompose_case(tmp_path, name, force={"LayerNormalization"})
     assert code == 0, report
     ops = {n.op_type for n in onnx.load(str(out)).graph.node}
     assert "LayerNormalization" not in ops
@@ -70,9 +81,16 @@ def test_layer_norm_when_forced(tmp_path, name):
     np.testing.assert_allclose(got[0], expected[0], atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["test_mod_mixed_sign_int32", "test_mod_mixed_sign_float32",
-                                  "test_mod_mixed_sign_float16", "test_mod_broadcast",
-                                  "test_mod_float32_mixed_sign_fmod_0"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "test_mod_mixed_sign_int32",
+        "test_mod_mixed_sign_float32",
+        "test_mod_mixed_sign_float16",
+        "test_mod_broadcast",
+        "test_mod_float32_mixed_sign_fmod_0",
+    ],
+)
 def test_mod_int_and_fmod(tmp_path, name):
     report, code, out, feeds, expected = _decompose_case(tmp_path, name, force={"Mod"})
     assert code == 0, report
@@ -84,8 +102,7 @@ def test_mod_int_and_fmod(tmp_path, name):
 def test_float_mod_fmod0_blocks_lowering_so_it_is_rewritten(tmp_path):
     # Opset 28 float Mod with fmod=0 means floor-mod; at 18 it would be invalid, so the
     # pipeline rewrites it even without --ops.
-    report, code, out, feeds, expected = _decompose_case(tmp_path,
-                                                         "test_mod_float32_mixed_sign_fmod_0")
+    report, code, out, feeds, expected = _decompose_case(tmp_path, "test_mod_float32_mixed_sign_fmod_0")
     assert code == 0, report
     assert report["opset"]["to"] == 18 and report["rewrites"][0]["rule"] == "mod-arith"
     np.testing.assert_allclose(_run(out, feeds)[0], expected[0], atol=1e-5)
@@ -121,8 +138,7 @@ def test_tolerance_is_enforced(tmp_path):
     src = tmp_path / "g.onnx"
     onnx.save(model, str(src))
     np.savez(tmp_path / "big.npz", x=(np.asarray(inputs[0]) * 1e4).astype(np.float32))
-    report, code = run_decompose(src, tmp_path / "o.onnx", atol=0.0,
-                                 inputs=tmp_path / "big.npz")
+    report, code = run_decompose(src, tmp_path / "o.onnx", atol=0.0, inputs=tmp_path / "big.npz")
     errs = [o["max_abs_error"] for o in report["verification"]["outputs"]]
     assert code == (0 if max(errs) == 0.0 else 1)
 
@@ -130,8 +146,7 @@ def test_tolerance_is_enforced(tmp_path):
 def test_every_rule_emits_only_registry_supported_ops():
     reg = load_onnx("atc")
     table = load_all()
-    assert {op for _, op in table} >= {"Gelu", "LayerNormalization", "RMSNormalization",
-                                       "Einsum", "Mod"}
+    assert {op for _, op in table} >= {"Gelu", "LayerNormalization", "RMSNormalization", "Einsum", "Mod"}
     for rules in table.values():
         for rule in rules:
             for op in rule.emits:
@@ -144,20 +159,28 @@ def test_rewrites_inside_if_branches(tmp_path):
 
     def branch(name, approx):
         node = helper.make_node("Gelu", ["x"], [f"{name}_y"], approximate=approx)
-        return helper.make_graph([node], name, [], [helper.make_tensor_value_info(
-            f"{name}_y", TensorProto.FLOAT, [2, 3])])
+        return helper.make_graph(
+            [node], name, [], [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, [2, 3])]
+        )
 
-    node = helper.make_node("If", ["c"], ["y"], then_branch=branch("then", "none"),
-                            else_branch=branch("else", "tanh"))
-    graph = helper.make_graph([node], "g", [
-        helper.make_tensor_value_info("c", TensorProto.BOOL, []),
-        helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    node = helper.make_node(
+        "If", ["c"], ["y"], then_branch=branch("then", "none"), else_branch=branch("else", "tanh")
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
     src = tmp_path / "if.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), str(src))
     for flag in (False, True):  # random feeds exercise a scalar bool input; then each branch
-        np.savez(tmp_path / "in.npz", c=np.array(flag),
-                 x=np.linspace(-3, 3, 6, dtype=np.float32).reshape(2, 3))
+        np.savez(
+            tmp_path / "in.npz", c=np.array(flag), x=np.linspace(-3, 3, 6, dtype=np.float32).reshape(2, 3)
+        )
         report, code = run_decompose(src, tmp_path / "out.onnx", inputs=tmp_path / "in.npz")
         assert code == 0, report
     assert sorted(r["rule"] for r in report["rewrites"]) == ["gelu-erf", "gelu-tanh"]

@@ -16,11 +16,18 @@ from migrate.ops.onnx_census import census
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-COVERED = ["test_attention_4d_diff_heads_sizes_scaled", "test_attention_4d_gqa_causal",
-           "test_attention_4d_attn_mask_3d_causal", "test_attention_4d_attn_mask_bool_4d",
-           "test_attention_4d_gqa_softcap", "test_attention_4d_softcap_neginf_mask"]
-DECLINED = {"test_attention_4d_with_past_and_present": "past_key",
-            "test_attention_4d_with_qk_matmul": "qk_matmul_output"}
+COVERED = [
+    "test_attention_4d_diff_heads_sizes_scaled",
+    "test_attention_4d_gqa_causal",
+    "test_attention_4d_attn_mask_3d_causal",
+    "test_attention_4d_attn_mask_bool_4d",
+    "test_attention_4d_gqa_softcap",
+    "test_attention_4d_softcap_neginf_mask",
+]
+DECLINED = {
+    "test_attention_4d_with_past_and_present": "past_key",
+    "test_attention_4d_with_qk_matmul": "qk_matmul_output",
+}
 
 
 def _case(tmp_path, name):
@@ -38,8 +45,9 @@ def test_attention_node_cases_match_onnx_expected_outputs(tmp_path, name):
     report, code, feeds, outputs = _case(tmp_path, name)
     assert code == 0, report
     assert [r["rule"] for r in report["rewrites"]] == ["attention-matmul"]
-    got = ort.InferenceSession(str(tmp_path / "out.onnx"),
-                               providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = ort.InferenceSession(str(tmp_path / "out.onnx"), providers=["CPUExecutionProvider"]).run(
+        None, feeds
+    )
     np.testing.assert_allclose(got[0], outputs[0], atol=1e-5, rtol=1e-5)
     assert census(tmp_path / "out.onnx")["summary"]["unsupported"] == 0
 
@@ -56,14 +64,25 @@ def test_bert_exported_at_opset_23_decomposes_to_atc_clean_opset_18(tmp_path):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
-    cfg = transformers.BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
-                                  num_attention_heads=2, intermediate_size=32,
-                                  max_position_embeddings=16)
+    cfg = transformers.BertConfig(
+        vocab_size=64,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=16,
+    )
     src = tmp_path / "bert.onnx"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(transformers.BertModel(cfg).eval(), (torch.randint(0, 64, (2, 8)),),
-                          str(src), opset_version=23, dynamo=True, verbose=False)
+        torch.onnx.export(
+            transformers.BertModel(cfg).eval(),
+            (torch.randint(0, 64, (2, 8)),),
+            str(src),
+            opset_version=23,
+            dynamo=True,
+            verbose=False,
+        )
     before = {r["op"]: r["status"] for r in census(src)["ops"]}
     assert before["Attention"] == "unsupported"
     report, code = run_decompose(src, tmp_path / "out.onnx")

@@ -41,12 +41,13 @@ def test_unnamed_nodes_get_unique_names_and_the_file_runs(tmp_path):
 
 def test_local_function_bodies_are_rewritten_and_lowered(tmp_path):
     body = [helper.make_node("Gelu", ["x"], ["y"])]
-    func = helper.make_function("local", "Act", ["x"], ["y"], body,
-                                [helper.make_opsetid("", 20)])
-    graph = helper.make_graph([helper.make_node("Act", ["x"], ["y"], domain="local")], "g",
-                              [_vi("x", [2, 3])], [_vi("y", [2, 3])])
-    model = helper.make_model(graph, functions=[func], opset_imports=[
-        helper.make_opsetid("", 20), helper.make_opsetid("local", 1)])
+    func = helper.make_function("local", "Act", ["x"], ["y"], body, [helper.make_opsetid("", 20)])
+    graph = helper.make_graph(
+        [helper.make_node("Act", ["x"], ["y"], domain="local")], "g", [_vi("x", [2, 3])], [_vi("y", [2, 3])]
+    )
+    model = helper.make_model(
+        graph, functions=[func], opset_imports=[helper.make_opsetid("", 20), helper.make_opsetid("local", 1)]
+    )
     src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
     onnx.save(model, str(src))
     report, _ = run_decompose(src, out)
@@ -71,8 +72,7 @@ def _export(module, args, path, opset):
     torch = pytest.importorskip("torch")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(module, args, str(path), opset_version=opset, dynamo=True,
-                          verbose=False)
+        torch.onnx.export(module, args, str(path), opset_version=opset, dynamo=True, verbose=False)
     return path
 
 
@@ -82,11 +82,18 @@ def test_wav2vec2_group_norm_export_at_opset_21_decomposes_and_verifies(tmp_path
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
     cfg = transformers.Wav2Vec2Config(
-        hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-        conv_dim=(8, 8), conv_stride=(5, 2), conv_kernel=(10, 3), feat_extract_norm="group",
-        num_conv_pos_embeddings=4, num_conv_pos_embedding_groups=2)
-    src = _export(transformers.Wav2Vec2Model(cfg).eval(), (torch.randn(1, 400),),
-                  tmp_path / "w2v.onnx", 21)
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        conv_dim=(8, 8),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        feat_extract_norm="group",
+        num_conv_pos_embeddings=4,
+        num_conv_pos_embedding_groups=2,
+    )
+    src = _export(transformers.Wav2Vec2Model(cfg).eval(), (torch.randn(1, 400),), tmp_path / "w2v.onnx", 21)
     report, code = run_decompose(src, tmp_path / "out.onnx")
     assert code == 0, report
     assert "group-norm" in {r["rule"] for r in report["rewrites"]}

@@ -10,20 +10,21 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
-
 from hostile import bounded_main, main
+from onnx import TensorProto, helper, numpy_helper
 
 F = TensorProto.FLOAT
 
 
 def _huge(path: Path, dims) -> Path:
     """``y = Mul(x, 2.0)`` with ``x: float[dims]``: about a hundred bytes on disk."""
-    two = helper.make_node("Constant", [], ["c"],
-                           value=helper.make_tensor("v", F, [], [2.0]))
-    graph = helper.make_graph([two, helper.make_node("Mul", ["x", "c"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", F, dims)],
-                              [helper.make_tensor_value_info("y", F, dims)])
+    two = helper.make_node("Constant", [], ["c"], value=helper.make_tensor("v", F, [], [2.0]))
+    graph = helper.make_graph(
+        [two, helper.make_node("Mul", ["x", "c"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", F, dims)],
+        [helper.make_tensor_value_info("y", F, dims)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, str(path))
@@ -31,7 +32,7 @@ def _huge(path: Path, dims) -> Path:
 
 
 def test_declared_sizes_are_bounded_in_ops(tmp_path):  # repro: 113-byte model, all memory
-    m = _huge(tmp_path / "m.onnx", [2 ** 40])
+    m = _huge(tmp_path / "m.onnx", [2**40])
     code, out, err = bounded_main("ops", m, "--format", "json", memory_mb=4096)
     assert code in (0, 1), err
     doc = json.loads(out)
@@ -39,7 +40,7 @@ def test_declared_sizes_are_bounded_in_ops(tmp_path):  # repro: 113-byte model, 
     assert any("data propagation skipped" in a for a in doc["advice"]), doc["advice"]
 
 
-@pytest.mark.parametrize("dims", [[2 ** 20, 2 ** 20], [2 ** 62], [2 ** 63 - 1]])
+@pytest.mark.parametrize("dims", [[2**20, 2**20], [2**62], [2**63 - 1]])
 def test_declared_sizes_are_bounded_in_process(tmp_path, dims):
     from migrate.ops.onnx_census import census
 
@@ -52,16 +53,14 @@ def test_shape_inference_runs_within_a_budget(tmp_path, monkeypatch):
     from migrate.ops import onnx_census
 
     monkeypatch.setattr(onnx_census, "INFER_SECONDS", 0.5)
-    monkeypatch.setattr(onnx_census, "_infer_bytes", lambda model, prop: __import__(
-        "time").sleep(30))
+    monkeypatch.setattr(onnx_census, "_infer_bytes", lambda model, prop: __import__("time").sleep(30))
     report = onnx_census.census(_huge(tmp_path / "m.onnx", [8]))
     assert any("time budget" in a for a in report["advice"]), report["advice"]
 
 
 def test_declared_sizes_are_bounded_in_decompose(tmp_path, capsys):  # repro: decompose
-    m = _huge(tmp_path / "m.onnx", [2 ** 40])
-    code, out, err = main(capsys, "decompose", m, "-o", tmp_path / "o.onnx", "--format",
-                          "json")
+    m = _huge(tmp_path / "m.onnx", [2**40])
+    code, out, err = main(capsys, "decompose", m, "-o", tmp_path / "o.onnx", "--format", "json")
     assert code == 1, err
     doc = json.loads(out)
     assert doc["written"] is False and "elements" in doc["verification"]["error"]
@@ -74,9 +73,12 @@ def test_rewrites_never_build_constants_from_declared_sizes(tmp_path):
 
     seq = 1 << 20
     q = helper.make_tensor_value_info("q", F, [1, 1, seq, 8])
-    graph = helper.make_graph([helper.make_node("Attention", ["q", "q", "q"], ["y"],
-                                                is_causal=1)], "g", [q],
-                              [helper.make_tensor_value_info("y", F, None)])
+    graph = helper.make_graph(
+        [helper.make_node("Attention", ["q", "q", "q"], ["y"], is_causal=1)],
+        "g",
+        [q],
+        [helper.make_tensor_value_info("y", F, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
     model.ir_version = 10
     onnx.save(model, str(tmp_path / "a.onnx"))
@@ -87,13 +89,16 @@ def test_rewrites_never_build_constants_from_declared_sizes(tmp_path):
 
 def _external(folder: Path, **info: str) -> Path:
     weight = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
-    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", F, [1, 4])],
-                              [helper.make_tensor_value_info("y", F, [1, 4])], [weight])
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", F, [1, 4])],
+        [helper.make_tensor_value_info("y", F, [1, 4])],
+        [weight],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     path = folder / "m.onnx"
-    onnx.save(model, str(path), save_as_external_data=True, location="w.bin",
-              size_threshold=0)
+    onnx.save(model, str(path), save_as_external_data=True, location="w.bin", size_threshold=0)
     if info:
         model = onnx.load(str(path), load_external_data=False)
         t = model.graph.initializer[0]
@@ -106,10 +111,20 @@ def _external(folder: Path, **info: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("info", [{"offset": "abc"}, {"length": "-5"}, {"offset": "1e3"},
-                                  {"location": "w\x00.bin"}, {"location": "/etc/passwd"},
-                                  {"location": ""}, {"offset": "99999999999999999999999"},
-                                  {"location": "."}, {"location": "../w.bin"}])
+@pytest.mark.parametrize(
+    "info",
+    [
+        {"offset": "abc"},
+        {"length": "-5"},
+        {"offset": "1e3"},
+        {"location": "w\x00.bin"},
+        {"location": "/etc/passwd"},
+        {"location": ""},
+        {"offset": "99999999999999999999999"},
+        {"location": "."},
+        {"location": "../w.bin"},
+    ],
+)
 def test_bad_external_data_entries_are_input_errors(tmp_path, capsys, info):  # repro: offset, NUL
     m = _external(tmp_path, **info)
     for args in (("ops", m), ("decompose", m, "-o", tmp_path / "o.onnx")):
@@ -123,14 +138,17 @@ def test_outputs_never_overwrite_the_model_or_its_weights(tmp_path, capsys):  # 
     npz = tmp_path / "in.npz"
     np.savez(npz, x=np.ones((1, 4), np.float32))
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-    for args in (("ops", m, "-o", m), ("ops", m, "-o", tmp_path / "w.bin"),
-                 ("decompose", m, "-o", tmp_path / "w.bin"),
-                 ("decompose", m, "-o", m),
-                 ("decompose", m, "-o", tmp_path / "x.onnx", "--report", m),
-                 ("decompose", m, "-o", tmp_path / "x.onnx", "--report", tmp_path / "w.bin"),
-                 ("decompose", m, "-o", tmp_path / "x.onnx", "--report", tmp_path / "x.onnx"),
-                 ("decompose", m, "-o", npz, "--inputs", npz),
-                 ("ops", "--torch", "hostile:env", "-o", Path(__file__).parents[1] / "hostile.py")):
+    for args in (
+        ("ops", m, "-o", m),
+        ("ops", m, "-o", tmp_path / "w.bin"),
+        ("decompose", m, "-o", tmp_path / "w.bin"),
+        ("decompose", m, "-o", m),
+        ("decompose", m, "-o", tmp_path / "x.onnx", "--report", m),
+        ("decompose", m, "-o", tmp_path / "x.onnx", "--report", tmp_path / "w.bin"),
+        ("decompose", m, "-o", tmp_path / "x.onnx", "--report", tmp_path / "x.onnx"),
+        ("decompose", m, "-o", npz, "--inputs", npz),
+        ("ops", "--torch", "hostile:env", "-o", Path(__file__).parents[1] / "hostile.py"),
+    ):
         code, _, err = main(capsys, *args)
         assert code == 2, (args, err)
         assert len(err.strip().splitlines()) == 1, err
@@ -162,15 +180,19 @@ def test_npz_inputs_are_bounded(tmp_path, capsys, monkeypatch):
     code, _, err = main(capsys, "decompose", m, "-o", tmp_path / "o.onnx", "--inputs", npz)
     assert code == 2 and "decompressed" in err
     (tmp_path / "pickle.npz").write_bytes(b"PK\x03\x04 not a zip")
-    code, _, err = main(capsys, "decompose", m, "-o", tmp_path / "o.onnx", "--inputs",
-                        tmp_path / "pickle.npz")
+    code, _, err = main(
+        capsys, "decompose", m, "-o", tmp_path / "o.onnx", "--inputs", tmp_path / "pickle.npz"
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1
 
 
 def _odd_inputs(tmp_path: Path, odd: Path) -> list[tuple]:
     m = _external(tmp_path)
-    return [("ops", odd), ("decompose", odd, "-o", tmp_path / "o.onnx"),
-            ("decompose", m, "-o", tmp_path / "o.onnx", "--inputs", odd)]
+    return [
+        ("ops", odd),
+        ("decompose", odd, "-o", tmp_path / "o.onnx"),
+        ("decompose", m, "-o", tmp_path / "o.onnx", "--inputs", odd),
+    ]
 
 
 def test_a_fifo_is_never_opened(tmp_path):  # repro: decompose --inputs FIFO hangs
@@ -191,12 +213,15 @@ def test_model_and_inputs_must_be_regular_files(tmp_path, capsys, odd):
 
 def test_names_from_a_model_cannot_forge_report_lines(tmp_path, capsys):
     evil = "Foo\x1b[31m\n::error file=x::forged"
-    graph = helper.make_graph([helper.make_node(evil, ["x"], ["y"], domain="evil\ndomain",
-                                                name="n\r\x00")], "g",
-                              [helper.make_tensor_value_info("x", F, [2])],
-                              [helper.make_tensor_value_info("y", F, [2])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                    helper.make_opsetid("evil\ndomain", 1)])
+    graph = helper.make_graph(
+        [helper.make_node(evil, ["x"], ["y"], domain="evil\ndomain", name="n\r\x00")],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2])],
+        [helper.make_tensor_value_info("y", F, [2])],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("evil\ndomain", 1)]
+    )
     onnx.save(model, str(tmp_path / "m.onnx"))
     for fmt in ("text", "markdown"):
         code, out, _ = main(capsys, "ops", tmp_path / "m.onnx", "--format", fmt)
@@ -214,15 +239,20 @@ def test_a_verification_that_cannot_fail_is_refused(tmp_path, capsys, atol):
     assert code == 2 and "--atol" in err
 
 
-@pytest.mark.parametrize("version", [-5, 2 ** 40])
+@pytest.mark.parametrize("version", [-5, 2**40])
 def test_opset_versions_out_of_range_are_input_errors(tmp_path, capsys, version):
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", F, [2])],
-                              [helper.make_tensor_value_info("y", F, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2])],
+        [helper.make_tensor_value_info("y", F, [2])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", version)])
     (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
-    for args in (("ops", tmp_path / "m.onnx"),
-                 ("decompose", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx", "--no-verify")):
+    for args in (
+        ("ops", tmp_path / "m.onnx"),
+        ("decompose", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx", "--no-verify"),
+    ):
         code, _, err = main(capsys, *args)
         assert code == 2 and "out of range" in err
 

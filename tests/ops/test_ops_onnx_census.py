@@ -50,8 +50,9 @@ def test_ort_cann_backend_judges_graph_mode_opsets(exported):
     assert ops["Gemm"][0]["status"] == "supported"
 
 
-@pytest.mark.parametrize("name, inner", [("test_if", {"Constant"}), ("test_loop11", {"Add"}),
-                                         ("test_scan9_sum", {"Add"})])
+@pytest.mark.parametrize(
+    "name, inner", [("test_if", {"Constant"}), ("test_loop11", {"Add"}), ("test_scan9_sum", {"Add"})]
+)
 def test_subgraphs_are_walked(tmp_path, name, inner):
     model, _, _ = node_case(name)
     path = tmp_path / "m.onnx"
@@ -65,11 +66,16 @@ def test_subgraphs_are_walked(tmp_path, name, inner):
         assert top["status"] == "unsupported"
 
 
-@pytest.mark.parametrize("name, status", [("test_einsum_batch_matmul", "restricted"),
-                                          ("test_resize_upsample_scales_cubic", "restricted"),
-                                          ("test_resize_upsample_scales_linear", "supported"),
-                                          ("test_gridsample_bicubic", "restricted"),
-                                          ("test_gridsample_nearest", "supported")])
+@pytest.mark.parametrize(
+    "name, status",
+    [
+        ("test_einsum_batch_matmul", "restricted"),
+        ("test_resize_upsample_scales_cubic", "restricted"),
+        ("test_resize_upsample_scales_linear", "supported"),
+        ("test_gridsample_bicubic", "restricted"),
+        ("test_gridsample_nearest", "supported"),
+    ],
+)
 def test_documented_attribute_limits(tmp_path, name, status):
     model, inputs, _ = node_case(name)
     if name.startswith("test_resize"):  # ATC needs scales as constants: make them initializers
@@ -100,10 +106,15 @@ def test_resize_with_computed_scales_is_restricted(tmp_path):
 
 def test_custom_domain_is_flagged(tmp_path):
     node = helper.make_node("FusedGelu", ["x"], ["y"], domain="com.microsoft")
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", 1, [2])],
-                              [helper.make_tensor_value_info("y", 1, [2])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                    helper.make_opsetid("com.microsoft", 1)])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", 1, [2])],
+        [helper.make_tensor_value_info("y", 1, [2])],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
     path = tmp_path / "c.onnx"
     onnx.save(model, str(path))
     report = census(path)
@@ -113,14 +124,16 @@ def test_custom_domain_is_flagged(tmp_path):
 
 def _external_model(folder: Path) -> Path:
     weight = numpy_helper.from_array(np.ones((64, 64), np.float32), "w")
-    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
-                              [weight])
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+        [weight],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     path = folder / "ext.onnx"
-    onnx.save(model, str(path), save_as_external_data=True, location="ext.data",
-              size_threshold=0)
+    onnx.save(model, str(path), save_as_external_data=True, location="ext.data", size_threshold=0)
     return path
 
 
@@ -139,7 +152,8 @@ def test_bad_files_are_usage_errors(tmp_path, exported):
     data = exported["opset18"].read_bytes()
     (tmp_path / "trunc.onnx").write_bytes(data[: len(data) // 2])
     (tmp_path / "tensor.onnx").write_bytes(
-        numpy_helper.from_array(np.arange(6, dtype=np.float32)).SerializeToString())
+        numpy_helper.from_array(np.arange(6, dtype=np.float32)).SerializeToString()
+    )
     (tmp_path / "junk.onnx").write_bytes(b"\xff\xfe not protobuf at all")
     for name in ("trunc.onnx", "tensor.onnx", "junk.onnx", "absent.onnx"):
         with pytest.raises(UsageError):
@@ -181,12 +195,22 @@ def test_legacy_and_dynamo_exports_get_the_same_verdicts(tmp_path):
         warnings.simplefilter("ignore")
         for dynamo in (False, True):
             path = tmp_path / f"heads_{dynamo}.onnx"
-            kw = ({"dynamic_shapes": ({0: torch.export.Dim("b"), 1: torch.export.Dim("t")},)}
-                  if dynamo else {"dynamic_axes": {"x": {0: "b", 1: "t"}}})
-            torch.onnx.export(Heads().eval(), (x,), str(path), opset_version=18, dynamo=dynamo,
-                              input_names=["x"], verbose=False, **kw)
-            verdicts[dynamo] = {(r["op"], tuple(r["dtypes"])): r["status"]
-                                for r in census(path)["ops"]}
+            kw = (
+                {"dynamic_shapes": ({0: torch.export.Dim("b"), 1: torch.export.Dim("t")},)}
+                if dynamo
+                else {"dynamic_axes": {"x": {0: "b", 1: "t"}}}
+            )
+            torch.onnx.export(
+                Heads().eval(),
+                (x,),
+                str(path),
+                opset_version=18,
+                dynamo=dynamo,
+                input_names=["x"],
+                verbose=False,
+                **kw,
+            )
+            verdicts[dynamo] = {(r["op"], tuple(r["dtypes"])): r["status"] for r in census(path)["ops"]}
     legacy, dynamo = verdicts[False], verdicts[True]
     assert legacy[("Div", ("INT64",))] == "restricted"
     assert all(op[1] for op in legacy if op[0] != "Constant")  # every node has a dtype

@@ -12,15 +12,23 @@ from migrate.ops import registry
 from migrate.ops.registry import query
 
 
-@pytest.mark.parametrize("op", ["aten::matmul", "aten::scaled_dot_product_attention",
-                                "aten::lstm.input", "aten::add.Tensor", "aten::gelu.out",
-                                "aten::native_layer_norm", "aten::addmm"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "aten::matmul",
+        "aten::scaled_dot_product_attention",
+        "aten::lstm.input",
+        "aten::add.Tensor",
+        "aten::gelu.out",
+        "aten::native_layer_norm",
+        "aten::addmm",
+    ],
+)
 def test_aten_ops_with_npu_kernels(op):
     assert query("aten", op).status == "supported"
 
 
-@pytest.mark.parametrize("op", ["aten::lgamma", "aten::special_i1", "aten::_linalg_eigh",
-                                "aten::gelu"])
+@pytest.mark.parametrize("op", ["aten::lgamma", "aten::special_i1", "aten::_linalg_eigh", "aten::gelu"])
 def test_aten_ops_without_npu_kernels(op):
     # aten::gelu itself is not listed (only gelu.out): the capture resolves it structurally.
     verdict = query("aten", op)
@@ -67,8 +75,11 @@ def test_unknown_target_is_a_usage_error():
 
 
 def _fake_wheel(path, version, ops):
-    native = {"backend": "NPU", "supported": ops,
-              "custom": [{"func": "npu_thing(Tensor self) -> Tensor", "exposed": True}]}
+    native = {
+        "backend": "NPU",
+        "supported": ops,
+        "custom": [{"func": "npu_thing(Tensor self) -> Tensor", "exposed": True}],
+    }
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("torch_npu/version.py", f"__version__ = '{version}'\ngit_version = 'abc'\n")
         zf.writestr("torch_npu/csrc/aten/npu_native_functions.yaml", yaml.safe_dump(native))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from ops_testlib import node_case
 
-from migrate.ops.scan_hook import scan_onnx
 from migrate.core.rules import load_rules, select_rules
+from migrate.ops.scan_hook import scan_onnx
 
 onnx = pytest.importorskip("onnx")
 

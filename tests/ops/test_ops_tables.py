@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from migrate.ops import decompositions as decomp
-from migrate.ops.registry import load_yaml
 from migrate.core.resources import op_registry_dir
 from migrate.core.rules import DOC_SECTIONS, load_rules
+from migrate.ops import decompositions as decomp
+from migrate.ops.registry import load_yaml
 
 WHEN = {"opset-above", "decomposable", "unsupported", "restricted", "custom-domain"}
 

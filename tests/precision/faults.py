@@ -15,8 +15,11 @@ from migrate.precision.api_hooks import SKIP
 
 
 def layers(model, kinds=(torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d)) -> list[str]:
-    return [n for n, m in model.named_modules() if isinstance(m, kinds) and
-            getattr(m, "weight", None) is not None and m.weight.dim() >= 2]
+    return [
+        n
+        for n, m in model.named_modules()
+        if isinstance(m, kinds) and getattr(m, "weight", None) is not None and m.weight.dim() >= 2
+    ]
 
 
 def weight_site(model) -> str:
@@ -31,10 +34,12 @@ def perturb_weight(model, site: str, scale: float = 0.5, rows: int = 4) -> None:
 
 def own_code_site(model) -> str | None:
     """A middle module with children and code of its own (attention, MLP, mixer, block)."""
-    words = ("Attention", "Mixer", "MLP", "Mlp", "Intermediate", "FeedForward", "Block",
-             "Layer", "Stage")
-    names = [n for n, m in model.named_modules()
-             if n and len(list(m.children())) >= 2 and type(m).__name__.endswith(words)]
+    words = ("Attention", "Mixer", "MLP", "Mlp", "Intermediate", "FeedForward", "Block", "Layer", "Stage")
+    names = [
+        n
+        for n, m in model.named_modules()
+        if n and len(list(m.children())) >= 2 and type(m).__name__.endswith(words)
+    ]
     return names[len(names) // 2] if names else None
 
 
@@ -60,8 +65,9 @@ class _OwnCodeFault(torch.overrides.TorchFunctionMode):
         self.hit = False
         self.handles = []
         for name, mod in model.named_modules():
-            self.handles.append(mod.register_forward_pre_hook(
-                lambda m, a, n=name: self.stack.append(n) and None))
+            self.handles.append(
+                mod.register_forward_pre_hook(lambda m, a, n=name: self.stack.append(n) and None)
+            )
             self.handles.append(mod.register_forward_hook(self._leave))
 
     def _leave(self, module, args, output) -> None:
@@ -71,9 +77,17 @@ class _OwnCodeFault(torch.overrides.TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         name = getattr(func, "__name__", "")
-        if (not _from_tool() and self.stack and self.stack[-1] == self.site and not self.hit and
-                name not in SKIP and not name.startswith("_") and
-                isinstance(out, torch.Tensor) and out.is_floating_point() and out.numel() > 1):
+        if (
+            not _from_tool()
+            and self.stack
+            and self.stack[-1] == self.site
+            and not self.hit
+            and name not in SKIP
+            and not name.startswith("_")
+            and isinstance(out, torch.Tensor)
+            and out.is_floating_point()
+            and out.numel() > 1
+        ):
             if self.seen == self.nth:
                 self.hit = True
                 return out * self.scale
@@ -89,8 +103,9 @@ class _OwnCodeFault(torch.overrides.TorchFunctionMode):
 def own_code_fault(model, site: str, scale: float = 1.25, nth: int = 1):
     """Every forward inside the block runs with the fault (reset per forward)."""
     mode = _OwnCodeFault(model, site, scale, nth)
-    reset = model.register_forward_pre_hook(lambda m, a: setattr(mode, "hit", False) or
-                                            setattr(mode, "seen", 0))
+    reset = model.register_forward_pre_hook(
+        lambda m, a: setattr(mode, "hit", False) or setattr(mode, "seen", 0)
+    )
     try:
         with mode:
             yield mode
@@ -103,7 +118,8 @@ def scale_grad_input(model, site: str, scale: float = 1.25):
     """A wrong backward: every gradient flowing into ``site``'s inputs scaled."""
     mod = model.get_submodule(site)
     return mod.register_full_backward_hook(
-        lambda m, gi, go: tuple(None if g is None else g * scale for g in gi))
+        lambda m, gi, go: tuple(None if g is None else g * scale for g in gi)
+    )
 
 
 def scale_weight_grad(model, site: str, scale: float = 0.5):

@@ -3,10 +3,9 @@ calibration set."""
 
 from __future__ import annotations
 
+import hf_models as H
 import torch
 from torch import nn
-
-import hf_models as H
 
 
 class Deep(nn.Module):
@@ -36,8 +35,7 @@ def outlier_mlp():
 def gpt2():
     model, args, kwargs = H.build("gpt2")
     gen = torch.Generator().manual_seed(5)
-    batches = [((torch.randint(0, 256, (2, 12), generator=gen),), {"use_cache": False})
-               for _ in range(4)]
+    batches = [((torch.randint(0, 256, (2, 12), generator=gen),), {"use_cache": False}) for _ in range(4)]
     return {"model": model, "args": args, "kwargs": kwargs, "calibration": batches}
 
 

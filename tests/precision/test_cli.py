@@ -15,8 +15,20 @@ import pytest
 from migrate.precision.compare import compare_dumps
 from migrate.precision.report import RENDERERS
 
-ENTRY_KEYS = {"name", "call", "kind", "index", "dtype", "shape", "cosine", "max_abs", "max_rel",
-              "rmse", "mismatch_ratio", "status"}
+ENTRY_KEYS = {
+    "name",
+    "call",
+    "kind",
+    "index",
+    "dtype",
+    "shape",
+    "cosine",
+    "max_abs",
+    "max_rel",
+    "rmse",
+    "mismatch_ratio",
+    "status",
+}
 PERTURB = {"PREC_PERTURB": "layers.2:0.05"}
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -39,8 +51,14 @@ def _cli(*args, env=None):
     for key in ("PREC_PERTURB", "PREC_PERTURB_ONE", "PREC_NAN"):
         full.pop(key, None)
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "migrate", *map(str, args)], cwd=REPO,
-                          env=full, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", *map(str, args)],
+        cwd=REPO,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _main(*args, env=None, monkeypatch=None):
@@ -90,8 +108,9 @@ def test_compare_exit_codes(dumps, tmp_path, capsys):
 def test_replay_cli_names_culprit(dumps, tmp_path, capsys, monkeypatch):
     ref, _, _ = dumps
     out = tmp_path / "replay.json"
-    proc = _cli("replay", "--model", "prec_models:mlp_spec", "--ref", ref, "--format", "json",
-                "-o", out, env=PERTURB)
+    proc = _cli(
+        "replay", "--model", "prec_models:mlp_spec", "--ref", ref, "--format", "json", "-o", out, env=PERTURB
+    )
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(out.read_text())
     assert doc["culprit"] == {"name": "layers.2", "call": 0}
@@ -101,8 +120,7 @@ def test_replay_cli_names_culprit(dumps, tmp_path, capsys, monkeypatch):
     assert _main("replay", "--model", "prec_models:mlp_spec", "--ref", ref) == 0
     assert "culprit: none" in capsys.readouterr().out
     assert _main("replay", "--model", "nope_module:fn", "--ref", ref) == 2
-    assert _main("replay", "--model", "prec_models:mlp_spec", "--ref", ref,
-                 "--device", "tpu") == 2
+    assert _main("replay", "--model", "prec_models:mlp_spec", "--ref", ref, "--device", "tpu") == 2
 
 
 class _Collect(HTMLParser):
@@ -123,11 +141,12 @@ def test_reports_render(dumps):
     tags = [t for t, _ in parser.tags]
     assert tags.count("svg") == 1 and "link" not in tags  # self-contained
     assert all("src" not in a for t, a in parser.tags if t in ("script", "img"))
-    assert tags.count("circle") == sum(1 for e in result.entries
-                                       if e["kind"] == "forward.output")
+    assert tags.count("circle") == sum(1 for e in result.entries if e["kind"] == "forward.output")
     assert any(a.get("class") == "divergence" for t, a in parser.tags if t == "line")
     assert {a.get("data-series") for t, a in parser.tags if t == "polyline"} == {
-        "one_minus_cosine", "mismatch_ratio"}
+        "one_minus_cosine",
+        "mismatch_ratio",
+    }
     assert html.count('data-status="fail"') == result.counts()["fail"]
     suite = ET.fromstring(RENDERERS["junit"](result))
     cases = suite.findall("testcase")
@@ -142,9 +161,10 @@ def test_reports_render(dumps):
 
 
 def test_commands_import_without_torch():
-    code = ("import sys; sys.modules['torch'] = None; sys.modules['safetensors'] = None\n"
-            "import migrate.commands.precision, migrate.cli, migrate.precision\n"
-            "print('ok')")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
-                          text=True, timeout=60)
+    code = (
+        "import sys; sys.modules['torch'] = None; sys.modules['safetensors'] = None\n"
+        "import migrate.commands.precision, migrate.cli, migrate.precision\n"
+        "print('ok')"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

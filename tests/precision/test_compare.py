@@ -6,14 +6,15 @@ import pytest
 import torch
 
 from migrate.core.errors import UsageError
+from migrate.precision import metrics
 from migrate.precision.compare import IncompatibleDumps, compare_dumps
 from migrate.precision.dumper import dump
-from migrate.precision import metrics
 from migrate.precision.metrics.pair import Pair
 
 
 def compute_all(pair):
     return metrics.compute("tensor", pair)
+
 
 FP32_GATE = """
 dtypes:
@@ -47,8 +48,9 @@ def test_bf16_target_passes_bf16_gate_and_fails_fp32_gate(tmp_path, make_dump, s
     tgt = make_dump(spec, tmp_path / "t", dtype="bf16")
     result = compare_dumps(ref, tgt)
     assert result, [e["reason"] for e in result.entries if e["status"] == "fail"]
-    assert all(e["dtype"] == "bfloat16" and e["ref_dtype"] == "float32" and e["max_abs"] > 0
-               for e in result.entries)
+    assert all(
+        e["dtype"] == "bfloat16" and e["ref_dtype"] == "float32" and e["max_abs"] > 0 for e in result.entries
+    )
     gate = tmp_path / "fp32.yaml"
     gate.write_text(FP32_GATE)
     strict = compare_dumps(ref, tgt, gate=gate)
@@ -94,8 +96,9 @@ def test_missing_extra_and_mapping(tmp_path, make_dump, build):
     plain = compare_dumps(ref, tmp_path / "t")
     missing = [e for e in plain.entries if e["status"] == "missing"]
     assert not plain and {e["missing_in"] for e in missing} == {"target", "reference"}
-    mapped = compare_dumps(ref, tmp_path / "t",
-                           mapping=_write(tmp_path / "m.yaml", "modules: {layers: blocks}\n"))
+    mapped = compare_dumps(
+        ref, tmp_path / "t", mapping=_write(tmp_path / "m.yaml", "modules: {layers: blocks}\n")
+    )
     assert mapped, [e for e in mapped.entries if e["status"] != "pass"]
 
 
@@ -126,8 +129,7 @@ def test_no_shared_records_is_incompatible(tmp_path, make_dump):
 def test_stats_only_dumps_compare_by_stats(tmp_path, make_dump):
     a = make_dump("mlp_spec", tmp_path / "a", stats_only=True)
     b = make_dump("mlp_spec", tmp_path / "b", stats_only=True)
-    c = make_dump("mlp_spec", tmp_path / "c", stats_only=True,
-                  env={"PREC_PERTURB": "layers.3:0.5"})
+    c = make_dump("mlp_spec", tmp_path / "c", stats_only=True, env={"PREC_PERTURB": "layers.3:0.5"})
     assert compare_dumps(a, b)
     bad = compare_dumps(a, c)
     assert not bad and bad.first_divergence["name"] == "layers.3"
@@ -141,9 +143,12 @@ def test_gate_overrides_and_allowed_violations(tmp_path, make_dump):
     assert not failing and n >= 2
     allowed = _write(tmp_path / "g1.yaml", f"allowed_violations: {n}\n")
     assert compare_dumps(ref, tgt, gate=allowed)
-    skip = _write(tmp_path / "g2.yaml", "overrides:\n  - {match: 'layers.5', skip: true}\n"
-                  "  - {match: 'act', mismatch_max: 1.0, cosine_min: 0.9, rel_err_max: 1}\n"
-                  "  - {match: '<root>', mismatch_max: 1.0, cosine_min: 0.9, rel_err_max: 1}\n")
+    skip = _write(
+        tmp_path / "g2.yaml",
+        "overrides:\n  - {match: 'layers.5', skip: true}\n"
+        "  - {match: 'act', mismatch_max: 1.0, cosine_min: 0.9, rel_err_max: 1}\n"
+        "  - {match: '<root>', mismatch_max: 1.0, cosine_min: 0.9, rel_err_max: 1}\n",
+    )
     assert compare_dumps(ref, tgt, gate=skip)
     with pytest.raises(UsageError):
         compare_dumps(ref, tgt, gate=_write(tmp_path / "bad.yaml", "overrides: [{rtol: 1}]\n"))
@@ -158,7 +163,8 @@ def test_metrics_on_known_tensors():
     # the 1e-9 element differs by 100% relatively but sits below the floor: not flagged
     assert m["max_rel"] == pytest.approx(0.001, rel=1e-3)
     assert m["mismatch_ratio"] == pytest.approx(
-        float((~torch.isclose(tgt, ref, rtol=1.3e-6, atol=1e-5)).float().mean()))
+        float((~torch.isclose(tgt, ref, rtol=1.3e-6, atol=1e-5)).float().mean())
+    )
     assert m["one_thousandth_ratio"] == 0.75 and m["five_thousandth_ratio"] == 1.0
     expected_cos = torch.nn.functional.cosine_similarity(ref.double(), tgt.double(), dim=0)
     assert m["cosine"] == pytest.approx(float(expected_cos), abs=1e-9)
@@ -200,8 +206,7 @@ def test_near_zero_elements_do_not_diverge_on_relative_error(tmp_path):
             return y
 
     x = torch.randn(4, 16, generator=torch.Generator().manual_seed(0))
-    for name, s, tiny in (("r", 1.0, 1.0), ("t", 1.0, 1.5), ("big", 1.5e-8, 1.0),
-                          ("small", 1e-8, 1.0)):
+    for name, s, tiny in (("r", 1.0, 1.0), ("t", 1.0, 1.5), ("big", 1.5e-8, 1.0), ("small", 1e-8, 1.0)):
         model = torch.nn.Sequential(torch.nn.Identity(), Scale(s, tiny))
         with torch.no_grad(), dump(model, tmp_path / name):
             model(x)

@@ -21,9 +21,10 @@ def manifest(path):
 def test_manifest_matches_contract_and_tensors_equal_real_outputs(tmp_path, build):
     model, args, _ = build("mlp_spec")
     seen = {}
-    handles = [layer.register_forward_hook(
-        lambda m, a, o, i=i: seen.__setitem__(f"layers.{i}", o.clone()))
-        for i, layer in enumerate(model.layers)]
+    handles = [
+        layer.register_forward_hook(lambda m, a, o, i=i: seen.__setitem__(f"layers.{i}", o.clone()))
+        for i, layer in enumerate(model.layers)
+    ]
     with torch.no_grad(), dump(model, tmp_path / "d"):
         model(*args)
     for h in handles:
@@ -39,8 +40,7 @@ def test_manifest_matches_contract_and_tensors_equal_real_outputs(tmp_path, buil
         if rec["name"] in seen:
             assert torch.equal(d.tensor(rec), seen[rec["name"]])
             assert rec["stats"]["max"] == pytest.approx(float(seen[rec["name"]].max()))
-            assert rec["stats"]["norm"] == pytest.approx(float(seen[rec["name"]].norm()),
-                                                         rel=1e-5)
+            assert rec["stats"]["norm"] == pytest.approx(float(seen[rec["name"]].norm()), rel=1e-5)
 
 
 def test_repeated_calls_are_numbered(tmp_path, make_dump):
@@ -52,10 +52,8 @@ def test_repeated_calls_are_numbered(tmp_path, make_dump):
 def test_dict_tuple_and_dataclass_outputs_get_stable_indices(tmp_path, make_dump):
     doc = manifest(make_dump("transformer_spec", tmp_path / "d"))
     root = [r for r in doc["records"] if r["name"] == "<root>"]
-    assert [(r["index"], r["path"]) for r in root] == [(0, "logits"), (1, "attn.0"),
-                                                        (2, "attn.1")]
-    block = [(r["index"], r["path"], r["shape"]) for r in doc["records"]
-             if r["name"] == "blocks.0"]
+    assert [(r["index"], r["path"]) for r in root] == [(0, "logits"), (1, "attn.0"), (2, "attn.1")]
+    block = [(r["index"], r["path"], r["shape"]) for r in doc["records"] if r["name"] == "blocks.0"]
     assert block == [(0, "hidden", [2, 10, 32]), (1, "attn", [2, 10, 10])]
     attn = [r["index"] for r in doc["records"] if r["name"] == "blocks.1.attn"]
     assert attn == [0, 1]  # MultiheadAttention returns (output, weights)
@@ -99,14 +97,20 @@ def test_small_shards_are_flushed_incrementally(tmp_path, make_dump):
 
 def test_include_exclude_inputs_and_grads(tmp_path, build):
     model, args, _ = build("mlp_spec")
-    with dump(model, tmp_path / "d", inputs=True, grads=True, include=["layers.*"],
-              exclude=["layers.5"]) as d:
+    with dump(
+        model, tmp_path / "d", inputs=True, grads=True, include=["layers.*"], exclude=["layers.5"]
+    ) as d:
         model(*args).sum().backward()
     names = {r["name"] for r in d.records}
     kinds = {r["kind"] for r in d.records}
     assert names == {f"layers.{i}" for i in range(5)}
-    assert kinds == {"forward.input", "forward.output", "backward.grad_input",
-                     "backward.grad_output", "backward.parameter"}
+    assert kinds == {
+        "forward.input",
+        "forward.output",
+        "backward.grad_input",
+        "backward.grad_output",
+        "backward.parameter",
+    }
     weights = {(r["name"], r["path"]) for r in d.records if r["kind"] == "backward.parameter"}
     assert weights == {(f"layers.{i}", p) for i in range(5) for p in ("weight", "bias")}
     assert "layers.0#0" in manifest(tmp_path / "d")["input_specs"]
@@ -115,8 +119,9 @@ def test_include_exclude_inputs_and_grads(tmp_path, build):
 def test_weights_digest_tracks_weights(tmp_path, make_dump):
     a = manifest(make_dump("mlp_spec", tmp_path / "a", stats_only=True))["meta"]
     b = manifest(make_dump("mlp_spec", tmp_path / "b", stats_only=True))["meta"]
-    c = manifest(make_dump("mlp_spec", tmp_path / "c", stats_only=True,
-                           env={"PREC_PERTURB": "layers.2:1e-6"}))["meta"]
+    c = manifest(
+        make_dump("mlp_spec", tmp_path / "c", stats_only=True, env={"PREC_PERTURB": "layers.2:1e-6"})
+    )["meta"]
     assert a["weights_digest"] == b["weights_digest"] != c["weights_digest"]
 
 
@@ -130,8 +135,7 @@ def test_distributed_run_writes_per_rank_folder(tmp_path, build):
     import torch.distributed as dist
 
     model, args, _ = build("mlp_spec")
-    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0,
-                            world_size=1)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
     try:
         with torch.no_grad(), dump(model, tmp_path / "d", stats_only=True) as d:
             model(*args)

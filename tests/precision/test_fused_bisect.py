@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fused_models as FM
 import pytest
 import torch
 
-import fused_models as FM
 from migrate.commands.bisect import emulated_fused_ops
 from migrate.precision.fused_bisect import bisect_fused
 
@@ -108,8 +108,12 @@ def test_a_model_without_fused_calls_has_nothing_to_bisect():
 def test_cli_output_never_overwrites_the_model_spec(tmp_path):
     spec = tmp_path / "port_spec.py"
     spec.write_text("def ported():\n    raise AssertionError('must not run')\n")
-    run = subprocess.run([sys.executable, "-m", "migrate", "bisect", "-m", "port_spec:ported",
-                          "-o", str(spec)], capture_output=True, text=True, cwd=tmp_path,
-                         timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "migrate", "bisect", "-m", "port_spec:ported", "-o", str(spec)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert run.returncode == 2 and "-o" in run.stderr, run.stderr
     assert "must not run" in spec.read_text()

@@ -21,8 +21,7 @@ from migrate.precision.thresholds import load_gate, threshold_keys
 
 torch = pytest.importorskip("torch")
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**12), st.floats(),
-                    st.text(max_size=6))
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**12), st.floats(), st.text(max_size=6))
 FIELDS = ["name", "call", "kind", "index", "dtype", "shape", "stats", "tensor", "file", "crc32"]
 
 
@@ -40,10 +39,15 @@ def reference(tmp_path_factory) -> Path:
 
 def _record(real: dict):
     """A real record with some fields replaced by anything."""
-    return st.dictionaries(st.sampled_from(FIELDS), st.one_of(
-        SCALARS, st.lists(SCALARS, max_size=3),
-        st.dictionaries(st.sampled_from(["min", "max", "norm", "nan", "sketch"]), SCALARS,
-                        max_size=3)), max_size=3).map(lambda changes: {**real, **changes})
+    return st.dictionaries(
+        st.sampled_from(FIELDS),
+        st.one_of(
+            SCALARS,
+            st.lists(SCALARS, max_size=3),
+            st.dictionaries(st.sampled_from(["min", "max", "norm", "nan", "sketch"]), SCALARS, max_size=3),
+        ),
+        max_size=3,
+    ).map(lambda changes: {**real, **changes})
 
 
 @fuzz(60)
@@ -53,10 +57,20 @@ def test_a_changed_manifest_is_read_or_refused(reference, tmp_path, data):
     i = data.draw(st.integers(0, len(doc["records"]) - 1))
     doc["records"][i] = data.draw(_record(doc["records"][i]))
     if data.draw(st.booleans()):
-        doc["meta"] = {**doc["meta"], **data.draw(st.dictionaries(
-            st.sampled_from(["weights", "modules", "precision", "stats_only", "apis"]),
-            st.one_of(SCALARS, st.lists(SCALARS, max_size=2),
-                      st.dictionaries(st.text(max_size=3), SCALARS, max_size=2)), max_size=2))}
+        doc["meta"] = {
+            **doc["meta"],
+            **data.draw(
+                st.dictionaries(
+                    st.sampled_from(["weights", "modules", "precision", "stats_only", "apis"]),
+                    st.one_of(
+                        SCALARS,
+                        st.lists(SCALARS, max_size=2),
+                        st.dictionaries(st.text(max_size=3), SCALARS, max_size=2),
+                    ),
+                    max_size=2,
+                )
+            ),
+        }
     target = tmp_path / "t"
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(reference, target)
@@ -71,9 +85,18 @@ def test_a_changed_manifest_is_read_or_refused(reference, tmp_path, data):
 
 
 @fuzz(60)
-@given(doc=st.recursive(SCALARS, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(
-    st.sampled_from(["format", "meta", "records", "input_specs", *FIELDS]), kids, max_size=4),
-    max_leaves=20))
+@given(
+    doc=st.recursive(
+        SCALARS,
+        lambda kids: (
+            st.lists(kids, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["format", "meta", "records", "input_specs", *FIELDS]), kids, max_size=4
+            )
+        ),
+        max_leaves=20,
+    )
+)
 def test_any_json_as_a_manifest(doc, tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps(doc))
     try:
@@ -83,19 +106,34 @@ def test_any_json_as_a_manifest(doc, tmp_path):
 
 
 KEYS = sorted(threshold_keys())
-VALUES = st.one_of(st.none(), st.booleans(), st.floats(), st.integers(-5, 5), st.text(max_size=4),
-                   st.lists(st.floats(), max_size=2))
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.floats(),
+    st.integers(-5, 5),
+    st.text(max_size=4),
+    st.lists(st.floats(), max_size=2),
+)
 
 
 @fuzz(150)
-@given(dtypes=st.dictionaries(st.sampled_from(["float32", "bfloat16", "default", "fp16"]),
-                              st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=3),
-                              max_size=2),
-       top=st.dictionaries(st.sampled_from(["allowed_violations", "fail_on_missing", "rel_floor",
-                                            "min_compared", "grad_floor", "profile"]), VALUES,
-                           max_size=3),
-       overrides=st.lists(st.dictionaries(st.sampled_from(["match", "skip", *KEYS[:4]]), VALUES,
-                                          max_size=3), max_size=2))
+@given(
+    dtypes=st.dictionaries(
+        st.sampled_from(["float32", "bfloat16", "default", "fp16"]),
+        st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=3),
+        max_size=2,
+    ),
+    top=st.dictionaries(
+        st.sampled_from(
+            ["allowed_violations", "fail_on_missing", "rel_floor", "min_compared", "grad_floor", "profile"]
+        ),
+        VALUES,
+        max_size=3,
+    ),
+    overrides=st.lists(
+        st.dictionaries(st.sampled_from(["match", "skip", *KEYS[:4]]), VALUES, max_size=3), max_size=2
+    ),
+)
 def test_a_gate_that_loads_can_fail(dtypes, top, overrides, tmp_path):
     import yaml
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
+import faults as F
+import hf_models as H
 import pytest
 import torch
 
-import faults as F
-import hf_models as H
 from migrate.cli import app
 from migrate.precision.compare import compare_dumps
 from migrate.precision.dumper import dump
@@ -27,11 +27,9 @@ def _cli(*argv):
 def test_halved_weight_gradient_of_a_custom_linear_is_caught(tmp_path, monkeypatch):
     monkeypatch.chdir(H.__file__.rsplit("/", 1)[0])
     ref, bad = tmp_path / "r", tmp_path / "b"
-    assert _cli("dump", "-m", "zoo_specs:custom_linear", "-o", str(ref), "--grads",
-                "--params").exit_code == 0
+    assert _cli("dump", "-m", "zoo_specs:custom_linear", "-o", str(ref), "--grads", "--params").exit_code == 0
     monkeypatch.setenv("PREC_WGRAD", "0.5")
-    assert _cli("dump", "-m", "zoo_specs:custom_linear", "-o", str(bad), "--grads",
-                "--params").exit_code == 0
+    assert _cli("dump", "-m", "zoo_specs:custom_linear", "-o", str(bad), "--grads", "--params").exit_code == 0
     result = compare_dumps(ref, bad)
     assert not result
     assert result.first_divergence["name"] == "mid"
@@ -57,8 +55,7 @@ def test_bf16_training_step_passes_and_a_25_percent_wrong_backward_fails(tmp_pat
     _train(tmp_path / "r")
     _train(tmp_path / "h", "bf16")
     honest = compare_dumps(tmp_path / "r", tmp_path / "h")
-    assert honest, [(e["name"], e["kind"], e["reason"]) for e in honest.entries
-                    if e["status"] == "fail"][:3]
+    assert honest, [(e["name"], e["kind"], e["reason"]) for e in honest.entries if e["status"] == "fail"][:3]
     site = "transformer.h.1.mlp.c_fc"
     _train(tmp_path / "f", "bf16", hooks=[lambda m: F.scale_grad_input(m, site, 1.25)])
     wrong = compare_dumps(tmp_path / "r", tmp_path / "f")
@@ -66,9 +63,11 @@ def test_bf16_training_step_passes_and_a_25_percent_wrong_backward_fails(tmp_pat
     assert "scale_err" in wrong.first_divergence["reason"]
     _train(tmp_path / "w", "bf16", hooks=[lambda m: F.scale_weight_grad(m, site, 0.5)])
     halved = compare_dumps(tmp_path / "r", tmp_path / "w")
-    assert not halved and halved.first_divergence == {**halved.first_divergence,
-                                                      "name": site,
-                                                      "kind": "backward.parameter"}
+    assert not halved and halved.first_divergence == {
+        **halved.first_divergence,
+        "name": site,
+        "kind": "backward.parameter",
+    }
 
 
 def test_casts_saturate_instead_of_making_infinities():
@@ -87,31 +86,30 @@ def test_min_value_masks_pass_in_fp16_through_the_cli(tmp_path, monkeypatch, spe
     ref, low = tmp_path / "r", tmp_path / "l"
     assert _cli("dump", "-m", f"zoo_specs:{spec}", "-o", str(ref), "--inputs").exit_code == 0
     for dtype in ("fp16", "bf16"):
-        assert _cli("dump", "-m", f"zoo_specs:{spec}", "-o", str(low), "--dtype",
-                    dtype).exit_code == 0
+        assert _cli("dump", "-m", f"zoo_specs:{spec}", "-o", str(low), "--dtype", dtype).exit_code == 0
         result = compare_dumps(ref, low)
-        assert result, (dtype, [(e["name"], e["reason"]) for e in result.entries
-                                if e["status"] == "fail"][:3])
-        replayed = _cli("replay", "-m", f"zoo_specs:{spec}", "--ref", str(ref), "--dtype",
-                        dtype, "-f", "json")
+        assert result, (
+            dtype,
+            [(e["name"], e["reason"]) for e in result.entries if e["status"] == "fail"][:3],
+        )
+        replayed = _cli(
+            "replay", "-m", f"zoo_specs:{spec}", "--ref", str(ref), "--dtype", dtype, "-f", "json"
+        )
         assert replayed.exit_code == 0, replayed.output[-500:]
 
 
 def test_hf32_is_declared_on_the_cli(tmp_path, monkeypatch):
     monkeypatch.chdir(H.__file__.rsplit("/", 1)[0])
     out = tmp_path / "d"
-    assert _cli("dump", "-m", "zoo_specs:bert_min", "-o", str(out),
-                "--reduced-fp32", "hf32").exit_code == 0
+    assert _cli("dump", "-m", "zoo_specs:bert_min", "-o", str(out), "--reduced-fp32", "hf32").exit_code == 0
     prec = json.loads((out / "manifest.json").read_text())["meta"]["precision"]
     assert (prec["matmul"], prec["conv"], prec["param_dtype"]) == ("hf32", "hf32", "float32")
     from migrate.core.errors import UsageError
 
     with pytest.raises(UsageError, match="--reduced-fp32 must be one of"):
-        _cli("dump", "-m", "zoo_specs:bert_min", "-o", str(tmp_path / "e"),
-             "--reduced-fp32", "tf31")
+        _cli("dump", "-m", "zoo_specs:bert_min", "-o", str(tmp_path / "e"), "--reduced-fp32", "tf31")
 
 
 def test_move_keeps_integer_tensors_and_saturates_floats():
-    got = move({"ids": torch.tensor([1, 2]), "m": torch.tensor([-3e38])}, "cpu",
-               torch.float16)
+    got = move({"ids": torch.tensor([1, 2]), "m": torch.tensor([-3e38])}, "cpu", torch.float16)
     assert got["ids"].dtype == torch.int64 and got["m"].item() == -65504.0

@@ -4,10 +4,10 @@ check, and by replay with caches on."""
 
 from __future__ import annotations
 
+import hf_models as H
 import pytest
 import torch
 
-import hf_models as H
 from migrate.precision.compare import compare_dumps
 from migrate.precision.dumper import dump
 from migrate.precision.replay import replay_model
@@ -81,11 +81,14 @@ def _train_step(out, name, mode="fp32", grad_fault=False):
         model, args, kwargs = H.cast(model, args, kwargs, torch.bfloat16)
     if grad_fault:  # 4% on every gradient flowing into one layer
         model.get_submodule(H.FAULT_SITES[name]).register_full_backward_pre_hook(
-            lambda mod, go: tuple(None if g is None else g * 1.04 for g in go))
-    labels = {"labels": torch.tensor([1, 2])} if name == "resnet" else {
-        "labels": kwargs["decoder_input_ids"].clone()}
-    ctx = torch.autocast("cpu", dtype=torch.bfloat16) if mode == "autocast" else \
-        torch.enable_grad()
+            lambda mod, go: tuple(None if g is None else g * 1.04 for g in go)
+        )
+    labels = (
+        {"labels": torch.tensor([1, 2])}
+        if name == "resnet"
+        else {"labels": kwargs["decoder_input_ids"].clone()}
+    )
+    ctx = torch.autocast("cpu", dtype=torch.bfloat16) if mode == "autocast" else torch.enable_grad()
     with dump(model, out, grads=True):
         with ctx:
             loss = model(*args, **kwargs, **labels).loss
@@ -99,8 +102,7 @@ def test_training_steps_judged_by_the_run_precision(tmp_path, name):
     for mode in ("bf16", "autocast"):
         _train_step(tmp_path / mode, name, mode)
         result = compare_dumps(tmp_path / "r", tmp_path / mode)
-        assert result, [(e["name"], e["reason"]) for e in result.entries
-                        if e["status"] == "fail"][:3]
+        assert result, [(e["name"], e["reason"]) for e in result.entries if e["status"] == "fail"][:3]
         assert result.precision["target"] == "bfloat16" and not result.weights
     _train_step(tmp_path / "g", name, grad_fault=True)
     faulty = compare_dumps(tmp_path / "r", tmp_path / "g")
@@ -113,14 +115,17 @@ def test_honest_replays_in_every_precision_name_no_culprit(refs, name):
     for mode in ("other", "hf32", "bf16", "fp16"):
         model, args, kwargs = H.build(name)
         if mode in ("bf16", "fp16"):
-            model, args, kwargs = H.cast(model, args, kwargs,
-                                         torch.bfloat16 if mode == "bf16" else torch.float16)
+            model, args, kwargs = H.cast(
+                model, args, kwargs, torch.bfloat16 if mode == "bf16" else torch.float16
+            )
         ctx = {"hf32": H.hf32, "other": H.other_device}.get(mode)
         prec = H.HF32_META["precision"] if mode == "hf32" else None
         with ctx() if ctx else torch.no_grad():
             result = replay_model(model, refs[name], args=args, kwargs=kwargs, precision=prec)
         assert result and result.culprit is None and result.inconclusive is None, (
-            mode, [(e["name"], e["reason"]) for e in result.entries if e["status"] == "fail"])
+            mode,
+            [(e["name"], e["reason"]) for e in result.entries if e["status"] == "fail"],
+        )
 
 
 def test_moe_routing_flips_in_low_precision_are_warnings_not_failures(tmp_path):
@@ -131,8 +136,7 @@ def test_moe_routing_flips_in_low_precision_are_warnings_not_failures(tmp_path):
     for mode in ("bf16", "fp16"):
         _dump(tmp_path / mode, "mixtral", mode)
         result = compare_dumps(tmp_path / "r", tmp_path / mode)
-        assert result, [(e["name"], e["reason"]) for e in result.entries
-                        if e["status"] == "fail"][:3]
+        assert result, [(e["name"], e["reason"]) for e in result.entries if e["status"] == "fail"][:3]
         flipped += sum("decision flipped" in e["reason"] for e in result.entries)
     assert flipped  # the case exists in these runs
     model, args, kwargs = _dump(tmp_path / "bad", "mixtral", fault=0.5)

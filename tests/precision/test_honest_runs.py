@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import math
 
+import faults as F
+import hf_zoo as Z
 import pytest
 import torch
 
-import faults as F
-import hf_zoo as Z
 from migrate.precision.compare import compare_dumps
 from migrate.precision.dumper import dump
 from migrate.precision.judge import judge, tensor_metrics

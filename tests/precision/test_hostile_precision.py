@@ -10,8 +10,8 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-
 from hostile import bounded_main, main
+
 from migrate.core.errors import UsageError
 from migrate.precision.compare import compare_dumps
 from migrate.precision.report import RENDERERS
@@ -90,8 +90,7 @@ BOMB = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + BOMB
 
 
 @pytest.mark.parametrize("option", ["--gate", "--mapping"])
-@pytest.mark.parametrize("content", ["fifo", "/dev/zero", "bomb", "bomb-value", "recursive",
-                                     "huge", "dir"])
+@pytest.mark.parametrize("content", ["fifo", "/dev/zero", "bomb", "bomb-value", "recursive", "huge", "dir"])
 def test_gate_and_mapping_files_are_bounded(tmp_path, dumps, option, content):
     # repro: --gate FIFO hangs, /dev/zero and alias bombs exhaust memory
     ref, bad = dumps
@@ -103,11 +102,13 @@ def test_gate_and_mapping_files_are_bounded(tmp_path, dumps, option, content):
     elif content == "dir":
         path = tmp_path
     else:
-        text = {"bomb": BOMB + "dtypes: {float32: {why: *i}}\n",
-                "bomb-value": BOMB.replace("a: &a", "why_a: &a").replace(
-                    "\nb:", "\nwhy_b:") + "modules: *i\ndtypes: {float32: {cosine_min: *i}}\n",
-                "recursive": "why: &r [*r]\nmodules: &m {x: *m}\ndtypes: &d {float32: *d}\n",
-                "huge": "why: '" + "x" * (20 << 20) + "'\n"}[content]
+        text = {
+            "bomb": BOMB + "dtypes: {float32: {why: *i}}\n",
+            "bomb-value": BOMB.replace("a: &a", "why_a: &a").replace("\nb:", "\nwhy_b:")
+            + "modules: *i\ndtypes: {float32: {cosine_min: *i}}\n",
+            "recursive": "why: &r [*r]\nmodules: &m {x: *m}\ndtypes: &d {float32: *d}\n",
+            "huge": "why: '" + "x" * (20 << 20) + "'\n",
+        }[content]
         path = _gate(tmp_path, text)
     code, out, err = bounded_main("compare", ref, bad, option, path, seconds=60)
     assert code == 2, (out[-500:], err[-2000:])
@@ -125,8 +126,7 @@ def test_ranks_that_name_one_number_twice_are_an_error(tmp_path, dumps):  # repr
     assert code == 2 and "rank0/" in err and "rank00/" in err
 
 
-NAMES = ["a\x01b", "c\x1b[31md", "e\x00f", "g\ud800h", "i\ufffej", "k]]>l", "m\x7fn",
-         "o\n::error::forged"]
+NAMES = ["a\x01b", "c\x1b[31md", "e\x00f", "g\ud800h", "i\ufffej", "k]]>l", "m\x7fn", "o\n::error::forged"]
 
 
 def _renamed(src: Path, dst: Path) -> Path:
@@ -185,19 +185,24 @@ def test_gate_and_mapping_are_not_outputs(tmp_path, dumps):
 def test_replay_output_never_overwrites_its_reference(tmp_path, dumps):
     ref = Path(shutil.copytree(dumps[0], tmp_path / "ref"))
     before = (ref / "manifest.json").read_bytes()
-    code, _, err = bounded_main("replay", "--model", "prec_models:mlp_spec", "--ref", ref, "-o",
-                                ref / "manifest.json")
+    code, _, err = bounded_main(
+        "replay", "--model", "prec_models:mlp_spec", "--ref", ref, "-o", ref / "manifest.json"
+    )
     assert code == 2, err
     assert (ref / "manifest.json").read_bytes() == before
 
 
-@pytest.mark.parametrize("doc", ['{"format": 1, "records": [' + "[" * 100000 + "]}",
-                                 '{"format": 1, "records": "x"}',
-                                 '{"format": 1, "records": [{"name": "a", "call": 0, "kind": '
-                                 '"forward.output", "index": 0, "dtype": "float32", '
-                                 '"shape": [1e400], "tensor": null}]}',
-                                 '{"format": 1, "meta": {"weights": {"w": 5}}, "records": []}',
-                                 ])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        '{"format": 1, "records": [' + "[" * 100000 + "]}",
+        '{"format": 1, "records": "x"}',
+        '{"format": 1, "records": [{"name": "a", "call": 0, "kind": '
+        '"forward.output", "index": 0, "dtype": "float32", '
+        '"shape": [1e400], "tensor": null}]}',
+        '{"format": 1, "meta": {"weights": {"w": 5}}, "records": []}',
+    ],
+)
 def test_corrupt_manifests_are_input_errors(tmp_path, dumps, doc):
     ref = Path(shutil.copytree(dumps[0], tmp_path / "ref"))
     (ref / "manifest.json").write_text(doc)
@@ -242,7 +247,8 @@ def test_a_tensor_that_is_not_its_record_is_an_input_error(tmp_path, dumps):
 @pytest.mark.parametrize("shard_mb", ["0", "-1"])
 def test_dump_shard_size_must_be_positive(tmp_path, capsys, shard_mb):
     # 0 and -1 were accepted (exit 0): one shard per tensor, or a negative shift
-    code, _, err = main(capsys, "dump", "-m", "prec_models:mlp_spec", "-o", tmp_path / "d",
-                        "--shard-mb", shard_mb)
+    code, _, err = main(
+        capsys, "dump", "-m", "prec_models:mlp_spec", "-o", tmp_path / "d", "--shard-mb", shard_mb
+    )
     assert code == 2 and "--shard-mb" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "d").exists()

@@ -7,22 +7,25 @@ import json
 
 import pytest
 import torch
+from test_cli import _main
 
 from migrate.core.errors import UsageError
 from migrate.precision.compare import compare_dumps
 from migrate.precision.dumper import dump
 from migrate.precision.thresholds import load_gate
-from test_cli import _main
 
 
-@pytest.mark.parametrize(("text", "named"), [
-    ("dtypes:\n  bf16: {cosine_min: 0.99}\n", "'bf16' (did you mean 'bfloat16'?)"),
-    ("dtypes:\n  float32: {cosine_mn: 0.99}\n", "'cosine_mn' (did you mean 'cosine_min'?)"),
-    ("allowed_violation: 3\n", "'allowed_violation'"),
-    ("overrides:\n  - {match: 'a*', mismatch: 0.5}\n", "overrides[0]: unknown key 'mismatch'"),
-    ("dtypes:\n  float32: {cosine_min: high}\n", "dtypes.float32.cosine_min must be a number"),
-    ("profile: loose\n", "profile 'loose'"),
-])
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("dtypes:\n  bf16: {cosine_min: 0.99}\n", "'bf16' (did you mean 'bfloat16'?)"),
+        ("dtypes:\n  float32: {cosine_mn: 0.99}\n", "'cosine_mn' (did you mean 'cosine_min'?)"),
+        ("allowed_violation: 3\n", "'allowed_violation'"),
+        ("overrides:\n  - {match: 'a*', mismatch: 0.5}\n", "overrides[0]: unknown key 'mismatch'"),
+        ("dtypes:\n  float32: {cosine_min: high}\n", "dtypes.float32.cosine_min must be a number"),
+        ("profile: loose\n", "profile 'loose'"),
+    ],
+)
 def test_gate_file_typos_are_errors_naming_the_key(tmp_path, text, named):
     gate = tmp_path / "gate.yaml"
     gate.write_text(text)
@@ -44,9 +47,11 @@ def test_every_default_threshold_says_why():
 
 def test_broken_dumps_exit_2(tmp_path, make_dump, capsys):
     ref = make_dump("mlp_spec", tmp_path / "r")
-    for name, edit in (("fields", lambda d: d["records"][0].pop("kind")),
-                       ("records", lambda d: d.__setitem__("records", {"a": 1})),
-                       ("format", lambda d: d.__setitem__("format", 9))):
+    for name, edit in (
+        ("fields", lambda d: d["records"][0].pop("kind")),
+        ("records", lambda d: d.__setitem__("records", {"a": 1})),
+        ("format", lambda d: d.__setitem__("format", 9)),
+    ):
         bad = make_dump("mlp_spec", tmp_path / name)
         doc = json.loads((bad / "manifest.json").read_text())
         edit(doc)
@@ -103,15 +108,13 @@ def test_grads_with_inplace_relu_and_wide_dtypes(tmp_path, build):
         with dump(wide, tmp_path / name):
             wide(x)
     result = compare_dumps(tmp_path / "a", tmp_path / "b")
-    assert result and {e["dtype"] for e in result.entries} == {"float64", "complex64",
-                                                               "complex128"}
+    assert result and {e["dtype"] for e in result.entries} == {"float64", "complex64", "complex128"}
 
 
 def test_stats_only_finds_a_weight_fault_on_few_rows_and_passes_bf16(tmp_path, make_dump):
     """Norms alone move <1% for a 50% fault on 4 of 64 rows; the sketch sees it."""
     ref = make_dump("mlp_spec", tmp_path / "r", stats_only=True)
-    bad = make_dump("mlp_spec", tmp_path / "t", stats_only=True,
-                    env={"PREC_PERTURB": "layers.3:0.5"})
+    bad = make_dump("mlp_spec", tmp_path / "t", stats_only=True, env={"PREC_PERTURB": "layers.3:0.5"})
     bf16 = make_dump("mlp_spec", tmp_path / "bf16", stats_only=True, dtype="bf16")
     full = make_dump("mlp_spec", tmp_path / "full")
     result = compare_dumps(ref, bad)

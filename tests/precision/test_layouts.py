@@ -4,11 +4,11 @@ modules, and API-level records inside a module's forward."""
 from __future__ import annotations
 
 import torch
+from test_cli import _main
 from torch import nn
 
 from migrate.precision.compare import compare_dumps
 from migrate.precision.dumper import dump
-from test_cli import _main
 
 
 def test_parent_folders_compare_rank_by_rank(tmp_path, make_dump):
@@ -64,8 +64,8 @@ class Split(nn.Module):
         self.q, self.k, self.v = (nn.Linear(8, 8) for _ in range(3))
         with torch.no_grad():
             for i, lin in enumerate((self.q, self.k, self.v)):
-                lin.weight.copy_(fused.qkv.weight[8 * i:8 * i + 8])
-                lin.bias.copy_(fused.qkv.bias[8 * i:8 * i + 8])
+                lin.weight.copy_(fused.qkv.weight[8 * i : 8 * i + 8])
+                lin.bias.copy_(fused.qkv.bias[8 * i : 8 * i + 8])
             self.k.weight[0] *= 1 + fault
         self.out = fused.out
 

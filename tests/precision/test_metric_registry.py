@@ -13,7 +13,7 @@ from migrate.precision import metrics
 from migrate.precision.compare import compare_dumps
 from migrate.precision.report import RENDERERS
 
-MODULE = '''
+MODULE = """
 from migrate.precision.metrics import METRICS
 
 
@@ -22,7 +22,7 @@ def p99_abs(p):
     import numpy as np
 
     return float(np.quantile(p.absdiff, 0.99)) if p.absdiff.size else 0.0
-'''
+"""
 
 
 @pytest.fixture
@@ -36,17 +36,18 @@ def extra_metric(tmp_path):
     sys.modules.pop("migrate.precision.metrics.tmp_p99", None)
 
 
-def test_metric_in_a_new_module_reaches_json_gate_and_reports(extra_metric, tmp_path,
-                                                              make_dump):
+def test_metric_in_a_new_module_reaches_json_gate_and_reports(extra_metric, tmp_path, make_dump):
     ref = make_dump("mlp_spec", tmp_path / "r")
     tgt = make_dump("mlp_spec", tmp_path / "t", env={"PREC_PERTURB_ONE": "layers.4:0.001"})
     plain = compare_dumps(ref, tgt)
     doc = json.loads(RENDERERS["json"](plain))
     assert all("p99_abs" in e for e in doc["entries"])
     gate = tmp_path / "gate.yaml"
-    gate.write_text("dtypes:\n  float32: {p99_abs_max: 0.0, mismatch_max: 1.0, "
-                    "cosine_min: 0.0, rel_err_max: 1.0}\noverrides:\n"
-                    "  - {match: 'layers.[0-3]', p99_abs_max: 0.0}\n")
+    gate.write_text(
+        "dtypes:\n  float32: {p99_abs_max: 0.0, mismatch_max: 1.0, "
+        "cosine_min: 0.0, rel_err_max: 1.0}\noverrides:\n"
+        "  - {match: 'layers.[0-3]', p99_abs_max: 0.0}\n"
+    )
     gated = compare_dumps(ref, tgt, gate=gate)
     assert not gated and gated.first_divergence["reason"].startswith("p99_abs ")
     assert gated.first_divergence["name"] in ("layers.4", "act")

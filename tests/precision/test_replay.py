@@ -26,8 +26,7 @@ def test_small_error_amplified_downstream_is_traced_to_its_layer(tmp_path, make_
     assert l1["status"] == "pass" and l1["max_abs"] == 0
 
 
-def test_clean_model_replays_clean_with_kwargs_and_dataclass_outputs(tmp_path, make_dump,
-                                                                     build):
+def test_clean_model_replays_clean_with_kwargs_and_dataclass_outputs(tmp_path, make_dump, build):
     ref = make_dump("transformer_spec", tmp_path / "r", inputs=True)
     model, _, _ = build("transformer_spec")
     result = replay_model(model, ref)
@@ -64,8 +63,9 @@ def test_replay_needs_inputs(tmp_path, make_dump, build):
 def test_no_culprit_above_a_submodule_that_was_not_replayed(tmp_path, make_dump, build):
     """The reference lacks blocks.1.mlp (excluded): its fault shows in blocks.1's output
     (x + mlp(ln2(x))), but the block cannot be blamed for a child nobody replayed."""
-    ref = make_dump("transformer_spec", tmp_path / "r", inputs=True,
-                    exclude=["blocks.1.mlp", "blocks.1.mlp.*"])
+    ref = make_dump(
+        "transformer_spec", tmp_path / "r", inputs=True, exclude=["blocks.1.mlp", "blocks.1.mlp.*"]
+    )
     model, _, _ = build("transformer_spec", env={"PREC_PERTURB": "blocks.1.mlp.0:0.5"})
     result = replay_model(model, ref)
     assert result.culprit is None and not result

@@ -3,11 +3,11 @@ fused ops, in-place math), and with --apis the torch call that made them."""
 
 from __future__ import annotations
 
+import hf_models as H
 import pytest
 import torch
 from torch import nn
 
-import hf_models as H
 from migrate.precision.compare import compare_dumps
 from migrate.precision.dumper import dump
 from migrate.precision.replay import replay_model
@@ -58,7 +58,8 @@ def test_eps_fault_in_a_functional_rmsnorm_is_named_with_its_call(tmp_path):
     assert result.culprit["name"] == "blocks.1", result.culprit
     api = result.culprit["api"]
     assert api["function"] == "add" and api["location"].endswith(
-        f"test_replay_own_code.py:{rms_norm.__code__.co_firstlineno + 1}")
+        f"test_replay_own_code.py:{rms_norm.__code__.co_firstlineno + 1}"
+    )
     # (the `+ eps`)
     # without API records the culprit is still the block: its own code feeds `down`
     plain = replay_model(faulty, tmp_path / "r", args=(x,), apis=False)
@@ -69,7 +70,8 @@ def test_eps_fault_in_a_functional_rmsnorm_is_named_with_its_call(tmp_path):
         low, xl = _net()[0].to(dtype), x.to(dtype)
         honest = replay_model(low, tmp_path / "r", args=(xl,), dtype=dtype)
         assert honest and honest.culprit is None, [
-            (e["name"], e["reason"]) for e in honest.entries if e["status"] == "fail"]
+            (e["name"], e["reason"]) for e in honest.entries if e["status"] == "fail"
+        ]
 
 
 @pytest.fixture(scope="module")
@@ -100,10 +102,12 @@ def test_honest_gpt2_replays_with_api_checks_pass(gpt2_ref):
     for mode in ("fp32", "bf16", "fp16"):
         model, args, kwargs = H.build("gpt2")
         if mode != "fp32":
-            model, args, kwargs = H.cast(model, args, kwargs, getattr(
-                torch, {"bf16": "bfloat16", "fp16": "float16"}[mode]))
+            model, args, kwargs = H.cast(
+                model, args, kwargs, getattr(torch, {"bf16": "bfloat16", "fp16": "float16"}[mode])
+            )
         result = replay_model(model, gpt2_ref, args=args, kwargs=kwargs)
-        assert result and result.culprit is None, (mode, [
-            (e["name"], e["kind"], e["reason"]) for e in result.entries
-            if e["status"] == "fail"][:3])
+        assert result and result.culprit is None, (
+            mode,
+            [(e["name"], e["kind"], e["reason"]) for e in result.entries if e["status"] == "fail"][:3],
+        )
         assert result.replay_stats["api_checks"] and result.replay_stats["own_code_checks"]

@@ -6,12 +6,12 @@ from __future__ import annotations
 import importlib.util
 import json
 
+import hf_models as H
 import onnx
 import pytest
+import sens_specs as S
 import torch
 
-import hf_models as H
-import sens_specs as S
 from migrate.cli import app
 from migrate.core.errors import UsageError
 from migrate.precision.compare import compare_dumps
@@ -31,8 +31,9 @@ def _cli(*argv):
 
 def _run(spec, fmt, **kw):
     made = spec()
-    return run_sensitivity(made["model"], [(b, {}) for b in made["calibration"]], fmt,
-                           gate=load_gate(None), **kw)
+    return run_sensitivity(
+        made["model"], [(b, {}) for b in made["calibration"]], fmt, gate=load_gate(None), **kw
+    )
 
 
 def test_outlier_channel_ranks_first_per_tensor_and_matters_less_per_channel():
@@ -53,8 +54,7 @@ def test_fake_quant_granularities():
     w = torch.randn(8, 256, generator=torch.Generator().manual_seed(0))
     w[0] *= 100
     w[1, :32] *= 30  # one group of row 1 is large: per-group beats per-channel there
-    errs = {g: float((fake_quant(w, 4, g, 32)[1:] - w[1:]).norm())
-            for g in ("tensor", "channel", "group")}
+    errs = {g: float((fake_quant(w, 4, g, 32)[1:] - w[1:]).norm()) for g in ("tensor", "channel", "group")}
     assert errs["group"] < errs["channel"] < errs["tensor"]
     with pytest.raises(UsageError):
         parse_format("int3")
@@ -62,14 +62,14 @@ def test_fake_quant_granularities():
         parse_format("int8", "row")
 
 
-def test_cli_keep_files_parse_name_real_nodes_and_autocast_exclusion_passes_the_gate(
-        tmp_path, monkeypatch):
+def test_cli_keep_files_parse_name_real_nodes_and_autocast_exclusion_passes_the_gate(tmp_path, monkeypatch):
     monkeypatch.chdir(HERE)
     keep = tmp_path / "keep"
-    res = _cli("sensitivity", "-m", "sens_specs:overflow_mlp", "--to", "fp16",
-               "--keep-out", str(keep), "-f", "json")
+    res = _cli(
+        "sensitivity", "-m", "sens_specs:overflow_mlp", "--to", "fp16", "--keep-out", str(keep), "-f", "json"
+    )
     assert res.exit_code == 0, res.output[-800:]
-    report = json.loads(res.stdout[res.stdout.index("{"):])
+    report = json.loads(res.stdout[res.stdout.index("{") :])
     assert report["ranking"][0]["name"] in ("l1", "l2")
     assert {"name", "format", "effect", "rank"} <= set(report["ranking"][0])
     assert report["keep"]["modules"] == ["l1", "l2"] and report["keep"]["within_limit"]
@@ -100,8 +100,9 @@ def test_cli_keep_files_parse_name_real_nodes_and_autocast_exclusion_passes_the_
 
 def test_op_units_max_units_and_small_calibration_warning(monkeypatch, capsys):
     monkeypatch.chdir(HERE)
-    res = _cli("sensitivity", "-m", "prec_models:mlp_spec", "--to", "bf16", "--unit", "op",
-               "--max-units", "1")
+    res = _cli(
+        "sensitivity", "-m", "prec_models:mlp_spec", "--to", "bf16", "--unit", "op", "--max-units", "1"
+    )
     assert res.exit_code == 0, res.output
     assert "too small for a stable ranking" in res.stdout
     assert "units not measured (--max-units)" in res.stdout

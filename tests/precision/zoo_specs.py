@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import os
 
+import hf_zoo as Z
 import torch
 from torch import nn
-
-import hf_zoo as Z
 
 
 class _ScaledWeightGrad(torch.autograd.Function):
@@ -51,15 +50,18 @@ def custom_linear():
     net.mid.factor = float(os.environ.get("PREC_WGRAD", "1"))
     x = torch.randn(8, 16, generator=torch.Generator().manual_seed(1))
     target = torch.randn(8, 4, generator=torch.Generator().manual_seed(2))
-    return {"model": net, "args": (x,),
-            "loss": lambda out: nn.functional.mse_loss(out.float(), target)}
+    return {"model": net, "args": (x,), "loss": lambda out: nn.functional.mse_loss(out.float(), target)}
 
 
 def rwkv():
     model, args, kwargs = Z.build("rwkv")
     labels = args[0]
-    return {"model": model, "args": args, "kwargs": {**kwargs, "labels": labels},
-            "loss": lambda out: out.loss}
+    return {
+        "model": model,
+        "args": args,
+        "kwargs": {**kwargs, "labels": labels},
+        "loss": lambda out: out.loss,
+    }
 
 
 def bert_min():

@@ -82,7 +82,7 @@ rules:
           from torch.utils.cpp_extension import CppExtension
 """
 
-TRAIN_PY = textwrap.dedent('''\
+TRAIN_PY = textwrap.dedent("""\
     import torch
     import torch.distributed as dist
     from torch.utils.cpp_extension import CUDAExtension
@@ -102,7 +102,7 @@ TRAIN_PY = textwrap.dedent('''\
 
 
     ext = CUDAExtension("fused_adam", ["fused_adam.cu"])
-    ''')
+    """)
 
 UTIL_PY = textwrap.dedent('''\
     import torch
@@ -125,14 +125,34 @@ def locate(text: str, needle: str, occurrence: int = 0) -> tuple[int, int, int, 
     return line, col, end_line, end_col
 
 
-def make_finding(text: str, path: str, rule: str, name: str, needle: str, message: str,
-                 category: str, fix: Fix | None, occurrence: int = 0,
-                 snippet: bool = True) -> Finding:
+def make_finding(
+    text: str,
+    path: str,
+    rule: str,
+    name: str,
+    needle: str,
+    message: str,
+    category: str,
+    fix: Fix | None,
+    occurrence: int = 0,
+    snippet: bool = True,
+) -> Finding:
     line, col, end_line, end_col = locate(text, needle, occurrence)
-    return Finding(rule=rule, name=name, path=path, line=line, column=col, end_line=end_line,
-                   end_column=end_col, message=message, category=category, fix=fix,
-                   snippet=LineIndex(text).line_text(line) if snippet else "",
-                   impact=IMPACTS[rule], symbol=needle.split("(")[0])
+    return Finding(
+        rule=rule,
+        name=name,
+        path=path,
+        line=line,
+        column=col,
+        end_line=end_line,
+        end_column=end_col,
+        message=message,
+        category=category,
+        fix=fix,
+        snippet=LineIndex(text).line_text(line) if snippet else "",
+        impact=IMPACTS[rule],
+        symbol=needle.split("(")[0],
+    )
 
 
 IMPACTS = {"MIG101": "crash", "MIG120": "behaviour", "MIG301": "crash"}
@@ -141,24 +161,68 @@ IMPACTS = {"MIG101": "crash", "MIG120": "behaviour", "MIG301": "crash"}
 def findings_for(train: str, util: str) -> list[Finding]:
     safe = Fix("safe", "Replace with `torch.npu.synchronize`")
     return [
-        make_finding(train, "src/train.py", "MIG120", "nccl-backend-string", '"nccl"',
-                     "process group backend `nccl` is not available on Ascend; use `hccl`",
-                     "assisted", Fix("unsafe", "Replace `nccl` with `hccl`")),
-        make_finding(train, "src/train.py", "MIG101", "torch-cuda-api", "torch.cuda.set_device",
-                     "`torch.cuda.set_device` is CUDA-only; use `torch.npu.set_device`", "auto",
-                     Fix("safe", "Replace with `torch.npu.set_device`")),
-        make_finding(train, "src/train.py", "MIG101", "torch-cuda-api", "torch.cuda.synchronize",
-                     "`torch.cuda.synchronize` is CUDA-only; use `torch.npu.synchronize`",
-                     "auto", safe, occurrence=0),
-        make_finding(train, "src/train.py", "MIG101", "torch-cuda-api", "torch.cuda.synchronize",
-                     "`torch.cuda.synchronize` is CUDA-only; use `torch.npu.synchronize`",
-                     "auto", safe, occurrence=1),
-        make_finding(train, "src/train.py", "MIG301", "cuda-extension-build",
-                     'CUDAExtension("fused_adam", ["fused_adam.cu"])',
-                     "custom CUDA extension `CUDAExtension` must be ported to Ascend C by hand",
-                     "manual", None),
+        make_finding(
+            train,
+            "src/train.py",
+            "MIG120",
+            "nccl-backend-string",
+            '"nccl"',
+            "process group backend `nccl` is not available on Ascend; use `hccl`",
+            "assisted",
+            Fix("unsafe", "Replace `nccl` with `hccl`"),
+        ),
+        make_finding(
+            train,
+            "src/train.py",
+            "MIG101",
+            "torch-cuda-api",
+            "torch.cuda.set_device",
+            "`torch.cuda.set_device` is CUDA-only; use `torch.npu.set_device`",
+            "auto",
+            Fix("safe", "Replace with `torch.npu.set_device`"),
+        ),
+        make_finding(
+            train,
+            "src/train.py",
+            "MIG101",
+            "torch-cuda-api",
+            "torch.cuda.synchronize",
+            "`torch.cuda.synchronize` is CUDA-only; use `torch.npu.synchronize`",
+            "auto",
+            safe,
+            occurrence=0,
+        ),
+        make_finding(
+            train,
+            "src/train.py",
+            "MIG101",
+            "torch-cuda-api",
+            "torch.cuda.synchronize",
+            "`torch.cuda.synchronize` is CUDA-only; use `torch.npu.synchronize`",
+            "auto",
+            safe,
+            occurrence=1,
+        ),
+        make_finding(
+            train,
+            "src/train.py",
+            "MIG301",
+            "cuda-extension-build",
+            'CUDAExtension("fused_adam", ["fused_adam.cu"])',
+            "custom CUDA extension `CUDAExtension` must be ported to Ascend C by hand",
+            "manual",
+            None,
+        ),
         # No snippet: renderers must read the line from root/path.
-        make_finding(util, "src/util.py", "MIG101", "torch-cuda-api", "torch.cuda.synchronize",
-                     "`torch.cuda.synchronize` is CUDA-only; use `torch.npu.synchronize`",
-                     "auto", safe, snippet=False),
+        make_finding(
+            util,
+            "src/util.py",
+            "MIG101",
+            "torch-cuda-api",
+            "torch.cuda.synchronize",
+            "`torch.cuda.synchronize` is CUDA-only; use `torch.npu.synchronize`",
+            "auto",
+            safe,
+            snippet=False,
+        ),
     ]

@@ -51,8 +51,7 @@ def test_noop_and_npu_aware_cost_nothing():
     found = [f.left_as_is("handled") if f.rule == "MIG103" else f for f in found]
     effort = estimate(found, EffortModel(RULES))
     assert effort.minutes == 0
-    assert {p.why for p in effort.packages} == {"noop on an NPU: costs nothing",
-                                                "already handles NPU"}
+    assert {p.why for p in effort.packages} == {"noop on an NPU: costs nothing", "already handles NPU"}
 
 
 def test_guarded_optional_import_is_discounted_and_labelled():
@@ -116,11 +115,14 @@ def test_config_effort_table_reaches_the_report(tmp_path):
     assert estimate(session.result.findings, project_model(session.effort)).minutes == 7
 
 
-@pytest.mark.parametrize("table, message", [
-    ("MIG999 = 5", "MIG999: not a rule code or a category"),
-    ("MIG513 = -1", "want a number of minutes >= 0"),
-    ('MIG513 = {per = "commit"}', "per: 'commit' is not one of"),
-])
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ("MIG999 = 5", "MIG999: not a rule code or a category"),
+        ("MIG513 = -1", "want a number of minutes >= 0"),
+        ('MIG513 = {per = "commit"}', "per: 'commit' is not one of"),
+    ],
+)
 def test_bad_effort_tables_fail_clearly(tmp_path, table, message):
     (tmp_path / "pyproject.toml").write_text(f"[tool.migrate.effort]\n{table}\n")
     (tmp_path / "a.py").write_text("x = 1\n")

@@ -30,8 +30,21 @@ def timm_tree() -> Path:
         sdist = CACHE / f"{NAME}-{VERSION}.tar.gz"
         if not sdist.exists():
             done = subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                 f"{NAME}=={VERSION}", "-d", str(CACHE)], capture_output=True, text=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "--no-binary",
+                    ":all:",
+                    f"{NAME}=={VERSION}",
+                    "-d",
+                    str(CACHE),
+                ],
+                capture_output=True,
+                text=True,
+            )
             if done.returncode != 0 or not sdist.exists():
                 pytest.skip(f"cannot download {NAME}=={VERSION}: {done.stderr[-300:]}")
         with tarfile.open(sdist) as tar:
@@ -41,9 +54,22 @@ def timm_tree() -> Path:
 
 @pytest.fixture(scope="module")
 def report(timm_tree: Path) -> dict:
-    out = CliRunner().invoke(app, ["scan", "--target", "npu", str(timm_tree), "--format", "json",
-                                   "--no-cache",
-                                   "--exit-zero", "--no-progress", "--extend-select", "MIG9"])
+    out = CliRunner().invoke(
+        app,
+        [
+            "scan",
+            "--target",
+            "npu",
+            str(timm_tree),
+            "--format",
+            "json",
+            "--no-cache",
+            "--exit-zero",
+            "--no-progress",
+            "--extend-select",
+            "MIG9",
+        ],
+    )
     assert out.exit_code == 0, out.output
     return json.loads(out.output)
 
@@ -82,8 +108,20 @@ def test_every_finding_is_in_one_package(report):
 
 
 def test_text_table_names_what_where_how_long_why(timm_tree: Path):
-    out = CliRunner().invoke(app, ["scan", "--target", "npu", str(timm_tree), "--no-cache", "--exit-zero",
-                                   "--no-progress", "--extend-select", "MIG9"])
+    out = CliRunner().invoke(
+        app,
+        [
+            "scan",
+            "--target",
+            "npu",
+            str(timm_tree),
+            "--no-cache",
+            "--exit-zero",
+            "--no-progress",
+            "--extend-select",
+            "MIG9",
+        ],
+    )
     text = out.output
     assert "Effort: ~" in text and "work packages, a planning figure" in text
     assert "bitsandbytes (library), guarded import: 15 findings in timm/optim/optim_factory.py" in text

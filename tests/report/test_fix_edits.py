@@ -15,17 +15,30 @@ SAMPLE = REPO / "samples" / "train_amp"
 
 
 def _report(fmt: str) -> dict:
-    out = CliRunner().invoke(app, ["scan", "--target", "npu", str(SAMPLE), "--format", fmt, "--no-cache",
-                                   "--exit-zero", "--no-progress"])
+    out = CliRunner().invoke(
+        app,
+        [
+            "scan",
+            "--target",
+            "npu",
+            str(SAMPLE),
+            "--format",
+            fmt,
+            "--no-cache",
+            "--exit-zero",
+            "--no-progress",
+        ],
+    )
     assert out.exit_code == 0, out.output
     return json.loads(out.output)
 
 
 def _slice(lines: list[str], line: int, col: int, end_line: int, end_col: int) -> str:
     if line == end_line:
-        return lines[line - 1][col - 1:end_col - 1]
-    return "\n".join([lines[line - 1][col - 1:], *lines[line:end_line - 1],
-                      lines[end_line - 1][:end_col - 1]])
+        return lines[line - 1][col - 1 : end_col - 1]
+    return "\n".join(
+        [lines[line - 1][col - 1 :], *lines[line : end_line - 1], lines[end_line - 1][: end_col - 1]]
+    )
 
 
 def test_json_edits_replace_the_flagged_cuda_text():

@@ -27,8 +27,14 @@ def test_annotations_for_a_scan(result, rules):
     assert len(lines) == 7
     kind, props, message = _parse(lines[0])
     assert kind == "warning"  # assisted
-    assert props == {"file": "src/train.py", "line": "7", "col": "37", "endLine": "7",
-                     "endColumn": "43", "title": "MIG120 nccl-backend-string"}
+    assert props == {
+        "file": "src/train.py",
+        "line": "7",
+        "col": "37",
+        "endLine": "7",
+        "endColumn": "43",
+        "title": "MIG120 nccl-backend-string",
+    }
     assert message == "process group backend `nccl` is not available on Ascend; use `hccl`"
     kinds = [_parse(x)[0] for x in lines]
     # levels follow impact: MIG120 behaviour -> warning, MIG101/MIG301 crash -> error
@@ -44,18 +50,24 @@ def test_escaping_follows_the_actions_toolkit():
 
 
 def test_special_characters_round_trip_and_multiline_findings():
-    odd = Finding(rule="MIG101", name="torch-cuda-api", path="a,b/c:d%.py", line=4, column=2,
-                  end_line=6, end_column=3, message="50% slower:\nsee a,b\r\nnow",
-                  category="manual")
-    out = render(ScanResult(findings=[odd], errors=[FileError("x,y.py", "bad: utf-8\n")]),
-                 "github", [])
+    odd = Finding(
+        rule="MIG101",
+        name="torch-cuda-api",
+        path="a,b/c:d%.py",
+        line=4,
+        column=2,
+        end_line=6,
+        end_column=3,
+        message="50% slower:\nsee a,b\r\nnow",
+        category="manual",
+    )
+    out = render(ScanResult(findings=[odd], errors=[FileError("x,y.py", "bad: utf-8\n")]), "github", [])
     lines = out.splitlines()
     assert len(lines) == 2  # newlines in messages never break an annotation in two
     kind, props, message = _parse(lines[0])
     assert kind == "error"
     # Multi-line finding: no col/endColumn (the toolkit rejects them across lines).
-    assert props == {"file": "a,b/c:d%.py", "line": "4", "endLine": "6",
-                     "title": "MIG101 torch-cuda-api"}
+    assert props == {"file": "a,b/c:d%.py", "line": "4", "endLine": "6", "title": "MIG101 torch-cuda-api"}
     assert message == "50% slower:\nsee a,b\r\nnow"
     assert "a%2Cb/c%3Ad%25.py" in lines[0]
     assert _parse(lines[1])[1]["file"] == "x,y.py" and _parse(lines[1])[2] == "bad: utf-8\n"

@@ -7,8 +7,21 @@ import json
 from migrate import __version__
 from migrate.report import render
 
-FINDING_KEYS = {"rule", "name", "path", "line", "column", "end_line", "end_column", "message",
-                "category", "impact", "fix", "npu_aware", "target"}
+FINDING_KEYS = {
+    "rule",
+    "name",
+    "path",
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "message",
+    "category",
+    "impact",
+    "fix",
+    "npu_aware",
+    "target",
+}
 
 
 def test_json_contract_keys_and_types(result, rules, project):
@@ -21,11 +34,11 @@ def test_json_contract_keys_and_types(result, rules, project):
         for key in ("line", "column", "end_line", "end_column"):
             assert isinstance(f[key], int) and f[key] >= 1
         assert f["category"] in ("auto", "assisted", "manual")
-        assert f["fix"] is None or (set(f["fix"]) == {"applicability", "description", "edits",
-                                                      "imports"}
-                                    and f["fix"]["applicability"] in ("safe", "unsafe"))
-    assert data["errors"] == [{"path": "src/broken.py",
-                               "message": "invalid syntax (line 1, column 7)"}]
+        assert f["fix"] is None or (
+            set(f["fix"]) == {"applicability", "description", "edits", "imports"}
+            and f["fix"]["applicability"] in ("safe", "unsafe")
+        )
+    assert data["errors"] == [{"path": "src/broken.py", "message": "invalid syntax (line 1, column 7)"}]
     summary = data["summary"]
     effort = summary.pop("effort")
     assert summary == result.summary()
@@ -50,10 +63,15 @@ def test_json_positions_point_at_the_code(result, rules, project):
     for f in data["findings"]:
         lines = (project / f["path"]).read_text().splitlines()
         assert f["line"] == f["end_line"]
-        flagged.append(lines[f["line"] - 1][f["column"] - 1:f["end_column"] - 1])
-    assert flagged == ['"nccl"', "torch.cuda.set_device", "torch.cuda.synchronize",
-                       "torch.cuda.synchronize",
-                       'CUDAExtension("fused_adam", ["fused_adam.cu"])', "torch.cuda.synchronize"]
+        flagged.append(lines[f["line"] - 1][f["column"] - 1 : f["end_column"] - 1])
+    assert flagged == [
+        '"nccl"',
+        "torch.cuda.set_device",
+        "torch.cuda.synchronize",
+        "torch.cuda.synchronize",
+        'CUDAExtension("fused_adam", ["fused_adam.cu"])',
+        "torch.cuda.synchronize",
+    ]
     # Sorted by path, then line.
     keys = [(f["path"], f["line"], f["column"]) for f in data["findings"]]
     assert keys == sorted(keys)

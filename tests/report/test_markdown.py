@@ -26,19 +26,38 @@ def test_summary_table_and_details(result, rules):
 
 
 def test_cells_are_escaped():
-    f = Finding(rule="MIG101", name="torch-cuda-api", path="a<b>.py", line=1, column=1,
-                end_line=1, end_column=5, message="x | y <script>\nz", category="auto")
+    f = Finding(
+        rule="MIG101",
+        name="torch-cuda-api",
+        path="a<b>.py",
+        line=1,
+        column=1,
+        end_line=1,
+        end_column=5,
+        message="x | y <script>\nz",
+        category="auto",
+    )
     md = render(ScanResult(findings=[f], files_scanned=1), "markdown", [])
     assert "x \\| y &lt;script&gt; z" in md
     assert "<code>a&lt;b&gt;.py</code>" in md
 
 
 def test_long_reports_fit_in_a_comment():
-    findings = [Finding(rule="MIG101", name="torch-cuda-api", path=f"pkg/mod_{i:04d}.py",
-                        line=j + 1, column=5, end_line=j + 1, end_column=27,
-                        message="`torch.cuda.synchronize` is CUDA-only; use "
-                                "`torch.npu.synchronize`", category="auto")
-                for i in range(400) for j in range(5)]
+    findings = [
+        Finding(
+            rule="MIG101",
+            name="torch-cuda-api",
+            path=f"pkg/mod_{i:04d}.py",
+            line=j + 1,
+            column=5,
+            end_line=j + 1,
+            end_column=27,
+            message="`torch.cuda.synchronize` is CUDA-only; use `torch.npu.synchronize`",
+            category="auto",
+        )
+        for i in range(400)
+        for j in range(5)
+    ]
     md = render(ScanResult(findings=findings, files_scanned=400), "markdown", [])
     assert len(md) < 65_536 and len(md) > LIMIT // 2
     assert "| auto | 2000 |" in md

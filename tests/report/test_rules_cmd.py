@@ -29,9 +29,11 @@ def test_rule_table(rules_folder):
     assert res.exit_code == 0, res.output
     rows = [line.split() for line in res.output.splitlines()]
     assert rows[0] == ["Code", "Name", "Category", "Fix", "Kind"]
-    assert rows[1:4] == [["MIG101", "torch-cuda-api", "auto", "safe", "qualified-name"],
-                         ["MIG120", "nccl-backend-string", "assisted", "unsafe", "context-string"],
-                         ["MIG301", "cuda-extension-build", "manual", "none", "qualified-name"]]
+    assert rows[1:4] == [
+        ["MIG101", "torch-cuda-api", "auto", "safe", "qualified-name"],
+        ["MIG120", "nccl-backend-string", "assisted", "unsafe", "context-string"],
+        ["MIG301", "cuda-extension-build", "manual", "none", "qualified-name"],
+    ]
 
 
 @pytest.mark.parametrize("key", ["MIG101", "mig101", "torch-cuda-api"])
@@ -85,40 +87,54 @@ def test_markdown_page_links_resolve(rules_folder, tmp_path):
     page = target.read_text()
     links = re.findall(r"\]\(#([^)]+)\)", page)
     # GitHub's heading anchors: lower-case, punctuation dropped, spaces to hyphens.
-    headings = [re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-")
-                for h in re.findall(r"^## (.+)$", page, flags=re.M)]
-    assert links == ["mig101-torch-cuda-api", "mig120-nccl-backend-string",
-                     "mig301-cuda-extension-build"]
+    headings = [
+        re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-")
+        for h in re.findall(r"^## (.+)$", page, flags=re.M)
+    ]
+    assert links == ["mig101-torch-cuda-api", "mig120-nccl-backend-string", "mig301-cuda-extension-build"]
     assert set(links) <= set(headings)
     assert page.count("### What it does") == 3
 
 
 def test_unknown_rule_is_one_line_and_exit_2(rules_folder):
-    proc = subprocess.run([sys.executable, "-m", "migrate", "rules", "MIG999", "--rules-dir",
-                           str(rules_folder)], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate", "rules", "MIG999", "--rules-dir", str(rules_folder)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.splitlines() == [
-        "migrate: error: unknown rule 'MIG999' (run `migrate rules` to list them)"]
+        "migrate: error: unknown rule 'MIG999' (run `migrate rules` to list them)"
+    ]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--format", "html"], "unknown format 'html'"),
-    (["--rules-dir", "/nonexistent/rules"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--format", "html"], "unknown format 'html'"),
+        (["--rules-dir", "/nonexistent/rules"], "does not exist"),
+    ],
+)
 def test_usage_errors(rules_folder, args, message):
     if "--rules-dir" not in args:
         args = [*args, "--rules-dir", str(rules_folder)]
-    proc = subprocess.run([sys.executable, "-m", "migrate", "rules", *args], cwd=REPO,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate", "rules", *args], cwd=REPO, capture_output=True, text=True
+    )
     assert proc.returncode == 2 and message in proc.stderr
     assert len(proc.stderr.splitlines()) == 1
 
 
 def test_bad_rule_file_is_a_usage_error(tmp_path):
     (tmp_path / "bad.yaml").write_text("rules:\n  - code: X1\n    name: a\n")
-    proc = subprocess.run([sys.executable, "-m", "migrate", "rules", "--rules-dir",
-                           str(tmp_path)], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate", "rules", "--rules-dir", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and proc.stderr.startswith("migrate: error: bad rule file")
 
 

@@ -52,8 +52,11 @@ def test_sarif_validates_and_carries_rule_metadata(result, rules, project):
     assert "no CUDA runtime" in mig101["help"]["text"]
     assert mig101["shortDescription"]["text"].startswith("Flags calls of `torch.cuda`")
     assert mig101["properties"]["category"] == "auto"
-    assert [r["defaultConfiguration"]["level"] for r in driver["rules"]] == \
-        ["error", "warning", "error"]  # by impact: crash, behaviour, crash
+    assert [r["defaultConfiguration"]["level"] for r in driver["rules"]] == [
+        "error",
+        "warning",
+        "error",
+    ]  # by impact: crash, behaviour, crash
     # Every result points at its own rule, with relative URIs.
     for res in run["results"]:
         assert driver["rules"][res["ruleIndex"]]["id"] == res["ruleId"]
@@ -62,11 +65,14 @@ def test_sarif_validates_and_carries_rule_metadata(result, rules, project):
         assert loc["artifactLocation"]["uri"].startswith("src/")
     first = run["results"][0]
     assert first["ruleId"] == "MIG120" and first["level"] == "warning"
-    assert first["locations"][0]["physicalLocation"]["region"] == \
-        {"startLine": 7, "startColumn": 37, "endLine": 7, "endColumn": 43}
+    assert first["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 7,
+        "startColumn": 37,
+        "endLine": 7,
+        "endColumn": 43,
+    }
     notes = run["invocations"][0]["toolExecutionNotifications"]
-    assert notes[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
-        "src/broken.py"
+    assert notes[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/broken.py"
 
 
 def test_schema_check_rejects_a_broken_region(result, rules, project):
@@ -77,9 +83,14 @@ def test_schema_check_rejects_a_broken_region(result, rules, project):
 
 
 def _prints(doc: dict) -> list[tuple[str, str, int]]:
-    return [(r["ruleId"], r["partialFingerprints"][FINGERPRINT_KEY],
-             r["locations"][0]["physicalLocation"]["region"]["startLine"])
-            for r in doc["runs"][0]["results"]]
+    return [
+        (
+            r["ruleId"],
+            r["partialFingerprints"][FINGERPRINT_KEY],
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+        )
+        for r in doc["runs"][0]["results"]
+    ]
 
 
 def test_fingerprints_stable_when_lines_shift(result, rules, project):
@@ -106,16 +117,26 @@ def test_fingerprint_changes_with_the_flagged_line(result, rules, project):
 
 def test_fingerprint_reads_source_when_no_snippet(result, rules, project):
     with_root = _prints(_sarif(result, rules, project))
-    result.findings = [replace(f, snippet=(project / f.path).read_text().splitlines()[f.line - 1])
-                       for f in result.findings]
+    result.findings = [
+        replace(f, snippet=(project / f.path).read_text().splitlines()[f.line - 1]) for f in result.findings
+    ]
     with_snippets = _prints(_sarif(result, rules, None))
     assert with_root == with_snippets
 
 
 def test_sarif_odd_paths_unknown_rules_and_multiline_regions(rules):
-    finding = Finding(rule="MIG999", name="mystery-rule", path="my dir/a#b.py", line=3, column=9,
-                      end_line=5, end_column=2, message="spans lines", category="manual",
-                      snippet="x = f(")
+    finding = Finding(
+        rule="MIG999",
+        name="mystery-rule",
+        path="my dir/a#b.py",
+        line=3,
+        column=9,
+        end_line=5,
+        end_column=2,
+        message="spans lines",
+        category="manual",
+        snippet="x = f(",
+    )
     doc = _sarif(ScanResult(findings=[finding], files_scanned=1), rules)
     _validate(doc)
     res = doc["runs"][0]["results"][0]

@@ -52,8 +52,7 @@ def test_text_github_and_diff_name_files_from_the_current_directory(tmp_path, mo
 
 def test_code_left_as_it_is_is_not_counted_as_work(tmp_path):
     (tmp_path / "a.py").write_text('import torch\nok = x.device.type in ("cuda", "xpu", "npu")\n')
-    doc = json.loads(cli("scan", str(tmp_path), "--no-cache", "--exit-zero", "--format",
-                         "json").stdout)
+    doc = json.loads(cli("scan", str(tmp_path), "--no-cache", "--exit-zero", "--format", "json").stdout)
     assert doc["summary"]["npu_aware"] == 1
     assert sum(doc["summary"]["by_category"].values()) == 0
     text = cli("scan", str(tmp_path), "--no-cache", "--exit-zero").stdout
@@ -61,23 +60,26 @@ def test_code_left_as_it_is_is_not_counted_as_work(tmp_path):
 
 
 def test_the_tools_own_portable_forms_are_not_findings(tmp_path):
-    (tmp_path / "a.py").write_text(CODE.replace(".cuda()", '.cuda()\nif x.device.type == "cuda":\n'
-                                                            '    pass\n'))
+    (tmp_path / "a.py").write_text(
+        CODE.replace(".cuda()", '.cuda()\nif x.device.type == "cuda":\n    pass\n')
+    )
     assert cli("apply", str(tmp_path), "--no-cache").exit_code == 0
-    doc = json.loads(cli("scan", str(tmp_path), "--no-cache", "--exit-zero", "--format",
-                         "json").stdout)
+    doc = json.loads(cli("scan", str(tmp_path), "--no-cache", "--exit-zero", "--format", "json").stdout)
     assert doc["findings"] == []  # `in ("cuda", "npu")` and the helper are the port's own
 
 
-@pytest.mark.parametrize("guard", [
-    "if is_bnb_available():\n    import bitsandbytes as bnb\n",
-    "try:\n    import bitsandbytes as bnb\nexcept ImportError:\n    bnb = None\n",
-])
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "if is_bnb_available():\n    import bitsandbytes as bnb\n",
+        "try:\n    import bitsandbytes as bnb\nexcept ImportError:\n    bnb = None\n",
+    ],
+)
 def test_a_guard_costs_the_same_however_it_is_written(tmp_path, guard):
-    (tmp_path / "a.py").write_text("import torch\n" + guard + "\ndef f(p):\n"
-                                   "    return bnb.optim.Adam8bit(p)\n")
-    doc = json.loads(cli("scan", str(tmp_path), "--no-cache", "--exit-zero", "--format",
-                         "json").stdout)
+    (tmp_path / "a.py").write_text(
+        "import torch\n" + guard + "\ndef f(p):\n    return bnb.optim.Adam8bit(p)\n"
+    )
+    doc = json.loads(cli("scan", str(tmp_path), "--no-cache", "--exit-zero", "--format", "json").stdout)
     (package,) = doc["summary"]["effort"]["packages"]
     assert package["name"] == "bitsandbytes (library), guarded import"
     assert package["minutes"] == 60

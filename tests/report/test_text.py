@@ -16,22 +16,24 @@ def _caret_under(out: str, header: str) -> str:
     i = lines.index(header)
     source, marks = lines[i + 2], lines[i + 3]
     start = marks.index("^")
-    return source[start:start + marks.count("^")]
+    return source[start : start + marks.count("^")]
 
 
 def test_findings_with_excerpts(result, rules, project):
     out = render(result, "text", rules, root=project, width=120)
-    header = ("src/train.py:14:5: MIG101 [auto] `torch.cuda.synchronize` is CUDA-only; "
-              "use `torch.npu.synchronize`")
+    header = (
+        "src/train.py:14:5: MIG101 [auto] `torch.cuda.synchronize` is CUDA-only; use `torch.npu.synchronize`"
+    )
     assert header in out.splitlines()
     assert _caret_under(out, header) == "torch.cuda.synchronize"
-    nccl = ("src/train.py:7:37: MIG120 [assisted] process group backend `nccl` is not "
-            "available on Ascend; use `hccl`")
+    nccl = (
+        "src/train.py:7:37: MIG120 [assisted] process group backend `nccl` is not "
+        "available on Ascend; use `hccl`"
+    )
     assert _caret_under(out, nccl) == '"nccl"'
     assert "= fix (unsafe): Replace `nccl` with `hccl`" in out
     # util.py's finding has no snippet: the line comes from root/path.
-    util = ("src/util.py:6:5: MIG101 [auto] `torch.cuda.synchronize` is CUDA-only; "
-            "use `torch.npu.synchronize`")
+    util = "src/util.py:6:5: MIG101 [auto] `torch.cuda.synchronize` is CUDA-only; use `torch.npu.synchronize`"
     assert _caret_under(out, util) == "torch.cuda.synchronize"
     assert "\x1b[" not in out
 
@@ -40,9 +42,13 @@ def test_summary_numbers(result, rules, project):
     out = render(result, "text", rules, root=project, width=120)
     assert "Found 6 findings in 2 files (3 files scanned, 1 error)." in out
     assert "4 fixable with `migrate apply`, 1 more with `--unsafe-fixes`." in out
-    for line in ("  auto          4   `migrate apply`", "  manual        1   port by hand",
-                 "  4  MIG101  torch-cuda-api", "  1  MIG301  cuda-extension-build",
-                 "  src/broken.py: invalid syntax (line 1, column 7)"):
+    for line in (
+        "  auto          4   `migrate apply`",
+        "  manual        1   port by hand",
+        "  4  MIG101  torch-cuda-api",
+        "  1  MIG301  cuda-extension-build",
+        "  src/broken.py: invalid syntax (line 1, column 7)",
+    ):
         assert line in out.splitlines()
     assert "Effort: ~4.4 h in 3 work packages, a planning figure" in out
 
@@ -70,23 +76,43 @@ def test_clean_scan(rules):
 def test_underline_handles_tabs_and_wide_characters():
     line = "\tname = '数据'; x.cuda()"
     col = line.index("x.cuda") + 1
-    f = Finding(rule="MIG102", name="tensor-cuda-call", path="a.py", line=1, column=col,
-                end_line=1, end_column=col + len("x.cuda()"), message="m", category="auto")
+    f = Finding(
+        rule="MIG102",
+        name="tensor-cuda-call",
+        path="a.py",
+        line=1,
+        column=col,
+        end_line=1,
+        end_column=col + len("x.cuda()"),
+        message="m",
+        category="auto",
+    )
     pad, width = underline(line, f)
     shown = line.expandtabs(4)
     # '数据' is two characters but four terminal cells.
-    assert pad == len(shown[:shown.index("x.cuda")]) + 2
+    assert pad == len(shown[: shown.index("x.cuda")]) + 2
     assert width == len("x.cuda()")
-    multi = Finding(rule="MIG102", name="n", path="a.py", line=1, column=col, end_line=3,
-                    end_column=2, message="m", category="auto")
+    multi = Finding(
+        rule="MIG102",
+        name="n",
+        path="a.py",
+        line=1,
+        column=col,
+        end_line=3,
+        end_column=2,
+        message="m",
+        category="auto",
+    )
     assert underline(line, multi)[1] == len("x.cuda()")  # to the end of the first line
 
 
 def test_statistics(result, rules):
     out = render(result, "text", rules, statistics=True)
-    assert out.splitlines()[:3] == ["4  MIG101  [*] torch-cuda-api",
-                                    "1  MIG120  [-] nccl-backend-string",
-                                    "1  MIG301      cuda-extension-build"]
+    assert out.splitlines()[:3] == [
+        "4  MIG101  [*] torch-cuda-api",
+        "1  MIG120  [-] nccl-backend-string",
+        "1  MIG301      cuda-extension-build",
+    ]
     assert "[*] fixable with `migrate apply`" in out
 
 

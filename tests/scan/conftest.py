@@ -30,10 +30,12 @@ def fixed():
     def run(code: str, unsafe: bool = False, target: str = "npu"):
         text = textwrap.dedent(code)
         fs = scan_text(text, "t.py", "python", default_rules(), target)
-        edits = sorted({e for f in fs if f.fix and (unsafe or f.fix.applicability == "safe")
-                        for e in f.fix.edits}, reverse=True)
+        edits = sorted(
+            {e for f in fs if f.fix and (unsafe or f.fix.applicability == "safe") for e in f.fix.edits},
+            reverse=True,
+        )
         for e in edits:
-            text = text[:e.start] + e.content + text[e.end:]
+            text = text[: e.start] + e.content + text[e.end :]
         return text
 
     return run

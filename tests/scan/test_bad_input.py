@@ -21,7 +21,8 @@ def test_problem_files_become_errors(tmp_path: Path):
     (tmp_path / "binary.py").write_bytes(b"cuda\x00\x01\x02" * 10)
     (tmp_path / "empty.py").write_text("")
     (tmp_path / "latin1.py").write_bytes(
-        b"# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\nx = torch.device('cuda')\n")
+        b"# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\nx = torch.device('cuda')\n"
+    )
     (tmp_path / "bad_utf8.py").write_bytes(b"import torch\nx = '\xff\xfe cuda'\n")
     (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbfimport torch\ny = 'a'.cuda()\n")
     result = _scan(tmp_path)
@@ -67,8 +68,9 @@ def test_cache_reuses_results_and_sees_changes(tmp_path: Path):
 
 
 def _cli(*args: str, cwd: Path | None = None):
-    return subprocess.run([sys.executable, "-m", "migrate", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 def test_cli_exit_codes(tmp_path: Path):
@@ -93,10 +95,21 @@ def test_cli_json_contract_and_project_config(tmp_path: Path):
     doc = json.loads(out.stdout)
     assert doc["tool"]["name"] == "ascend-migrate"
     assert [(f["rule"], f["path"], f["line"], f["column"]) for f in doc["findings"]] == [
-        ("MIG201", "a.py", 3, 18)]
+        ("MIG201", "a.py", 3, 18)
+    ]
     f = doc["findings"][0]
-    assert set(f) >= {"rule", "name", "path", "line", "column", "end_line", "end_column", "message",
-                      "category", "fix"}
+    assert set(f) >= {
+        "rule",
+        "name",
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "message",
+        "category",
+        "fix",
+    }
     assert f["fix"]["applicability"] == "safe" and f["category"] == "auto"
     assert doc["summary"]["files_scanned"] == 2  # a.py and pyproject.toml
     assert doc["summary"]["by_rule"] == {"MIG201": 1}

@@ -39,8 +39,11 @@ def test_type_and_module_helpers_in_the_style_of_verl():
 
         device_name = which()
         """
-    assert found(code) == {"which": ("type", True), "module": ("module", True),
-                           "device_name": ("type", False)}
+    assert found(code) == {
+        "which": ("type", True),
+        "module": ("module", True),
+        "device_name": ("type", False),
+    }
 
 
 def test_a_module_level_chain_read_by_a_function_in_the_style_of_mmengine():
@@ -72,16 +75,19 @@ def test_device_generic_helpers_reach_the_npu_without_naming_it():
     assert found(code) == {"accel": ("type", True), "namespace": ("module", True)}
 
 
-@pytest.mark.parametrize("code", [
-    # CUDA only: ordinary code, the port rewrites it
-    'import torch\ndef dev():\n    return "cuda" if torch.cuda.is_available() else "cpu"\n',
-    # takes a required argument
-    'def dev(kind):\n    return "npu" if kind else "cpu"\n',
-    # returns something that is not a device
-    'def count():\n    return npu_count() or 0\n',
-    # may return None
-    'def dev():\n    if is_npu():\n        return "npu"\n',
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        # CUDA only: ordinary code, the port rewrites it
+        'import torch\ndef dev():\n    return "cuda" if torch.cuda.is_available() else "cpu"\n',
+        # takes a required argument
+        'def dev(kind):\n    return "npu" if kind else "cpu"\n',
+        # returns something that is not a device
+        "def count():\n    return npu_count() or 0\n",
+        # may return None
+        'def dev():\n    if is_npu():\n        return "npu"\n',
+    ],
+)
 def test_what_is_not_a_helper(code):
     assert found(code) == {}
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from hostile import CUDA, bounded_main, main
 
 
@@ -23,8 +22,9 @@ def _fifo(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["scan", "apply"])
-@pytest.mark.parametrize("make", [lambda tmp: "/dev/zero", _loop, _fifo],
-                         ids=["device", "symlink-loop", "fifo"])
+@pytest.mark.parametrize(
+    "make", [lambda tmp: "/dev/zero", _loop, _fifo], ids=["device", "symlink-loop", "fifo"]
+)
 def test_a_path_that_is_no_file_or_folder_is_a_usage_error(tmp_path, capsys, command, make):
     # /dev/zero was "All checks passed! (0 files scanned)", exit 0: a silent loss
     code, out, err = main(capsys, command, make(tmp_path), "--no-cache", "--no-progress")
@@ -32,9 +32,11 @@ def test_a_path_that_is_no_file_or_folder_is_a_usage_error(tmp_path, capsys, com
     assert "All checks passed" not in out
 
 
-@pytest.mark.parametrize("pyproject", [b"[tool.migrate]\nexclude = ['a.py']\nx = [\n",
-                                       b"[tool.migrate]\nexclude = ['\xff']\n"],
-                         ids=["invalid-toml", "not-utf8"])
+@pytest.mark.parametrize(
+    "pyproject",
+    [b"[tool.migrate]\nexclude = ['a.py']\nx = [\n", b"[tool.migrate]\nexclude = ['\xff']\n"],
+    ids=["invalid-toml", "not-utf8"],
+)
 def test_apply_refuses_a_project_config_it_cannot_read(tmp_path, capsys, pyproject):
     # apply rewrote a.py that the unreadable config excludes
     (tmp_path / "a.py").write_text(CUDA)
@@ -51,8 +53,9 @@ def test_a_gitignore_run_of_stars_does_not_backtrack(tmp_path):
     (tmp_path / "a.py").write_text(CUDA)
     (tmp_path / "keep.py").write_text(CUDA)
     (tmp_path / ".gitignore").write_text("*" * 5000 + "a.py\n" + "**/" * 500 + "x\n")
-    code, out, err = bounded_main("scan", tmp_path, "--no-cache", "--no-progress",
-                                  "--format", "json", seconds=60)
+    code, out, err = bounded_main(
+        "scan", tmp_path, "--no-cache", "--no-progress", "--format", "json", seconds=60
+    )
     assert code == 1, err
     assert '"keep.py"' in out and '"a.py"' not in out
 

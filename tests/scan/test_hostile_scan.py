@@ -9,9 +9,9 @@ import shutil
 import stat
 
 import pytest
+from hostile import CUDA, as_nobody, migrate, needs_nobody, shared_dir
 
 from migrate.scan.engine import ScanOptions, scan_paths
-from hostile import CUDA, as_nobody, migrate, needs_nobody, shared_dir
 
 
 def _scan(*paths, **kw):
@@ -54,9 +54,9 @@ def test_oversized_file_is_an_error(tmp_path, monkeypatch):  # defect 3
 
 def _scan_and_apply(root):
     """(scan errors, apply errors) as {path: message}, through the library."""
+    from migrate.core.rules import default_rules
     from migrate.fix.rewrite import Options
     from migrate.fix.run import apply_scan
-    from migrate.core.rules import default_rules
 
     result = _scan(root)
     run = apply_scan(result, root, default_rules(), Options())
@@ -97,17 +97,16 @@ def test_long_line_snippets_are_windows(tmp_path):  # defect 4
     assert len(result.findings) == 5000
     assert all(len(f.snippet) <= SNIPPET_MAX for f in result.findings)
     last = result.findings[-1]
-    shown = last.snippet[last.column - 1 - last.snippet_start:][:6]
+    shown = last.snippet[last.column - 1 - last.snippet_start :][:6]
     assert shown == ".cuda(" or shown == "cuda()"
 
 
 def test_text_report_underlines_inside_a_window(tmp_path):  # defect 4
-    (tmp_path / "w.py").write_text("import torch\nx = torch.zeros(1)\n" + "y = 1; " * 300
-                                   + "x.cuda()\n")
+    (tmp_path / "w.py").write_text("import torch\nx = torch.zeros(1)\n" + "y = 1; " * 300 + "x.cuda()\n")
     out = migrate("scan", tmp_path, "--no-cache").stdout
     code, marks = [ln for ln in out.splitlines() if ln.startswith(("3 |", "  |"))][1:3]
     start = marks.index("^")
-    assert code[start:start + 4] == "cuda"
+    assert code[start : start + 4] == "cuda"
 
 
 def test_utf16_and_utf32_files_are_decoded_before_the_prefilter(tmp_path):  # defect 9
@@ -161,9 +160,12 @@ def test_non_utf8_and_control_character_names_in_every_format(tmp_path):  # defe
             json.loads(r.stdout)
     out = tmp_path.parent / "report.sarif"
     assert migrate("scan", tmp_path, "--no-cache", "--format", "sarif", "-o", out).returncode == 1
-    uris = [x["physicalLocation"]["artifactLocation"]["uri"]
-            for run in json.loads(out.read_text())["runs"] for res in run["results"]
-            for x in res["locations"]]
+    uris = [
+        x["physicalLocation"]["artifactLocation"]["uri"]
+        for run in json.loads(out.read_text())["runs"]
+        for res in run["results"]
+        for x in res["locations"]
+    ]
     assert "bad%FF.py" in uris
     text = migrate("scan", tmp_path, "--no-cache").stdout
     assert "x\\n::warning file=evil.py::injected\\n.py:2:1" in text
@@ -179,8 +181,16 @@ def test_stdout_on_a_full_disk_is_one_line(tmp_path):  # defect 10
         assert r.returncode == 2 and "No space left" in r.stderr
 
 
-@pytest.mark.parametrize("content", [b"[1, 2]", b"\x80\x04garbage", b'{"format": 2, "entries": {"a.py": 3}}',
-                                     b'{"format": 2, "entries": {"a.py": {"size": "x"}}}', b"[" * 100000])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"[1, 2]",
+        b"\x80\x04garbage",
+        b'{"format": 2, "entries": {"a.py": 3}}',
+        b'{"format": 2, "entries": {"a.py": {"size": "x"}}}',
+        b"[" * 100000,
+    ],
+)
 def test_cache_of_the_wrong_shape_is_ignored(tmp_path, content):  # defect 10, 14
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "a.py").write_text(CUDA)
@@ -202,7 +212,7 @@ def test_cache_hit_needs_the_content_hash(tmp_path):  # defect 1
     cache = tmp_path / "cache"
     _scan(t, cache_dir=cache)
     st = p.stat()
-    p.write_text("import torch\ny = torch_accelerator_moduleZ + 11111\n"[:st.st_size])
+    p.write_text("import torch\ny = torch_accelerator_moduleZ + 11111\n"[: st.st_size])
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert _scan(t, cache_dir=cache, trust_mtime=False).findings == []
 
@@ -277,9 +287,18 @@ def test_symlinks_out_of_the_tree_are_not_followed(tmp_path):  # defect 6
     assert followed == ["a.py", "link.py", "linkdir/o.py"]
 
 
-@pytest.mark.parametrize("line", ['unsafe-fixes = "false"', 'respect-gitignore = "false"',
-                                  'fail-on = ["auto"]', 'fail-on = "x"', 'select = 3',
-                                  'respect-gitignore = 0', 'colour = true'])
+@pytest.mark.parametrize(
+    "line",
+    [
+        'unsafe-fixes = "false"',
+        'respect-gitignore = "false"',
+        'fail-on = ["auto"]',
+        'fail-on = "x"',
+        "select = 3",
+        "respect-gitignore = 0",
+        "colour = true",
+    ],
+)
 def test_config_keys_are_typed(tmp_path, line):  # defect 5
     from migrate.core.errors import UsageError
     from migrate.scan.config import load_config
@@ -304,10 +323,19 @@ def test_tool_that_is_not_a_table(tmp_path):  # defect 5
     assert r.returncode == 2 and "tool" in r.stderr
 
 
-@pytest.mark.parametrize("data", [b"", b"\xef\xbb\xbf", b"\xff\xfe", b"\n" * 1000,
-                                  b"x = " + b"(" * 300 + b")" * 300 + b"\n",
-                                  b"import torch\n" + b"if x:\n" * 50 + b"  torch.cuda.x()\n",
-                                  b"\r\n\r", "# coding: utf-8\nimport torch\n\u2028\n".encode()])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\xef\xbb\xbf",
+        b"\xff\xfe",
+        b"\n" * 1000,
+        b"x = " + b"(" * 300 + b")" * 300 + b"\n",
+        b"import torch\n" + b"if x:\n" * 50 + b"  torch.cuda.x()\n",
+        b"\r\n\r",
+        "# coding: utf-8\nimport torch\n\u2028\n".encode(),
+    ],
+)
 def test_odd_files_never_crash(tmp_path, data):
     (tmp_path / "odd.py").write_bytes(data)
     (tmp_path / "Dockerfile").write_bytes(data)
@@ -317,7 +345,8 @@ def test_odd_files_never_crash(tmp_path, data):
 
 def test_hash_pinned_requirement_gets_no_stale_fix(tmp_path):  # defect 13
     (tmp_path / "requirements.txt").write_text(
-        "torch==2.1.0+cu118 \\\n    --hash=sha256:00ff\nnumpy==1.26.0+cu118\n")
+        "torch==2.1.0+cu118 \\\n    --hash=sha256:00ff\nnumpy==1.26.0+cu118\n"
+    )
     found = _scan(tmp_path).findings
     torch = [f for f in found if f.line == 1]
     assert torch and all(f.fix is None for f in torch)

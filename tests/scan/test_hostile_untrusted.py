@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from hostile import CUDA, bounded_main, heavy, migrate
+
 from migrate.core.rules import default_rules
 from migrate.scan.engine import ScanOptions, scan_paths, scan_text
 
@@ -216,16 +216,21 @@ def test_every_file_option_refuses_fifos_and_devices(tmp_path):
     (tmp_path / "a.py").write_text(CUDA)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    for args in (("scan", tmp_path, "--config", fifo), ("scan", tmp_path, "--config", "/dev/zero"),
-                 ("apply", tmp_path, "--config", fifo)):
+    for args in (
+        ("scan", tmp_path, "--config", fifo),
+        ("scan", tmp_path, "--config", "/dev/zero"),
+        ("apply", tmp_path, "--config", fifo),
+    ):
         r = migrate(*args, "--no-cache", timeout=30)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, args
 
 
 def test_notebook_cells_share_their_imports(tmp_path):  # beyond: a silent loss
-    cells = [{"cell_type": "code", "source": ["import torch\n"]},
-             {"cell_type": "markdown", "source": ["# text"]},
-             {"cell_type": "code", "source": ["torch.cuda.synchronize()\n"]}]
+    cells = [
+        {"cell_type": "code", "source": ["import torch\n"]},
+        {"cell_type": "markdown", "source": ["# text"]},
+        {"cell_type": "code", "source": ["torch.cuda.synchronize()\n"]},
+    ]
     (tmp_path / "n.ipynb").write_text(json.dumps({"cells": cells}, indent=1))
     result = scan_paths([tmp_path], ScanOptions(jobs=1))
     assert [f.rule for f in result.findings] == ["MIG101"] and result.errors == []

@@ -14,8 +14,9 @@ from migrate.core.rules import default_rules
 from migrate.scan.engine import scan_text
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.skipif(not torch.__version__.startswith("2.13.0"),
-                                reason="line numbers are those of torch 2.13.0")
+pytestmark = pytest.mark.skipif(
+    not torch.__version__.startswith("2.13.0"), reason="line numbers are those of torch 2.13.0"
+)
 TORCH = Path(torch.__file__).parent
 
 EXPECTED = {
@@ -38,8 +39,8 @@ def test_torch_sources(rel):
 def test_torch_sources_fix_to_valid_python():
     from functools import partial
 
-    from migrate.fix.run import engine_scan
     from migrate.fix.rewrite import fix_text
+    from migrate.fix.run import engine_scan
 
     rules = list(default_rules())
     text = (TORCH / "random.py").read_text(encoding="utf-8")

@@ -25,8 +25,12 @@ from functools import cache
 from importlib import resources
 
 # kind -> the template's function answering it
-NAMES = {"type": "get_device_type", "module": "get_device_module",
-         "amp": "get_amp_device_type", "backend": "get_dist_backend"}
+NAMES = {
+    "type": "get_device_type",
+    "module": "get_device_module",
+    "amp": "get_amp_device_type",
+    "backend": "get_dist_backend",
+}
 KINDS = {name: kind for kind, name in NAMES.items()}
 MODULE_NAME = "_device"  # the module added to a package: <package>/_device.py
 
@@ -119,8 +123,11 @@ def recognise(node: ast.AST, torch_local: str = "torch") -> str | None:
 
 def _shape(node: ast.FunctionDef, torch_local: str) -> str:
     """An ast dump of the function without its docstring, ``torch_local`` read as torch."""
-    body = node.body[1:] if (node.body and isinstance(node.body[0], ast.Expr) and
-                             isinstance(node.body[0].value, ast.Constant)) else node.body
+    body = (
+        node.body[1:]
+        if (node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant))
+        else node.body
+    )
     dump = ast.dump(ast.Module(body=body, type_ignores=[]))
     if torch_local != "torch":
         dump = dump.replace(f"Name(id='{torch_local}'", "Name(id='torch'")

@@ -52,8 +52,9 @@ def band(sq: int, skv: int, pre: int, nxt: int, bottom_right: bool, device) -> t
     return (j > i + off + nxt) | (j < i + off - pre)
 
 
-def build_mask(mode: int, given, sq: int, skv: int, pre: int, nxt: int, prefix,
-               device) -> torch.Tensor | None:
+def build_mask(
+    mode: int, given, sq: int, skv: int, pre: int, nxt: int, prefix, device
+) -> torch.Tensor | None:
     """The boolean mask (True = masked), broadcastable to (B, N, Sq, Skv), or None."""
     if given is None:
         return None  # documented: no atten_mask means full computation, whatever the mode
@@ -73,8 +74,11 @@ def build_mask(mode: int, given, sq: int, skv: int, pre: int, nxt: int, prefix,
         cols = torch.arange(skv, device=device)
         keep = torch.stack([cols < int(p) for p in prefix])  # (B, Skv)
         return causal.unsqueeze(0) & ~keep[:, None, :]  # (B, Sq, Skv)
-    raise ValueError(f"npu_fusion_attention: sparse_mode {mode} is for TND (varlen) only"
-                     if mode in (7, 8) else f"npu_fusion_attention: bad sparse_mode {mode}")
+    raise ValueError(
+        f"npu_fusion_attention: sparse_mode {mode} is for TND (varlen) only"
+        if mode in (7, 8)
+        else f"npu_fusion_attention: bad sparse_mode {mode}"
+    )
 
 
 def attend(q, k, v, mask, pse, scale: float, keep_prob: float):
@@ -98,8 +102,7 @@ def attend(q, k, v, mask, pse, scale: float, keep_prob: float):
     safe = torch.where(torch.isinf(smax), torch.zeros_like(smax), smax)
     expd = torch.exp(scores - safe)
     ssum = expd.sum(dim=-1, keepdim=True)
-    probs = torch.where(ssum > 0, expd / ssum.clamp_min(torch.finfo(work).tiny),
-                        torch.zeros_like(expd))
+    probs = torch.where(ssum > 0, expd / ssum.clamp_min(torch.finfo(work).tiny), torch.zeros_like(expd))
     if keep_prob < 1.0:
         probs = torch.nn.functional.dropout(probs, p=1.0 - keep_prob)
     out = torch.matmul(probs, v.to(work)).to(q.dtype)
@@ -114,9 +117,9 @@ def _varlen(q, k, v, atten_mask, pse, scale, keep_prob, pre, nxt, qlen, kvlen, m
     ks = [0, *[int(x) for x in kvlen]]
     last = len(qlen) - 1
     for b in range(len(qlen)):
-        qb = q[qs[b]:qs[b + 1]].transpose(0, 1).unsqueeze(0)  # (1, N, Sq, D)
-        kb = k[ks[b]:ks[b + 1]].transpose(0, 1).unsqueeze(0)
-        vb = v[ks[b]:ks[b + 1]].transpose(0, 1).unsqueeze(0)
+        qb = q[qs[b] : qs[b + 1]].transpose(0, 1).unsqueeze(0)  # (1, N, Sq, D)
+        kb = k[ks[b] : ks[b + 1]].transpose(0, 1).unsqueeze(0)
+        vb = v[ks[b] : ks[b + 1]].transpose(0, 1).unsqueeze(0)
         sq, skv = qb.shape[2], kb.shape[2]
         if sq == 0:
             continue
@@ -139,11 +142,28 @@ def _varlen(q, k, v, atten_mask, pse, scale, keep_prob, pre, nxt, qlen, kvlen, m
 
 
 @fused_op("npu_fusion_attention")
-def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, padding_mask=None,
-                         atten_mask=None, scale=1.0, keep_prob=1.0, pre_tockens=BIG,
-                         next_tockens=BIG, inner_precise=0, prefix=None, actual_seq_qlen=None,
-                         actual_seq_kvlen=None, sparse_mode=0, gen_mask_parallel=True,
-                         sync=False, softmax_layout=""):
+def npu_fusion_attention(
+    query,
+    key,
+    value,
+    head_num,
+    input_layout,
+    pse=None,
+    padding_mask=None,
+    atten_mask=None,
+    scale=1.0,
+    keep_prob=1.0,
+    pre_tockens=BIG,
+    next_tockens=BIG,
+    inner_precise=0,
+    prefix=None,
+    actual_seq_qlen=None,
+    actual_seq_kvlen=None,
+    sparse_mode=0,
+    gen_mask_parallel=True,
+    sync=False,
+    softmax_layout="",
+):
     """(attention_out, softmax_max, softmax_sum, ...): softmax(scale * Q K^T + pse, masked) V
     in the documented layouts, sparse modes and keep_prob dropout."""
     if padding_mask is not None:
@@ -151,16 +171,28 @@ def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, pa
     if not 0.0 < keep_prob <= 1.0:
         raise ValueError(f"npu_fusion_attention: keep_prob must be in (0, 1], got {keep_prob}")
     if input_layout == "TND":
-        out, smax, ssum = _varlen(query, key, value, atten_mask, pse, scale, keep_prob,
-                                  pre_tockens, next_tockens, actual_seq_qlen, actual_seq_kvlen,
-                                  sparse_mode)
+        out, smax, ssum = _varlen(
+            query,
+            key,
+            value,
+            atten_mask,
+            pse,
+            scale,
+            keep_prob,
+            pre_tockens,
+            next_tockens,
+            actual_seq_qlen,
+            actual_seq_kvlen,
+            sparse_mode,
+        )
     else:
         q = to_bnsd(query, input_layout, head_num)
         d = q.shape[-1]
         kv_heads = None if input_layout in ("BSND", "BNSD") else key.shape[-1] // d
         k, v = to_bnsd(key, input_layout, kv_heads), to_bnsd(value, input_layout, kv_heads)
-        mask = build_mask(sparse_mode, atten_mask, q.shape[2], k.shape[2], pre_tockens,
-                          next_tockens, prefix, q.device)
+        mask = build_mask(
+            sparse_mode, atten_mask, q.shape[2], k.shape[2], pre_tockens, next_tockens, prefix, q.device
+        )
         out, smax, ssum = attend(q, k, v, mask, pse, scale, keep_prob)
         out = from_bnsd(out, input_layout)
     smax = smax.float().expand(*smax.shape[:-1], 8)

@@ -30,8 +30,7 @@ def npu_rotary_mul(x, r1, r2, rotary_mode="half", rotate=None):
         x1, x2 = x[..., ::2], x[..., 1::2]
         turned = torch.stack((-x2, x1), dim=-1).flatten(-2)
     else:
-        raise ValueError(f"npu_rotary_mul: rotary_mode must be 'half' or 'interleave', "
-                         f"got {rotary_mode!r}")
+        raise ValueError(f"npu_rotary_mul: rotary_mode must be 'half' or 'interleave', got {rotary_mode!r}")
     return r1 * x + r2 * turned
 
 

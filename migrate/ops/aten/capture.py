@@ -79,21 +79,35 @@ class Recorder:
         key = self.judge.descend[name]
         if len(chain) > MAX_DEPTH:
             return self._judged_alone(
-                name, key, func, args, kwargs, "nested too deep to check what it calls",
+                name,
+                key,
+                func,
+                args,
+                kwargs,
+                "nested too deep to check what it calls",
                 f"{name}: composites nested deeper than {MAX_DEPTH} ({' -> '.join(chain)}); "
-                f"judged by torch's {key} kernel alone")
+                f"judged by torch's {key} kernel alone",
+            )
         mode = self.descent_mode(chain)
         try:
             with mode:
                 out = func._op_dk(self.keys[key], *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - reported below, never swallowed
             if mode.seen:
-                raise CaptureError(f"re-running {name} at {key} failed after it had called "
-                                   f"{len(mode.seen)} ops ({_first_line(exc)})") from exc
+                raise CaptureError(
+                    f"re-running {name} at {key} failed after it had called "
+                    f"{len(mode.seen)} ops ({_first_line(exc)})"
+                ) from exc
             return self._judged_alone(
-                name, key, func, args, kwargs, "what it calls could not be checked: see errors",
+                name,
+                key,
+                func,
+                args,
+                kwargs,
+                "what it calls could not be checked: see errors",
                 f"{name}: could not re-run torch's {key} kernel to judge what it calls "
-                f"({_first_line(exc)}); judged by the kernel alone")
+                f"({_first_line(exc)}); judged by the kernel alone",
+            )
         verdict = from_children(name, key, mode.seen)
         self.judge.cache[name] = verdict
         return verdict, out
@@ -108,8 +122,9 @@ class Recorder:
         if not census.suppress and fname in self.judge.reg.host_sync_calls:
             self.flush()
             location = user_location(3)
-            census.warn(f"Tensor.{fname}", "host-sync", self.judge.reg.host_sync_calls[fname],
-                        census.module, location)
+            census.warn(
+                f"Tensor.{fname}", "host-sync", self.judge.reg.host_sync_calls[fname], census.module, location
+            )
         op = None if census.suppress else self.judge.composite(fname, args, kwargs)
         if op is None:
             return func(*args, **kwargs)
@@ -143,8 +158,15 @@ class Recorder:
         if fused is not None:  # the backward of a kernel torch_npu runs whole
             out = func(*args, **kwargs)
             origin = census.origin()
-            census.add(fused, Verdict(SUPPORTED, FUSED_BACKWARD_REASON), _dtype(args),
-                       origin[0] if origin else census.module, None, phase="backward", calls=0)
+            census.add(
+                fused,
+                Verdict(SUPPORTED, FUSED_BACKWARD_REASON),
+                _dtype(args),
+                origin[0] if origin else census.module,
+                None,
+                phase="backward",
+                calls=0,
+            )
             return out
         name = func.name()
         verdict = self.judge.layout(_tensors(args, kwargs))
@@ -157,12 +179,21 @@ class Recorder:
         sync = _host_sync(self.judge, name, args)
         origin = census.origin()
         path = origin[0] if origin else census.module
-        location = origin[1] if origin else (
-            user_location(3) if census.locate_all or sync or verdict.status != SUPPORTED
-            else None)
+        location = (
+            origin[1]
+            if origin
+            else (user_location(3) if census.locate_all or sync or verdict.status != SUPPORTED else None)
+        )
         dtype, op = _dtype(args), self.judge.alias(name)
-        census.add(op, verdict, dtype, path, location, self.judge.reg.weak_dtypes.get(dtype),
-                   origin[2] if origin else None)
+        census.add(
+            op,
+            verdict,
+            dtype,
+            path,
+            location,
+            self.judge.reg.weak_dtypes.get(dtype),
+            origin[2] if origin else None,
+        )
         if sync and census.phase != "optimizer":  # optimizers keep `step` on the host
             census.warn(op, sync[0], sync[1], path, location)
         if census.phase in ("forward", "loss") and not origin and torch.is_grad_enabled():

@@ -28,17 +28,19 @@ def _step(model, args, kwargs, census: Census, train: bool, loss, optimizer) -> 
     except UsageError:
         raise
     except Exception as exc:  # noqa: BLE001 - the user's loss or backward failed: bad input
-        raise UsageError(f"{OPTION} --train: {census.phase} failed: {type(exc).__name__}: "
-                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-                         ) from None
+        raise UsageError(
+            f"{OPTION} --train: {census.phase} failed: {type(exc).__name__}: "
+            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        ) from None
     census.phase = "optimizer"
     if optimizer is not None:
         optimizer.step()
         optimizer.zero_grad()
 
 
-def capture(model, args, kwargs, target: str | None = None, train: bool = False,
-            loss=None, optimizer=None) -> tuple[Census, Judge]:
+def capture(
+    model, args, kwargs, target: str | None = None, train: bool = False, loss=None, optimizer=None
+) -> tuple[Census, Judge]:
     """Run one eval forward (``train=False``) or one training step under capture."""
     judge, census = Judge(target), Census(locate_all=train)
     function_mode, dispatch_mode, flush = make_modes(census, judge)
@@ -70,8 +72,9 @@ def _rows(census: Census, judge: Judge) -> list[dict]:
     return ops
 
 
-def aten_census(spec: str, target: str | None = None, device: str = "cpu",
-                dtype: str | None = None, train: bool = False) -> dict:
+def aten_census(
+    spec: str, target: str | None = None, device: str = "cpu", dtype: str | None = None, train: bool = False
+) -> dict:
     """The op coverage report of the model that ``spec`` (MOD:FN) builds."""
     from migrate.core.model_spec import load_model_spec
 
@@ -90,17 +93,30 @@ def aten_census(spec: str, target: str | None = None, device: str = "cpu",
     versions = torch_versions(reg)
     advice = []
     if summary[CPU_FALLBACK]:
-        advice.append("ops without an NPU kernel run on the CPU with a one-time warning; set "
-                      "TORCH_NPU_FALLBACK_CPU_DISABLE=1 to make them errors")
+        advice.append(
+            "ops without an NPU kernel run on the CPU with a one-time warning; set "
+            "TORCH_NPU_FALLBACK_CPU_DISABLE=1 to make them errors"
+        )
     mismatch = mismatch_advice(versions, reg.version)
     if mismatch:
         advice.append(mismatch)
-    return {"model": spec, "target": reg.version, "device": device, "dtype": dtype,
-            "judged_for": JUDGED_FOR,
-            "mode": "train" if train else "eval", "torch": versions,
-            "ops": ops, "summary": {**summary, "ops": len(ops),
-                                    "calls": sum(r["count"] for r in ops),
-                                    "warnings": len(census.warnings),
-                                    "errors": len(census.errors)},
-            "warnings": list(census.warnings.values()), "errors": census.errors,
-            "advice": advice}
+    return {
+        "model": spec,
+        "target": reg.version,
+        "device": device,
+        "dtype": dtype,
+        "judged_for": JUDGED_FOR,
+        "mode": "train" if train else "eval",
+        "torch": versions,
+        "ops": ops,
+        "summary": {
+            **summary,
+            "ops": len(ops),
+            "calls": sum(r["count"] for r in ops),
+            "warnings": len(census.warnings),
+            "errors": len(census.errors),
+        },
+        "warnings": list(census.warnings.values()),
+        "errors": census.errors,
+        "advice": advice,
+    }

@@ -26,19 +26,29 @@ from migrate.ops.registry import (
 )
 
 # The chips a verdict of the ATen judge holds for (`migrate ops --torch`, `migrate run --emulate`).
-JUDGED_FOR = ("every chip torch_npu supports (its kernel registrations are not per chip; "
-              "dtype limits of a chip's kernels are not in the wheel)")
+JUDGED_FOR = (
+    "every chip torch_npu supports (its kernel registrations are not per chip; "
+    "dtype limits of a chip's kernels are not in the wheel)"
+)
 
 # The dispatcher's order for a backend key without its own kernel (computeDispatchTableEntry).
-COMPOSITE_KEYS = ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd",
-                  "CompositeImplicitAutograd")
-COMPOSITE_REASON = ("torch_npu has a kernel for this CompositeImplicitAutograd op; the ops it "
-                    "decomposes into on the CPU are not used on the NPU")
-NO_KERNEL_REASON = ("no kernel in any backend: a tensor metadata query the tensor answers "
-                    "itself (no device runs it)")
-FUSED_BACKWARD_REASON = ("torch_npu has a kernel for this CompositeImplicitAutograd op, which owns "
-                         "its backward: the backward ops of the CPU's decomposition are not used "
-                         "on the NPU")
+COMPOSITE_KEYS = (
+    "CompositeExplicitAutogradNonFunctional",
+    "CompositeExplicitAutograd",
+    "CompositeImplicitAutograd",
+)
+COMPOSITE_REASON = (
+    "torch_npu has a kernel for this CompositeImplicitAutograd op; the ops it "
+    "decomposes into on the CPU are not used on the NPU"
+)
+NO_KERNEL_REASON = (
+    "no kernel in any backend: a tensor metadata query the tensor answers itself (no device runs it)"
+)
+FUSED_BACKWARD_REASON = (
+    "torch_npu has a kernel for this CompositeImplicitAutograd op, which owns "
+    "its backward: the backward ops of the CPU's decomposition are not used "
+    "on the NPU"
+)
 
 
 @cache
@@ -137,10 +147,15 @@ class Judge:
         if has_key(name, "PrivateUse1"):
             return Verdict(SUPPORTED, "an NPU (PrivateUse1) kernel is registered for it")
         pkg = f"torch_npu {self.reg.version.split('-', 1)[-1]}"
-        return self._without_npu_kernel(name, lambda op: Verdict(
-            CPU_FALLBACK, f"no NPU kernel: {namespace(op)} registers CPU/CUDA kernels only and "
-                          f"{pkg} brings none; runs on the CPU through torch_npu's fallback (an "
-                          "error with TORCH_NPU_FALLBACK_CPU_DISABLE=1)"))
+        return self._without_npu_kernel(
+            name,
+            lambda op: Verdict(
+                CPU_FALLBACK,
+                f"no NPU kernel: {namespace(op)} registers CPU/CUDA kernels only and "
+                f"{pkg} brings none; runs on the CPU through torch_npu's fallback (an "
+                "error with TORCH_NPU_FALLBACK_CPU_DISABLE=1)",
+            ),
+        )
 
     def layout(self, tensors) -> Verdict | None:
         """Unsupported when a tensor has a sparse layout: torch_npu registers kernels for the
@@ -148,15 +163,23 @@ class Judge:
         tensor (SparsePrivateUse1), making one included, has no kernel and raises."""
         import torch
 
-        sparse = sorted({str(t.layout).removeprefix("torch.") for t in tensors
-                         if isinstance(t, torch.Tensor) and t.layout != torch.strided})
+        sparse = sorted(
+            {
+                str(t.layout).removeprefix("torch.")
+                for t in tensors
+                if isinstance(t, torch.Tensor) and t.layout != torch.strided
+            }
+        )
         if not sparse:
             return None
         pkg = f"torch_npu {self.reg.version.split('-', 1)[-1]}"
-        return Verdict(UNSUPPORTED, f"{'/'.join(sparse)} tensor: {pkg} registers no kernel for "
-                                    "sparse tensors (SparsePrivateUse1) and its CPU fallback "
-                                    "serves dense tensors only: fails on the NPU; use dense "
-                                    "tensors (to_dense()) there")
+        return Verdict(
+            UNSUPPORTED,
+            f"{'/'.join(sparse)} tensor: {pkg} registers no kernel for "
+            "sparse tensors (SparsePrivateUse1) and its CPU fallback "
+            "serves dense tensors only: fails on the NPU; use dense "
+            "tensors (to_dense()) there",
+        )
 
     def composite(self, fname: str, args=(), kwargs=None) -> str | None:
         """aten overload of a CompositeImplicitAutograd op named ``fname`` with an NPU kernel
@@ -191,20 +214,20 @@ def _fits(schema, args, kwargs: dict) -> bool:
     names = {p.name for p in params}
     if any(k not in names for k in kwargs):
         return False
-    return all(i < len(args) or p.name in kwargs or p.has_default_value()
-               for i, p in enumerate(params))
+    return all(i < len(args) or p.name in kwargs or p.has_default_value() for i, p in enumerate(params))
 
 
 def from_children(name: str, key: str, children: list[tuple[str, Verdict]]) -> Verdict:
     """The verdict of a composite op from the verdicts of what its kernel called."""
     bad = [(op, v) for op, v in children if v.status != SUPPORTED]
-    short = key.replace("CompositeExplicitAutograd", "CEA").replace("CompositeImplicitAutograd",
-                                                                      "CIA")
+    short = key.replace("CompositeExplicitAutograd", "CEA").replace("CompositeImplicitAutograd", "CIA")
     if bad:
         op, v = bad[0]
-        return Verdict(v.status, f"runs torch's {short} kernel on the NPU, which calls {op}: "
-                                 f"{v.reason}")
+        return Verdict(v.status, f"runs torch's {short} kernel on the NPU, which calls {op}: {v.reason}")
     called = sorted({op for op, _ in children})
     shown = ", ".join(called[:4]) + (" ..." if len(called) > 4 else "")
-    return Verdict(SUPPORTED, f"backend-agnostic composite: torch's {short} kernel serves the "
-                              f"NPU and calls only supported ops ({shown or 'no ops: a view'})")
+    return Verdict(
+        SUPPORTED,
+        f"backend-agnostic composite: torch's {short} kernel serves the "
+        f"NPU and calls only supported ops ({shown or 'no ops: a view'})",
+    )

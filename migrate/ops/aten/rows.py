@@ -39,17 +39,33 @@ class Census:
     def module(self) -> str:
         return self.stack[-1] if self.stack else "<root>"
 
-    def add(self, op: str, verdict: Verdict, dtype: str | None, path: str,
-            location: str | None, note: str | None = None, phase: str | None = None,
-            calls: int = 1) -> None:
+    def add(
+        self,
+        op: str,
+        verdict: Verdict,
+        dtype: str | None,
+        path: str,
+        location: str | None,
+        note: str | None = None,
+        phase: str | None = None,
+        calls: int = 1,
+    ) -> None:
         """One call of ``op`` (``calls=0``: a phase of a call already counted, such as the
         backward of a fused op)."""
         key = (op, verdict.status)
         row = self.rows.get(key)
         if row is None:
-            row = self.rows[key] = {"op": op, "domain": "aten", "count": 0, "nodes": [],
-                                    "status": verdict.status, "reason": verdict.reason,
-                                    "decomposition": None, "dtypes": [], "phases": []}
+            row = self.rows[key] = {
+                "op": op,
+                "domain": "aten",
+                "count": 0,
+                "nodes": [],
+                "status": verdict.status,
+                "reason": verdict.reason,
+                "decomposition": None,
+                "dtypes": [],
+                "phases": [],
+            }
             if verdict.status != SUPPORTED:
                 row["locations"] = []
         row["count"] += calls
@@ -63,8 +79,9 @@ class Census:
             _append(row["locations"], location)
 
     def warn(self, op: str, kind: str, why: str, path: str, location: str | None) -> None:
-        entry = self.warnings.setdefault(op, {"op": op, "kind": kind, "why": why, "count": 0,
-                                              "nodes": [], "locations": []})
+        entry = self.warnings.setdefault(
+            op, {"op": op, "kind": kind, "why": why, "count": 0, "nodes": [], "locations": []}
+        )
         entry["count"] += 1
         _append(entry["nodes"], path)
         if location and len(entry["locations"]) < MAX_LOCATIONS:

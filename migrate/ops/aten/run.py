@@ -15,10 +15,12 @@ def check_runnable(model, option: str) -> None:
     import torch
 
     if isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
-        raise UsageError(f"{option}: the factory returned a TorchScript "
-                         f"{type(model).__name__}; its ops run inside the TorchScript "
-                         "interpreter where module hooks cannot see them: return the eager "
-                         "nn.Module (before torch.jit.script/trace)")
+        raise UsageError(
+            f"{option}: the factory returned a TorchScript "
+            f"{type(model).__name__}; its ops run inside the TorchScript "
+            "interpreter where module hooks cannot see them: return the eager "
+            "nn.Module (before torch.jit.script/trace)"
+        )
 
 
 def move(model, args, kwargs, device: str = "cpu", dtype: str | None = None):
@@ -74,11 +76,12 @@ def default_loss(output):
     loss = output.get("loss") if isinstance(output, dict) else getattr(output, "loss", None)
     if isinstance(loss, torch.Tensor) and loss.requires_grad:
         return loss if loss.dim() == 0 else loss.float().mean()
-    parts = [t.float().mean() for t in _tensors(output)
-             if t.is_floating_point() and t.requires_grad]
+    parts = [t.float().mean() for t in _tensors(output) if t.is_floating_point() and t.requires_grad]
     if not parts:
-        raise UsageError("--train: the model output has no floating tensor that requires "
-                         "grad; return a dict with a 'loss' callable from the factory")
+        raise UsageError(
+            "--train: the model output has no floating tensor that requires "
+            "grad; return a dict with a 'loss' callable from the factory"
+        )
     return sum(parts[1:], parts[0])
 
 
@@ -100,11 +103,14 @@ def forward(model, args, kwargs, option: str):
         raise
     except BaseException as exc:  # noqa: BLE001 - the user's model failed (even SystemExit)
         text = str(exc).strip()
-        raise UsageError(f"{option}: the model raised {type(exc).__name__}"
-                         f"{': ' + text.splitlines()[0] if text else ''}") from None
+        raise UsageError(
+            f"{option}: the model raised {type(exc).__name__}{': ' + text.splitlines()[0] if text else ''}"
+        ) from None
     if inspect.isgenerator(out) or inspect.isasyncgen(out) or inspect.iscoroutine(out):
         if hasattr(out, "close"):
             out.close()
-        raise UsageError(f"{option}: the model's forward returned a {type(out).__name__}, "
-                         "so it ran no ops; make forward return its outputs")
+        raise UsageError(
+            f"{option}: the model's forward returned a {type(out).__name__}, "
+            "so it ran no ops; make forward return its outputs"
+        )
     return out

@@ -78,8 +78,9 @@ def tag_fused(outputs, inputs, op: str) -> None:
     outputs and its inputs) as the backward of ``op``: torch_npu runs ``op`` as one kernel
     that owns its backward, so the ops these nodes run are not NPU ops of their own."""
     stop = _boundary(inputs)
-    todo = [n for n in _grad_fns(outputs if isinstance(outputs, (list, tuple)) else (outputs,))
-            if n not in stop]
+    todo = [
+        n for n in _grad_fns(outputs if isinstance(outputs, (list, tuple)) else (outputs,)) if n not in stop
+    ]
     while todo:
         node = todo.pop()
         if FUSED in node.metadata or type(node).__name__ == "AccumulateGrad":

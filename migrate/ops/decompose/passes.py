@@ -26,13 +26,15 @@ def needs_rewrite(node, reg, opset: int, force: set[str], current: int = 0) -> b
     node would block lowering from ``current`` to the goal opset."""
     if node.op_type in force:
         return True
-    if current > opset and rules_for(node.op_type, node.domain) and \
-            lowering.blocker(node, current, opset):
+    if current > opset and rules_for(node.op_type, node.domain) and lowering.blocker(node, current, opset):
         return True
     if node.domain not in DEFAULT_DOMAINS:
         return False
-    dtype = node.inputs[0].dtype.name if node.inputs and node.inputs[0] is not None and \
-        node.inputs[0].dtype is not None else None
+    dtype = (
+        node.inputs[0].dtype.name
+        if node.inputs and node.inputs[0] is not None and node.inputs[0].dtype is not None
+        else None
+    )
     if reg.lookup(node.op_type, node.domain, opset, dtype).status != SUPPORTED:
         return True
     return _breaks_limit(node)
@@ -48,13 +50,13 @@ def ir_node_view(node):
             inputs.append(None)
             continue
         producer = value.producer()
-        const = value.const_value is not None or (
-            producer is not None and producer.op_type == "Constant")
+        const = value.const_value is not None or (producer is not None and producer.op_type == "Constant")
         rank = len(value.shape) if value.shape is not None else None
         inputs.append((value.dtype.name if value.dtype is not None else None, rank, const))
     attrs = {k: a.value for k, a in node.attributes.items()}
-    return NodeView(node.op_type, node.domain or "ai.onnx", attrs, inputs,
-                    [o.name or "" for o in node.outputs])
+    return NodeView(
+        node.op_type, node.domain or "ai.onnx", attrs, inputs, [o.name or "" for o in node.outputs]
+    )
 
 
 def _breaks_limit(node) -> bool:
@@ -104,12 +106,15 @@ def _rewrite(node, opset: int, log: DecomposeLog, reg, goal: int) -> bool:
             if old.shape is not None:
                 new.shape = old.shape
         ir.convenience.replace_nodes_and_values(
-            node.graph, node, [node], b.tape.nodes, [p[0] for p in pairs], [p[1] for p in pairs])
-        log.rewrites.append({"node": label, "op": node.op_type, "rule": rule.name,
-                             "emitted": len(b.tape.nodes)})
+            node.graph, node, [node], b.tape.nodes, [p[0] for p in pairs], [p[1] for p in pairs]
+        )
+        log.rewrites.append(
+            {"node": label, "op": node.op_type, "rule": rule.name, "emitted": len(b.tape.nodes)}
+        )
         return True
-    log.declined.append({"node": label, "op": node.op_type,
-                         "why": "; ".join(reasons) or "no decomposition registered"})
+    log.declined.append(
+        {"node": label, "op": node.op_type, "why": "; ".join(reasons) or "no decomposition registered"}
+    )
     return False
 
 
@@ -153,8 +158,9 @@ class LowerOpsetPass(ir.passes.InPlacePass):
         return ir.passes.PassResult(model, modified=self.log.opset_to == self.goal)
 
 
-def decompose_model(model, backend: str = "atc", target: str | None = None,
-                    force: set[str] | None = None) -> DecomposeLog:
+def decompose_model(
+    model, backend: str = "atc", target: str | None = None, force: set[str] | None = None
+) -> DecomposeLog:
     """Rewrite ``model`` (an onnx_ir Model) in place; returns what was done."""
     reg = load_onnx(backend, target)
     opset = model.opset_imports.get("", model.opset_imports.get("ai.onnx", 0))
@@ -184,8 +190,7 @@ class UniqueNamesPass(ir.passes.InPlacePass):
 
 
 def _lower(model, opset: int, goal: int, log: DecomposeLog) -> None:
-    nodes = [n for body in _bodies(model) for n in _all_nodes(body)
-             if n.domain in DEFAULT_DOMAINS]
+    nodes = [n for body in _bodies(model) for n in _all_nodes(body) if n.domain in DEFAULT_DOMAINS]
     for node in nodes:
         why = lowering.blocker(node, opset, goal)
         if why:

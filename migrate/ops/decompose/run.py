@@ -16,13 +16,13 @@ from migrate.ops.versions import torch_versions
 def _load_ir(path: Path, proto):
     import onnx_ir as ir
 
-    uses_external = any(
-        t.data_location == 1 for t in proto.graph.initializer)
+    uses_external = any(t.data_location == 1 for t in proto.graph.initializer)
     try:
         return ir.load(str(path)), uses_external
     except Exception as exc:  # noqa: BLE001 - any reader failure is bad input
-        raise UsageError(f"{escape(str(path))}: cannot read the model "
-                         f"({escape(str(exc).strip()[:200])})") from None
+        raise UsageError(
+            f"{escape(str(path))}: cannot read the model ({escape(str(exc).strip()[:200])})"
+        ) from None
 
 
 def check_paths(src: Path, out: Path, inputs: Path | None, report: Path | None):
@@ -34,8 +34,7 @@ def check_paths(src: Path, out: Path, inputs: Path | None, report: Path | None):
     if inputs is not None:
         read.append(input_path(inputs, "--inputs", MAX_MODEL_BYTES))
     check_output(out, "-o", read)
-    check_output(out.parent / (out.name + ".data"), f"-o {escape(str(out))} (its weights file)",
-                 read)
+    check_output(out.parent / (out.name + ".data"), f"-o {escape(str(out))} (its weights file)", read)
     check_output(report, "--report", [*read, out, out.parent / (out.name + ".data")])
     return proto
 
@@ -70,10 +69,17 @@ def _publish(tmp: Path, out: Path) -> None:
         os.replace(item, out.parent / item.name)
 
 
-def run_decompose(src: Path, out: Path, backend: str = "atc", target: str | None = None,
-                  atol: float = 1e-5, inputs: Path | None = None,
-                  force: set[str] | None = None, verify: bool = True,
-                  report: Path | None = None) -> tuple[dict, int]:
+def run_decompose(
+    src: Path,
+    out: Path,
+    backend: str = "atc",
+    target: str | None = None,
+    atol: float = 1e-5,
+    inputs: Path | None = None,
+    force: set[str] | None = None,
+    verify: bool = True,
+    report: Path | None = None,
+) -> tuple[dict, int]:
     from migrate.ops.decompose.passes import decompose_model
     from migrate.ops.onnx_census import census
     from migrate.ops.verify import compare, load_inputs
@@ -88,14 +94,16 @@ def run_decompose(src: Path, out: Path, backend: str = "atc", target: str | None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        return _verify_and_publish(src, out, tmp, model, external, log, backend, target,
-                                   atol, feeds, verify, census, compare)
+        return _verify_and_publish(
+            src, out, tmp, model, external, log, backend, target, atol, feeds, verify, census, compare
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _verify_and_publish(src, out, tmp, model, external, log, backend, target, atol, feeds,
-                        verify, census, compare) -> tuple[dict, int]:
+def _verify_and_publish(
+    src, out, tmp, model, external, log, backend, target, atol, feeds, verify, census, compare
+) -> tuple[dict, int]:
     """Write to ``tmp``, check and verify there; move to ``out`` only when verified."""
     staged = tmp / out.name
     _save(model, staged, external)
@@ -103,12 +111,14 @@ def _verify_and_publish(src, out, tmp, model, external, log, backend, target, at
     after = census(staged, backend, target)
     remaining = [r for r in after["ops"] if r["status"] != SUPPORTED]
     report = {
-        "model": str(src), "output": str(out), "backend": backend,
+        "model": str(src),
+        "output": str(out),
+        "backend": backend,
         "opset": {"from": log.opset_from, "to": log.opset_to},
-        "rewrites": log.rewrites, "declined": log.declined,
+        "rewrites": log.rewrites,
+        "declined": log.declined,
         "lowering_blockers": log.lowering_blockers,
-        "remaining": [{k: r[k] for k in ("op", "domain", "count", "status", "reason")}
-                      for r in remaining],
+        "remaining": [{k: r[k] for k in ("op", "domain", "count", "status", "reason")} for r in remaining],
         "verification": None,
         "torch": torch_versions(load_aten(None)),
     }

@@ -28,8 +28,7 @@ _LIMITS = (None, "min", "max")
 def _check(name: str, fn: Any, meta: dict[str, Any]) -> None:
     if not callable(fn):
         raise TypeError("a metric must be a function")
-    unknown = set(meta) - {"tier", "limit", "key", "fmt", "label", "estimates", "show",
-                          "noise"}
+    unknown = set(meta) - {"tier", "limit", "key", "fmt", "label", "estimates", "show", "noise"}
     if unknown:
         raise ValueError(f"unknown registration option(s) {sorted(unknown)}")
     if meta.get("tier", "tensor") not in _TIERS:
@@ -68,11 +67,18 @@ def specs(tier: str | None = None) -> list[MetricSpec]:
     out = []
     for name, fn in METRICS.items():
         meta = METRICS.meta(name)
-        spec = MetricSpec(name=name, fn=fn, tier=meta.get("tier", "tensor"),
-                          limit=meta.get("limit"), key=meta.get("key") or name,
-                          fmt=meta.get("fmt", ".3g"), label=meta.get("label") or name,
-                          estimates=meta.get("estimates"), show=meta.get("show", True),
-                          noise=meta.get("noise"))
+        spec = MetricSpec(
+            name=name,
+            fn=fn,
+            tier=meta.get("tier", "tensor"),
+            limit=meta.get("limit"),
+            key=meta.get("key") or name,
+            fmt=meta.get("fmt", ".3g"),
+            label=meta.get("label") or name,
+            estimates=meta.get("estimates"),
+            show=meta.get("show", True),
+            noise=meta.get("noise"),
+        )
         if tier is None or spec.tier == tier:
             out.append(spec)
     return out

@@ -46,8 +46,7 @@ def _sum_squares(flat: Any) -> float:
     whole = flat.size // _ROW * _ROW
     rows = flat[:whole].reshape(-1, _ROW)
     tail = flat[whole:].astype(np.float64)
-    return float(np.einsum("ij,ij->i", rows, rows).sum(dtype=np.float64)) + \
-        float(np.dot(tail, tail))
+    return float(np.einsum("ij,ij->i", rows, rows).sum(dtype=np.float64)) + float(np.dot(tail, tail))
 
 
 def _torch_norm(t: Any) -> float:
@@ -68,15 +67,21 @@ def cosine_from_norms(na: float, nb: float, nd: float) -> float:
         return 1.0
     if na == 0.0 or nb == 0.0:
         return 0.0
-    cos = 1.0 - (nd ** 2 - (na - nb) ** 2) / (2.0 * na * nb)
+    cos = 1.0 - (nd**2 - (na - nb) ** 2) / (2.0 * na * nb)
     return max(-1.0, min(1.0, cos))
 
 
 # The largest finite value of each floating dtype (by its name in a dump).
-_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308,
-              "float8_e4m3fn": 448.0, "float8_e5m2": 57344.0, "complex64": 3.4028234663852886e38,
-              "complex128": 1.7976931348623157e308}
+_FLOAT_MAX = {
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float32": 3.4028234663852886e38,
+    "float64": 1.7976931348623157e308,
+    "float8_e4m3fn": 448.0,
+    "float8_e5m2": 57344.0,
+    "complex64": 3.4028234663852886e38,
+    "complex128": 1.7976931348623157e308,
+}
 
 
 def extreme(*dtypes: str) -> float:
@@ -109,8 +114,7 @@ class Pair:
     metrics use: rtol, atol (absolute), atol_rms (a fraction of the reference's RMS) and
     rel_floor. ``dtypes`` are the two sides' dtypes as stored (default: the inputs')."""
 
-    def __init__(self, ref: Any, tgt: Any, th: dict[str, Any],
-                 dtypes: tuple[str, str] | None = None) -> None:
+    def __init__(self, ref: Any, tgt: Any, th: dict[str, Any], dtypes: tuple[str, str] | None = None) -> None:
         import numpy as np
 
         from migrate.precision.arrays import from_torch
@@ -118,8 +122,7 @@ class Pair:
         dtypes = dtypes or (dtype_name(ref), dtype_name(tgt))
         ref, tgt = from_torch(ref), from_torch(tgt)
         wide64 = {"float64", "complex128", "int64"}
-        wide = np.float64 if wide64 & set(dtypes) or np.float64 in (ref.dtype, tgt.dtype) \
-            else np.float32
+        wide = np.float64 if wide64 & set(dtypes) or np.float64 in (ref.dtype, tgt.dtype) else np.float32
         big = extreme(*dtypes)
         ref, tgt = _flat(ref, wide), _flat(tgt, wide)
         self.numel = ref.size
@@ -127,8 +130,10 @@ class Pair:
         # Norms are finite iff every element is, and below ``big`` when no element is
         # extreme: both checks cost nothing extra.
         self.norm_ref, self.norm_tgt = norm(ref), norm(tgt)
-        if not (math.isfinite(self.norm_ref) and math.isfinite(self.norm_tgt)) or \
-                max(self.norm_ref, self.norm_tgt) >= big:
+        if (
+            not (math.isfinite(self.norm_ref) and math.isfinite(self.norm_tgt))
+            or max(self.norm_ref, self.norm_tgt) >= big
+        ):
             ref, tgt = self._drop_nonfinite(ref, tgt, big)
         self.ref, self.tgt = ref, tgt
         self.rtol = float(th.get("rtol") or 0.0)
@@ -199,8 +204,7 @@ class Pair:
         if top == 0.0:
             return 0.0
         sq = np.square(self.absref / top)
-        return float(sq.sum(dtype=np.float64)) ** 2 / max(float(
-            np.square(sq).sum(dtype=np.float64)), 1e-300)
+        return float(sq.sum(dtype=np.float64)) ** 2 / max(float(np.square(sq).sum(dtype=np.float64)), 1e-300)
 
     @cached_property
     def floor(self) -> float:

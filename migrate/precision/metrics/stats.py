@@ -32,8 +32,7 @@ def sketch_rel_err(rs: dict[str, Any], ts: dict[str, Any]) -> float | None:
     return sketch.diff_norm(*both) / float(rs["norm"])
 
 
-@METRICS.register("norm_rel", tier="stats", limit="max", key="stats_norm_rel",
-                  label="norm rel")
+@METRICS.register("norm_rel", tier="stats", limit="max", key="stats_norm_rel", label="norm rel")
 def norm_rel(rs: dict[str, Any], ts: dict[str, Any]) -> float | None:
     """|norm_t - norm_r| / norm_r (stats-only dumps without sketches fall back to it)."""
     nr, nt = rs.get("norm"), ts.get("norm")

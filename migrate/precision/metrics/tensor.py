@@ -36,8 +36,8 @@ def _scale(p: Pair) -> float | None:
         return None
     if p.norm_ref == 0.0:
         return 0.0 if p.norm_tgt == 0.0 else math.inf
-    dot = (p.norm_tgt ** 2 + p.norm_ref ** 2 - p.norm_diff ** 2) / 2.0
-    return abs(dot / p.norm_ref ** 2 - 1.0)
+    dot = (p.norm_tgt**2 + p.norm_ref**2 - p.norm_diff**2) / 2.0
+    return abs(dot / p.norm_ref**2 - 1.0)
 
 
 @METRICS.register("scale_err", limit="max", label="scale err", noise="scale_noise")

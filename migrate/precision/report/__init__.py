@@ -8,8 +8,17 @@ from migrate.core.display import escape_lines, escape_strings
 from migrate.precision.report.html import render_html
 from migrate.precision.report.text import render_json, render_junit, render_markdown, render_text
 
-_FROM_DUMPS = ("entries", "first_divergence", "violations", "reference", "target", "culprit",
-               "weights", "ranks", "inconclusive")
+_FROM_DUMPS = (
+    "entries",
+    "first_divergence",
+    "violations",
+    "reference",
+    "target",
+    "culprit",
+    "weights",
+    "ranks",
+    "inconclusive",
+)
 
 
 def _printable(render):
@@ -25,7 +34,12 @@ def _printable(render):
     return printable
 
 
-RENDERERS = {"text": _printable(render_text), "json": render_json, "junit": render_junit,
-             "markdown": _printable(render_markdown), "html": _printable(render_html)}
+RENDERERS = {
+    "text": _printable(render_text),
+    "json": render_json,
+    "junit": render_junit,
+    "markdown": _printable(render_markdown),
+    "html": _printable(render_html),
+}
 
 __all__ = ["RENDERERS"]

@@ -15,16 +15,26 @@ def render_html(result) -> str:
     import jinja2
     from markupsafe import Markup
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]))
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=jinja2.select_autoescape(["html", "j2"])
+    )
     env.globals["format"] = format
     marker = result.culprit if result.replay else result.first_divergence
     panel = result.first_divergence if not result.replay else None
     if result.replay and result.culprit:
-        panel = {**result.culprit, "reason": next(
-            (e["reason"] for e in result.entries if e["status"] == "fail"), ""), "detail": []}
+        panel = {
+            **result.culprit,
+            "reason": next((e["reason"] for e in result.entries if e["status"] == "fail"), ""),
+            "detail": [],
+        }
     return env.get_template("report.html.j2").render(
-        r=result, verdict="PASS" if result.passed else "FAIL", summary=summary_line(result),
-        locus=locus_line(result), plot=Markup(error_plot(result.entries, marker)),
-        entries=failures_first(result.entries), columns=used_columns(result.entries), panel=panel,
-        ranks=rank_lines(result))
+        r=result,
+        verdict="PASS" if result.passed else "FAIL",
+        summary=summary_line(result),
+        locus=locus_line(result),
+        plot=Markup(error_plot(result.entries, marker)),
+        entries=failures_first(result.entries),
+        columns=used_columns(result.entries),
+        panel=panel,
+        ranks=rank_lines(result),
+    )

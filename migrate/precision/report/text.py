@@ -39,8 +39,9 @@ def failures_first(entries: list[dict]) -> list[dict]:
 
 
 def entry_line(e: dict) -> str:
-    cols = " ".join(f"{c.field}={fmt(e.get(c.field), c.fmt)}" for c in metrics.columns()
-                    if e.get(c.field) is not None)
+    cols = " ".join(
+        f"{c.field}={fmt(e.get(c.field), c.fmt)}" for c in metrics.columns() if e.get(c.field) is not None
+    )
     line = f"{VERDICT[e['status']]:<7} {label(e)} {dtypes(e)} {e['shape']} {cols}".rstrip()
     if e.get("nan") or e.get("inf"):
         line += f" nan={e['nan']} inf={e['inf']}"
@@ -53,13 +54,14 @@ def summary_line(result) -> str:
     what = "replay" if result.replay else "gate"
     if result.replay and result.inconclusive:
         verdict = "INCONCLUSIVE"
-    text = (f"{verdict} {what}: {len(result.violations)} violation(s), allowed "
-            f"{result.allowed_violations}; {c['pass']} pass, {c['warn']} warn, "
-            f"{c['fail']} fail, {c['missing']} missing")
+    text = (
+        f"{verdict} {what}: {len(result.violations)} violation(s), allowed "
+        f"{result.allowed_violations}; {c['pass']} pass, {c['warn']} warn, "
+        f"{c['fail']} fail, {c['missing']} missing"
+    )
     prec = result.precision or {}
     if prec.get("reference") or prec.get("target"):
-        text += (f"; judged as {prec.get('reference')} vs {prec.get('target')} "
-                 f"(profile {prec.get('profile')})")
+        text += f"; judged as {prec.get('reference')} vs {prec.get('target')} (profile {prec.get('profile')})"
     return text
 
 
@@ -71,12 +73,14 @@ def locus_line(result) -> str:
         if result.inconclusive:
             return f"culprit: unknown ({result.inconclusive})"
         skipped = result.replay_stats.get("not_replayed") or []
-        return "culprit: none" + (f" among the replayed modules ({len(skipped)} calls not "
-                                  f"replayed: {', '.join(skipped[:5])})" if skipped else "")
+        return "culprit: none" + (
+            f" among the replayed modules ({len(skipped)} calls not replayed: {', '.join(skipped[:5])})"
+            if skipped
+            else ""
+        )
     d = result.first_divergence
     rank = f"rank{d['rank']} " if d and "rank" in d else ""
-    text = f"first divergence: {rank}{d['name']}#{d['call']} {d['kind']}" if d else \
-        "first divergence: none"
+    text = f"first divergence: {rank}{d['name']}#{d['call']} {d['kind']}" if d else "first divergence: none"
     if result.weights:
         text = f"root cause: {result.weights[0]['reason']}; " + text
     return text
@@ -96,9 +100,11 @@ def rank_lines(result) -> list[str]:
     out = []
     for r in result.ranks:
         c, d = r["summary"], r["first_divergence"]
-        out.append(f"{'PASS' if r['passed'] else 'FAIL'} rank{r['rank']}: {c['pass']} pass, "
-                   f"{c['fail']} fail, {c['missing']} missing; first divergence "
-                   f"{d['name'] + '#' + str(d['call']) if d else 'none'}")
+        out.append(
+            f"{'PASS' if r['passed'] else 'FAIL'} rank{r['rank']}: {c['pass']} pass, "
+            f"{c['fail']} fail, {c['missing']} missing; first divergence "
+            f"{d['name'] + '#' + str(d['call']) if d else 'none'}"
+        )
     return out
 
 
@@ -119,8 +125,9 @@ def render_junit(result) -> str:
     failing = {"fail", "missing"} if result.fail_on_missing else {"fail"}
     failures = skipped = 0
     for e in result.entries:
-        case = ET.SubElement(suite, "testcase", classname=e["name"],
-                             name=f"{e['kind']}[{e['index']}]#{e['call']}")
+        case = ET.SubElement(
+            suite, "testcase", classname=e["name"], name=f"{e['kind']}[{e['index']}]#{e['call']}"
+        )
         if e["status"] in failing:
             ET.SubElement(case, "failure", message=e["reason"]).text = entry_line(e)
             failures += 1
@@ -145,30 +152,42 @@ def render_junit(result) -> str:
         node.attrib.update({k: xml_text(str(v)) for k, v in node.attrib.items()})
         if node.text:
             node.text = xml_text(node.text)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") \
-        + "\n"
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
 
 
 def _md_row(e: dict, cols: list) -> str:
     values = " | ".join(fmt(e.get(c.field), c.fmt) for c in cols)
-    return (f"| {VERDICT[e['status']]} | `{e['name']}#{e['call']}` | {e['kind']}[{e['index']}] "
-            f"| {dtypes(e)} | {values} | {e['reason']} |")
+    return (
+        f"| {VERDICT[e['status']]} | `{e['name']}#{e['call']}` | {e['kind']}[{e['index']}] "
+        f"| {dtypes(e)} | {values} | {e['reason']} |"
+    )
 
 
 def render_markdown(result, limit: int = 20) -> str:
     verdict = "PASS" if result.passed else "FAIL"
-    out = [f"### {verdict}: precision {'replay' if result.replay else 'comparison'}", "",
-           f"`{result.reference}` vs `{result.target}`", "", summary_line(result), "",
-           f"**{locus_line(result)}**", ""]
+    out = [
+        f"### {verdict}: precision {'replay' if result.replay else 'comparison'}",
+        "",
+        f"`{result.reference}` vs `{result.target}`",
+        "",
+        summary_line(result),
+        "",
+        f"**{locus_line(result)}**",
+        "",
+    ]
     out += [f"- {w['reason']}" for w in result.weights[:limit]]
     out += [f"- {line}" for line in rank_lines(result)]
     shown = [e for e in failures_first(result.entries) if e["status"] in ("fail", "missing")]
     if not shown:
-        shown = sorted((e for e in result.entries if e.get("cosine") is not None),
-                       key=lambda e: e["cosine"])[:5]
+        shown = sorted((e for e in result.entries if e.get("cosine") is not None), key=lambda e: e["cosine"])[
+            :5
+        ]
     cols = used_columns(shown)
-    out += ["", "| verdict | module | tensor | dtype | " + " | ".join(c.label for c in cols)
-            + " | reason |", "|---" * (len(cols) + 5) + "|"]
+    out += [
+        "",
+        "| verdict | module | tensor | dtype | " + " | ".join(c.label for c in cols) + " | reason |",
+        "|---" * (len(cols) + 5) + "|",
+    ]
     out += [_md_row(e, cols) for e in shown[:limit]]
     if len(shown) > limit:
         out.append(f"\n{len(shown) - limit} more not shown; see the HTML or JSON report.")

@@ -32,12 +32,31 @@ from migrate.precision.threads import one_intra_op_thread
 
 MIN_STABLE_BATCHES = 4
 # torch function kind -> the ONNX op type it exports to (op units in the ATC outputs)
-OP_ONNX = {"linear": "Gemm", "matmul": "MatMul", "bmm": "MatMul", "softmax": "Softmax",
-           "layer_norm": "LayerNormalization", "conv1d": "Conv", "conv2d": "Conv",
-           "gelu": "Gelu", "silu": "Sigmoid", "sigmoid": "Sigmoid", "tanh": "Tanh",
-           "exp": "Exp", "pow": "Pow", "rsqrt": "Sqrt", "sqrt": "Sqrt", "mean": "ReduceMean",
-           "add": "Add", "mul": "Mul", "div": "Div", "sub": "Sub", "erf": "Erf",
-           "scaled_dot_product_attention": "Softmax", "log_softmax": "LogSoftmax"}
+OP_ONNX = {
+    "linear": "Gemm",
+    "matmul": "MatMul",
+    "bmm": "MatMul",
+    "softmax": "Softmax",
+    "layer_norm": "LayerNormalization",
+    "conv1d": "Conv",
+    "conv2d": "Conv",
+    "gelu": "Gelu",
+    "silu": "Sigmoid",
+    "sigmoid": "Sigmoid",
+    "tanh": "Tanh",
+    "exp": "Exp",
+    "pow": "Pow",
+    "rsqrt": "Sqrt",
+    "sqrt": "Sqrt",
+    "mean": "ReduceMean",
+    "add": "Add",
+    "mul": "Mul",
+    "div": "Div",
+    "sub": "Sub",
+    "erf": "Erf",
+    "scaled_dot_product_attention": "Softmax",
+    "log_softmax": "LogSoftmax",
+}
 
 Progress = Callable[[int, int, str, float], None]
 
@@ -56,15 +75,23 @@ def _within(e: dict, limit: dict) -> bool:
 
 def _stability(batches: int, per_half: list[list[str]] | None) -> dict:
     if batches < MIN_STABLE_BATCHES:
-        return {"batches": batches, "stable": False, "note": (
-            f"calibration set of {batches} batch(es): too small for a stable ranking "
-            f"(use >= {MIN_STABLE_BATCHES}; a dict spec's 'calibration' list)")}
+        return {
+            "batches": batches,
+            "stable": False,
+            "note": (
+                f"calibration set of {batches} batch(es): too small for a stable ranking "
+                f"(use >= {MIN_STABLE_BATCHES}; a dict spec's 'calibration' list)"
+            ),
+        }
     a, b = per_half or ([], [])
     k = max(1, min(5, len(a)))
     overlap = len(set(a[:k]) & set(b[:k])) / k
-    return {"batches": batches, "stable": overlap >= 0.6, "top_overlap": overlap,
-            "note": f"the top {k} units of the two halves of the calibration set overlap "
-                    f"by {overlap:.0%}"}
+    return {
+        "batches": batches,
+        "stable": overlap >= 0.6,
+        "top_overlap": overlap,
+        "note": f"the top {k} units of the two halves of the calibration set overlap by {overlap:.0%}",
+    }
 
 
 def _units(model: Any, kind: str, batches: list) -> list[Unit]:
@@ -78,11 +105,19 @@ def _units(model: Any, kind: str, batches: list) -> list[Unit]:
     return module_units(model, "op", sorted(census.found))
 
 
-def run_sensitivity(model: Any, batches: list[tuple[tuple, dict]], fmt: Format,
-                    unit_kind: str = "module", loss: Any = None, gate: Any = None,
-                    max_units: int | None = None, max_rel_err: float | None = None,
-                    keep_out: Path | None = None, progress: Progress | None = None,
-                    model_name: str = "model") -> dict:
+def run_sensitivity(
+    model: Any,
+    batches: list[tuple[tuple, dict]],
+    fmt: Format,
+    unit_kind: str = "module",
+    loss: Any = None,
+    gate: Any = None,
+    max_units: int | None = None,
+    max_rel_err: float | None = None,
+    keep_out: Path | None = None,
+    progress: Progress | None = None,
+    model_name: str = "model",
+) -> dict:
     """The ranking and keep set as the JSON report (docs/contracts.md §5b)."""
     if not batches:
         raise UsageError("sensitivity needs at least one input batch")
@@ -97,27 +132,32 @@ def run_sensitivity(model: Any, batches: list[tuple[tuple, dict]], fmt: Format,
         if max_units is not None:
             units = units[:max_units]
         rows = _rank(model, batches, ref, units, fmt, loss, ref_loss, progress, forward_s)
-        halves = _halves(model, batches, ref, rows, units, fmt) if len(batches) >= \
-            MIN_STABLE_BATCHES else None
+        halves = (
+            _halves(model, batches, ref, rows, units, fmt) if len(batches) >= MIN_STABLE_BATCHES else None
+        )
         limit = _limit(fmt, gate, max_rel_err)
-        keep, after, whole = _keep_set(model, batches, ref, rows, units, fmt, limit, loss,
-                                       ref_loss)
+        keep, after, whole = _keep_set(model, batches, ref, rows, units, fmt, limit, loss, ref_loss)
         outliers = outlier_stats(model, batches, [n for n, _ in leaf_modules(model)])
     params = sum(p.numel() for p in model.parameters()) or 1
     kept_params = sum(u["params"] for u in keep)
     report = {
-        "model": model_name, "format": fmt.label(), "unit": unit_kind,
+        "model": model_name,
+        "format": fmt.label(),
+        "unit": unit_kind,
         "calibration": _stability(len(batches), halves),
         "reference": {"forward_s": round(forward_s, 4), "loss": ref_loss},
-        "units": {"total": total, "measured": len(units),
-                  "skipped": total - len(units)},
-        "ranking": rows, "whole_model": whole,
-        "keep": {"units": [u["name"] for u in keep],
-                 "modules": sorted({m for u in keep for m in u["modules"]}),
-                 "params_share": kept_params / params,
-                 "units_share": len(keep) / max(len(units), 1),
-                 "effect_after": after, "limit": limit,
-                 "within_limit": after is not None and _within(after, limit)},
+        "units": {"total": total, "measured": len(units), "skipped": total - len(units)},
+        "ranking": rows,
+        "whole_model": whole,
+        "keep": {
+            "units": [u["name"] for u in keep],
+            "modules": sorted({m for u in keep for m in u["modules"]}),
+            "params_share": kept_params / params,
+            "units_share": len(keep) / max(len(units), 1),
+            "effect_after": after,
+            "limit": limit,
+            "within_limit": after is not None and _within(after, limit),
+        },
         "outliers": outliers[:20],
     }
     if keep_out is not None:
@@ -131,8 +171,16 @@ def _rank(model, batches, ref, units, fmt, loss, ref_loss, progress, forward_s) 
         with lowered(model, [unit], fmt):
             got = run_batches(model, batches)
         e = effect(ref, got, loss, ref_loss)
-        rows.append({"name": unit.name, "kind": unit.kind, "format": fmt.label(),
-                     "effect": e, "params": unit.params, "modules": unit.modules})
+        rows.append(
+            {
+                "name": unit.name,
+                "kind": unit.kind,
+                "format": fmt.label(),
+                "effect": e,
+                "params": unit.params,
+                "modules": unit.modules,
+            }
+        )
         if progress is not None:
             done = time.perf_counter() - t0
             progress(i + 1, len(units), unit.name, done / (i + 1) * (len(units) - i - 1))
@@ -189,8 +237,9 @@ def _emit(model, batches, keep, fmt, out: Path, model_name: str) -> dict:
 
     out.mkdir(parents=True, exist_ok=True)
     nodes, why = onnx_nodes(model, batches[0], out / "model.onnx")
-    op_types = {u["name"]: OP_ONNX[u["name"][3:]] for u in keep
-                if u["kind"] == "op" and u["name"][3:] in OP_ONNX}
+    op_types = {
+        u["name"]: OP_ONNX[u["name"][3:]] for u in keep if u["kind"] == "op" and u["name"][3:] in OP_ONNX
+    }
     files = write_outputs(out, keep, nodes, fmt.label(), model_name, op_types)
     files["onnx"] = "model.onnx" if not why else None
     if why:

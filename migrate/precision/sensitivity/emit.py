@@ -66,9 +66,14 @@ def onnx_nodes(model: Any, batch: tuple[tuple, dict], path: Path) -> tuple[list,
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(model, tuple(args), buf,  # type: ignore[arg-type]  # a file object is accepted
-                              kwargs=kwargs or None, dynamo=False,
-                              opset_version=18)
+            torch.onnx.export(
+                model,
+                tuple(args),
+                buf,  # type: ignore[arg-type]  # a file object is accepted
+                kwargs=kwargs or None,
+                dynamo=False,
+                opset_version=18,
+            )
         write_output(path, buf.getvalue(), "--keep-out")
         graph = onnx.load_from_string(buf.getvalue()).graph
     except Exception as exc:  # noqa: BLE001 - the exporter raises many types
@@ -78,8 +83,11 @@ def onnx_nodes(model: Any, batch: tuple[tuple, dict], path: Path) -> tuple[list,
 
 def nodes_of(module: str, nodes: list[tuple[str, str]]) -> list[tuple[str, str]]:
     prefix = "." + module + "."
-    return [(n, t) for n, t in nodes if n.replace("/", ".").startswith(prefix)
-            and t not in ("Constant", "Identity")]
+    return [
+        (n, t)
+        for n, t in nodes
+        if n.replace("/", ".").startswith(prefix) and t not in ("Constant", "Identity")
+    ]
 
 
 def ascend_types(onnx_types: set[str]) -> tuple[list[str], list[str]]:
@@ -98,27 +106,47 @@ def ascend_types(onnx_types: set[str]) -> tuple[list[str], list[str]]:
     return sorted(found), sorted(sub)
 
 
-def write_outputs(out: Path, keep: list[dict], nodes: list[tuple[str, str]],
-                  fmt_label: str, model_name: str, op_types: dict[str, str]) -> dict:
+def write_outputs(
+    out: Path,
+    keep: list[dict],
+    nodes: list[tuple[str, str]],
+    fmt_label: str,
+    model_name: str,
+    op_types: dict[str, str],
+) -> dict:
     """Write the four files; return what was written (for the JSON report)."""
     out.mkdir(parents=True, exist_ok=True)
     modules = sorted({m for u in keep for m in u["modules"]})
     keep_nodes = [n for m in modules for n in nodes_of(m, nodes)]
-    onnx_types = {t for _, t in keep_nodes} | {op_types[u["name"]] for u in keep
-                                                 if u["kind"] == "op" and u["name"] in op_types}
+    onnx_types = {t for _, t in keep_nodes} | {
+        op_types[u["name"]] for u in keep if u["kind"] == "op" and u["name"] in op_types
+    }
     ge, subgraphs = ascend_types(onnx_types)
-    op_lines = [f"OpType::{t}" for t in ascend_types(
-        {op_types[u["name"]] for u in keep if u["kind"] == "op" and u["name"] in op_types})[0]]
+    op_lines = [
+        f"OpType::{t}"
+        for t in ascend_types(
+            {op_types[u["name"]] for u in keep if u["kind"] == "op" and u["name"] in op_types}
+        )[0]
+    ]
     mixlist = {"black-list": {"to-add": ge}}
-    files = {"keep_dtype.cfg": "".join(f"{n}\n" for n, _ in keep_nodes) +
-             "".join(f"{line}\n" for line in op_lines),
-             "modify_mixlist.json": json.dumps(mixlist, indent=2) + "\n",
-             "autocast_exclude.py": SNIPPET.format(fmt=fmt_label, model=model_name,
-                                                   names=json.dumps(modules, indent=4)),
-             "quant_skip.txt": "".join(f"{m}\n" for m in modules)}
+    files = {
+        "keep_dtype.cfg": "".join(f"{n}\n" for n, _ in keep_nodes)
+        + "".join(f"{line}\n" for line in op_lines),
+        "modify_mixlist.json": json.dumps(mixlist, indent=2) + "\n",
+        "autocast_exclude.py": SNIPPET.format(
+            fmt=fmt_label, model=model_name, names=json.dumps(modules, indent=4)
+        ),
+        "quant_skip.txt": "".join(f"{m}\n" for m in modules),
+    }
     for name, text in files.items():  # a link planted at a name is replaced, never followed
         write_output(out / name, text.encode("utf-8"), "--keep-out")
-    return {"dir": str(out), "keep_dtype": "keep_dtype.cfg", "modify_mixlist":
-            "modify_mixlist.json", "autocast": "autocast_exclude.py",
-            "quant_skip": "quant_skip.txt", "onnx_nodes": len(keep_nodes),
-            "ascend_types": ge, "subgraph_types_kept_by_name": subgraphs}
+    return {
+        "dir": str(out),
+        "keep_dtype": "keep_dtype.cfg",
+        "modify_mixlist": "modify_mixlist.json",
+        "autocast": "autocast_exclude.py",
+        "quant_skip": "quant_skip.txt",
+        "onnx_nodes": len(keep_nodes),
+        "ascend_types": ge,
+        "subgraph_types_kept_by_name": subgraphs,
+    }

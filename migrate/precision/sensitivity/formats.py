@@ -57,8 +57,7 @@ class Format:
         if self.is_int:
             if t.dim() < 2:  # biases and norm scales stay in high precision
                 return t
-            return fake_quant(t, 8 if self.name == "int8" else 4, self.granularity,
-                              self.group)
+            return fake_quant(t, 8 if self.name == "int8" else 4, self.granularity, self.group)
         if self.name == "hf32" and t.dim() < 2:
             return t
         return self.inputs(t)
@@ -67,14 +66,14 @@ class Format:
         return _cast(t, self.name) if self.name in ("fp16", "bf16") else t
 
 
-def parse_format(text: str, granularity: str = "channel", group: int = 128,
-                 activations: bool = False) -> Format:
+def parse_format(
+    text: str, granularity: str = "channel", group: int = 128, activations: bool = False
+) -> Format:
     name = text.lower()
     if name not in ("fp16", "bf16", "hf32", "int8", "int4"):
         raise UsageError(f"--format must be fp16, bf16, hf32, int8 or int4, got {text!r}")
     if granularity not in GRANULARITY:
-        raise UsageError(f"--granularity must be one of {', '.join(GRANULARITY)}, got "
-                         f"{granularity!r}")
+        raise UsageError(f"--granularity must be one of {', '.join(GRANULARITY)}, got {granularity!r}")
     if isinstance(group, bool) or not isinstance(group, int) or not 1 <= group <= 65536:
         raise UsageError(f"--group-size must be an integer in [1, 65536], got {group!r}")
     return Format(name, granularity, group, activations)

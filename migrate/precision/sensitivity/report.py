@@ -21,12 +21,14 @@ def _effect(e: dict) -> str:
 def render_text(r: dict, limit: int = 25) -> str:
     keep = r["keep"]
     verdict = "PASS" if keep["within_limit"] else "FAIL"
-    lines = [f"{verdict} sensitivity to {r['format']} by {r['unit']}: keep {len(keep['units'])} "
-             f"of {r['units']['measured']} units in high precision "
-             f"({keep['params_share']:.1%} of parameters); lowered rest: "
-             f"{_effect(keep['effect_after'] or {})} (limit rel_err <= "
-             f"{keep['limit']['rel_err_max']:g})",
-             f"whole model in {r['format']}: {_effect(r['whole_model'] or {})}"]
+    lines = [
+        f"{verdict} sensitivity to {r['format']} by {r['unit']}: keep {len(keep['units'])} "
+        f"of {r['units']['measured']} units in high precision "
+        f"({keep['params_share']:.1%} of parameters); lowered rest: "
+        f"{_effect(keep['effect_after'] or {})} (limit rel_err <= "
+        f"{keep['limit']['rel_err_max']:g})",
+        f"whole model in {r['format']}: {_effect(r['whole_model'] or {})}",
+    ]
     cal = r["calibration"]
     if not cal["stable"]:
         lines.append(f"warning: {cal['note']}")
@@ -40,8 +42,10 @@ def render_text(r: dict, limit: int = 25) -> str:
         lines.append(f"     ... {len(r['ranking']) - limit} more (--format json)")
     big = [o for o in r["outliers"] if o["ratio"] >= 10]
     for o in big[:5]:
-        lines.append(f"outlier channels at {o['module']} input: max {o['max']:.3g} = "
-                     f"{o['ratio']:.0f}x the median channel (channels {o['top_channels']})")
+        lines.append(
+            f"outlier channels at {o['module']} input: max {o['max']:.3g} = "
+            f"{o['ratio']:.0f}x the median channel (channels {o['top_channels']})"
+        )
     for key in ("keep_dtype", "modify_mixlist", "autocast", "quant_skip"):
         if r.get("files", {}).get(key):
             lines.append(f"wrote {r['files']['dir']}/{r['files'][key]}")

@@ -34,8 +34,11 @@ class Unit:
 
 
 def leaf_modules(model: Any) -> list[tuple[str, Any]]:
-    return [(n, m) for n, m in model.named_modules()
-            if n and not list(m.children()) and any(True for _ in m.parameters(recurse=False))]
+    return [
+        (n, m)
+        for n, m in model.named_modules()
+        if n and not list(m.children()) and any(True for _ in m.parameters(recurse=False))
+    ]
 
 
 def module_units(model: Any, kind: str, ops: list[str] | None = None) -> list[Unit]:
@@ -87,7 +90,8 @@ def _lowered_module(module: Any, fmt: Format):
         saved[pname] = p.data
         p.data = fmt.param(p.data)
     pre = module.register_forward_pre_hook(
-        lambda m, a, k: (_round(a, fmt.inputs), _round(k, fmt.inputs)), with_kwargs=True)
+        lambda m, a, k: (_round(a, fmt.inputs), _round(k, fmt.inputs)), with_kwargs=True
+    )
     post = module.register_forward_hook(lambda m, a, o: _round(o, fmt.outputs))
     try:
         yield
@@ -136,8 +140,11 @@ class OpCensus:
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 out = func(*args, **(kwargs or {}))
                 name = op_name(func)
-                if name not in SKIP and not name.startswith("_") and any(
-                        t.is_floating_point() for _, t in iter_tensors(out)):
+                if (
+                    name not in SKIP
+                    and not name.startswith("_")
+                    and any(t.is_floating_point() for _, t in iter_tensors(out))
+                ):
                     found[name] = found.get(name, 0) + 1
                 return out
 

@@ -51,9 +51,12 @@ class Regions:
 
     def _indexes(self) -> tuple[SpanIndex[str], ...]:
         if self._index is None:  # the spans are complete once the first question comes
-            self._index = (SpanIndex(self.aware), SpanIndex(self.keep),
-                           SpanIndex([(a, b, "") for a, b in self.own]),
-                           SpanIndex([(a, b, "") for a, b in self.hccl]))
+            self._index = (
+                SpanIndex(self.aware),
+                SpanIndex(self.keep),
+                SpanIndex([(a, b, "") for a, b in self.own]),
+                SpanIndex([(a, b, "") for a, b in self.hccl]),
+            )
         return self._index
 
     def own_at(self, offset: int) -> bool:
@@ -80,21 +83,33 @@ def regions(f, portable: bool) -> Regions:
             for ann in _annotations(node):
                 out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
     if portable:  # the project's own device helpers are its device dispatch: never rewritten
-        helpers = [n for n in f.tree.body if isinstance(n, ast.FunctionDef) and
-                   (found := f.devices.own.get(n.name)) is not None and not found.ours]
+        helpers = [
+            n
+            for n in f.tree.body
+            if isinstance(n, ast.FunctionDef)
+            and (found := f.devices.own.get(n.name)) is not None
+            and not found.ours
+        ]
         for node in helpers:
             out.aware.append((*f.span(node), f"`{node.name}()` is the project's device helper"))
         if helpers:  # ... and so is the module-level code of the module defining them
             for node in f.tree.body:
                 if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    out.aware.append((*f.span(node), "module-level code of the module that "
-                                                     "defines the project's device helpers"))
+                    out.aware.append(
+                        (
+                            *f.span(node),
+                            "module-level code of the module that defines the project's device helpers",
+                        )
+                    )
     has_npu = bool(_NPU.search(text))
     if has_npu:
         out.own = [f.span(n) for n in ast.walk(f.tree) if _own_form(f, n)]
     if "hccl" in text.lower():
-        out.hccl = [f.span(n) for n in ast.walk(f.tree)
-                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _tests_hccl(n)]
+        out.hccl = [
+            f.span(n)
+            for n in ast.walk(f.tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _tests_hccl(n)
+        ]
     arms = _npu_arms(f) if portable else set()
     cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))
     proven = portable and '"cuda"' in text.replace("'", '"')
@@ -102,30 +117,42 @@ def regions(f, portable: bool) -> Regions:
         return out
     for node in ast.walk(f.tree):
         if isinstance(node, (ast.If, ast.IfExp)) and proven and _proves_cuda(node):
-            out.aware.append((*f.span(node), "CUDA is proven by the condition; the other arm "
-                                             "follows the device"))
+            out.aware.append(
+                (*f.span(node), "CUDA is proven by the condition; the other arm follows the device")
+            )
         if isinstance(node, ast.If):
             tests = _chain_tests(node)
             if has_npu and any(_NPU.search(f.source(t)) for t in tests):
                 out.aware.append((*f.span(node), _HANDLED))
         elif isinstance(node, ast.IfExp) and has_npu and _NPU.search(f.source(node)):
             out.aware.append((*f.span(node), _HANDLED))
-        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and has_npu and any(
-                _is_npu_const(e) for e in node.elts):
+        elif (
+            isinstance(node, (ast.Tuple, ast.List, ast.Set))
+            and has_npu
+            and any(_is_npu_const(e) for e in node.elts)
+        ):
             out.aware.append((*f.span(node), _HANDLED))
-        elif isinstance(node, ast.Dict) and has_npu and any(
-                k is not None and _is_npu_const(k) for k in node.keys):
+        elif (
+            isinstance(node, ast.Dict)
+            and has_npu
+            and any(k is not None and _is_npu_const(k) for k in node.keys)
+        ):
             out.aware.append((*f.span(node), _HANDLED))
         elif isinstance(node, ast.Dict) and portable and _device_table(node):
             out.keep.append((*f.span(node), 'a table per device without an "npu" entry: add one'))
         elif isinstance(node, ast.BoolOp) and has_npu and _NPU.search(f.source(node)):
             out.aware.append((*f.span(node), _HANDLED))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and cuda_fn \
-                and (sibling := _npu_sibling(node.name, arms)):
-            out.aware.append((*f.span(node), f"`{node.name}` {BY_NAME} and `{sibling}` is its "
-                                             "NPU arm"))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and portable and \
-                _CUDA_FN.search(node.name):
+        elif (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and cuda_fn
+            and (sibling := _npu_sibling(node.name, arms))
+        ):
+            out.aware.append((*f.span(node), f"`{node.name}` {BY_NAME} and `{sibling}` is its NPU arm"))
+        elif (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and portable
+            and _CUDA_FN.search(node.name)
+        ):
             out.renames.append((*f.span(node), node.name))
     return out
 
@@ -140,7 +167,8 @@ def _tests_hccl(fn) -> bool:
         if isinstance(node, ast.Compare):
             for side in (node.left, *node.comparators):
                 if (isinstance(side, ast.Constant) and side.value == "hccl") or (
-                        isinstance(side, ast.Attribute) and side.attr == "HCCL"):
+                    isinstance(side, ast.Attribute) and side.attr == "HCCL"
+                ):
                     return True
     return False
 
@@ -149,39 +177,62 @@ def _own_form(f, node) -> bool:
     """A form a portable port writes, recognised exactly: `x in ("cuda", "npu")`,
     `s.startswith(("cuda", "npu"))`, `("cuda" in d or "npu" in d)`, and the NPU arms
     `(A if get_device_type() == "npu" else B)` (with the file's type helper)."""
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
-            isinstance(node.ops[0], (ast.In, ast.NotIn)):
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
         return _pair(node.comparators[0])
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-            node.func.attr == "startswith" and len(node.args) == 1:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "startswith"
+        and len(node.args) == 1
+    ):
         return _pair(node.args[0])
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
-        consts = [v.left.value for v in node.values if isinstance(v, ast.Compare) and
-                  isinstance(v.left, ast.Constant) and isinstance(v.ops[0], ast.In)]
+        consts = [
+            v.left.value
+            for v in node.values
+            if isinstance(v, ast.Compare)
+            and isinstance(v.left, ast.Constant)
+            and isinstance(v.ops[0], ast.In)
+        ]
         return set(consts) in _OWN_PAIRS
     if isinstance(node, ast.IfExp):
         test = node.test
-        return isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq) and \
-            isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "npu" \
-            and isinstance(test.left, ast.Call) and isinstance(test.left.func, ast.Name) and \
-            (found := f.devices.own.get(test.left.func.id)) is not None and found.kind == "type" \
+        return (
+            isinstance(test, ast.Compare)
+            and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "npu"
+            and isinstance(test.left, ast.Call)
+            and isinstance(test.left.func, ast.Name)
+            and (found := f.devices.own.get(test.left.func.id)) is not None
+            and found.kind == "type"
             or _imported_type_helper(f, test)
+        )
     return False
 
 
 def _imported_type_helper(f, test) -> bool:
-    if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Call) and
-            isinstance(test.left.func, ast.Name)):
+    if not (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Call)
+        and isinstance(test.left.func, ast.Name)
+    ):
         return False
     name = test.left.func.id
-    return name in f.devices.imported and f.devices.imported[name].kind == "type" or (
-        name in f.bindings.names and f.bindings.names[name].qualname.endswith("._device." + name))
+    return (
+        name in f.devices.imported
+        and f.devices.imported[name].kind == "type"
+        or (name in f.bindings.names and f.bindings.names[name].qualname.endswith("._device." + name))
+    )
 
 
 def _pair(node) -> bool:
-    return isinstance(node, ast.Tuple) and len(node.elts) == 2 and all(
-        isinstance(e, ast.Constant) for e in node.elts) and \
-        {getattr(e, "value", None) for e in node.elts} in _OWN_PAIRS
+    return (
+        isinstance(node, ast.Tuple)
+        and len(node.elts) == 2
+        and all(isinstance(e, ast.Constant) for e in node.elts)
+        and {getattr(e, "value", None) for e in node.elts} in _OWN_PAIRS
+    )
 
 
 def _renamed(reg: Regions, offset: int) -> str | None:
@@ -191,8 +242,11 @@ def _renamed(reg: Regions, offset: int) -> str | None:
 
 def _npu_arms(f) -> set[str]:
     """Names of the project's (and this file's) classes and functions that name NPU."""
-    own = {n.name for n in ast.walk(f.tree) if isinstance(
-        n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _NPU.search(n.name)}
+    own = {
+        n.name
+        for n in ast.walk(f.tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _NPU.search(n.name)
+    }
     return own | set(f.file_devices.npu_arms if f.file_devices else ())
 
 
@@ -218,15 +272,23 @@ def _proves_cuda(node) -> bool:
     other: ast.expr | None
     if isinstance(node, ast.IfExp):
         arm, other = node.body, node.orelse
-    elif len(node.body) == 1 and len(node.orelse) == 1 and \
-            type(node.body[0]) is type(node.orelse[0]) and \
-            isinstance(node.body[0], (ast.Return, ast.Assign)):
+    elif (
+        len(node.body) == 1
+        and len(node.orelse) == 1
+        and type(node.body[0]) is type(node.orelse[0])
+        and isinstance(node.body[0], (ast.Return, ast.Assign))
+    ):
         arm, other = node.body[0].value, node.orelse[0].value
     else:
         return False
-    return isinstance(arm, ast.Constant) and arm.value == "cuda" and other is not None and \
-        not isinstance(other, ast.Constant) and _generic(other) and \
-        bool(_PROOF.search(ast.unparse(node.test)))
+    return (
+        isinstance(arm, ast.Constant)
+        and arm.value == "cuda"
+        and other is not None
+        and not isinstance(other, ast.Constant)
+        and _generic(other)
+        and bool(_PROOF.search(ast.unparse(node.test)))
+    )
 
 
 def _generic(node) -> bool:
@@ -239,8 +301,7 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     if handler.type is None:
         return False
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
-               for n in names)
+    return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError") for n in names)
 
 
 def _device_table(node: ast.Dict) -> bool:
@@ -266,14 +327,20 @@ def _chain_tests(node: ast.If) -> list[ast.expr]:
 
 
 def _is_npu_const(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(
-        re.fullmatch(r"(npu|hccl)(:\d+)?", node.value))
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and bool(re.fullmatch(r"(npu|hccl)(:\d+)?", node.value))
+    )
 
 
 def _imports_transfer(tree: ast.Module) -> bool:
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and "transfer_to_npu" in (
-                node.module + "".join(a.name for a in node.names)):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and "transfer_to_npu" in (node.module + "".join(a.name for a in node.names))
+        ):
             return True
         if isinstance(node, ast.Import) and any("transfer_to_npu" in a.name for a in node.names):
             return True
@@ -303,7 +370,10 @@ def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> 
         elif (why := reg.keep_at(start)) is not None and x.fix is not None:
             x = x.for_a_person(f"left as is: {why}")
         elif x.fix is not None and (name := _renamed(reg, start)):
-            x = replace(x, message=f"{x.message} (`{name}` is named for CUDA; once ported, "
-                                   "consider a device-neutral name)")
+            x = replace(
+                x,
+                message=f"{x.message} (`{name}` is named for CUDA; once ported, "
+                "consider a device-neutral name)",
+            )
         out.append(x)
     return out

@@ -35,7 +35,7 @@ class Bindings:
                     best = b
         if best is None:
             return None
-        return best.local + qualname[len(best.qualname):]
+        return best.local + qualname[len(best.qualname) :]
 
     def qualname_of(self, node: ast.AST) -> str | None:
         """The imported name an attribute chain stands for (th.cuda.x -> torch.cuda.x)."""
@@ -143,4 +143,3 @@ def chain_parts(node: ast.AST) -> list[str] | None:
     parts.append(node.id)
     parts.reverse()
     return parts
-

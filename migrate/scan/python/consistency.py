@@ -15,8 +15,12 @@ import ast
 from migrate.core.findings import CATEGORY_RANK
 
 _COMPOUND_HEADERS = {
-    ast.If: ("test",), ast.While: ("test",), ast.For: ("target", "iter"),
-    ast.AsyncFor: ("target", "iter"), ast.With: ("items",), ast.AsyncWith: ("items",),
+    ast.If: ("test",),
+    ast.While: ("test",),
+    ast.For: ("target", "iter"),
+    ast.AsyncFor: ("target", "iter"),
+    ast.With: ("items",),
+    ast.AsyncWith: ("items",),
 }
 
 

@@ -93,8 +93,12 @@ class DeviceNames:
             if found.kind == kind and not found.call and self._readable(found.name, node):
                 return found.name, []
         for found in self.own.values():
-            if found.kind == kind and found.call and not self._shadowed(found.name, node) and \
-                    self._defined_before(found.name, node):
+            if (
+                found.kind == kind
+                and found.call
+                and not self._shadowed(found.name, node)
+                and self._defined_before(found.name, node)
+            ):
                 return f"{found.name}()", []
         ref = self.fd.helper(kind)
         if ref is not None and ref.module != self.fd.module:
@@ -142,8 +146,10 @@ class DeviceNames:
         if not own or not any(isinstance(n, ast.ImportFrom) and n.level for n in self.f.tree.body):
             return module
         top = own.split(".")[0]
-        if any(isinstance(n, ast.ImportFrom) and not n.level and n.module and
-               n.module.split(".")[0] == top for n in self.f.tree.body):
+        if any(
+            isinstance(n, ast.ImportFrom) and not n.level and n.module and n.module.split(".")[0] == top
+            for n in self.f.tree.body
+        ):
             return module  # the file already imports its package absolutely
         here = own.split(".")
         if not self.f.rel.endswith("__init__.py"):
@@ -159,13 +165,14 @@ class DeviceNames:
     def _taken(self, name: str) -> bool:
         """Is ``name`` bound in the file to something that is not the port's helper?"""
         if name in self.f.bindings.names:
-            return not self.f.bindings.names[name].qualname.endswith(
-                f"{device_helpers.MODULE_NAME}.{name}")
+            return not self.f.bindings.names[name].qualname.endswith(f"{device_helpers.MODULE_NAME}.{name}")
         found = self.own.get(name)
         if found is not None:
             return not found.ours
-        return any(isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and
-                   n.name == name for n in self.f.tree.body)
+        return any(
+            isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and n.name == name
+            for n in self.f.tree.body
+        )
 
     # ----------------------------------------------------------------------------------
     def _readable(self, name: str, node) -> bool:
@@ -178,7 +185,8 @@ class DeviceNames:
         start = self.f.span(node)[0]
         for stmt in self.f.tree.body:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and any(
-                    isinstance(t, ast.Name) and t.id == name for t in _targets(stmt)):
+                isinstance(t, ast.Name) and t.id == name for t in _targets(stmt)
+            ):
                 return self.f.span(stmt)[1] <= start
         return False
 
@@ -188,8 +196,12 @@ class DeviceNames:
         if node is None or self._function_of(node) is not None:
             return True
         start = self.f.span(node)[0]
-        return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and
-                   self.f.span(n)[1] <= start for n in self.f.tree.body)
+        return any(
+            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.name == name
+            and self.f.span(n)[1] <= start
+            for n in self.f.tree.body
+        )
 
     def _shadowed(self, name: str, node) -> bool:
         cur = self.f.parent(node) if node is not None else None
@@ -221,7 +233,8 @@ class DeviceNames:
                     if scope is None and self._function_of(node) is not None:
                         break
                     if index is not None and not re.search(
-                            rf"(?<![\w.]){re.escape(index)}(?!\w)", self.f.source(stmt.value)):
+                        rf"(?<![\w.]){re.escape(index)}(?!\w)", self.f.source(stmt.value)
+                    ):
                         continue
                     return name
         if index is not None:
@@ -296,8 +309,11 @@ def _assignments(body: list[ast.stmt], name: str):
     stack = list(body)
     while stack:
         node = stack.pop(0)
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(
-                isinstance(t, ast.Name) and t.id == name for t in _targets(node)):
+        if (
+            isinstance(node, (ast.Assign, ast.AnnAssign))
+            and node.value is not None
+            and any(isinstance(t, ast.Name) and t.id == name for t in _targets(node))
+        ):
             yield node
         elif isinstance(node, (ast.If, ast.Try, ast.With)):
             stack.extend(node.body + getattr(node, "orelse", []) + getattr(node, "finalbody", []))
@@ -306,8 +322,12 @@ def _assignments(body: list[ast.stmt], name: str):
 def _self_device(cls: ast.ClassDef, attr: str, own: dict) -> bool:
     for sub in ast.walk(cls):
         if isinstance(sub, ast.Assign) and any(
-                isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
-                and t.value.id == "self" for t in sub.targets):
+            isinstance(t, ast.Attribute)
+            and t.attr == attr
+            and isinstance(t.value, ast.Name)
+            and t.value.id == "self"
+            for t in sub.targets
+        ):
             if not _devicish(sub.value, own):
                 return False
             return True
@@ -319,8 +339,11 @@ def _devicish(value: ast.AST | None, own: dict) -> bool:
     if value is None:
         return False
     if isinstance(value, ast.Constant):
-        return isinstance(value.value, str) and value.value.split(":")[0] in DEVICE_TYPES and \
-            value.value.split(":")[0] != "cpu"
+        return (
+            isinstance(value.value, str)
+            and value.value.split(":")[0] in DEVICE_TYPES
+            and value.value.split(":")[0] != "cpu"
+        )
     if isinstance(value, ast.JoinedStr):
         return True
     if isinstance(value, ast.IfExp):
@@ -329,8 +352,9 @@ def _devicish(value: ast.AST | None, own: dict) -> bool:
         func = value.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if name == "device":  # torch.device(...)
-            return not (value.args and isinstance(value.args[0], ast.Constant) and
-                        value.args[0].value == "cpu")
+            return not (
+                value.args and isinstance(value.args[0], ast.Constant) and value.args[0].value == "cpu"
+            )
         return name in own or "device" in name.lower() or "accelerator" in name.lower()
     if isinstance(value, ast.Attribute):
         return value.attr == "device" or value.attr.endswith("_device")
@@ -347,10 +371,12 @@ def _after_imports(tree: ast.Module, index, text: str) -> int:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             break
         if isinstance(node, (ast.Import, ast.ImportFrom)) or (
-                i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ):
             last = node
         elif isinstance(node, (ast.Try, ast.If)) and any(
-                isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body):
+            isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body
+        ):
             last = node
     if last is None:
         return 0

@@ -49,8 +49,10 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     if kinds is None:
         return True
     names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
-    return any(isinstance(n, (ast.Name, ast.Attribute)) and
-               (n.id if isinstance(n, ast.Name) else n.attr) in _CATCHES for n in names)
+    return any(
+        isinstance(n, (ast.Name, ast.Attribute)) and (n.id if isinstance(n, ast.Name) else n.attr) in _CATCHES
+        for n in names
+    )
 
 
 def _falls_back(handler: ast.ExceptHandler) -> bool:
@@ -65,8 +67,7 @@ def _is_guarded_try(node: ast.AST) -> TypeGuard[ast.Try]:
         return False
     try_node = cast(ast.Try, node)  # try/except* has the same fields
     handlers = [h for h in try_node.handlers if _catches_import_error(h)]
-    imports = any(isinstance(s, (ast.Import, ast.ImportFrom))
-                  for b in try_node.body for s in ast.walk(b))
+    imports = any(isinstance(s, (ast.Import, ast.ImportFrom)) for b in try_node.body for s in ast.walk(b))
     return imports and bool(handlers) and all(_falls_back(h) for h in handlers)
 
 
@@ -77,11 +78,13 @@ def _is_availability_if(node: ast.AST) -> bool:
     """`if is_x_available():` / `if importlib.util.find_spec("x"):` (and `and` of such)."""
     if not isinstance(node, ast.If):
         return False
-    tests = node.test.values if isinstance(node.test, ast.BoolOp) and \
-        isinstance(node.test.op, ast.And) else [node.test]
+    tests = (
+        node.test.values
+        if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And)
+        else [node.test]
+    )
     for test in tests:
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
-                isinstance(test.ops[0], ast.IsNot):
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot):
             test = test.left  # find_spec("x") is not None
         if not isinstance(test, ast.Call):
             continue
@@ -122,8 +125,11 @@ def find_guards(tree: ast.Module, index: LineIndex) -> Guards:
             start = index.span(node.body[0])[0]
             end = index.span(node.body[-1])[1]
             spans.append((start, end))
-            guarded_imports.update(id(sub) for sub in _statements(ast.Module(node.body, []))
-                                   if isinstance(sub, (ast.Import, ast.ImportFrom)))
+            guarded_imports.update(
+                id(sub)
+                for sub in _statements(ast.Module(node.body, []))
+                if isinstance(sub, (ast.Import, ast.ImportFrom))
+            )
     if not spans:
         return Guards()
     inside: set[str] = set()

@@ -55,8 +55,7 @@ def _ipython(line: str) -> bool:
     return bool(_MAGIC.match(line) or _ASSIGNED_MAGIC.match(line) or _HELP.match(line))
 
 
-def scan_notebook(raw: str, rel: str, rules: Any, scan,
-                  problems: list[str] | None = None) -> list[Finding]:
+def scan_notebook(raw: str, rel: str, rules: Any, scan, problems: list[str] | None = None) -> list[Finding]:
     """``scan(text, rel, rules)`` scans Python text (raising on syntax errors); ``rules`` is
     what it takes (the file's Plan).
 
@@ -108,8 +107,7 @@ def _cell_by_cell(cells, rel: str, rules, scan, problems: list[str] | None) -> l
         except Exception as exc:  # noqa: BLE001 - a syntax error, or IPython syntax we do not know
             if problems is not None:
                 why = str(exc).strip().splitlines()
-                problems.append(f"cell {number} not scanned "
-                                f"({why[0] if why else type(exc).__name__})")
+                problems.append(f"cell {number} not scanned ({why[0] if why else type(exc).__name__})")
             continue
         out += [_placed(f, cell, f.line - shift) for f in found if f.line > shift]
         imports += _imports_of(text)
@@ -129,14 +127,20 @@ def _imports_of(text: str) -> str:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ""
-    return "".join(ast.unparse(node) + "\n" for node in tree.body
-                   if isinstance(node, (ast.Import, ast.ImportFrom)))
+    return "".join(
+        ast.unparse(node) + "\n" for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+    )
 
 
 def _placed(f: Finding, cell, local: int) -> Finding:
     """``f`` (found at line ``local`` of the cell) at its line in the notebook file."""
     number, _, raw_lines = cell
     line = raw_lines[local - 1] if 0 < local <= len(raw_lines) else None
-    return replace(f, line=line or 1, end_line=line or 1, fix=None,
-                   category="perf" if f.category == "perf" else "manual",
-                   message=f"{f.message} [cell {number}, line {local}]")
+    return replace(
+        f,
+        line=line or 1,
+        end_line=line or 1,
+        fix=None,
+        category="perf" if f.category == "perf" else "manual",
+        message=f"{f.message} [cell {number}, line {local}]",
+    )

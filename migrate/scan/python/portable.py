@@ -49,21 +49,24 @@ def portable_fix(rule, edits, imports: list[str], shown: str):
 
 def declines(fn):
     """A portable fix builder that returns None where the device cannot be named cleanly."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except Unspellable:
             return None
+
     return wrapper
 
 
 def chain_form(f, qualname: str) -> str:
     """In code (not imports) torch_npu.npu[.x] reads torch.npu[.x] where `torch` is bound:
     torch_npu registers torch.npu as that very module, so attribute access is the same."""
-    if (qualname == "torch_npu.npu" or qualname.startswith("torch_npu.npu.")) and \
-            f.bindings.local_for("torch") is not None:
-        return "torch" + qualname[len("torch_npu"):]
+    if (qualname == "torch_npu.npu" or qualname.startswith("torch_npu.npu.")) and f.bindings.local_for(
+        "torch"
+    ) is not None:
+        return "torch" + qualname[len("torch_npu") :]
     return qualname
 
 
@@ -102,8 +105,7 @@ def bare_ok(f, node, lowest: str = "compare") -> bool:
         return True
     if isinstance(parent, ast.IfExp) and parent.test is node:
         return lowest == "compare"  # `a if b or c else d` reads better as `a if (b or c) ...`
-    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return, ast.keyword)) and \
-            parent.value is node:
+    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return, ast.keyword)) and parent.value is node:
         return True
     if isinstance(parent, ast.Call) and any(a is node for a in parent.args):
         return True

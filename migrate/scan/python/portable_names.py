@@ -111,12 +111,15 @@ def _branch(f, m, start: int, end: int, source: str, values: dict, q: str, node)
     src_segs = source.split(".")
     # torch.cuda.X -> torch.npu.X: branch on the differing part only, the rest as written.
     common = 0
-    while (common < min(len(old_segs), len(new_segs)) and
-           old_segs[-1 - common] == new_segs[-1 - common] and common < len(src_segs) - 1):
+    while (
+        common < min(len(old_segs), len(new_segs))
+        and old_segs[-1 - common] == new_segs[-1 - common]
+        and common < len(src_segs) - 1
+    ):
         common += 1
-    npu_segs = new_segs[:len(new_segs) - common]
-    cuda_src = ".".join(src_segs[:len(src_segs) - common])
-    tail = ".".join(src_segs[len(src_segs) - common:])
+    npu_segs = new_segs[: len(new_segs) - common]
+    cuda_src = ".".join(src_segs[: len(src_segs) - common])
+    tail = ".".join(src_segs[len(src_segs) - common :])
     npu = chain_form(f, ".".join(npu_segs))
     local = f.bindings.local_for(npu)
     if local and not npu.startswith("torch.npu"):

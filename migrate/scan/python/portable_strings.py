@@ -30,15 +30,16 @@ _TIGHT = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Await)
 
 
 @declines
-def portable_literal(f, spec, node: ast.AST, value: str, fstring: bool, values: dict,
-                     body_start: int, body: str, quote: str) -> Fix | None:
+def portable_literal(
+    f, spec, node: ast.AST, value: str, fstring: bool, values: dict, body_start: int, body: str, quote: str
+) -> Fix | None:
     forms = spec.rule.portable
     prefix = forms.get("prefix")
     if forms.get("spec") and not fstring and "," in value:
         return _spec(f, spec, node, value, values, forms["spec"])
     if not forms or not prefix or not value.startswith(prefix):
         return None
-    tail = value[len(prefix):]
+    tail = value[len(prefix) :]
     parent = f.parent(node)
     if _in_class_body(f, node):
         return None  # a class attribute's default: its value is part of the API; a person decides
@@ -48,8 +49,13 @@ def portable_literal(f, spec, node: ast.AST, value: str, fstring: bool, values: 
         return None  # a key or value of a table per device: a person adds the NPU entry
     if isinstance(parent, ast.Compare) and not fstring and not tail:
         return _compare(f, spec, node, parent, forms, tail, values, quote)
-    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and \
-            parent.func.attr == "startswith" and not tail and forms.get("startswith"):
+    if (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Attribute)
+        and parent.func.attr == "startswith"
+        and not tail
+        and forms.get("startswith")
+    ):
         return _startswith(f, spec, node, parent, forms, values)
     if not tail and not fstring and _guarded(f, node, parent) and forms.get("guarded"):
         code, imports = spell(f, forms["guarded"], quote[-1], parent)
@@ -62,14 +68,18 @@ def portable_literal(f, spec, node: ast.AST, value: str, fstring: bool, values: 
     if fstring and isinstance(node, ast.JoinedStr):
         other = "'" if quote.endswith('"') else '"'
         code, imports = spell(f, template, other, node)
-        return _fix(spec, [Edit(body_start, body_start + len(prefix), "{" + code + "}")],
-                    values, imports, f"`f{quote}{{{code}}}{body[len(prefix):]}{quote}`")
+        return _fix(
+            spec,
+            [Edit(body_start, body_start + len(prefix), "{" + code + "}")],
+            values,
+            imports,
+            f"`f{quote}{{{code}}}{body[len(prefix) :]}{quote}`",
+        )
     code, imports = spell(f, template, '"', node)
     if tail:
-        rest = quote + tail + quote if not fstring else quote + body[len(prefix):] + quote
+        rest = quote + tail + quote if not fstring else quote + body[len(prefix) :] + quote
         code = f"{code} + {rest}"
-        if isinstance(parent, _TIGHT) and not (isinstance(parent, ast.Attribute) and
-                                                 parent.attr == "format"):
+        if isinstance(parent, _TIGHT) and not (isinstance(parent, ast.Attribute) and parent.attr == "format"):
             code = f"({code})"
     return _fix(spec, [Edit(start, end, code)], values, imports, f"`{code}`")
 
@@ -85,8 +95,11 @@ def _template(f, node, parent, forms, indexed) -> str | None:
     call = parent if isinstance(parent, ast.Call) else None
     if isinstance(parent, ast.keyword):
         call = f.parent(parent)
-    if isinstance(call, ast.Call) and forms.get("amp") and _AMP.search(
-            f.qualname(call.func) or f.source(call.func)):
+    if (
+        isinstance(call, ast.Call)
+        and forms.get("amp")
+        and _AMP.search(f.qualname(call.func) or f.source(call.func))
+    ):
         return forms["amp"]
     if not indexed and forms.get("device") and _moved_to(parent, node):
         return forms["device"]
@@ -101,8 +114,13 @@ def _moved_to(parent, node) -> bool:
     `map_location="cuda"`?"""
     if isinstance(parent, ast.keyword):
         return parent.arg in _MOVES
-    return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and \
-        parent.func.attr == "to" and bool(parent.args) and parent.args[0] is node
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Attribute)
+        and parent.func.attr == "to"
+        and bool(parent.args)
+        and parent.args[0] is node
+    )
 
 
 _AVAILABLE = ("torch.cuda.is_available",)
@@ -113,12 +131,17 @@ def _guarded(f, node, parent) -> bool:
     if not (isinstance(parent, ast.IfExp) and node is parent.body):
         return False
     test, other = parent.test, parent.orelse
-    return isinstance(test, ast.Call) and not test.args and f.qualname(test.func) in _AVAILABLE \
-        and isinstance(other, ast.Constant) and other.value == "cpu"
+    return (
+        isinstance(test, ast.Call)
+        and not test.args
+        and f.qualname(test.func) in _AVAILABLE
+        and isinstance(other, ast.Constant)
+        and other.value == "cpu"
+    )
 
 
 def _spec(f, spec, node, value: str, values: dict, template: str) -> Fix | None:
-    """"cpu:gloo,cuda:nccl" -> ("cpu:gloo,npu:hccl" if get_device_type() == "npu" else
+    """ "cpu:gloo,cuda:nccl" -> ("cpu:gloo,npu:hccl" if get_device_type() == "npu" else
     "cpu:gloo,cuda:nccl"): each host gets the spec it had, the NPU its own."""
     new = values.get("new")
     if not new or new == value or not isinstance(node, ast.Constant):
@@ -135,15 +158,17 @@ def _spec(f, spec, node, value: str, values: dict, template: str) -> Fix | None:
 
 def _collection(f, spec, coll, forms, values, quote) -> Fix | None:
     add = forms.get("collection_adds")
-    if not add or not coll.elts or not all(
-            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in coll.elts):
+    if (
+        not add
+        or not coll.elts
+        or not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in coll.elts)
+    ):
         return None  # only a plain list of names: (check_fn, "cuda") pairs are a table row
     if any(isinstance(e, ast.Constant) and e.value == add for e in coll.elts):
         return None
     _, last_end = f.span(coll.elts[-1])
     q = quote[-1] if quote else '"'
-    return _fix(spec, [Edit(last_end, last_end, f", {q}{add}{q}")], values, [],
-                f'add {q}{add}{q} beside it')
+    return _fix(spec, [Edit(last_end, last_end, f", {q}{add}{q}")], values, [], f"add {q}{add}{q} beside it")
 
 
 def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
@@ -175,8 +200,9 @@ def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
     if node is left:  # "cuda" == x.type: only symmetric forms get here
         edits = [Edit(s, e, literal), Edit(a, b, between.replace(op_text, new_op))]
     a0, b0 = f.span(cmp)
-    shown = f.text[a0:b0].replace(f.text[s:e], literal, 1).replace(between, between.replace(
-        op_text, new_op), 1)
+    shown = (
+        f.text[a0:b0].replace(f.text[s:e], literal, 1).replace(between, between.replace(op_text, new_op), 1)
+    )
     return _fix(spec, sorted(edits), values, [], f"`{shown}`")
 
 
@@ -184,8 +210,11 @@ def _contains(f, spec, node, cmp, form, values, quote) -> Fix | None:
     """`"cuda" in device` -> `("cuda" in device or "npu" in device)` (exactly as before on
     CUDA and CPU hosts, and true on an NPU)."""
     right = cmp.comparators[0]
-    if isinstance(cmp.ops[0], ast.NotIn) or not _device_like(f, spec, right) or \
-            not isinstance(right, (ast.Name, ast.Attribute)):
+    if (
+        isinstance(cmp.ops[0], ast.NotIn)
+        or not _device_like(f, spec, right)
+        or not isinstance(right, (ast.Name, ast.Attribute))
+    ):
         return None
     q = quote[-1] if quote else '"'
     add = spec.rule.portable.get("collection_adds", "npu")

@@ -21,9 +21,33 @@ from migrate.core.rules import Rule
 
 # Segments too common to be useful as tokens.
 _COMMON = {
-    "torch", "nn", "utils", "functional", "distributed", "optim", "ops", "backends", "amp",
-    "matmul", "modules", "data", "models", "module", "parallel", "__init__", "version",
-    "Backend", "_C", "C", "common", "core", "layers", "init", "config", "types", "base",
+    "torch",
+    "nn",
+    "utils",
+    "functional",
+    "distributed",
+    "optim",
+    "ops",
+    "backends",
+    "amp",
+    "matmul",
+    "modules",
+    "data",
+    "models",
+    "module",
+    "parallel",
+    "__init__",
+    "version",
+    "Backend",
+    "_C",
+    "C",
+    "common",
+    "core",
+    "layers",
+    "init",
+    "config",
+    "types",
+    "base",
 }
 _MARKERS = ("cuda", "nccl", "cudnn", "nvtx", "nvml")
 
@@ -69,8 +93,9 @@ def key_token(key: str, counts: dict[str, int] | None = None) -> Token:
 def minimal_tokens(tokens: set[Token]) -> list[Token]:
     """Drop plain tokens that contain another plain token: a file holding them holds it."""
     plain = {t.literal for t in tokens if t.pattern is None}
-    kept = [t for t in tokens
-            if not (t.pattern is None and any(o != t.literal and o in t.literal for o in plain))]
+    kept = [
+        t for t in tokens if not (t.pattern is None and any(o != t.literal and o in t.literal for o in plain))
+    ]
     return sorted(kept, key=lambda t: (-len(t.literal), t.literal, t.pattern or ""))
 
 
@@ -91,16 +116,17 @@ class Prefilter:
             rx = re.compile(t.pattern.encode()) if t.pattern else None
             by_literal.setdefault(t.literal.encode(), []).append(rx)
         # A literal with any unconfirmed (plain) token needs no regex.
-        self._checks = [(lit, None if None in rxs else
-                         re.compile(b"|".join(r.pattern for r in rxs if r is not None)))
-                        for lit, rxs in by_literal.items()]
+        self._checks = [
+            (lit, None if None in rxs else re.compile(b"|".join(r.pattern for r in rxs if r is not None)))
+            for lit, rxs in by_literal.items()
+        ]
         lowered = {lit.lower() for lit in by_literal}
-        self._stage1 = sorted((x for x in lowered if not any(o != x and o in x for o in lowered)),
-                              key=len)
+        self._stage1 = sorted((x for x in lowered if not any(o != x and o in x for o in lowered)), key=len)
         # anchor -> the exact checks whose lower-cased literal contains it (each check under
         # the first anchor it contains: a file holding the literal holds that anchor)
         self._by_anchor: dict[bytes, list[tuple[bytes, re.Pattern[bytes] | None]]] = {
-            a: [] for a in self._stage1}
+            a: [] for a in self._stage1
+        }
         for check in self._checks:
             anchor = next(a for a in self._stage1 if a in check[0].lower())
             self._by_anchor[anchor].append(check)

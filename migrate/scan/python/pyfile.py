@@ -99,13 +99,26 @@ class PyFile:
         category = finding_category(rule, fix)
         snippet, snippet_start = self.index.snippet(line, col)
         symbol = symbol_of(values)
-        self.findings.append(Finding(
-            rule=rule.code, name=rule.name, path=self.rel, line=line, column=col,
-            end_line=end_line, end_column=end_col, message=rule.format_message(**values),
-            category=category, fix=fix.locate(self.index) if fix else None,
-            snippet=snippet, snippet_start=snippet_start, impact=rule.impact, symbol=symbol,
-            guarded=self.guards.covers(start, symbol), target=self.target,
-        ))
+        self.findings.append(
+            Finding(
+                rule=rule.code,
+                name=rule.name,
+                path=self.rel,
+                line=line,
+                column=col,
+                end_line=end_line,
+                end_column=end_col,
+                message=rule.format_message(**values),
+                category=category,
+                fix=fix.locate(self.index) if fix else None,
+                snippet=snippet,
+                snippet_start=snippet_start,
+                impact=rule.impact,
+                symbol=symbol,
+                guarded=self.guards.covers(start, symbol),
+                target=self.target,
+            )
+        )
 
     @property
     def devices(self) -> DeviceNames:
@@ -123,7 +136,6 @@ class PyFile:
     def report_node(self, rule: Rule, node: ast.AST, values: dict, fix: Fix | None) -> None:
         start, end = self.span(node)
         self.report(rule, start, end, values, fix)
-
 
 
 def _hit_lines(text: str, index: LineIndex, hit, bindings: Bindings) -> list[int]:
@@ -151,8 +163,9 @@ def _index_nodes(tree: ast.AST, lines: list[int] | None):
             value = getattr(node, name, None)
             children = value if isinstance(value, list) else (value,)
             for child in children:
-                if not isinstance(child, ast.AST) or isinstance(child, (ast.expr_context, ast.operator,
-                                                                         ast.cmpop, ast.unaryop, ast.boolop)):
+                if not isinstance(child, ast.AST) or isinstance(
+                    child, (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+                ):
                     continue
                 if lines is not None and isinstance(child, ast.expr | ast.stmt):
                     i = bisect.bisect_left(lines, child.lineno)

@@ -34,8 +34,9 @@ def parse_python(text: str, rel: str, hit=None) -> PyFile:
         raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
 
 
-def scan_python(text: str, rel: str, plan: Plan, target: str = DEFAULT_TARGET,
-                devices: FileDevices | None = None) -> list[Finding]:
+def scan_python(
+    text: str, rel: str, plan: Plan, target: str = DEFAULT_TARGET, devices: FileDevices | None = None
+) -> list[Finding]:
     """Findings of ``plan`` (RuleSet.python(rel)) on one Python text, with fixes for
     ``target`` (portable fixes route through the ``devices`` of the project around it).
     Raises ParseError."""
@@ -55,13 +56,14 @@ def drop_own_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
 
     if not findings or "def get_" not in f.text:
         return findings
-    spans = [f.span(n) for n in f.tree.body
-             if isinstance(n, ast.FunctionDef) and (found := f.devices.own.get(n.name)) is not None
-             and found.ours]
+    spans = [
+        f.span(n)
+        for n in f.tree.body
+        if isinstance(n, ast.FunctionDef) and (found := f.devices.own.get(n.name)) is not None and found.ours
+    ]
     if not spans:
         return findings
-    return [x for x in findings
-            if not any(a <= f.index.offset(x.line, x.column - 1) < b for a, b in spans)]
+    return [x for x in findings if not any(a <= f.index.offset(x.line, x.column - 1) < b for a, b in spans)]
 
 
 def env_vars_beside(f: PyFile, findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
@@ -72,8 +74,7 @@ def env_vars_beside(f: PyFile, findings: list[Finding], rules: dict[str, Rule]) 
     from migrate.core.findings import Edit, fix_for
     from migrate.scan.python.spans import SpanIndex
 
-    consts = SpanIndex([(*f.span(n), n) for n in f.nodes(ast.Constant)
-                        if isinstance(n.value, str)])
+    consts = SpanIndex([(*f.span(n), n) for n in f.nodes(ast.Constant) if isinstance(n.value, str)])
     out = []
     for x in findings:
         rule = rules.get(x.rule)
@@ -85,16 +86,21 @@ def env_vars_beside(f: PyFile, findings: list[Finding], rules: dict[str, Rule]) 
         parent = f.parent(node) if node is not None else None
         new = x.fix.edits[0].content
         if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and any(
-                isinstance(e, ast.Constant) and e.value == new for e in parent.elts):
+            isinstance(e, ast.Constant) and e.value == new for e in parent.elts
+        ):
             x = x.left_as_is(f"{new} is already beside it: left as is")
-        elif isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and new.isidentifier() \
-                and node is not None:
+        elif isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and new.isidentifier() and node is not None:
             a, b = f.span(node)
             q = f.text[a:b][-1]
             end = f.span(parent.elts[-1])[1]
-            x = x.with_fix(fix_for(rule, [Edit(end, end, f", {q}{new}{q}")], {},
-                                   description=f"Portable: add {q}{new}{q} beside it"
-                                   ).locate(f.index))
+            x = x.with_fix(
+                fix_for(
+                    rule,
+                    [Edit(end, end, f", {q}{new}{q}")],
+                    {},
+                    description=f"Portable: add {q}{new}{q} beside it",
+                ).locate(f.index)
+            )
         else:
             x = x.for_a_person(f"portable: keep it for CUDA hosts and set {new} beside it")
         out.append(x)
@@ -132,8 +138,7 @@ def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
         return findings
     calls = re.compile(r"\b(" + "|".join(sorted(planned)) + r")\(")
     fixes = {id(x): x.fix for x in findings if x.fix is not None}
-    uses = {key: set(calls.findall(" ".join(e.content for e in fix.edits)))
-            for key, fix in fixes.items()}
+    uses = {key: set(calls.findall(" ".join(e.content for e in fix.edits))) for key, fix in fixes.items()}
     users = [x for x in findings if uses.get(id(x))]
     if not users:
         return findings
@@ -149,8 +154,11 @@ def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
         if uses.get(id(x)):
             names = ", ".join(sorted(uses[id(x)]))
             own = fixes[id(x)]
-            fix = replace(own, edits=[*own.edits, edit],
-                          description=f"{own.description}; defines {names} after the imports")
+            fix = replace(
+                own,
+                edits=[*own.edits, edit],
+                description=f"{own.description}; defines {names} after the imports",
+            )
             x = x.with_fix(fix.locate(f.index))
         out.append(x)
     return out

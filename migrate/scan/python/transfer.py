@@ -43,8 +43,10 @@ def is_entry_point(f) -> bool:
     """A script: a top-level ``if __name__ == "__main__":`` block, or a package's __main__.py."""
     if f.rel.rsplit("/", 1)[-1] == "__main__.py":
         return True
-    return any(isinstance(node, ast.If) and re.search(
-        r"__name__\s*==\s*['\"]__main__['\"]", f.source(node.test)) for node in f.tree.body)
+    return any(
+        isinstance(node, ast.If) and re.search(r"__name__\s*==\s*['\"]__main__['\"]", f.source(node.test))
+        for node in f.tree.body
+    )
 
 
 def entry_finding(f, rule) -> None:
@@ -53,6 +55,5 @@ def entry_finding(f, rule) -> None:
         return
     pos = anchor_offset(f.text, f.tree)
     nl = "\r\n" if "\r\n" in f.text[:2000] else "\n"
-    fix = fix_for(rule, [Edit(pos, pos, IMPORT + nl)], {},
-                  description=f"add `{IMPORT.split('  #')[0]}`")
+    fix = fix_for(rule, [Edit(pos, pos, IMPORT + nl)], {}, description=f"add `{IMPORT.split('  #')[0]}`")
     f.report(rule, pos, pos, {}, fix)

@@ -32,10 +32,13 @@ KIND = "dependency-version"
 MODES = ("contains", "minimum", "companion")
 FAR = "9999"  # a version above any real release: does the specifier leave the top open?
 PARAMS = {
-    "mode": param(str, required=True, check=one_of("contains", "minimum", "companion"),
-                  doc="contains | minimum | companion"),
-    "versions": mapping(param(str), required=True,
-                        doc="package -> version (or companion requirement)"),
+    "mode": param(
+        str,
+        required=True,
+        check=one_of("contains", "minimum", "companion"),
+        doc="contains | minimum | companion",
+    ),
+    "versions": mapping(param(str), required=True, doc="package -> version (or companion requirement)"),
     "follows": mapping(param(str), doc="package -> the package whose pinned version it must match"),
 }
 
@@ -69,8 +72,9 @@ def verdict(rule: Rule, name: str, text: str, in_file: dict[str, str]) -> str | 
     if mode == "companion":
         companion = normalize(Spec(target).name)
         return None if companion in in_file else target
-    leader = {normalize(str(k)): normalize(str(v))
-              for k, v in (rule.params.get("follows") or {}).items()}.get(name)
+    leader = {
+        normalize(str(k)): normalize(str(v)) for k, v in (rule.params.get("follows") or {}).items()
+    }.get(name)
     if leader and leader in in_file:
         target = pinned_release(in_file[leader]) or target
     spec = specifier(text)
@@ -81,13 +85,12 @@ def verdict(rule: Rule, name: str, text: str, in_file: dict[str, str]) -> str | 
         ok = any(spec.contains(target + local, prereleases=True) for local in locals_)
         return None if ok else target
     if mode == "minimum":
-        return None if any(spec.contains(v, prereleases=True)
-                           for v in _candidates(spec, target)) else target
+        return None if any(spec.contains(v, prereleases=True) for v in _candidates(spec, target)) else target
     return None
 
 
 def pinned_release(text: str) -> str | None:
-    """"2.6.0" for torch-npu==2.6.0.post3 (the torch release a torch-npu build is for)."""
+    """ "2.6.0" for torch-npu==2.6.0.post3 (the torch release a torch-npu build is for)."""
     spec = specifier(text)
     pins = [s.version for s in spec or () if s.operator in ("==", "===")]
     if len(pins) != 1:

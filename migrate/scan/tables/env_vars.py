@@ -48,6 +48,7 @@ def refs(rule: Rule) -> str | None:
             return f"params key 'ascending': the row lists no variable {key!r}"
     return None
 
+
 EnvEntry = tuple[Rule, "str | None", str]
 
 
@@ -127,8 +128,10 @@ def verdict(entry: EnvEntry, name: str, value: str | None) -> tuple[str | None, 
         if m:
             ids = [int(x) for x in m.group(1).split(",")]
             if not all(a < b for a, b in zip(ids, ids[1:], strict=False)):
-                note = (f"{note} This value ({m.group(1)}) is not ascending: sort it (device ids"
-                        " map to ranks differently then) before renaming.").strip()
+                note = (
+                    f"{note} This value ({m.group(1)}) is not ascending: sort it (device ids"
+                    " map to ranks differently then) before renaming."
+                ).strip()
                 replacement = None
     return replacement, note
 

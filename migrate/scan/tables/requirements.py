@@ -61,8 +61,7 @@ def parse_requirement(text: str, start: int, end: int) -> Requirement | None:
     spec_end = marker if marker != -1 else len(s)
     while spec_end > pos and s[spec_end - 1].isspace():
         spec_end -= 1
-    return Requirement(normalize(m.group()), m.group(), whole[0], whole[1],
-                       base + pos, base + spec_end)
+    return Requirement(normalize(m.group()), m.group(), whole[0], whole[1], base + pos, base + spec_end)
 
 
 def _name_from_url(url: str) -> str | None:

@@ -78,7 +78,7 @@ def _words(text: str, pos: int) -> Iterator[tuple[int, int]]:
     n = len(text)
     while pos < n:
         c = text[pos]
-        if c == "\\" and text[pos + 1:pos + 2] in ("\n", "\r"):
+        if c == "\\" and text[pos + 1 : pos + 2] in ("\n", "\r"):
             pos = _after_continuation(text, pos + 1)
             continue
         if c in " \t\r":
@@ -125,8 +125,7 @@ def _setup_cfg(tf: TextFile) -> Iterator[Requirement]:
         if indent <= key_indent or not active:
             kv = re.match(r"\s*([\w.-]+)\s*[=:]", line)
             active = kv is not None and (
-                (section == "options" and kv.group(1) in keys)
-                or section == "options.extras_require"
+                (section == "options" and kv.group(1) in keys) or section == "options.extras_require"
             )
             if not active or kv is None:
                 continue

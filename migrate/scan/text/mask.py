@@ -43,7 +43,7 @@ def _blank_from(line: str, pos: int | None) -> str:
     if pos is None:
         return line
     body = line.rstrip("\r\n")
-    return line[:pos] + " " * (len(body) - pos) + line[len(body):]
+    return line[:pos] + " " * (len(body) - pos) + line[len(body) :]
 
 
 def _quoted_hash(line: str, starts_comment, quote_opens) -> int | None:

@@ -11,9 +11,7 @@ from collections.abc import Iterator
 
 _HEADER = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\n]+?)[ \t]*\]\]?[ \t]*\r?$", re.MULTILINE)
 _KEY = re.compile(r"^[ \t]*(\"?)([A-Za-z0-9_][A-Za-z0-9._-]*)\1[ \t]*=[ \t]*", re.MULTILINE)
-_POETRY = re.compile(
-    r"^tool\.poetry\.(?:dependencies|dev-dependencies|group\.[^.]+\.dependencies)$"
-)
+_POETRY = re.compile(r"^tool\.poetry\.(?:dependencies|dev-dependencies|group\.[^.]+\.dependencies)$")
 # (table, key) pairs whose value is an array of requirement strings; key None = any key.
 _ARRAY_TABLES = {
     "project": "dependencies",
@@ -117,7 +115,7 @@ def poetry_keys(masked: str) -> Iterator[tuple[int, int, int, int]]:
             name_start, name_end = k.span(2)
             line_end = masked.find("\n", k.end(), end)
             line_end = end if line_end < 0 else line_end
-            value = masked[k.end():line_end]
+            value = masked[k.end() : line_end]
             v = re.search(r"^\"([^\"]*)\"|^'([^']*)'|version\s*=\s*\"([^\"]*)\"", value)
             if v:
                 g = next(i for i in (1, 2, 3) if v.group(i) is not None)

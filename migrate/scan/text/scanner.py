@@ -25,8 +25,7 @@ from migrate.scan.text.mask import mask_comments
 from migrate.scan.text.textfile import TextFile
 
 
-def scan_text_file(text: str, rel: str, kind: str,
-                   rules: RuleSet | Sequence[Rule]) -> list[Finding]:
+def scan_text_file(text: str, rel: str, kind: str, rules: RuleSet | Sequence[Rule]) -> list[Finding]:
     """Findings, with fixes where a fix exists, for one decoded non-Python file.
 
     Only rules whose ``files`` list holds ``kind`` apply; ``# migrate: ignore[CODE]`` on a
@@ -38,8 +37,7 @@ def scan_text_file(text: str, rel: str, kind: str,
     active = _active(text, ruleset.text(kind).triggers)
     if not active:
         return []
-    tf = TextFile(text=text, masked=mask_comments(text, kind), rel=rel, kind=kind,
-                  index=LineIndex(text))
+    tf = TextFile(text=text, masked=mask_comments(text, kind), rel=rel, kind=kind, index=LineIndex(text))
     findings: list[Finding] = []
     for spec, group in ruleset.text_groups(active):
         findings += spec.run(tf, group)

@@ -19,9 +19,17 @@ class TextFile:
     kind: str  # file kind from textfiles.file_kind
     index: LineIndex
 
-    def finding(self, rule: Rule, start: int, end: int, values: dict[str, Any],
-                replacement: str | None = None, *, fix: Fix | None = None,
-                described: dict[str, Any] | None = None) -> Finding | None:
+    def finding(
+        self,
+        rule: Rule,
+        start: int,
+        end: int,
+        values: dict[str, Any],
+        replacement: str | None = None,
+        *,
+        fix: Fix | None = None,
+        described: dict[str, Any] | None = None,
+    ) -> Finding | None:
         """A finding of ``rule`` on text[start:end]; a fix replaces that span by
         ``replacement`` when the rule is not manual (or is ``fix``, made by fix_for).
         ``described``: the values its fix title names, where they differ from the message's."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def test_device_positions_are_found(found):
-    code = '''
+    code = """
     import torch
     import argparse
     dev = torch.device("cuda:1")
@@ -23,7 +23,7 @@ def test_device_positions_are_found(found):
     def run(model, device: str = "cuda"):
         if str(device).startswith("cuda"):
             pass
-    '''
+    """
     lines = sorted(line for rule, line in found(code) if rule == "MIG201")
     assert lines == [4, 5, 6, 7, 8, 9, 11, 13, 15, 15, 16, 17, 18]
 
@@ -43,12 +43,12 @@ def test_device_strings_outside_device_positions_are_left_alone(found):
 
 
 def test_comparisons_and_conditional_expressions(found, fixed):
-    code = '''
+    code = """
     import torch
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if x.device.type == "cuda" or x.device.type in ("cuda", "xpu"):
         pass
-    '''
+    """
     out = fixed(code)
     assert 'device = "npu" if torch.npu.is_available() else "cpu"' in out
     assert 'x.device.type == "npu" or x.device.type in ("npu", "xpu")' in out
@@ -68,23 +68,23 @@ def test_fstring_and_quote_style_are_kept(fixed):
 
 
 def test_cuda_method_and_is_cuda(found, fixed):
-    code = '''
+    code = """
     import torch
     model = Net().cuda()
     x = batch["x"].cuda(non_blocking=True)
     flag = x.is_cuda
     if args.cuda:
         torch.cuda.manual_seed(1)
-    '''
+    """
     rules = found(code, ("MIG202", "MIG203"))
     assert rules == [("MIG202", 3), ("MIG202", 4), ("MIG203", 5)]
     out = fixed(code)
-    assert "Net().npu()" in out and '.npu(non_blocking=True)' in out and "x.is_npu" in out
+    assert "Net().npu()" in out and ".npu(non_blocking=True)" in out and "x.is_npu" in out
     assert "if args.cuda:" in out
 
 
 def test_nccl_backend(found, fixed):
-    code = '''
+    code = """
     import torch.distributed as dist
     from torch.distributed import init_process_group
     init_process_group("nccl")
@@ -94,7 +94,7 @@ def test_nccl_backend(found, fixed):
         pass
     g = dist.new_group(ranks, backend="cuda:nccl,cpu:gloo")
     log("nccl timeout")
-    '''
+    """
     assert [ln for r, ln in found(code) if r == "MIG310"] == [4, 5, 6, 7, 9]
     out = fixed(code)
     assert 'init_process_group("hccl")' in out and 'backend="npu:hccl,cpu:gloo"' in out
@@ -102,14 +102,14 @@ def test_nccl_backend(found, fixed):
 
 
 def test_grad_scaler_without_device(found, fixed):
-    code = '''
+    code = """
     import torch
     from torch.amp import GradScaler
     s1 = torch.amp.GradScaler()
     s2 = GradScaler(init_scale=2.0**16)
     s3 = torch.amp.GradScaler("cuda")
     s4 = torch.amp.GradScaler(device="cpu")
-    '''
+    """
     assert [ln for r, ln in found(code) if r == "MIG410"] == [4, 5]
     out = fixed(code)
     assert 'torch.amp.GradScaler("npu")' in out
@@ -119,17 +119,17 @@ def test_grad_scaler_without_device(found, fixed):
 
 
 def test_suppression_comment(found):
-    code = '''
+    code = """
     import torch
     x = x.cuda()  # migrate: ignore[MIG202]
     y = y.cuda()  # migrate: ignore
     z = z.cuda()  # migrate: ignore[MIG999]
-    '''
+    """
     assert found(code, ("MIG202",)) == [("MIG202", 5)]
 
 
 def test_format_templates_and_variables_used_as_devices(found, fixed):
-    code = '''
+    code = """
     import torch
     def load(args):
         loc = 'cuda:{}'.format(args.gpu)
@@ -139,7 +139,7 @@ def test_format_templates_and_variables_used_as_devices(found, fixed):
         label = 'cuda:{}'.format(3)
         print(label)
         return torch.device("cuda:{}".format(args.gpu))
-    '''
+    """
     assert [ln for r, ln in found(code) if r == "MIG201"] == [4, 6, 10]
     out = fixed(code)
     assert "loc = 'npu:{}'.format(args.gpu)" in out and "other = 'npu:%d' % args.gpu" in out

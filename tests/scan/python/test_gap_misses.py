@@ -97,9 +97,14 @@ def test_eager_attention_is_advice_only_without_a_fused_path():
 def test_slurm_directives_are_read_in_comments_but_plain_comments_are_not():
     from migrate.scan.text.scanner import scan_text_file
 
-    text = ("#!/bin/bash\n#SBATCH --gres=gpu:8\n#SBATCH -G 4\n"
-            "# old: srun --gres=gpu:2\nsrun --gpus-per-node=8 python t.py\n")
+    text = (
+        "#!/bin/bash\n#SBATCH --gres=gpu:8\n#SBATCH -G 4\n"
+        "# old: srun --gres=gpu:2\nsrun --gpus-per-node=8 python t.py\n"
+    )
     found = scan_text_file(text, "job.sh", "shell", default_rules())
-    got = [(f.line, text.splitlines()[f.line - 1][f.column - 1:f.end_column - 1])
-           for f in found if f.rule == "MIG741"]
+    got = [
+        (f.line, text.splitlines()[f.line - 1][f.column - 1 : f.end_column - 1])
+        for f in found
+        if f.rule == "MIG741"
+    ]
     assert got == [(2, "--gres=gpu:8"), (3, "-G 4"), (5, "--gpus-per-node=8")]

@@ -12,14 +12,31 @@ def test_notebook_cells_are_scanned(tmp_path: Path):
     nb = {
         "cells": [
             {"cell_type": "markdown", "metadata": {}, "source": ["Use `x.cuda()` to move data\n"]},
-            {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": 1,
-             "source": ["%matplotlib inline\n", "import torch\n", "x = torch.ones(2).cuda()\n"]},
-            {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": 2,
-             "source": ["!nvidia-smi\n", "y = x.to('cuda:0')\n"]},
-            {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": 3,
-             "source": ["%%bash\n", "echo cuda\n"]},
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": 1,
+                "source": ["%matplotlib inline\n", "import torch\n", "x = torch.ones(2).cuda()\n"],
+            },
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": 2,
+                "source": ["!nvidia-smi\n", "y = x.to('cuda:0')\n"],
+            },
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": 3,
+                "source": ["%%bash\n", "echo cuda\n"],
+            },
         ],
-        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
     }
     path = tmp_path / "demo.ipynb"
     raw = json.dumps(nb, indent=1)
@@ -28,9 +45,10 @@ def test_notebook_cells_are_scanned(tmp_path: Path):
     assert result.errors == []
     got = [(f.rule, f.line, f.category) for f in result.findings]
     lines = raw.splitlines()
-    assert got == [("MIG202", next(i for i, x in enumerate(lines, 1) if "torch.ones(2).cuda()" in x),
-                    "manual"),
-                   ("MIG201", next(i for i, x in enumerate(lines, 1) if "cuda:0" in x), "manual")]
+    assert got == [
+        ("MIG202", next(i for i, x in enumerate(lines, 1) if "torch.ones(2).cuda()" in x), "manual"),
+        ("MIG201", next(i for i, x in enumerate(lines, 1) if "cuda:0" in x), "manual"),
+    ]
     assert "[cell 2, line 3]" in result.findings[0].message
 
 

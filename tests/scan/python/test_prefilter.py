@@ -40,12 +40,21 @@ def test_plain_model_code_is_skipped(prefilter):
     assert not prefilter.search(PLAIN_MODEL)
 
 
-@pytest.mark.parametrize("snippet", [
-    b"x = y.cuda()", b"import torch as th\nth.cuda.synchronize()", b"from flash_attn import f",
-    b"dist.init_process_group('nccl')", b"os.environ['CUDA_VISIBLE_DEVICES'] = '0'",
-    b"load(name='k', sources=['k.cu'])", b"torch.backends.cudnn.benchmark = True",
-    b"m = nn.DataParallel(m)", b"import apex", b"subprocess.run(['nvidia-smi'])",
-])
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        b"x = y.cuda()",
+        b"import torch as th\nth.cuda.synchronize()",
+        b"from flash_attn import f",
+        b"dist.init_process_group('nccl')",
+        b"os.environ['CUDA_VISIBLE_DEVICES'] = '0'",
+        b"load(name='k', sources=['k.cu'])",
+        b"torch.backends.cudnn.benchmark = True",
+        b"m = nn.DataParallel(m)",
+        b"import apex",
+        b"subprocess.run(['nvidia-smi'])",
+    ],
+)
 def test_cuda_code_passes(prefilter, snippet):
     assert prefilter.search(snippet)
 

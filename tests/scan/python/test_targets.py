@@ -15,8 +15,9 @@ RULES = list(default_rules())
 
 
 def port(code: str, target: str, unsafe: bool = False, rel: str = "t.py") -> str:
-    text, _, _, error = fix_text(textwrap.dedent(code), rel, "python", RULES,
-                                 partial(engine_scan, target=target), unsafe=unsafe)
+    text, _, _, error = fix_text(
+        textwrap.dedent(code), rel, "python", RULES, partial(engine_scan, target=target), unsafe=unsafe
+    )
     assert error is None
     return text
 
@@ -48,7 +49,8 @@ def test_code_that_handles_npu_is_left_alone_in_every_target(target):
 
 
 def test_portable_keeps_cuda_working():
-    out = port("""\
+    out = port(
+        """\
         import torch
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -56,11 +58,13 @@ def test_portable_keeps_cuda_working():
             torch.cuda.synchronize()
         devices = ["cuda", "cpu"]
         dev = torch.device(type="cuda", index=rank)
-        """, "portable")
-    assert '\ndevice = get_device_type()\n' in out  # the whole `"cuda" if ... else "cpu"`
+        """,
+        "portable",
+    )
+    assert "\ndevice = get_device_type()\n" in out  # the whole `"cuda" if ... else "cpu"`
     assert 'if x.device.type in ("cuda", "npu"):\n    get_device_module().synchronize()' in out
     assert 'devices = ["cuda", "cpu", "npu"]' in out
-    assert 'torch.device(type=get_device_type(), index=rank)' in out
+    assert "torch.device(type=get_device_type(), index=rank)" in out
     assert "torch_npu" not in out and 'hasattr(torch, "npu")' not in out
     assert out.count("def get_device_type()") == 1  # a script: defined once, in the file
 
@@ -86,8 +90,9 @@ def test_no_half_ported_condition():
 def test_import_torch_npu_only_where_named():
     code = "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
     assert "import torch_npu" not in port(code, "npu")
-    guarded = ("try:\n    import torch\nexcept ImportError:\n    torch = None\n\n"
-               "x = torch.cuda.synchronize()\n")
+    guarded = (
+        "try:\n    import torch\nexcept ImportError:\n    torch = None\n\nx = torch.cuda.synchronize()\n"
+    )
     assert port(guarded, "portable").startswith("try:\n    import torch\nexcept")
 
 
@@ -220,8 +225,7 @@ def test_portable_keeps_cuda_env_vars_and_adds_the_ascend_name_to_lists():
 def test_a_backend_spec_with_devices_gets_its_npu_arm():
     code = 'import torch.distributed as dist\ndist.init_process_group(backend="cpu:gloo,cuda:nccl")\n'
     out = port(code, "portable")
-    assert ('backend="cpu:gloo,npu:hccl" if get_device_type() == "npu" else "cpu:gloo,cuda:nccl"'
-            in out)
+    assert 'backend="cpu:gloo,npu:hccl" if get_device_type() == "npu" else "cpu:gloo,cuda:nccl"' in out
     assert findings(out, "portable") == []  # the port's own NPU arm is not a finding
     assert 'backend="cpu:gloo,npu:hccl"' in port(code, "npu")
 
@@ -273,6 +277,5 @@ def test_portable_comparisons_get_parentheses_only_where_they_bind_differently()
     assert '    y = ok and ("cuda" in device or "npu" in device)\n' in out  # `or` under `and`
     assert '    z = not (x.device.type in ("cuda", "npu"))\n' in out
     assert 'report(x.device.type in ("cuda", "npu"), flag=x.device.type in ("cuda", "npu"))' in out
-    assert '    return [x.device.type in ("cuda", "npu")], x.device.type in ("cuda", "npu") and ok' \
-        in out
+    assert '    return [x.device.type in ("cuda", "npu")], x.device.type in ("cuda", "npu") and ok' in out
     assert port(out, "portable") == out  # the port's own forms are not found again

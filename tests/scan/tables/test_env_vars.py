@@ -41,5 +41,4 @@ def test_ignoring_the_rule_hands_its_names_to_no_other_rule():
     rules = select_rules(default_rules(), None, ["MIG701"])
     for kind in ("shell", "python"):
         text = CASES[kind].format(ids="0")
-        assert not [f for f in scan_text(text, "f", kind, rules)
-                    if "CUDA_VISIBLE_DEVICES" in f.message], kind
+        assert not [f for f in scan_text(text, "f", kind, rules) if "CUDA_VISIBLE_DEVICES" in f.message], kind

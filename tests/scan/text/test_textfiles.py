@@ -6,10 +6,10 @@ from pathlib import Path, PurePath
 
 import pytest
 
-from migrate.core.rules import load_rules
-from migrate.core.findings import splice
 from migrate.core.filekinds import TEXT_KINDS
 from migrate.core.filekinds import detect as file_kind
+from migrate.core.findings import splice
+from migrate.core.rules import load_rules
 from migrate.scan.text.scanner import scan_text_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "textfiles"
@@ -25,39 +25,79 @@ def scan(rel: str, text: str | None = None, rules=RULES, kind: str | None = None
 
 
 def fixed(text: str, findings, unsafe: bool = False) -> str:
-    edits = [e for f in findings if f.fix and (unsafe or f.fix.applicability == "safe")
-             for e in f.fix.edits]
+    edits = [e for f in findings if f.fix and (unsafe or f.fix.applicability == "safe") for e in f.fix.edits]
     return splice(text, edits)
 
 
 EXPECTED = {
     "train_multinode.sh": [
-        ("MIG701", 5), ("MIG701", 5), ("MIG701", 6), ("MIG701", 7), ("MIG703", 8),
-        ("MIG702", 9), ("MIG701", 10), ("MIG711", 14), ("MIG710", 18), ("MIG711", 19),
-        ("MIG718", 23), ("MIG701", 28),
+        ("MIG701", 5),
+        ("MIG701", 5),
+        ("MIG701", 6),
+        ("MIG701", 7),
+        ("MIG703", 8),
+        ("MIG702", 9),
+        ("MIG701", 10),
+        ("MIG711", 14),
+        ("MIG710", 18),
+        ("MIG711", 19),
+        ("MIG718", 23),
+        ("MIG701", 28),
     ],
     "Dockerfile": [
-        ("MIG714", 2), ("MIG702", 5), ("MIG702", 6), ("MIG715", 13), ("MIG721", 14),
-        ("MIG719", 17), ("MIG701", 20),
+        ("MIG714", 2),
+        ("MIG702", 5),
+        ("MIG702", 6),
+        ("MIG715", 13),
+        ("MIG721", 14),
+        ("MIG719", 17),
+        ("MIG701", 20),
     ],
     "docker-compose.yml": [
-        ("MIG714", 3), ("MIG713", 4), ("MIG701", 6), ("MIG703", 7), ("MIG713", 16),
+        ("MIG714", 3),
+        ("MIG713", 4),
+        ("MIG701", 6),
+        ("MIG703", 7),
+        ("MIG713", 16),
     ],
     ".github/workflows/gpu-tests.yml": [
-        ("MIG701", 8), ("MIG701", 9), ("MIG710", 13), ("MIG715", 17), ("MIG721", 18),
+        ("MIG701", 8),
+        ("MIG701", 9),
+        ("MIG710", 13),
+        ("MIG715", 17),
+        ("MIG721", 18),
     ],
     "requirements.txt": [
-        ("MIG715", 4), ("MIG751", 5), ("MIG750", 5), ("MIG720", 5), ("MIG720", 6),
-        ("MIG721", 8), ("MIG721", 10), ("MIG727", 11), ("MIG722", 12), ("MIG723", 13),
-        ("MIG724", 14), ("MIG725", 15), ("MIG726", 16), ("MIG721", 19),
+        ("MIG715", 4),
+        ("MIG751", 5),
+        ("MIG750", 5),
+        ("MIG720", 5),
+        ("MIG720", 6),
+        ("MIG721", 8),
+        ("MIG721", 10),
+        ("MIG727", 11),
+        ("MIG722", 12),
+        ("MIG723", 13),
+        ("MIG724", 14),
+        ("MIG725", 15),
+        ("MIG726", 16),
+        ("MIG721", 19),
     ],
     "pyproject.toml": [
-        ("MIG721", 13), ("MIG724", 14), ("MIG727", 18), ("MIG728", 20), ("MIG728", 21),
+        ("MIG721", 13),
+        ("MIG724", 14),
+        ("MIG727", 18),
+        ("MIG728", 20),
+        ("MIG728", 21),
     ],
     "poetry/pyproject.toml": [("MIG720", 9), ("MIG721", 10), ("MIG724", 15), ("MIG715", 19)],
     "Makefile": [("MIG712", 2), ("MIG702", 3), ("MIG701", 17), ("MIG711", 18)],
     "environment.yml": [
-        ("MIG723", 9), ("MIG723", 11), ("MIG721", 14), ("MIG727", 15), ("MIG701", 17),
+        ("MIG723", 9),
+        ("MIG723", 11),
+        ("MIG721", 14),
+        ("MIG727", 15),
+        ("MIG701", 17),
     ],
     "setup.cfg": [("MIG726", 10), ("MIG726", 11), ("MIG725", 17)],
     ".env": [("MIG701", 2), ("MIG702", 3)],
@@ -80,8 +120,15 @@ def test_fixture_findings(rel):
         assert "{" not in f.message
 
 
-@pytest.mark.parametrize("rel", ["ascend_ready/Dockerfile", "ascend_ready/docker-compose.yml",
-                                 "ascend_ready/run_npu.sh", "ascend_ready/requirements-npu.txt"])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "ascend_ready/Dockerfile",
+        "ascend_ready/docker-compose.yml",
+        "ascend_ready/run_npu.sh",
+        "ascend_ready/requirements-npu.txt",
+    ],
+)
 def test_already_migrated_files_have_no_findings(rel):
     assert file_kind(FIXTURES / rel) is not None
     assert scan(rel) == []
@@ -90,9 +137,8 @@ def test_already_migrated_files_have_no_findings(rel):
 def test_spans_point_at_the_flagged_text():
     text = (FIXTURES / "train_multinode.sh").read_text()
     lines = text.splitlines()
-    got = [lines[f.line - 1][f.column - 1:f.end_column - 1] for f in scan("train_multinode.sh")]
-    assert got[:4] == ["CUDA_VISIBLE_DEVICES"] * 2 + ["PYTORCH_CUDA_ALLOC_CONF",
-                                                      "NCCL_SOCKET_IFNAME"]
+    got = [lines[f.line - 1][f.column - 1 : f.end_column - 1] for f in scan("train_multinode.sh")]
+    assert got[:4] == ["CUDA_VISIBLE_DEVICES"] * 2 + ["PYTORCH_CUDA_ALLOC_CONF", "NCCL_SOCKET_IFNAME"]
     assert got[-2:] == ["gpu", "CUDA_LAUNCH_BLOCKING"]
 
 
@@ -119,16 +165,18 @@ def test_safe_fixes_of_launch_script():
 def test_unsafe_fixes_of_requirements_change_only_flagged_text():
     text = (FIXTURES / "requirements.txt").read_text()
     pins = ("MIG750", "MIG751")  # re-pinning torch for torch-npu: tested on their own below
-    out = fixed(text, [f for f in scan("requirements.txt", text) if f.rule not in pins],
-                unsafe=True)
-    changed = [(a, b) for a, b in zip(text.splitlines(), out.splitlines(), strict=True)
-               if a != b]
+    out = fixed(text, [f for f in scan("requirements.txt", text) if f.rule not in pins], unsafe=True)
+    changed = [(a, b) for a, b in zip(text.splitlines(), out.splitlines(), strict=True) if a != b]
     assert changed == [
-        ("--extra-index-url https://wheels.example.com/whl/cu121",
-         "--extra-index-url https://wheels.example.com/whl/cpu"),
+        (
+            "--extra-index-url https://wheels.example.com/whl/cu121",
+            "--extra-index-url https://wheels.example.com/whl/cpu",
+        ),
         ("torch==2.3.1+cu121", "torch==2.3.1+cpu"),
-        ('torchvision==0.18.1+cu121 ; platform_system == "Linux"',
-         'torchvision==0.18.1+cpu ; platform_system == "Linux"'),
+        (
+            'torchvision==0.18.1+cu121 ; platform_system == "Linux"',
+            'torchvision==0.18.1+cpu ; platform_system == "Linux"',
+        ),
     ]
 
 
@@ -145,8 +193,9 @@ def test_crlf_text_gives_same_findings_and_keeps_crlf(rel):
     text = (FIXTURES / rel).read_text()
     crlf = text.replace("\n", "\r\n")
     lf_findings, crlf_findings = scan(rel, text), scan(rel, crlf)
-    assert [(f.rule, f.line, f.column, f.end_column) for f in crlf_findings] == \
-        [(f.rule, f.line, f.column, f.end_column) for f in lf_findings]
+    assert [(f.rule, f.line, f.column, f.end_column) for f in crlf_findings] == [
+        (f.rule, f.line, f.column, f.end_column) for f in lf_findings
+    ]
     out = fixed(crlf, crlf_findings, unsafe=True)
     assert out == fixed(text, lf_findings, unsafe=True).replace("\n", "\r\n")
 
@@ -160,8 +209,7 @@ def test_every_example_in_my_rule_files_behaves_as_declared():
             kind = file_kind(PurePath(ex["file"]))
             assert kind in rule.files, (rule.code, ex["file"])
             text = ex["noop"] if "noop" in ex else ex["before"]
-            mine = [f for f in scan_text_file(text, ex["file"], kind, RULES)
-                    if f.rule == rule.code]
+            mine = [f for f in scan_text_file(text, ex["file"], kind, RULES) if f.rule == rule.code]
             if "noop" in ex:
                 assert mine == [], (rule.code, ex)
                 continue
@@ -182,7 +230,7 @@ def test_my_rule_tables_are_consistent():
         assert set(rule.doc) >= {"what", "why", "example", "fix_safety"}, rule.code
         assert (rule.fix_title is None) == (rule.category == "manual"), rule.code
         assert set(rule.files) <= set(TEXT_KINDS) | {"python"}, rule.code
-        for name in (rule.params.get("vars") or {}):
+        for name in rule.params.get("vars") or {}:
             assert name not in names, f"{name} in {names.get(name)} and {rule.code}"
             names[name] = rule.code
         if rule.category != "manual" and rule.kind in ("shell-command", "dependency"):

@@ -11,8 +11,21 @@ import numpy as np
 
 from migrate.ops.decompositions import decomposition
 
-EMITS = ["Mul", "Transpose", "MatMul", "Add", "Softmax", "Where", "Constant", "Tanh", "Div",
-         "Unsqueeze", "Expand", "Reshape", "CastLike"]
+EMITS = [
+    "Mul",
+    "Transpose",
+    "MatMul",
+    "Add",
+    "Softmax",
+    "Where",
+    "Constant",
+    "Tanh",
+    "Div",
+    "Unsqueeze",
+    "Expand",
+    "Reshape",
+    "CastLike",
+]
 _FLOATS = {"FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE"}
 
 

@@ -43,8 +43,7 @@ def _sum_out(b, value, letters: str, drop: str):
     return value, "".join(c for c in letters if c not in drop)
 
 
-@decomposition("einsum-matmul", "Einsum",
-               emits=["Transpose", "Reshape", "MatMul", "ReduceSum", "Constant"])
+@decomposition("einsum-matmul", "Einsum", emits=["Transpose", "Reshape", "MatMul", "ReduceSum", "Constant"])
 def einsum_matmul(node, b):
     """Group letters into batch / kept / contracted, then one batched MatMul."""
     parsed = parse(b.attr("equation", ""))
@@ -64,15 +63,25 @@ def einsum_matmul(node, b):
     dims_a = dict(zip(lhs, sa, strict=True))
     dims_b = dict(zip(rhs, sb, strict=True))
     a = _transpose(b, a, la, batch + keep_a + contract)
-    a = _reshape(b, a, [dims_a[c] for c in batch + keep_a + contract],
-                 [dims_a[c] for c in batch] + [prod(size[c] for c in keep_a),
-                                               prod(size[c] for c in contract)])
+    a = _reshape(
+        b,
+        a,
+        [dims_a[c] for c in batch + keep_a + contract],
+        [dims_a[c] for c in batch] + [prod(size[c] for c in keep_a), prod(size[c] for c in contract)],
+    )
     bb = _transpose(b, bb, lb, batch + contract + keep_b)
-    bb = _reshape(b, bb, [dims_b[c] for c in batch + contract + keep_b],
-                  [dims_b[c] for c in batch] + [prod(size[c] for c in contract),
-                                                prod(size[c] for c in keep_b)])
+    bb = _reshape(
+        b,
+        bb,
+        [dims_b[c] for c in batch + contract + keep_b],
+        [dims_b[c] for c in batch] + [prod(size[c] for c in contract), prod(size[c] for c in keep_b)],
+    )
     y = b.op("MatMul", a, bb)
     bsz = [max(dims_a[c], dims_b[c]) for c in batch]
-    y = _reshape(b, y, bsz + [prod(size[c] for c in keep_a), prod(size[c] for c in keep_b)],
-                 bsz + [size[c] for c in keep_a + keep_b])
+    y = _reshape(
+        b,
+        y,
+        bsz + [prod(size[c] for c in keep_a), prod(size[c] for c in keep_b)],
+        bsz + [size[c] for c in keep_a + keep_b],
+    )
     return [_transpose(b, y, batch + keep_a + keep_b, out)]

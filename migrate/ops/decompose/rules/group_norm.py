@@ -5,8 +5,19 @@ from __future__ import annotations
 from migrate.ops.decompose.rules.norm import _mean, _stash
 from migrate.ops.decompositions import decomposition
 
-EMITS = ["Reshape", "Shape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Reciprocal", "Cast",
-         "CastLike", "Constant"]
+EMITS = [
+    "Reshape",
+    "Shape",
+    "ReduceMean",
+    "Sub",
+    "Mul",
+    "Add",
+    "Sqrt",
+    "Reciprocal",
+    "Cast",
+    "CastLike",
+    "Constant",
+]
 
 
 @decomposition("group-norm", "GroupNormalization", emits=EMITS)
@@ -19,8 +30,7 @@ def group_norm(node, b):
     if rank is None or rank < 3:
         return b.decline("needs an input of known rank >= 3")
     groups = b.attr("num_groups")
-    channels = shape[1] if shape is not None else (
-        x.shape[1] if isinstance(x.shape[1], int) else None)
+    channels = shape[1] if shape is not None else (x.shape[1] if isinstance(x.shape[1], int) else None)
     if groups is None or channels is None or channels % groups:
         return b.decline("needs num_groups and a static channel count divisible by it")
     xs, cast_back = _stash(node, b, x)
@@ -36,10 +46,16 @@ def group_norm(node, b):
     per_group = b.opset < 21  # opset 18's scale/bias have one value per group
     if per_group and groups != channels:
         rep = channels // groups
-        scale = b.op("Reshape", b.op("Mul", b.op("Reshape", scale, b.ints([-1, 1])),
-                                     b.const([[1.0] * rep], like=x)), b.ints([-1]))
-        bias = b.op("Reshape", b.op("Mul", b.op("Reshape", bias, b.ints([-1, 1])),
-                                    b.const([[1.0] * rep], like=x)), b.ints([-1]))
+        scale = b.op(
+            "Reshape",
+            b.op("Mul", b.op("Reshape", scale, b.ints([-1, 1])), b.const([[1.0] * rep], like=x)),
+            b.ints([-1]),
+        )
+        bias = b.op(
+            "Reshape",
+            b.op("Mul", b.op("Reshape", bias, b.ints([-1, 1])), b.const([[1.0] * rep], like=x)),
+            b.ints([-1]),
+        )
     bcast = b.ints([-1] + [1] * (rank - 2))
     out = b.op("Mul", normed, b.op("Reshape", scale, bcast))
     return [b.op("Add", out, b.op("Reshape", bias, bcast))]

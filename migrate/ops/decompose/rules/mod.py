@@ -4,8 +4,21 @@ from __future__ import annotations
 
 from migrate.ops.decompositions import decomposition
 
-MOD_EMITS = ["Div", "Mul", "Sub", "Add", "Less", "Xor", "Equal", "Not", "And", "Where",
-             "Floor", "Ceil", "Constant"]
+MOD_EMITS = [
+    "Div",
+    "Mul",
+    "Sub",
+    "Add",
+    "Less",
+    "Xor",
+    "Equal",
+    "Not",
+    "And",
+    "Where",
+    "Floor",
+    "Ceil",
+    "Constant",
+]
 _FLOATS = {"FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE"}
 
 

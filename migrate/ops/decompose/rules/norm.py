@@ -5,8 +5,7 @@ from __future__ import annotations
 from migrate.ops.decompositions import decomposition
 
 _LOW_PRECISION = {"FLOAT16", "BFLOAT16"}
-NORM_EMITS = ["ReduceMean", "Sub", "Mul", "Add", "Div", "Sqrt", "Reciprocal", "Cast", "Constant",
-              "CastLike"]
+NORM_EMITS = ["ReduceMean", "Sub", "Mul", "Add", "Div", "Sqrt", "Reciprocal", "Cast", "Constant", "CastLike"]
 
 
 def _axes(node, b, x):

@@ -18,7 +18,11 @@ def reduce_l2(node, b):
         return b.decline("noop_with_empty_axes=1 without axes returns x itself")
     if b.opset < 18:
         return b.decline("below opset 18 ATC converts ReduceL2 itself")
-    summed = b.op("ReduceSum", b.op("Mul", x, x), *([axes] if axes is not None else []),
-                  keepdims=b.attr("keepdims", 1),
-                  noop_with_empty_axes=b.attr("noop_with_empty_axes"))
+    summed = b.op(
+        "ReduceSum",
+        b.op("Mul", x, x),
+        *([axes] if axes is not None else []),
+        keepdims=b.attr("keepdims", 1),
+        noop_with_empty_axes=b.attr("noop_with_empty_axes"),
+    )
     return [b.op("Sqrt", summed)]

@@ -7,8 +7,7 @@ import numpy as np
 
 from migrate.ops.decompositions import decomposition
 
-EMITS = ["Reshape", "Gather", "Mul", "MatMul", "Unsqueeze", "Concat", "Constant", "CastLike",
-         "Sub", "Add"]
+EMITS = ["Reshape", "Gather", "Mul", "MatMul", "Unsqueeze", "Concat", "Constant", "CastLike", "Sub", "Add"]
 
 
 def _const_int(value) -> int | None:
@@ -42,8 +41,9 @@ def stft(node, b):
     if step <= 0 or length <= 0:
         return b.decline("frame_step and frame_length must be positive")
     frames = 1 + (shape[1] - length) // step
-    if not (b.fits(frames, length, what="frame index") and b.fits(length, length // 2 + 1,
-                                                                   what="DFT matrix")):
+    if not (
+        b.fits(frames, length, what="frame index") and b.fits(length, length // 2 + 1, what="DFT matrix")
+    ):
         return None
     index = np.arange(frames)[:, None] * step + np.arange(length)[None, :]
     flat = b.op("Reshape", signal, b.ints([0, shape[1]]))

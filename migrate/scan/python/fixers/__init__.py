@@ -55,6 +55,7 @@ class FixContext:
 
 FixerFn = Callable[[FixContext, ast.Call], Draft | None]
 
+
 def _check(name: str, fn: FixerFn, meta: dict) -> None:
     if not callable(fn):
         raise ValueError("is not callable")

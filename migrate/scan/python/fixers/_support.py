@@ -35,7 +35,8 @@ def bind_args(call: ast.Call, params: list[str]) -> dict[str, ast.expr] | None:
 
 def is_const(node: ast.expr | None, *values) -> bool:
     return isinstance(node, ast.Constant) and any(
-        node.value is v or (type(node.value) is type(v) and node.value == v) for v in values)
+        node.value is v or (type(node.value) is type(v) and node.value == v) for v in values
+    )
 
 
 def spell(ctx: FixContext, qualname: str) -> tuple[str, list[str]]:
@@ -48,15 +49,16 @@ def spell(ctx: FixContext, qualname: str) -> tuple[str, list[str]]:
 
 
 def defines(tree: ast.Module, name: str) -> bool:
-    return any(isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name == name
-               for n in tree.body)
+    return any(isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name == name for n in tree.body)
 
 
 def _contains(stmt: ast.stmt, node: ast.expr | ast.stmt) -> bool:
     start = (stmt.lineno, stmt.col_offset)
     end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
-    return start <= (node.lineno, node.col_offset) and (node.end_lineno or node.lineno,
-                                                        node.end_col_offset or 0) <= end
+    return (
+        start <= (node.lineno, node.col_offset)
+        and (node.end_lineno or node.lineno, node.end_col_offset or 0) <= end
+    )
 
 
 def _first_line(stmt: ast.stmt) -> int:
@@ -70,17 +72,24 @@ def _blank_lines_before(lines, line: int) -> int:
     return n
 
 
-def helper_edits(ctx: FixContext, helpers: list[tuple[str, str]], uses: list[ast.expr],
-                 removal: Edit | None = None) -> list[Edit]:
+def helper_edits(
+    ctx: FixContext, helpers: list[tuple[str, str]], uses: list[ast.expr], removal: Edit | None = None
+) -> list[Edit]:
     """Edits inserting the (name, code) helpers the module does not define yet, in one
     block with two blank lines around it, plus ``removal`` (an import going away; when it
     ends where the block goes, the two become one edit so no blank lines pile up)."""
     tree = module_tree(ctx.text)
     code = "\n\n".join(c for name, c in helpers if not defines(tree, name))
     extra = [removal] if removal else []
-    anchor = next((i for i, stmt in enumerate(tree.body)
-                   if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                   or any(_contains(stmt, u) for u in uses)), None)
+    anchor = next(
+        (
+            i
+            for i, stmt in enumerate(tree.body)
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            or any(_contains(stmt, u) for u in uses)
+        ),
+        None,
+    )
     if not code or anchor is None:
         return extra
     lines = ctx.index
@@ -150,8 +159,12 @@ def import_group(ctx: FixContext, handles) -> tuple[Edit, list[tuple[ast.Call, s
         uses: list[tuple[ast.Call, str]] = []
         for local, qual in quals.items():
             found = [n for n in names if n.id == local]
-            if not found or any(id(n) not in callee_of or not isinstance(n.ctx, ast.Load)
-                                or not handles(qual, callee_of[id(n)]) for n in found):
+            if not found or any(
+                id(n) not in callee_of
+                or not isinstance(n.ctx, ast.Load)
+                or not handles(qual, callee_of[id(n)])
+                for n in found
+            ):
                 return None
             uses.extend((callee_of[id(n)], qual) for n in found)
         edit = remove_statement(ctx, tree, stmt)

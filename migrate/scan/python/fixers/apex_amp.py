@@ -14,13 +14,26 @@ from migrate.core.findings import Draft, Edit
 from migrate.scan.python.fixers import FixContext, fixer
 from migrate.scan.python.fixers._support import bind_args, enclosing_statement, module_tree
 
-PARAMS = ["models", "optimizers", "enabled", "opt_level", "cast_model_type",
-          "patch_torch_functions", "keep_batchnorm_fp32", "master_weights", "loss_scale",
-          "cast_model_outputs", "num_losses", "verbosity", "min_loss_scale", "max_loss_scale"]
+PARAMS = [
+    "models",
+    "optimizers",
+    "enabled",
+    "opt_level",
+    "cast_model_type",
+    "patch_torch_functions",
+    "keep_batchnorm_fp32",
+    "master_weights",
+    "loss_scale",
+    "cast_model_outputs",
+    "num_losses",
+    "verbosity",
+    "min_loss_scale",
+    "max_loss_scale",
+]
 
 NOTE = (
     "# migrate: apex.amp.initialize({opt}) removed.\n"
-    "# Native AMP: run the forward pass under torch.autocast(\"npu\", dtype=torch.float16)\n"
+    '# Native AMP: run the forward pass under torch.autocast("npu", dtype=torch.float16)\n'
     "# and scale the loss with torch.npu.amp.GradScaler():\n"
     "# scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update().\n"
 )
@@ -50,9 +63,13 @@ def apex_amp_initialize(ctx: FixContext, call: ast.Call) -> Draft | None:
     found = enclosing_statement(module_tree(ctx.text), call)
     if found is not None:
         stmt, body = found
-        same = (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                and stmt.value.lineno == call.lineno and stmt.value.col_offset == call.col_offset
-                and _names(stmt.targets[0]) == [s.strip() for s in sources])
+        same = (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and stmt.value.lineno == call.lineno
+            and stmt.value.col_offset == call.col_offset
+            and _names(stmt.targets[0]) == [s.strip() for s in sources]
+        )
         if same and len(body) > 1:
             edit = _replace_statement(ctx, stmt, opt)
             if edit is not None:

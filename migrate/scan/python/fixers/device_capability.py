@@ -26,7 +26,11 @@ DESCRIPTION = (
 
 def _same(a: ast.expr, b: ast.expr) -> bool:
     return (a.lineno, a.col_offset, a.end_lineno, a.end_col_offset) == (
-        b.lineno, b.col_offset, b.end_lineno, b.end_col_offset)
+        b.lineno,
+        b.col_offset,
+        b.end_lineno,
+        b.end_col_offset,
+    )
 
 
 def _threshold(node: ast.expr, major_only: bool) -> tuple[int, int] | None:
@@ -46,10 +50,16 @@ def _find(tree: ast.Module, call: ast.Call):
     for node in ast.walk(tree):
         if not isinstance(node, ast.Compare) or len(node.ops) != 1:
             continue
-        for side, other, op in ((node.left, node.comparators[0], type(node.ops[0])),
-                                (node.comparators[0], node.left, MIRROR.get(type(node.ops[0])))):
-            major = (isinstance(side, ast.Subscript) and _same(side.value, call)
-                     and isinstance(side.slice, ast.Constant) and side.slice.value == 0)
+        for side, other, op in (
+            (node.left, node.comparators[0], type(node.ops[0])),
+            (node.comparators[0], node.left, MIRROR.get(type(node.ops[0]))),
+        ):
+            major = (
+                isinstance(side, ast.Subscript)
+                and _same(side.value, call)
+                and isinstance(side.slice, ast.Constant)
+                and side.slice.value == 0
+            )
             if (major or _same(side, call)) and op in MIRROR:
                 return node, major, other, op
     return None
@@ -58,8 +68,12 @@ def _find(tree: ast.Module, call: ast.Call):
 def _at_least(op: type[ast.cmpop], threshold: tuple[int, int]) -> tuple[tuple[int, int], bool]:
     """Rewrite `cap OP t` as (T, positive): positive means `cap >= T`, else `cap < T`."""
     bump = (threshold[0], threshold[1] + 1)
-    return {ast.GtE: (threshold, True), ast.Gt: (bump, True),
-            ast.Lt: (threshold, False), ast.LtE: (bump, False)}[op]
+    return {
+        ast.GtE: (threshold, True),
+        ast.Gt: (bump, True),
+        ast.Lt: (threshold, False),
+        ast.LtE: (bump, False),
+    }[op]
 
 
 @fixer("device-capability-compare")
@@ -89,12 +103,14 @@ def device_capability_compare(ctx: FixContext, call: ast.Call) -> Draft | None:
 def _test_position(tree: ast.Module, compare: ast.Compare) -> bool:
     """True if the comparison is a whole test/operand where `not x` needs no parentheses."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert) and _same(node.test,
-                                                                                    compare):
+        if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert) and _same(node.test, compare):
             return True
         if isinstance(node, ast.BoolOp) and any(_same(v, compare) for v in node.values):
             return True
-        if isinstance(node, ast.Assign | ast.Return) and node.value is not None and _same(
-                node.value, compare):
+        if (
+            isinstance(node, ast.Assign | ast.Return)
+            and node.value is not None
+            and _same(node.value, compare)
+        ):
             return True
     return False

@@ -17,13 +17,36 @@ from migrate.core.findings import Draft
 from migrate.scan.python.fixers import FixContext, fixer
 from migrate.scan.python.fixers._support import bind_args, helper_edits, import_group, is_const
 
-FUNC_PARAMS = ["q", "k", "v", "dropout_p", "softmax_scale", "causal", "window_size",
-               "softcap", "alibi_slopes", "deterministic", "return_attn_probs"]
-VARLEN_PARAMS = ["q", "k", "v", "cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q",
-                 "max_seqlen_k", *FUNC_PARAMS[3:]]
+FUNC_PARAMS = [
+    "q",
+    "k",
+    "v",
+    "dropout_p",
+    "softmax_scale",
+    "causal",
+    "window_size",
+    "softcap",
+    "alibi_slopes",
+    "deterministic",
+    "return_attn_probs",
+]
+VARLEN_PARAMS = [
+    "q",
+    "k",
+    "v",
+    "cu_seqlens_q",
+    "cu_seqlens_k",
+    "max_seqlen_q",
+    "max_seqlen_k",
+    *FUNC_PARAMS[3:],
+]
 # Arguments with no mapping: a call may pass them only with their default value.
-UNMAPPED = {"window_size": ((-1, -1),), "softcap": (0.0, 0), "alibi_slopes": (None,),
-            "return_attn_probs": (False,)}
+UNMAPPED = {
+    "window_size": ((-1, -1),),
+    "softcap": (0.0, 0),
+    "alibi_slopes": (None,),
+    "return_attn_probs": (False,),
+}
 
 FUNC_HELPER = '''\
 def npu_flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
@@ -121,5 +144,4 @@ def flash_attention(ctx: FixContext, call: ast.Call) -> Draft | None:
     helpers = [(k[1], k[2]) for k in KINDS.values() if any(_kind(q) is k for _, q in uses)]
     edits += helper_edits(ctx, helpers, [c for c, _ in uses], group[0] if group else None)
     name = " and ".join(n for n, _ in helpers)
-    return Draft(DESCRIPTION.format(name=name), edits,
-               ["import torch", "import torch_npu"])
+    return Draft(DESCRIPTION.format(name=name), edits, ["import torch", "import torch_npu"])

@@ -50,8 +50,11 @@ DESCRIPTION = (
 
 
 def _accepts(qualname: str, call: ast.Call) -> bool:
-    return qualname.startswith("apex.") and qualname.endswith("FusedRMSNorm") and bind_args(
-        call, PARAMS) is not None
+    return (
+        qualname.startswith("apex.")
+        and qualname.endswith("FusedRMSNorm")
+        and bind_args(call, PARAMS) is not None
+    )
 
 
 @fixer("fused-rms-norm")
@@ -61,6 +64,5 @@ def fused_rms_norm(ctx: FixContext, call: ast.Call) -> Draft | None:
     group = import_group(ctx, _accepts)
     uses = group[1] if group else [(call, ctx.qualname)]
     edits = [ctx.replace(c.func, NAME) for c, _ in uses]
-    edits += helper_edits(ctx, [(NAME, HELPER)], [c for c, _ in uses],
-                          group[0] if group else None)
+    edits += helper_edits(ctx, [(NAME, HELPER)], [c for c, _ in uses], group[0] if group else None)
     return Draft(DESCRIPTION, edits, ["import torch", "import torch_npu"])

@@ -28,5 +28,4 @@ def npu_fused_optimizer(ctx: FixContext, call: ast.Call) -> Draft | None:
     if target is None or params is None or bind_args(call, params) is None:
         return None
     name, imports = spell(ctx, target)
-    return Draft(f"Use `{target}` (same arguments)", [ctx.replace(call.func, name)],
-               imports)
+    return Draft(f"Use `{target}` (same arguments)", [ctx.replace(call.func, name)], imports)

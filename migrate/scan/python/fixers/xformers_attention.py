@@ -79,18 +79,27 @@ def _import_removal(ctx: FixContext, call: ast.Call) -> Edit | None:
         return None
     tree = module_tree(ctx.text)
     uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == head.id]
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
-             and ctx.bindings.qualname_of(n.func) == ctx.qualname]
+    calls = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and ctx.bindings.qualname_of(n.func) == ctx.qualname
+    ]
     for use in uses:
         owner = next((c for c in calls if ctx.span(c)[0] <= ctx.span(use)[0] < ctx.span(c)[1]), None)
         if owner is None or _call_edits(ctx, owner) is None:
             return None
     for stmt in ast.walk(tree):
-        if isinstance(stmt, ast.Import) and len(stmt.names) == 1 and (
-                stmt.names[0].asname or stmt.names[0].name.split(".")[0]) == head.id:
+        if (
+            isinstance(stmt, ast.Import)
+            and len(stmt.names) == 1
+            and (stmt.names[0].asname or stmt.names[0].name.split(".")[0]) == head.id
+        ):
             return remove_statement(ctx, tree, stmt)
-        if isinstance(stmt, ast.ImportFrom) and len(stmt.names) == 1 and (
-                stmt.names[0].asname or stmt.names[0].name) == head.id:
+        if (
+            isinstance(stmt, ast.ImportFrom)
+            and len(stmt.names) == 1
+            and (stmt.names[0].asname or stmt.names[0].name) == head.id
+        ):
             return remove_statement(ctx, tree, stmt)
     return None
 
@@ -106,8 +115,12 @@ def _call_edits(ctx: FixContext, call: ast.Call) -> list[Edit] | None:
     if isinstance(bias, ast.Call | ast.Attribute | ast.Name):
         qual = ctx.bindings.qualname_of(bias.func if isinstance(bias, ast.Call) else bias) or ""
         if qual.startswith("xformers"):
-            if not (qual.endswith(".LowerTriangularMask") and isinstance(bias, ast.Call)
-                    and not bias.args and not bias.keywords):
+            if not (
+                qual.endswith(".LowerTriangularMask")
+                and isinstance(bias, ast.Call)
+                and not bias.args
+                and not bias.keywords
+            ):
                 return None
             kw = next((k for k in call.keywords if k.arg == "attn_bias"), None)
             if kw is not None:

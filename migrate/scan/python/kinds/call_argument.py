@@ -17,10 +17,12 @@ from migrate.core.schema import mapping, record, regex, strings
 from migrate.scan.python.pyfile import PyFile
 
 PARAMS = {
-    "calls": mapping(record(keywords=strings(doc="keywords whose passing reveals CUDA code")),
-                     required=True, doc="qualified call name -> {keywords: [...]}"),
-    "pattern": param(str, required=True, check=regex,
-                     doc="regex an argument's string value must match"),
+    "calls": mapping(
+        record(keywords=strings(doc="keywords whose passing reveals CUDA code")),
+        required=True,
+        doc="qualified call name -> {keywords: [...]}",
+    ),
+    "pattern": param(str, required=True, check=regex, doc="regex an argument's string value must match"),
 }
 
 

@@ -30,8 +30,9 @@ def _off(value: ast.expr) -> bool:
 
 @rule_kind("call-keyword", engine="python", params=PARAMS, tokens=_tokens)
 def run(f: PyFile, rules: list[Rule]) -> None:
-    table = [(rule, set(map(str, rule.params["calls"])), set(map(str, rule.params["keywords"])))
-             for rule in rules]
+    table = [
+        (rule, set(map(str, rule.params["calls"])), set(map(str, rule.params["keywords"]))) for rule in rules
+    ]
     for node in f.nodes(ast.Call):
         qual = f.qualname(node.func)
         method = "*." + node.func.attr if isinstance(node.func, ast.Attribute) else None
@@ -40,5 +41,6 @@ def run(f: PyFile, rules: list[Rule]) -> None:
                 continue
             for kw in node.keywords:
                 if kw.arg in keywords and not _off(kw.value):
-                    f.report_node(rule, kw, {"name": qual or method, "keyword": kw.arg,
-                                             "symbol": kw.arg}, None)
+                    f.report_node(
+                        rule, kw, {"name": qual or method, "keyword": kw.arg, "symbol": kw.arg}, None
+                    )

@@ -74,10 +74,14 @@ def _pair(value) -> str | None:
 PARAMS = {
     "match": param(str, required=True, check=regex, doc="fullmatch on the literal's value"),
     "fstring_prefix": param(str, check=regex, doc="f-strings: regex on their leading literal text"),
-    "replace": param(list, items=param(list, items=param(str), check=_pair),
-                     doc="[pattern, replacement] pairs applied to the literal"),
-    "calls": mapping(param(list, items=param(int, str)),
-                     doc="qualified call -> argument positions / keyword names"),
+    "replace": param(
+        list,
+        items=param(list, items=param(str), check=_pair),
+        doc="[pattern, replacement] pairs applied to the literal",
+    ),
+    "calls": mapping(
+        param(list, items=param(int, str)), doc="qualified call -> argument positions / keyword names"
+    ),
     "keywords": strings(doc="keyword arguments of any call"),
     "names": param(str, check=regex, doc="regex on variable / attribute / parameter / option names"),
     "compare": param(bool, doc="comparisons and membership tests"),
@@ -90,20 +94,34 @@ PORTABLE = {
     "prefix": param(str, doc="the literal's device/backend name"),
     "literal": param(str, check=template, doc="what stands for the name elsewhere"),
     "device": param(str, check=template, doc="where a device (not only its type) is meant"),
-    "spec": param(str, check=lambda v: template(v, "new", "old"),
-                  doc="a backend spec string (\"cpu:gloo,cuda:nccl\"): {new} / {old} spellings"),
+    "spec": param(
+        str,
+        check=lambda v: template(v, "new", "old"),
+        doc='a backend spec string ("cpu:gloo,cuda:nccl"): {new} / {old} spellings',
+    ),
     "guarded": param(str, check=template, doc="in `X if torch.cuda.is_available() else Y`"),
     "amp": param(str, check=template, doc="in autocast / GradScaler device positions"),
-    "compare": record(equal=param(str, required=True), not_equal=param(str),
-                      value=param(str, required=True), symmetric=param(bool),
-                      contains=param(bool), doc="x.type == \"cuda\" -> x.type in (...)"),
-    "startswith": param(str, doc="s.startswith(\"cuda\") -> s.startswith(<this>)"),
+    "compare": record(
+        equal=param(str, required=True),
+        not_equal=param(str),
+        value=param(str, required=True),
+        symmetric=param(bool),
+        contains=param(bool),
+        doc='x.type == "cuda" -> x.type in (...)',
+    ),
+    "startswith": param(str, doc='s.startswith("cuda") -> s.startswith(<this>)'),
     "collection_adds": param(str, doc="the name added to a tuple/list/set of names"),
 }
 
 
-@rule_kind("context-string", engine="python", params=PARAMS, tokens=prefilter_words,
-           compile=_specs, portable=PORTABLE)
+@rule_kind(
+    "context-string",
+    engine="python",
+    params=PARAMS,
+    tokens=prefilter_words,
+    compile=_specs,
+    portable=PORTABLE,
+)
 def run(f: PyFile, specs: tuple[Spec, ...]) -> None:
     anywhere = [s for s in specs if s.anywhere]
     if anywhere:
@@ -116,8 +134,7 @@ def run(f: PyFile, specs: tuple[Spec, ...]) -> None:
         if spec.track:
             for value in _tracked_assignments(f, spec):
                 _check_value(f, spec, value)
-    for node in f.nodes(ast.Call, ast.Assign, ast.AnnAssign, ast.arguments, ast.Dict, ast.Compare,
-                        ast.IfExp):
+    for node in f.nodes(ast.Call, ast.Assign, ast.AnnAssign, ast.arguments, ast.Dict, ast.Compare, ast.IfExp):
         for spec in specs:
             for value in _positions(f, spec, node):
                 _check_value(f, spec, value)
@@ -160,8 +177,11 @@ def _call_positions(f: PyFile, spec: Spec, call: ast.Call) -> Iterator[ast.AST]:
             yield kw.value
     if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
         options = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        options += [kw.value.value for kw in call.keywords if kw.arg == "dest"
-                    and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)]
+        options += [
+            kw.value.value
+            for kw in call.keywords
+            if kw.arg == "dest" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
+        ]
         if any(spec.name_hit(o) for o in options):
             for kw in call.keywords:
                 if kw.arg in ("default", "choices", "const"):
@@ -170,7 +190,7 @@ def _call_positions(f: PyFile, spec: Spec, call: ast.Call) -> Iterator[ast.AST]:
 
 def _default_positions(spec: Spec, args: ast.arguments) -> Iterator[ast.AST]:
     positional = args.posonlyargs + args.args
-    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+    for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults):
         if spec.name_hit(arg.arg):
             yield default
     for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
@@ -202,13 +222,17 @@ def _literal(f: PyFile, spec: Spec, value: ast.Constant) -> None:
 
 def _fstring(f: PyFile, spec: Spec, value: ast.JoinedStr) -> None:
     head = value.values[0] if value.values else None
-    if spec.fprefix and isinstance(head, ast.Constant) and isinstance(head.value, str) and \
-            spec.fprefix.search(head.value):
+    if (
+        spec.fprefix
+        and isinstance(head, ast.Constant)
+        and isinstance(head.value, str)
+        and spec.fprefix.search(head.value)
+    ):
         _report_literal(f, spec, value, head.value, fstring=True)
 
 
 def _template(f: PyFile, spec: Spec, value: ast.AST) -> None:
-    """"cuda:{}".format(i), "cuda:%d" % i."""
+    """ "cuda:{}".format(i), "cuda:%d" % i."""
     template = _formatted(value)
     if spec.fprefix and template is not None and spec.fprefix.search(str(template.value)):
         _report_literal(f, spec, template, str(template.value), fstring=True)
@@ -216,6 +240,7 @@ def _template(f: PyFile, spec: Spec, value: ast.AST) -> None:
 
 def _each(*fields: str) -> Callable[[PyFile, Spec, Any], None]:
     """Check the values under these fields (a node or a list of nodes, None skipped)."""
+
     def check(f: PyFile, spec: Spec, value: Any) -> None:
         for name in fields:
             part = getattr(value, name)
@@ -229,18 +254,26 @@ def _each(*fields: str) -> Callable[[PyFile, Spec, Any], None]:
 # Node type -> how a value of that type can hold a device literal: the literal itself, an
 # f-string or format template, or the branches / elements / items that may hold one.
 VALUE_CHECKS: dict[type, Callable[[PyFile, Spec, Any], None]] = {
-    ast.Constant: _literal, ast.JoinedStr: _fstring, ast.Call: _template, ast.BinOp: _template,
-    ast.IfExp: _each("body", "orelse"), ast.BoolOp: _each("values"),
-    ast.Tuple: _each("elts"), ast.List: _each("elts"), ast.Set: _each("elts"),
-    ast.ListComp: _each("elt"), ast.SetComp: _each("elt"), ast.GeneratorExp: _each("elt"),
-    ast.DictComp: _each("value"), ast.Dict: _each("keys", "values"),
+    ast.Constant: _literal,
+    ast.JoinedStr: _fstring,
+    ast.Call: _template,
+    ast.BinOp: _template,
+    ast.IfExp: _each("body", "orelse"),
+    ast.BoolOp: _each("values"),
+    ast.Tuple: _each("elts"),
+    ast.List: _each("elts"),
+    ast.Set: _each("elts"),
+    ast.ListComp: _each("elt"),
+    ast.SetComp: _each("elt"),
+    ast.GeneratorExp: _each("elt"),
+    ast.DictComp: _each("value"),
+    ast.Dict: _each("keys", "values"),
 }
 
 
 def _formatted(value: ast.AST) -> ast.Constant | None:
     """The template string of "...".format(...) or "..." % x, if that is what value is."""
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
-            value.func.attr == "format":
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "format":
         value = value.func.value
     elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod):
         value = value.left
@@ -266,8 +299,11 @@ def _tracked_assignments(f: PyFile, spec: Spec) -> Iterator[ast.AST]:
 def _holds_candidate(spec: Spec, value: ast.AST) -> bool:
     """Cheap test before searching the file for uses: does value hold a matching string?"""
     for sub in ast.walk(value):
-        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and (
-                spec.match.fullmatch(sub.value) or (spec.fprefix and spec.fprefix.search(sub.value))):
+        if (
+            isinstance(sub, ast.Constant)
+            and isinstance(sub.value, str)
+            and (spec.match.fullmatch(sub.value) or (spec.fprefix and spec.fprefix.search(sub.value)))
+        ):
             return True
     return False
 
@@ -282,16 +318,18 @@ def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: b
     values = {"value": value, "new": new_value}
     fix = None
     if m and src.endswith(m.group(1)) and len(src) >= m.end() + len(m.group(1)):
-        body = src[m.end():len(src) - len(m.group(1))]
+        body = src[m.end() : len(src) - len(m.group(1))]
         ok = body.startswith(value) if fstring else body == value
         if ok:
-            new_body = new_value + body[len(value):]
+            new_body = new_value + body[len(value) :]
             if fstring:  # the message shows the whole f-string body: "cuda:{rank}"
                 values = {"value": body, "new": new_body}
             if f.target == "portable":
-                fix = portable_literal(f, spec, node, value, fstring, values, start + m.end(), body,
-                                       m.group(1))
+                fix = portable_literal(
+                    f, spec, node, value, fstring, values, start + m.end(), body, m.group(1)
+                )
             elif new_value != value:
-                fix = fix_for(spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)],
-                               values)
+                fix = fix_for(
+                    spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)], values
+                )
     f.report(spec.rule, start, end, values, fix)

@@ -18,13 +18,21 @@ from migrate.scan.python.pyfile import PyFile
 from migrate.scan.tables.dependencies import KIND, PARAMS, suggestion_for
 from migrate.scan.tables.requirements import parse_requirement
 
-KEYWORDS = {"install_requires", "setup_requires", "tests_require", "extras_require", "requires",
-            "dependencies"}
+KEYWORDS = {
+    "install_requires",
+    "setup_requires",
+    "tests_require",
+    "extras_require",
+    "requires",
+    "dependencies",
+}
 # Every place above spells one of these (literal, confirming regex); see prefilter.py.
 _LIST = r"\s*(?::[^=\n]*)?=\s*[\[\({]"
 TOKENS = (
-    ("require",
-     r"(?:install_requires|setup_requires|tests_require|extras_require)\s*=|\w*require\w*" + _LIST),
+    (
+        "require",
+        r"(?:install_requires|setup_requires|tests_require|extras_require)\s*=|\w*require\w*" + _LIST,
+    ),
     ("REQUIRE", r"\w*REQUIRE\w*" + _LIST),
     ("Require", r"\w*Require\w*" + _LIST),
     ("dependencies", r"dependencies" + _LIST),
@@ -37,8 +45,9 @@ def _tokens(rule: Rule, rules) -> set[Token]:
     return {Token(literal, pattern) for literal, pattern in TOKENS}
 
 
-@rule_kind(KIND, engine="python", params=PARAMS, tokens=_tokens,
-           paths=("setup.py", "setup_*.py", "setup-*.py"))
+@rule_kind(
+    KIND, engine="python", params=PARAMS, tokens=_tokens, paths=("setup.py", "setup_*.py", "setup-*.py")
+)
 def run(f: PyFile, rules: list[Rule]) -> None:
     for container in _containers(f):
         for node in _strings(container):

@@ -12,8 +12,9 @@ from migrate.scan.tables.dependency_versions import KIND, PARAMS, tokens, verdic
 from migrate.scan.tables.requirements import parse_requirement
 
 
-@rule_kind(KIND, engine="python", params=PARAMS, tokens=tokens,
-           paths=("setup.py", "setup_*.py", "setup-*.py"))
+@rule_kind(
+    KIND, engine="python", params=PARAMS, tokens=tokens, paths=("setup.py", "setup_*.py", "setup-*.py")
+)
 def run(f: PyFile, rules: list[Rule]) -> None:
     reqs = []
     for container in _containers(f):
@@ -26,6 +27,5 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         for rule in rules:
             want = verdict(rule, req.name, text, names)
             if want is not None:
-                spec = text[req.spec_start:req.spec_end].strip()
-                f.report_node(rule, node, {"package": req.raw_name, "spec": spec,
-                                           "version": want}, None)
+                spec = text[req.spec_start : req.spec_end].strip()
+                f.report_node(rule, node, {"package": req.raw_name, "spec": spec, "version": want}, None)

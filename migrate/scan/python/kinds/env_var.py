@@ -29,8 +29,7 @@ from migrate.scan.tables.env_vars import (
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
-@rule_kind(KIND, engine="python", params=PARAMS, tokens=tokens, compile=compile_table,
-           refs=refs)
+@rule_kind(KIND, engine="python", params=PARAMS, tokens=tokens, compile=compile_table, refs=refs)
 def run(f: PyFile, table: EnvTable) -> None:
     for node in f.nodes(ast.Constant):
         if not isinstance(node.value, str) or not _ENV_NAME.match(node.value):

@@ -42,8 +42,10 @@ def _tokens(rule: Rule, rules) -> set[Token]:
 def refs(rule: Rule) -> str | None:
     name = rule.params.get("pattern")
     if name not in DETECTORS:
-        return (f"params key 'pattern': no detector {name!r} is registered "
-                f"(known: {', '.join(sorted(DETECTORS))})")
+        return (
+            f"params key 'pattern': no detector {name!r} is registered "
+            f"(known: {', '.join(sorted(DETECTORS))})"
+        )
     return None
 
 
@@ -106,8 +108,13 @@ def _is_mean_of_square(f: PyFile, node: ast.AST) -> bool:
 def rms_norm(f: PyFile) -> Iterator[ast.AST]:
     for call in f.nodes(ast.Call):
         callee = _callee(f, call)
-        arg = call.args[0] if callee == "torch.rsqrt" and call.args else \
-            _receiver(call) if callee == ".rsqrt" else None
+        arg = (
+            call.args[0]
+            if callee == "torch.rsqrt" and call.args
+            else _receiver(call)
+            if callee == ".rsqrt"
+            else None
+        )
         if arg is not None and _is_mean_of_square(f, _with_values(f, call, arg)):
             yield call
 
@@ -135,8 +142,10 @@ def rotary(f: PyFile) -> Iterator[ast.AST]:
         if not isinstance(node.op, ast.Add):
             continue
         sides = [node.left, node.right]
-        if all(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mult) for s in sides) and \
-                sum(_calls_named(s, "rotate_half") for s in sides) == 1:
+        if (
+            all(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mult) for s in sides)
+            and sum(_calls_named(s, "rotate_half") for s in sides) == 1
+        ):
             yield node
 
 
@@ -146,8 +155,10 @@ _SILU = {"torch.nn.functional.silu", "torch.silu", ".silu"}
 @detector("swiglu", "silu")
 def swiglu(f: PyFile) -> Iterator[ast.AST]:
     for node in f.nodes(ast.BinOp):
-        if isinstance(node.op, ast.Mult) and sum(
-                _callee(f, s) in _SILU for s in (node.left, node.right)) == 1:
+        if (
+            isinstance(node.op, ast.Mult)
+            and sum(_callee(f, s) in _SILU for s in (node.left, node.right)) == 1
+        ):
             yield node
 
 
@@ -162,8 +173,11 @@ def _is_qk(f: PyFile, node: ast.AST) -> bool:
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.MatMult):
             operands = [sub.left, sub.right]
         elif isinstance(sub, ast.Call) and _callee(f, sub) in _MATMUL:
-            operands = list(sub.args) + ([sub.func.value] if isinstance(sub.func, ast.Attribute)
-                                         and _callee(f, sub).startswith(".") else [])
+            operands = list(sub.args) + (
+                [sub.func.value]
+                if isinstance(sub.func, ast.Attribute) and _callee(f, sub).startswith(".")
+                else []
+            )
         for op in operands:
             for part in ast.walk(op):
                 if isinstance(part, ast.Attribute) and part.attr in ("transpose", "mT", "T"):
@@ -171,8 +185,13 @@ def _is_qk(f: PyFile, node: ast.AST) -> bool:
     return False
 
 
-_FUSED_ATTENTION = ("scaled_dot_product_attention", "flash_attn", "fusion_attention",
-                    "memory_efficient_attention", "flex_attention")
+_FUSED_ATTENTION = (
+    "scaled_dot_product_attention",
+    "flash_attn",
+    "fusion_attention",
+    "memory_efficient_attention",
+    "flex_attention",
+)
 
 
 def _has_fused_path(f: PyFile, node: ast.AST) -> bool:
@@ -182,7 +201,7 @@ def _has_fused_path(f: PyFile, node: ast.AST) -> bool:
     if scope is None:
         return False
     if scope.name.startswith("eager"):  # transformers' eager_attention_forward: the
-        return True                     # reference path beside its sdpa/flash dispatch
+        return True  # reference path beside its sdpa/flash dispatch
     for sub in ast.walk(scope):
         if isinstance(sub, ast.Call):
             name = _callee(f, sub)
@@ -219,7 +238,12 @@ def _last_value(f: PyFile, use: ast.expr, name: str) -> ast.expr | None:
     scope = _function_of(f, use)
     if scope is None:
         return None
-    values = [n.value for n in ast.walk(scope) if isinstance(n, ast.Assign) and n.lineno < use.lineno
-              and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    values = [
+        n.value
+        for n in ast.walk(scope)
+        if isinstance(n, ast.Assign)
+        and n.lineno < use.lineno
+        and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+    ]
     values.sort(key=lambda v: (v.lineno, v.col_offset))
     return ast.Tuple(elts=values[-2:], ctx=ast.Load()) if values else None

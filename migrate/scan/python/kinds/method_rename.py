@@ -18,22 +18,35 @@ from migrate.scan.python.bindings import chain_parts
 from migrate.scan.python.portable import bare_ok, declines, portable_fix, quote_for, spell
 from migrate.scan.python.pyfile import PyFile
 
-PARAMS = {"attrs": mapping(record(to=param(str, doc="the NPU name"),
-                                  call=param(bool, doc="only where it is called")),
-                           required=True, doc="method or property -> replacement")}
-PORTABLE = {"attrs": mapping(record(
-    to=param(str, doc="the generic method"),
-    device_arg=param(str, check=template, doc="the device it is given first"),
-    device_type_arg=param(str, check=template,
-                          doc="the device type an index argument is paired with"),
-    expression=param(str, check=lambda v: template(v, "receiver"),
-                     doc="an expression for the whole use ({receiver}: the object)")),
-    doc="method or property -> its portable form")}
+PARAMS = {
+    "attrs": mapping(
+        record(to=param(str, doc="the NPU name"), call=param(bool, doc="only where it is called")),
+        required=True,
+        doc="method or property -> replacement",
+    )
+}
+PORTABLE = {
+    "attrs": mapping(
+        record(
+            to=param(str, doc="the generic method"),
+            device_arg=param(str, check=template, doc="the device it is given first"),
+            device_type_arg=param(
+                str, check=template, doc="the device type an index argument is paired with"
+            ),
+            expression=param(
+                str,
+                check=lambda v: template(v, "receiver"),
+                doc="an expression for the whole use ({receiver}: the object)",
+            ),
+        ),
+        doc="method or property -> its portable form",
+    )
+}
 
 
 def refs(rule: Rule) -> str | None:
     attrs = rule.params.get("attrs") or {}
-    for attr in (rule.portable.get("attrs") or {}):
+    for attr in rule.portable.get("attrs") or {}:
         if attr not in attrs:
             return f"portable key 'attrs' [{attr!r}]: params.attrs has no {attr!r}"
     return None
@@ -43,11 +56,9 @@ def _tokens(rule: Rule, rules) -> set[Token]:
     return {Token(a, rf"\.\s*{re.escape(a)}(?!\w)") for a in rule.params.get("attrs") or {}}
 
 
-@rule_kind("method-rename", engine="python", params=PARAMS, tokens=_tokens,
-           portable=PORTABLE, refs=refs)
+@rule_kind("method-rename", engine="python", params=PARAMS, tokens=_tokens, portable=PORTABLE, refs=refs)
 def run(f: PyFile, rules: list[Rule]) -> None:
-    table = {attr: (rule, spec) for rule in rules
-             for attr, spec in (rule.params.get("attrs") or {}).items()}
+    table = {attr: (rule, spec) for rule in rules for attr, spec in (rule.params.get("attrs") or {}).items()}
     for node in f.nodes(ast.Attribute):
         if node.attr not in table:
             continue
@@ -65,8 +76,7 @@ def run(f: PyFile, rules: list[Rule]) -> None:
             call = parent if is_call and isinstance(parent, ast.Call) else None
             fix = _portable(f, rule, node, call, name_start, end)
         elif f.text[name_start:end] == node.attr and spec.get("to"):
-            fix = fix_for(rule, [Edit(name_start, end, spec["to"])],
-                           {"attr": node.attr, "to": spec["to"]})
+            fix = fix_for(rule, [Edit(name_start, end, spec["to"])], {"attr": node.attr, "to": spec["to"]})
         f.report(rule, name_start, end, {"attr": node.attr, "to": spec.get("to", "")}, fix)
 
 
@@ -74,8 +84,7 @@ _RANKISH = re.compile(r"(rank|gpu|gpu_id|device_id|idx|index|local_rank|\d+)$", 
 
 
 @declines
-def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
-              name_start: int, end: int):
+def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None, name_start: int, end: int):
     """`.cuda(...)` -> `.to(<device>, ...)`; `x.is_cuda` -> `(x.device.type in ("cuda", "npu"))`."""
     form = (rule.portable.get("attrs") or {}).get(node.attr)
     if not form or f.text[name_start:end] != node.attr:
@@ -96,8 +105,9 @@ def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
     if call.args:  # .cuda(rank): only an index-like argument becomes torch.device(type, index)
         first = call.args[0]
         name = first.attr if isinstance(first, ast.Attribute) else getattr(first, "id", None)
-        is_index = (isinstance(first, ast.Constant) and isinstance(first.value, int)) or \
-            bool(name and _RANKISH.search(name))
+        is_index = (isinstance(first, ast.Constant) and isinstance(first.value, int)) or bool(
+            name and _RANKISH.search(name)
+        )
         if not is_index or len(call.args) > 1:
             return None
         a, b = f.span(first)
@@ -105,8 +115,9 @@ def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
         if local:  # x.cuda(local_rank) with device = torch.device(f"cuda:{local_rank}")
             device, imports = local, []
         else:
-            device, imports = spell(f, "torch.device(" + form["device_type_arg"] + ", @ARG@)",
-                                    quote_for(f, node), node)
+            device, imports = spell(
+                f, "torch.device(" + form["device_type_arg"] + ", @ARG@)", quote_for(f, node), node
+            )
             device = device.replace("@ARG@", f.text[a:b])
         edits.append(Edit(a, b, device))
     elif any(kw.arg == "device" for kw in call.keywords):

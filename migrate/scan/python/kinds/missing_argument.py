@@ -18,10 +18,17 @@ from migrate.core.targets import template
 from migrate.scan.python.portable import declines, portable_fix, spell
 from migrate.scan.python.pyfile import PyFile
 
-PARAMS = {"calls": mapping(record(value=param(str, required=True, doc="the argument to add"),
-                                  position=param(int, doc="positional index it takes"),
-                                  keyword=param(str, doc="keyword it may be passed as")),
-                           required=True, doc="qualified call -> the argument to add")}
+PARAMS = {
+    "calls": mapping(
+        record(
+            value=param(str, required=True, doc="the argument to add"),
+            position=param(int, doc="positional index it takes"),
+            keyword=param(str, doc="keyword it may be passed as"),
+        ),
+        required=True,
+        doc="qualified call -> the argument to add",
+    )
+}
 PORTABLE = {"value": param(str, check=template, doc="the argument for --target portable")}
 
 
@@ -29,8 +36,7 @@ def _tokens(rule: Rule, rules) -> set[Token]:
     return {Token(k.rsplit(".", 1)[-1]) for k in rule.params.get("calls") or {}}
 
 
-@rule_kind("missing-argument", engine="python", params=PARAMS, tokens=_tokens,
-           portable=PORTABLE)
+@rule_kind("missing-argument", engine="python", params=PARAMS, tokens=_tokens, portable=PORTABLE)
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {q: (rule, spec) for rule in rules for q, spec in (rule.params.get("calls") or {}).items()}
     for node in f.nodes(ast.Call):
@@ -39,7 +45,8 @@ def run(f: PyFile, rules: list[Rule]) -> None:
             continue
         rule, spec = table[qual]
         if len(node.args) > spec.get("position", 0) or any(
-                kw.arg in (spec.get("keyword"), None) for kw in node.keywords):
+            kw.arg in (spec.get("keyword"), None) for kw in node.keywords
+        ):
             continue
         _, func_end = f.span(node.func)
         paren = f.text.find("(", func_end)
@@ -59,5 +66,6 @@ def _portable(f: PyFile, rule: Rule, node: ast.Call, paren: int, sep: str):
     if not rule.portable.get("value"):
         return None
     value, imports = spell(f, rule.portable["value"], '"', node)
-    return portable_fix(rule, [Edit(paren + 1, paren + 1, value + sep)], imports,
-                        f"pass `{value}` as the device")
+    return portable_fix(
+        rule, [Edit(paren + 1, paren + 1, value + sep)], imports, f"pass `{value}` as the device"
+    )

@@ -64,20 +64,28 @@ class Table:
                 if key.endswith("*") and not key.endswith(".*"):
                     parent, _, stem = key[:-1].rpartition(".")
                     self.stems.setdefault(parent, []).append(
-                        (stem, Entry(rule, key, None, str(notes.get(key, "")), None, True)))
+                        (stem, Entry(rule, key, None, str(notes.get(key, "")), None, True))
+                    )
                     continue
                 is_prefix = key.endswith(".*")
                 base = key[:-2] if is_prefix else key
                 if target and is_prefix:
                     target = target[:-2] if target.endswith(".*") else target
-                entry = Entry(rule, base, target, str(notes.get(key, notes.get(base, ""))),
-                              fixers.get(key) or fixers.get(base), is_prefix)
+                entry = Entry(
+                    rule,
+                    base,
+                    target,
+                    str(notes.get(key, notes.get(base, ""))),
+                    fixers.get(key) or fixers.get(base),
+                    is_prefix,
+                )
                 (self.prefix if is_prefix else self.exact)[base] = entry
             for key in rule.params.get("ignore") or ():  # carve-outs: not CUDA after all
                 is_prefix = key.endswith(".*")
                 base = key[:-2] if is_prefix else key
                 (self.prefix if is_prefix else self.exact)[base] = Entry(
-                    rule, base, None, "", None, is_prefix, ignore=True)
+                    rule, base, None, "", None, is_prefix, ignore=True
+                )
 
     def lookup(self, qualname: str) -> Match | None:
         segs = qualname.split(".")
@@ -96,11 +104,10 @@ class Table:
             return Match(entry, qualname, new)
         return None
 
-
     def _stem(self, segs: list[str], i: int) -> Entry | None:
         if not self.stems:
             return None
-        for stem, entry in self.stems.get(".".join(segs[:i - 1]), ()):
+        for stem, entry in self.stems.get(".".join(segs[: i - 1]), ()):
             if segs[i - 1].startswith(stem):
                 return entry
         return None
@@ -113,7 +120,7 @@ class Table:
 def import_form(qualname: str) -> str:
     """torch.npu[.x] is registered at run time; import statements use torch_npu.npu."""
     if qualname == "torch.npu" or qualname.startswith("torch.npu."):
-        return "torch_npu" + qualname[len("torch"):]
+        return "torch_npu" + qualname[len("torch") :]
     return qualname
 
 
@@ -122,28 +129,38 @@ def _values(m: Match) -> dict:
 
 
 PARAMS = {
-    "names": mapping(param(str, NONE), required=True,
-                     doc="qualified name (or prefix.*) -> replacement"),
+    "names": mapping(param(str, NONE), required=True, doc="qualified name (or prefix.*) -> replacement"),
     "fixers": mapping(param(str), doc="qualified name -> fixer (scan/python/fixers) for its calls"),
     "notes": mapping(param(str), doc="qualified name -> note shown in the message"),
     "ignore": strings(doc="qualified names a prefix row must not catch"),
     "not_modules": strings(doc="names that are attributes, not importable modules"),
 }
+
+
 def _version(value: str) -> str | None:
     return None if re.fullmatch(r"\d+\.\d+", value) else f"{value!r} is not a MAJOR.MINOR version"
 
 
 PORTABLE = {
-    "names": mapping(param(str, dict, check=lambda v: template(v) if isinstance(v, str) else None,
-                           fields={"call": param(str, required=True, doc="the generic call"),
-                                   "device_arg": param(str, check=template,
-                                                       doc="the device type it is given first"),
-                                   "min_torch": param(str, check=_version,
-                                                      doc="the oldest torch with the call")}),
-                     doc="qualified name -> its generic spelling, an expression, or a call"),
-    "default": param(str, check=one_of("branch", "module"),
-                     doc="branch: names without an entry get an NPU arm beside the CUDA one; "
-                         "module: torch.cuda[.rest] becomes the device module helper's [.rest]"),
+    "names": mapping(
+        param(
+            str,
+            dict,
+            check=lambda v: template(v) if isinstance(v, str) else None,
+            fields={
+                "call": param(str, required=True, doc="the generic call"),
+                "device_arg": param(str, check=template, doc="the device type it is given first"),
+                "min_torch": param(str, check=_version, doc="the oldest torch with the call"),
+            },
+        ),
+        doc="qualified name -> its generic spelling, an expression, or a call",
+    ),
+    "default": param(
+        str,
+        check=one_of("branch", "module"),
+        doc="branch: names without an entry get an NPU arm beside the CUDA one; "
+        "module: torch.cuda[.rest] becomes the device module helper's [.rest]",
+    ),
 }
 
 
@@ -154,12 +171,14 @@ def refs(rule: Rule) -> str | None:
         if key not in names:
             return f"params key 'fixers' [{key!r}]: params.names has no {key!r}"
         if fixer_name not in FIXERS:
-            return (f"params key 'fixers' [{key!r}]: no fixer {fixer_name!r} is registered "
-                    f"(known: {', '.join(sorted(FIXERS))})")
+            return (
+                f"params key 'fixers' [{key!r}]: no fixer {fixer_name!r} is registered "
+                f"(known: {', '.join(sorted(FIXERS))})"
+            )
     for key in rule.params.get("notes") or {}:
         if key not in names:
             return f"params key 'notes' [{key!r}]: params.names has no {key!r}"
-    for key in (rule.portable.get("names") or {}):
+    for key in rule.portable.get("names") or {}:
         base = key.removesuffix(".*")
         if not {key, base, base + ".*"} & set(names):
             return f"portable key 'names' [{key!r}]: params.names has no {key!r}"
@@ -175,8 +194,15 @@ def _tokens(rule: Rule, rules) -> set[Token]:
     return {key_token(k, counts) for k in rule.params.get("names") or {}}
 
 
-@rule_kind("qualified-name", engine="python", params=PARAMS, tokens=_tokens, compile=Table,
-           portable=PORTABLE, refs=refs)
+@rule_kind(
+    "qualified-name",
+    engine="python",
+    params=PARAMS,
+    tokens=_tokens,
+    compile=Table,
+    portable=PORTABLE,
+    refs=refs,
+)
 def run(f: PyFile, table: Table) -> None:
     rewritten = _imports(f, table)
     for node in f.nodes(ast.Attribute, ast.Name):
@@ -215,8 +241,9 @@ def _use(f: PyFile, table: Table, node: ast.AST, parent, rewritten: set[str]) ->
             return
         f.report_node(m.entry.rule, node, _values(m), _fixer_fix(f, m, parent))
         return
-    if binding.local in rewritten or (isinstance(node, ast.Name) and not binding.dotted_module
-                                      and binding.local != binding.qualname):
+    if binding.local in rewritten or (
+        isinstance(node, ast.Name) and not binding.dotted_module and binding.local != binding.qualname
+    ):
         return  # the import statement carries the finding (and the fix)
     fix = None
     if m.new_qualname is not None:
@@ -229,8 +256,7 @@ def _fixer_fix(f: PyFile, m: Match, call: ast.Call):
     draft = FIXERS[m.entry.fixer or ""](f.fix_context(m.qualname, m.new_qualname), call)
     if draft is None:
         return None
-    return fix_for(m.entry.rule, draft.edits, _values(m), draft.imports,
-                   description=draft.description)
+    return fix_for(m.entry.rule, draft.edits, _values(m), draft.imports, description=draft.description)
 
 
 def _rename_use(f: PyFile, m: Match, node: ast.AST, parts: list[str]):
@@ -285,11 +311,16 @@ def _import_alias(f: PyFile, table: Table, node: ast.Import, alias: ast.alias) -
     if alias.asname is None and "." in alias.name and m.new_qualname is not None:
         return False  # `import torch.cuda.amp` binds `torch`: harmless, uses are fixed
     fix = None
-    if alias.asname and m.new_qualname and not m.entry.fixer and table.importable(
-            import_form(m.new_qualname)):
+    if (
+        alias.asname
+        and m.new_qualname
+        and not m.entry.fixer
+        and table.importable(import_form(m.new_qualname))
+    ):
         start, end = f.span(alias)
-        fix = fix_for(m.entry.rule, [Edit(start, end, f"{import_form(m.new_qualname)} as {alias.asname}")],
-                       _values(m))
+        fix = fix_for(
+            m.entry.rule, [Edit(start, end, f"{import_form(m.new_qualname)} as {alias.asname}")], _values(m)
+        )
     f.report_node(m.entry.rule, alias, _values(m), fix)
     return fix is not None
 
@@ -313,9 +344,16 @@ def _import_from(f: PyFile, table: Table, node: ast.ImportFrom) -> set[str]:
             groups.append((module, [text]))
     if not matched:
         return set()
-    edits = _regenerate(f, node, groups) if all(
-        m.new_qualname is not None and not m.entry.fixer
-        and table.importable(import_form(m.new_qualname).rpartition(".")[0]) for _, m in matched) else None
+    edits = (
+        _regenerate(f, node, groups)
+        if all(
+            m.new_qualname is not None
+            and not m.entry.fixer
+            and table.importable(import_form(m.new_qualname).rpartition(".")[0])
+            for _, m in matched
+        )
+        else None
+    )
     rewritten = set()
     for alias, m in matched:
         fix = None
@@ -335,6 +373,6 @@ def _regenerate(f: PyFile, node: ast.ImportFrom, groups) -> list[Edit] | None:
     indent = f.text[line_start:start]
     if indent.strip():
         return None  # `x = 1; from a import b`: keep it simple, leave it to a person
-    newline = "\r\n" if f.text[end:end + 2] == "\r\n" else "\n"
+    newline = "\r\n" if f.text[end : end + 2] == "\r\n" else "\n"
     stmts = [f"from {mod} import {', '.join(names)}" for mod, names in groups]
     return [Edit(start, end, (newline + indent).join(stmts))]

@@ -39,7 +39,7 @@ def _strip_c_comments(text: str) -> str:
     """Text without // and /* */ comments, in linear time (an unclosed /* runs to the end)."""
     out, pos = [], 0
     while (m := _C_COMMENT_START.search(text, pos)) is not None:
-        out.append(text[pos:m.start()])
+        out.append(text[pos : m.start()])
         closer = "\n" if m.group() == "//" else "*/"
         end = text.find(closer, m.end())
         if end < 0:

@@ -61,5 +61,4 @@ def _match(tf: TextFile, rule: Rule, req: Requirement) -> Finding | None:
     replace = rule.params.get("replace")
     if replace is not None and hash_pinned(tf.text, req.start):
         replace = None  # a new version would not match the pinned --hash: a person decides
-    return tf.finding(rule, m.start(), m.end(), values,
-                      None if replace is None else str(replace))
+    return tf.finding(rule, m.start(), m.end(), values, None if replace is None else str(replace))

@@ -23,45 +23,50 @@ from migrate.scan.text.textfile import TextFile
 @rule_kind(KIND, engine="text", params=PARAMS, tokens=tokens)
 def scan_dependency_versions(tf: TextFile, rules: Sequence[Rule]) -> list[Finding]:
     reqs = list(locate(tf))
-    names = {r.name: tf.text[r.start:r.end] for r in reqs}
+    names = {r.name: tf.text[r.start : r.end] for r in reqs}
     findings: list[Finding] = []
     # pip's hash-checking mode (any --hash in the file) refuses an unhashed line
     hashed = "--hash" in tf.text
     newline = "\r\n" if "\r\n" in tf.text else "\n"
     for req in reqs:
-        text = tf.text[req.start:req.end]
+        text = tf.text[req.start : req.end]
         for rule in rules:
             want = verdict(rule, req.name, text, names)
             if want is None:
                 continue
-            spec = tf.text[req.spec_start:req.spec_end].strip()
+            spec = tf.text[req.spec_start : req.spec_end].strip()
             values = {"package": req.raw_name, "spec": spec, "version": want}
             if rule.params.get("mode") == "companion":
                 insert = None if hashed else _companion_insert(tf, req, want, newline)
-                fix = None if insert is None else fix_for(
-                    rule, [Edit(insert[0], insert[0], insert[1])], values)
+                fix = (
+                    None if insert is None else fix_for(rule, [Edit(insert[0], insert[0], insert[1])], values)
+                )
                 f = tf.finding(rule, req.start, req.end, values, fix=fix)
             else:
                 local = "+cpu" if "+" in spec else ""  # a local build stays the CPU build
                 pinned = hash_pinned(tf.text, req.start)  # a new pin would fail its --hash
-                f = tf.finding(rule, req.spec_start, req.spec_end, values,
-                               f"=={want}{local}" if spec and not pinned else None,
-                               described={**values, "version": want + local})
+                f = tf.finding(
+                    rule,
+                    req.spec_start,
+                    req.spec_end,
+                    values,
+                    f"=={want}{local}" if spec and not pinned else None,
+                    described={**values, "version": want + local},
+                )
             if f is not None:
                 findings.append(f)
     return findings
 
 
-def _companion_insert(tf: TextFile, req: Requirement, companion: str,
-                      newline: str) -> tuple[int, str] | None:
+def _companion_insert(tf: TextFile, req: Requirement, companion: str, newline: str) -> tuple[int, str] | None:
     """(offset, text) to insert after the requirement: a line of its own after its line in
     a requirements file; None elsewhere and for continued lines."""
     if tf.kind != "requirements":
         return None
     line_end = tf.text.find("\n", req.end)
     line_end = len(tf.text) if line_end == -1 else line_end
-    if tf.text[line_end - 1:line_end] == "\r":
+    if tf.text[line_end - 1 : line_end] == "\r":
         line_end -= 1
-    if tf.text[req.end:line_end].rstrip().endswith("\\"):
+    if tf.text[req.end : line_end].rstrip().endswith("\\"):
         return None
     return line_end, newline + companion

@@ -30,8 +30,7 @@ _NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]*[A-Z0-9](?![A-Za-z0-9_])")
 _ASSIGNED = re.compile(r"[ \t]*[=:][ \t]*[\"']?([0-9][0-9, \t]*[0-9])")
 
 
-@rule_kind(KIND, engine="text", params=PARAMS, tokens=tokens, compile=compile_table,
-           refs=refs)
+@rule_kind(KIND, engine="text", params=PARAMS, tokens=tokens, compile=compile_table, refs=refs)
 def scan_env_vars(tf: TextFile, table: EnvTable) -> list[Finding]:
     cache: dict[str, EnvEntry | None] = {}
     findings: list[Finding] = []

@@ -25,12 +25,10 @@ from migrate.scan.text.textfile import TextFile
 
 KIND = "shell-command"
 PARAMS = {
-    "patterns": strings(required=True, check=regex,
-                        doc="Python regexes (MULTILINE), one finding a match"),
+    "patterns": strings(required=True, check=regex, doc="Python regexes (MULTILINE), one finding a match"),
     "replace": param(str, doc="replacement; may use \\g<name> group references"),
     "comments": param(bool, doc="match in comments too (directives such as #SBATCH)"),
 }
-
 
 
 @lru_cache(maxsize=256)

@@ -20,10 +20,21 @@ def findings_for(fixer_name: str, qualnames: set[str], text: str) -> list[Findin
         if isinstance(node, ast.Call) and (q := bindings.qualname_of(node.func)) in qualnames:
             ctx = FixContext(text, lines, bindings, q, None)
             draft = FIXERS[fixer_name](ctx, node)
-            fix = None if draft is None else Fix("unsafe", draft.description, draft.edits,
-                                                 draft.imports)
-            out.append(Finding("MIG301", fixer_name, "t.py", node.lineno, node.col_offset + 1,
-                               node.end_lineno, node.end_col_offset + 1, "m", "assisted", fix))
+            fix = None if draft is None else Fix("unsafe", draft.description, draft.edits, draft.imports)
+            out.append(
+                Finding(
+                    "MIG301",
+                    fixer_name,
+                    "t.py",
+                    node.lineno,
+                    node.col_offset + 1,
+                    node.end_lineno,
+                    node.end_col_offset + 1,
+                    "m",
+                    "assisted",
+                    fix,
+                )
+            )
     return out
 
 
