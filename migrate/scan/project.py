@@ -31,8 +31,21 @@ from migrate.scan.helper_finder import find_helpers
 
 MAX_PACKAGE_FILES = 5000
 MAX_READ = 1024 * 1024
-_CANDIDATE = re.compile(rb"npu|accelerator|get_device_module|privateuse1", re.IGNORECASE)
-_NPU_NAME = re.compile(r"^\s*(?:class|def)\s+(\w*npu\w*)", re.IGNORECASE | re.MULTILINE)
+# "npu" as a name part, not inside a word ("input" holds it): a file worth parsing for
+# helpers names the NPU, the accelerator or a device module
+_CANDIDATE_TOKENS = (b"npu", b"accelerator", b"get_device_module", b"privateuse1")
+_NPU_NAME = re.compile(
+    r"^\s*(?:class|def)\s+(\w*?(?:(?<![a-z])npu|npu(?![a-z]))\w*)", re.IGNORECASE | re.MULTILINE
+)
+
+
+def _candidate(data: bytes) -> bool:
+    """Whether a file may define a device helper or an NPU arm: it names the NPU, the
+    accelerator or a device module (a few substring tests: "input" removed first)."""
+    lowered = data.lower().replace(b"input", b"")
+    return any(token in lowered for token in _CANDIDATE_TOKENS)
+
+
 _TORCH_MIN = re.compile(r"""(?<![\w.-])torch\s*(?:\[[^\]]*\])?\s*(?:>=|~=|==|>)\s*(\d+)\.(\d+)""")
 _DEP_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt")
 
@@ -291,8 +304,10 @@ def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
         uses |= _imported_tops(text)
         if path.name == "__init__.py":
             inits[".".join([top.name, *path.parent.relative_to(top).parts])] = text
+        if not _candidate(data):
+            continue
         arms.update(m.group(1) for m in _NPU_NAME.finditer(text))
-        if not _CANDIDATE.search(data) or b"def " not in data:
+        if b"def " not in data:
             continue
         try:
             tree = ast.parse(text)

@@ -144,3 +144,18 @@ def test_scan_reports_the_chosen_helpers_and_apply_uses_them(tmp_path):
     )
     assert not (tmp_path / "kit" / "_device.py").exists()  # no second helper
     assert (tmp_path / "kit" / "accel.py").read_text() == textwrap.dedent(HELPER)  # left alone
+
+
+def test_npu_inside_a_word_is_not_an_npu_arm(tmp_path):
+    """The word "input" holds "npu": a package of model code full of inputs has no NPU arm and no
+    file worth parsing for helpers; `is_npu_available` and `NPUAccelerator` are arms."""
+    write(
+        tmp_path,
+        {
+            "m/__init__.py": "",
+            "m/model.py": "def get_input_embeddings(inputs):\n    return inputs\n\n\nINPUT_NAMES = []\n",
+            "m/accel.py": "def is_npu_available():\n    return False\n\n\nclass NPUAccelerator:\n    pass\n",
+        },
+    )
+    fd = context(tmp_path, ["m/model.py"]).for_file("m/model.py")
+    assert set(fd.npu_arms) == {"is_npu_available", "NPUAccelerator"}
