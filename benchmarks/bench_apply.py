@@ -131,7 +131,7 @@ def written(pattern: re.Pattern, before: dict[str, bytes], after: dict[str, byte
 def imports(tree: Path, name: str) -> bool:
     path = tree / "src" if (tree / "src" / name).is_dir() else tree
     proc = subprocess.run(
-        [sys.executable, "-c", IMPORT_CHECK, str(path), name],
+        [sys.executable, "-B", "-c", IMPORT_CHECK, str(path), name],  # -B: no __pycache__ in the tree
         capture_output=True,
         text=True,
         timeout=600,
