@@ -10,6 +10,7 @@ row here plus, if it needs one, a reader in migrate/scan/readers.py (checked at 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -71,11 +72,12 @@ def engine_of(kind: str) -> str:
     return row.engine if row is not None else "text"
 
 
-def detect(path: PurePath) -> str | None:
+def detect(path: PurePath | str) -> str | None:
     """The file kind of ``path`` by its name (a file without a suffix: by a shell shebang read
     from disk); None for anything the scan does not read."""
-    name = path.name.lower()
-    suffix = PurePath(name).suffix
+    where = os.fspath(path)
+    name = os.path.basename(where).lower()
+    suffix = _suffix(name)
     if suffix in _BY_SUFFIX and FILE_KINDS[_BY_SUFFIX[suffix]].engine != "text":
         return _BY_SUFFIX[suffix]  # Python, notebooks, models: by suffix before any name rule
     if name in _BY_NAME:
@@ -84,7 +86,7 @@ def detect(path: PurePath) -> str | None:
         return "docker"
     if name.endswith(".txt") and ("requirements" in name or name.startswith("constraints")):
         return "requirements"
-    if name.endswith((".txt", ".in")) and path.parent.name.lower() == "requirements":
+    if name.endswith((".txt", ".in")) and os.path.basename(os.path.dirname(where)).lower() == "requirements":
         return "requirements"
     if name.endswith(".in") and name.startswith(("constraints", "requirements")):
         return "requirements"
@@ -93,5 +95,11 @@ def detect(path: PurePath) -> str | None:
     if name.startswith(".env."):
         return "env"
     if not suffix and not name.startswith("."):
-        return "shell" if _SHELL.match(read_head(str(path), 128)) else None
+        return "shell" if _SHELL.match(read_head(where, 128)) else None
     return None
+
+
+def _suffix(name: str) -> str:
+    """``PurePath(name).suffix``, without building a path."""
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""

@@ -19,7 +19,7 @@ from pathlib import Path
 import pathspec
 
 from migrate.core.fileio import SourceError, read_bytes, read_head
-from migrate.core.filekinds import detect
+from migrate.core.filekinds import _suffix, detect
 from migrate.core.findings import FileError
 
 SKIP_DIRS = {
@@ -54,7 +54,7 @@ class SourceFile:
     real: str = ""  # its resolved path (symlinks followed), as discovery saw it
 
 
-def file_kind(path: Path) -> str | None:
+def file_kind(path: Path | str) -> str | None:
     """The kind of a file met while walking a folder (migrate/core/filekinds.py)."""
     return detect(path)
 
@@ -187,9 +187,11 @@ class Walker:
             is_dir, link = False, False
         if is_dir and (entry.name in SKIP_DIRS or entry.name.endswith(".egg-info")):
             return None
-        path = Path(entry.path)
-        if self._ignored(path, is_dir, specs) or (self.exclude and self.excluded(rel, entry.name)):
+        if not is_dir and _suffix(entry.name.lower()) and file_kind(entry.path) is None:
+            return None  # by its name alone, nothing the scan reads (a suffix-less file may be a script)
+        if self._ignored(entry.path, is_dir, specs) or (self.exclude and self.excluded(rel, entry.name)):
             return None
+        path = Path(entry.path)
         kind = None if is_dir else file_kind(path)
         if not is_dir and kind is None:
             return None
@@ -236,18 +238,32 @@ class Walker:
             return [*specs, (folder, pathspec.GitIgnoreSpec.from_lines(good))]
 
     @staticmethod
-    def _ignored(path: Path, is_dir: bool, specs) -> bool:
+    def _ignored(path: str, is_dir: bool, specs) -> bool:
         """As git decides: the deepest .gitignore with a pattern matching the path wins,
         so ``!model_gen.py`` in a sub-folder re-includes what its parent's file excludes."""
         for base, spec in reversed(specs):
-            try:
-                rel = path.relative_to(base).as_posix()
-            except ValueError:
+            rel = _relative(path, os.fspath(base))
+            if rel is None:
                 continue
             verdict = spec.check_file(rel + ("/" if is_dir else "")).include
             if verdict is not None:
                 return verdict
         return False
+
+
+def _relative(path: str, base: str) -> str | None:
+    """``Path(path).relative_to(base).as_posix()`` for the paths a walk builds (``base``
+    normalised, ``path`` below it or not), None when ``path`` is not below ``base``."""
+    if base == ".":
+        rel = path[2:] if path.startswith("./") else path
+        if os.path.isabs(rel) or rel == ".." or rel.startswith("../"):
+            return None
+    else:
+        prefix = base.rstrip(os.sep) + os.sep
+        if not path.startswith(prefix):
+            return None
+        rel = path[len(prefix) :]
+    return rel.replace(os.sep, "/")
 
 
 MAX_STARS = 3  # single '*' per path part: matching costs about len(name) ** stars
