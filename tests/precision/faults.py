@@ -69,12 +69,16 @@ def own_code_site(model) -> str | None:
 
 
 def _from_tool() -> bool:
-    """A call made by the precision tool's own hooks (not by the model)."""
+    """A call made by the precision tool's own hooks (not by the model). The tool's own
+    TorchFunctionModes pass the model's calls on: their frames do not count."""
     frame = sys._getframe(2)
     for _ in range(12):
         if frame is None:
             return False
-        if f"{os.sep}migrate{os.sep}precision{os.sep}" in frame.f_code.co_filename:
+        if (
+            f"{os.sep}migrate{os.sep}precision{os.sep}" in frame.f_code.co_filename
+            and frame.f_code.co_name != "__torch_function__"
+        ):
             return True
         frame = frame.f_back
     return False

@@ -147,3 +147,29 @@ def test_mamba_bf16_step_passes_and_a_wrong_backward_where_it_can_fire_fails(tmp
     wrong = compare_dumps(tmp_path / "r", tmp_path / "f")
     assert not wrong and wrong.first_divergence["name"] == site
     assert "scale_err" in wrong.first_divergence["reason"]
+
+
+def test_a_tied_parameters_gradient_fault_names_every_holder(tmp_path):
+    """GPT-2's ``lm_head.weight`` is ``transformer.wte.weight``: one parameter, one
+    gradient (the sum of the embedding's and the head's use). Halving it is reported at
+    the first holder with the other named, in the entry and in the text report; an untied
+    weight's fault carries no such list."""
+    from migrate.precision.report.text import render_text
+
+    _train(tmp_path / "r")
+    model = _train(tmp_path / "w", "bf16", hooks=[lambda m: F.scale_weight_grad(m, "lm_head", 0.5)])
+    assert model.lm_head.weight is model.transformer.wte.weight
+    halved = compare_dumps(tmp_path / "r", tmp_path / "w")
+    first = halved.first_divergence
+    assert not halved and first["kind"] == "backward.parameter"
+    holders = {first["name"], *(t.rpartition(".")[0] for t in first["tied"])}
+    assert holders == {"transformer.wte", "lm_head"}
+    text = render_text(halved)
+    assert "tied with" in text and all(h in text for h in holders)
+    for e in halved.entries:  # only the tied weight's records carry the list
+        tied_weight = e["kind"] == "backward.parameter" and e["name"] in holders and e["index"] == 0
+        assert ("tied" in e) == tied_weight
+    site = "transformer.h.1.mlp.c_fc"
+    _train(tmp_path / "u", "bf16", hooks=[lambda m: F.scale_weight_grad(m, site, 0.5)])
+    untied = compare_dumps(tmp_path / "r", tmp_path / "u").first_divergence
+    assert untied["name"] == site and "tied" not in untied
