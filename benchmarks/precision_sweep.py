@@ -4,11 +4,13 @@ random init) and, with --timm, 12 timm models: the false alarms and misses of `c
 
 For every model: an fp32 reference (with inputs), then
   honest forward runs - another fp32 device, emulated HF32, bf16, fp16 (compare; replay
-  for bf16) - and honest training steps in bf16 and fp16 (gradients, the probe loss);
-  faults, each in an fp32 and a bf16 target - 4 rows of a middle layer's weight x1.5
+  for bf16 and fp16) - and honest training steps in bf16 and fp16 (gradients, the probe loss);
+  faults, each in an fp32 and a bf16 target (caught when compare fails or replay names a
+  culprit) - 4 rows of a middle layer's weight x1.5
   (compare, replay), a functional call inside a middle block's own code x1.25 (compare,
-  replay must name the block) - and in a bf16 training step: a 25% wrong backward into a
-  middle layer, a weight gradient halved.
+  replay must name the block) - and in a bf16 training step: a 25% wrong backward into the
+  middle layer of those that run as modules (a backward hook on a layer whose weight its
+  parent uses directly never fires: no fault), a weight gradient halved.
 An honest run that fails only where NaN/Inf are made by a low-precision step (cause
 "range": float16's range, not the port) is a true finding, not a false alarm. A fault is
 not counted when it cannot show: it changes a weight but no recorded tensor (activations
@@ -117,11 +119,12 @@ def sweep(name: str, work: Path) -> dict:
         res = compare_dumps(ref, out)
         row["honest"] += 1
         _honest(row, f"compare {mode}", res)
-    model, args, kwargs = lowered(name, "bf16")
-    rp = replay_model(model, ref, args=args, kwargs=kwargs)
-    row["honest"] += 1
-    if not rp or rp.culprit:
-        row["alarms"].append(f"replay bf16: {rp.culprit} {rp.inconclusive} {failing(rp)[:2]}")
+    for mode in ("bf16", "fp16"):
+        model, args, kwargs = lowered(name, mode)
+        rp = replay_model(model, ref, args=args, kwargs=kwargs)
+        row["honest"] += 1
+        if not rp or rp.culprit:
+            row["alarms"].append(f"replay {mode}: {rp.culprit} {rp.inconclusive} {failing(rp)[:2]}")
     for mode in ("fp32", "bf16"):
         _weight_fault(name, mode, ref, work, row)
         _own_code_fault(name, mode, ref, work, row)
@@ -145,17 +148,31 @@ def _honest(row, what: str, result) -> None:
 
 
 def _judge(
-    row, what: str, result, site: str, named: str | None, ref: Path | None = None, unseen: str | None = None
+    row,
+    what: str,
+    result,
+    site: str,
+    named: str | None,
+    ref: Path | None = None,
+    unseen: str | None = None,
+    replayed=None,
 ) -> None:
-    if not result and not any(e["status"] == "fail" for e in result.entries):
+    """Count a fault: caught when compare fails or the replay (``replayed``) names a
+    culprit; named right when that name is the faulty module."""
+    by_replay = replayed is not None and bool(replayed.culprit)
+    if not result and not any(e["status"] == "fail" for e in result.entries) and not by_replay:
         unseen = unseen or "only the weights differ: no recorded tensor resolves the fault"
     if unseen:
         row["unseen"].append(f"{what}: {unseen}")
         return
     row["faults"] += 1
-    if result:
-        row["misses"].append(f"{what}: compare passed")
+    if result and not by_replay:
+        row["misses"].append(
+            f"{what}: compare and replay passed" if replayed is not None else f"{what}: compare passed"
+        )
         return
+    if result:
+        row["by_replay"] = row.get("by_replay", 0) + 1
     row["caught"] += 1
     if named is not None and ref is not None and not _ran(ref, site) and site.startswith(named + "."):
         named = site  # the layer is never called: its weight is used by its parent's code
@@ -172,7 +189,15 @@ def _weight_fault(name, mode, ref, work, row) -> None:
     out = work / f"w_{mode}"
     forward_dump(out, model, args, kwargs)
     rp = replay_model(model, ref, args=args, kwargs=kwargs)
-    _judge(row, f"weight {mode}", compare_dumps(ref, out), site, rp.culprit and rp.culprit["name"], ref)
+    _judge(
+        row,
+        f"weight {mode}",
+        compare_dumps(ref, out),
+        site,
+        rp.culprit and rp.culprit["name"],
+        ref,
+        replayed=rp,
+    )
 
 
 def _own_code_fault(name, mode, ref, work, row) -> None:
@@ -188,7 +213,14 @@ def _own_code_fault(name, mode, ref, work, row) -> None:
     with F.own_code_fault(model, site, nth=nth):
         forward_dump(out, model, args, kwargs)
         rp = replay_model(model, ref, args=args, kwargs=kwargs)
-    _judge(row, f"own code {mode} ({site})", compare_dumps(ref, out), site, rp.culprit and rp.culprit["name"])
+    _judge(
+        row,
+        f"own code {mode} ({site})",
+        compare_dumps(ref, out),
+        site,
+        rp.culprit and rp.culprit["name"],
+        replayed=rp,
+    )
 
 
 def _effective(name: str, site: str) -> int | None:
@@ -221,11 +253,20 @@ def _grads(name, work, row) -> None:
         ("weight grad x0.5", F.scale_weight_grad, 0.5, "backward.parameter"),
     ):
         model, args, kwargs = lowered(name, "bf16")
-        site = F.weight_site(model)
+        # a module backward hook fires only on a layer that runs as a module
+        site = F.backward_site(model, args, kwargs) if kind == "backward.grad_input" else F.weight_site(model)
+        if site is None:
+            row["unseen"].append(f"{what} bf16: no layer runs as a module")
+            continue
         out = work / "g_fault"
         train_dump(out, model, args, kwargs, hooks=[inject(model, site)])
         res = compare_dumps(ref, out)
         first = res.first_divergence["name"] if res.first_divergence else None
+        # a tied parameter's gradient sums every use: the report names every holder
+        tied = [t.rpartition(".")[0] for t in (res.first_divergence or {}).get("tied", ())]
+        if site in tied:
+            row["tied"] = row.get("tied", 0) + 1
+            first = site
         _judge(row, f"{what} bf16", res, site, first, unseen=_hidden(honest, site, kind, size))
 
 
@@ -271,6 +312,10 @@ def main() -> None:
         ):
             for line in row[key]:
                 print(f"    {label} {line}"[:300])
+        if row.get("by_replay"):
+            print(f"    ({row['by_replay']} fault(s) below compare's bands, caught by replay)")
+        if row.get("tied"):
+            print(f"    ({row['tied']} gradient fault(s) named among the holders of a tied parameter)")
         if row.get("no_effect"):
             print("    (own-code fault without effect on the output: not counted)")
     honest = sum(r["honest"] for r in rows)
@@ -281,8 +326,10 @@ def main() -> None:
     print(
         f"\n{len(rows)} models, {time.perf_counter() - t0:.0f} s (torch {torch.__version__}): "
         f"false alarms {alarms} of {honest} honest runs ({findings} true findings); faults "
-        f"caught {sum(r['caught'] for r in rows)} of {faults}, at the faulty module "
-        f"{sum(r['named'] for r in rows)} ({unseen} faults that cannot show not counted)"
+        f"caught {sum(r['caught'] for r in rows)} of {faults} ({sum(r.get('by_replay', 0) for r in rows)} by "
+        "replay only), at the faulty module "
+        f"{sum(r['named'] for r in rows)} ({sum(r.get('tied', 0) for r in rows)} of them named among a tied "
+        f"parameter's holders; {unseen} faults that cannot show not counted)"
     )
 
 

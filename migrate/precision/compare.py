@@ -147,6 +147,9 @@ def _compare(
         else:
             entry = compare_records(rec, other, _load(ref, rec), _load(tgt, other), th)
             cache[ck] = entry
+        entry.pop("tied", None)
+        if rec.get("tied"):  # one parameter held by several modules: name them all
+            entry["tied"] = rec["tied"]
         entries.append(entry)
         by_pos[rec["_pos"]], th_of[rec["_pos"]] = entry, th
     entries.extend(missing_entry(r, "reference") for r in extra)

@@ -30,6 +30,7 @@ from migrate.precision.api_hooks import ApiRecorder
 from migrate.precision.digest import BackgroundDigest, digest_of
 from migrate.precision.flatten import encode, iter_tensors, substitute
 from migrate.precision.lineage import Lineage
+from migrate.precision.manifest import MAX_LINKS
 from migrate.precision.shards import DEFAULT_SHARD_BYTES, ShardWriter
 from migrate.precision.stats import tensor_stats
 from migrate.precision.threads import one_intra_op_thread
@@ -77,6 +78,7 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         self._writer: ShardWriter | None = None
         self._api: ApiRecorder | None = None
         self._lineage = Lineage()
+        self._param_names: dict[int, list[str]] | None = None
         self.busy = False  # True while recording (API hooks ignore our own torch calls)
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -182,19 +184,33 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
 
     def _param_grad_hooks(self, name: str, module: Any) -> None:
         """Weight gradients (kind ``backward.parameter``): each backward's gradient of the
-        module's own parameters, numbered per backward call."""
+        module's own parameters, numbered per backward call. A parameter other modules
+        hold too (tied embeddings: ``lm_head.weight is wte.weight``) has one gradient, the
+        sum of every use: its records name the other holders (``tied``)."""
         for index, (pname, p) in enumerate(module.named_parameters(recurse=False)):
             if not p.requires_grad:
                 continue
             counter = [0]
+            tied = [o for o in self._holders(p) if o != f"{name}.{pname}"][:MAX_LINKS]
 
-            def hook(g, i=index, path=pname, n=counter):
+            def hook(g, i=index, path=pname, n=counter, tied=tied):
                 call = n[0]
                 n[0] += 1
                 with one_intra_op_thread():
                     self._record(name, call, "backward.parameter", i, path, g)
+                if tied:
+                    self.records[-1]["tied"] = tied
 
             self._handles.append(p.register_hook(hook))
+
+    def _holders(self, param: Any) -> list[str]:
+        """Every ``module.parameter`` name that holds ``param`` (the same object)."""
+        if self._param_names is None:
+            self._param_names = defaultdict(list)
+            for mod_name, mod in self.model.named_modules(remove_duplicate=False):
+                for pname, p in mod.named_parameters(recurse=False):
+                    self._param_names[id(p)].append(f"{mod_name or ROOT}.{pname}")
+        return self._param_names.get(id(param), [])
 
     def _grad_hooks(self, name: str, kind: str, obj: Any) -> None:
         """Record the gradient of every tensor in ``obj`` that requires grad: the grads

@@ -14,11 +14,14 @@ from typing import Any
 def first_divergence(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     for e in entries:
         if e["status"] == "fail":
-            return {
+            first = {
                 "name": e["name"],
                 "call": e["call"],
                 "kind": e["kind"],
                 "index": e["index"],
                 "reason": e["reason"],
             }
+            if e.get("tied"):
+                first["tied"] = e["tied"]
+            return first
     return None

@@ -104,6 +104,13 @@ def _check_records(where: Path, records: Any) -> list[dict]:
                 and all(isinstance(x, int) and not isinstance(x, bool) and -1 <= x < i for x in links)
             ):
                 raise _fail(where, f"records[{i}].{key} must be a list of earlier record positions")
+        tied = rec.get("tied")
+        if tied is not None and not (
+            isinstance(tied, list)
+            and len(tied) <= MAX_LINKS
+            and all(isinstance(x, str) and 0 < len(x) <= 1000 for x in tied)
+        ):
+            raise _fail(where, f"records[{i}].tied must be a list of parameter names")
         for key in ("cond", "xnorm"):
             value = rec.get(key)
             if value is not None and (

@@ -34,12 +34,13 @@ from migrate.precision.dumper import ROOT
 from migrate.precision.flatten import decode
 from migrate.precision.manifest import Dump
 from migrate.precision.replay_events import Replayer
+from migrate.precision.replay_exact import ExactReplayer, lift_call, lift_dtype, lifted, watching
 from migrate.precision.result import ComparisonResult, evaluate_gate, missing_entry
 from migrate.precision.threads import one_intra_op_thread
 from migrate.precision.thresholds import Gate, load_gate
 
 
-def _run(model: Any, rp: Replayer, args: tuple, kwargs: dict) -> None:
+def _run(model: Any, rp: Replayer, args: tuple, kwargs: dict, mode: Any = None) -> None:
     import torch
 
     handles = []
@@ -52,7 +53,7 @@ def _run(model: Any, rp: Replayer, args: tuple, kwargs: dict) -> None:
             module.register_forward_hook(lambda m, a, k, o, n=name: rp.post(n, o), with_kwargs=True)
         )
     try:
-        with torch.no_grad(), rp.api_mode():
+        with torch.no_grad(), mode if mode is not None else rp.api_mode():
             model(*args, **kwargs)
     except (RuntimeError, TypeError, ValueError) as exc:
         raise UsageError(
@@ -118,6 +119,43 @@ def _culprit(rp: Replayer) -> tuple[dict | None, str | None]:
     return None, None
 
 
+def _exact_pass(
+    model: Any, ref: Dump, gate: Gate, ref_class: str | None, dtype: Any, args: tuple, kwargs: dict
+) -> tuple[ExactReplayer | None, str | None]:
+    """The replay at the reference's precision (replay_exact.py): the replayer, or None
+    and why it could not run."""
+    with lifted(model, dtype):
+        state = {
+            id(t)
+            for t in (*model.parameters(), *model.buffers())
+            if t.is_floating_point()  # what the port rounded: parameters and buffers
+        }
+        tgt_class = run_precision.run_class({"precision": run_precision.record(model)}, gate.profile)
+        rp = ExactReplayer(ref, gate, run_precision.loosest(ref_class, tgt_class), state=state, dtype=dtype)
+        call = lift_call({"args": args, "kwargs": kwargs}, dtype)
+        try:
+            with one_intra_op_thread():
+                _run(model, rp, tuple(call["args"]), dict(call["kwargs"]), mode=watching(rp))
+        except Exception as exc:  # noqa: BLE001 - a model that cannot run lifted keeps the first pass's verdict
+            return None, " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    return rp, None
+
+
+def _exact_culprit(rp: ExactReplayer, dtype: Any) -> dict | None:
+    """The module whose own code made the first failing evidence of the exact pass."""
+    for (name, call), entries in rp.events:
+        bad = next((e for e in entries if e["status"] == "fail"), None)
+        if bad is not None:
+            before = bad.get("child") or "its output"
+            return {
+                "name": name,
+                "call": call,
+                "own_code": {"before": before, "reason": bad["reason"]},
+                "precision": str(dtype).removeprefix("torch."),
+            }
+    return None
+
+
 def replay_model(
     model: Any,
     ref_dir: str | Path,
@@ -164,10 +202,20 @@ def replay_model(
             entries.extend(
                 {**missing_entry(r, "replay"), "reason": "module not run in replay"} for r in rp.outputs[key]
             )
-    ref.close()
     soften_flips(entries)
     culprit, why = _culprit(rp)
-    outputs = [e for e in entries if e["kind"] == "forward.output"]
+    exact_stats: dict[str, Any] = {}
+    lift = lift_dtype(model, ref.meta) if culprit is None and why is None else None
+    if lift is not None:
+        xrp, failed = _exact_pass(model, ref, gate, ref_class, lift, call_args, call_kwargs)
+        exact_stats["exact"] = {"dtype": str(lift).removeprefix("torch."), "not_run": failed}
+        if xrp is not None:
+            exact_entries = [e for _, evidence in xrp.events for e in evidence]
+            exact_stats["exact"].update(checks=len(exact_entries), skipped=xrp.skipped)
+            culprit = _exact_culprit(xrp, lift)
+            entries.extend(exact_entries)
+    ref.close()
+    outputs = [e for e in entries if e["kind"] == "forward.output" and not e.get("exact")]
     compared = sum(1 for e in outputs if e["status"] != "missing" and e.get("replayed"))
     total = sum(len(v) for v in rp.outputs.values())
     if total == 0 or compared < gate.min_compared * total:
@@ -196,5 +244,6 @@ def replay_model(
             "own_code_checks": rp.handoffs,
             "api_checks": rp.api_checks,
             "not_replayed": sorted(f"{n}#{c}" for (n, c), w in rp.forced.items() if w),
+            **exact_stats,
         },
     )

@@ -27,6 +27,31 @@ def weight_site(model) -> str:
     return names[len(names) // 2]
 
 
+def running_layers(model, args: tuple, kwargs: dict) -> list[str]:
+    """The layers (``layers``) that one forward calls as modules, in call order. A layer
+    whose weight its parent's code uses directly (Mamba's ``conv1d`` and ``dt_proj`` in
+    transformers 5) never runs as a module: hooks on it never fire."""
+    ran: list[str] = []
+    handles = [
+        model.get_submodule(n).register_forward_hook(lambda m, a, o, n=n: ran.append(n))
+        for n in layers(model)
+    ]
+    try:
+        with torch.no_grad():
+            model(*args, **kwargs)
+    finally:
+        for h in handles:
+            h.remove()
+    return list(dict.fromkeys(ran))
+
+
+def backward_site(model, args: tuple, kwargs: dict) -> str | None:
+    """The middle layer among those that run as modules: where a wrong backward (a module
+    backward hook, ``scale_grad_input``) can be injected at all."""
+    names = running_layers(model, args, kwargs)
+    return names[len(names) // 2] if names else None
+
+
 def perturb_weight(model, site: str, scale: float = 0.5, rows: int = 4) -> None:
     with torch.no_grad():
         model.get_submodule(site).weight[:rows] *= 1.0 + scale
@@ -44,12 +69,16 @@ def own_code_site(model) -> str | None:
 
 
 def _from_tool() -> bool:
-    """A call made by the precision tool's own hooks (not by the model)."""
+    """A call made by the precision tool's own hooks (not by the model). The tool's own
+    TorchFunctionModes pass the model's calls on: their frames do not count."""
     frame = sys._getframe(2)
     for _ in range(12):
         if frame is None:
             return False
-        if f"{os.sep}migrate{os.sep}precision{os.sep}" in frame.f_code.co_filename:
+        if (
+            f"{os.sep}migrate{os.sep}precision{os.sep}" in frame.f_code.co_filename
+            and frame.f_code.co_name != "__torch_function__"
+        ):
             return True
         frame = frame.f_back
     return False

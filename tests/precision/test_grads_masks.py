@@ -113,3 +113,63 @@ def test_hf32_is_declared_on_the_cli(tmp_path, monkeypatch):
 def test_move_keeps_integer_tensors_and_saturates_floats():
     got = move({"ids": torch.tensor([1, 2]), "m": torch.tensor([-3e38])}, "cpu", torch.float16)
     assert got["ids"].dtype == torch.int64 and got["m"].item() == -65504.0
+
+
+def _mamba_step(out, mode="fp32", hook=None):
+    import hf_zoo as Z
+
+    model, args, kwargs = Z.build("mamba")
+    if mode == "bf16":
+        model = cast_model(model, torch.bfloat16)
+    model.train()
+    handles = [hook(model)] if hook else []
+    with dump(model, out, grads=True):
+        probe_loss(Z.main_output(model(*args, **kwargs))).backward()
+    for h in handles:
+        h.remove()
+    return model, args, kwargs
+
+
+def test_mamba_bf16_step_passes_and_a_wrong_backward_where_it_can_fire_fails(tmp_path):
+    """Mamba's mixer uses ``conv1d.weight`` and ``dt_proj.weight`` in its own code: those
+    layers never run as modules, so a backward hook on them is no fault (what the sweep
+    injected). At a layer that runs, a 25 % wrong backward fails in bf16."""
+    model, args, kwargs = _mamba_step(tmp_path / "r")
+    ran = F.running_layers(model, args, kwargs)
+    mixer = "backbone.layers.1.mixer"
+    assert f"{mixer}.in_proj" in ran and f"{mixer}.conv1d" not in ran and f"{mixer}.dt_proj" not in ran
+    site = F.backward_site(model, args, kwargs)
+    assert site in ran
+    _mamba_step(tmp_path / "h", "bf16")
+    honest = compare_dumps(tmp_path / "r", tmp_path / "h")
+    assert honest, [(e["name"], e["kind"], e["reason"]) for e in honest.entries if e["status"] == "fail"][:3]
+    _mamba_step(tmp_path / "f", "bf16", lambda m: F.scale_grad_input(m, site, 1.25))
+    wrong = compare_dumps(tmp_path / "r", tmp_path / "f")
+    assert not wrong and wrong.first_divergence["name"] == site
+    assert "scale_err" in wrong.first_divergence["reason"]
+
+
+def test_a_tied_parameters_gradient_fault_names_every_holder(tmp_path):
+    """GPT-2's ``lm_head.weight`` is ``transformer.wte.weight``: one parameter, one
+    gradient (the sum of the embedding's and the head's use). Halving it is reported at
+    the first holder with the other named, in the entry and in the text report; an untied
+    weight's fault carries no such list."""
+    from migrate.precision.report.text import render_text
+
+    _train(tmp_path / "r")
+    model = _train(tmp_path / "w", "bf16", hooks=[lambda m: F.scale_weight_grad(m, "lm_head", 0.5)])
+    assert model.lm_head.weight is model.transformer.wte.weight
+    halved = compare_dumps(tmp_path / "r", tmp_path / "w")
+    first = halved.first_divergence
+    assert not halved and first["kind"] == "backward.parameter"
+    holders = {first["name"], *(t.rpartition(".")[0] for t in first["tied"])}
+    assert holders == {"transformer.wte", "lm_head"}
+    text = render_text(halved)
+    assert "tied with" in text and all(h in text for h in holders)
+    for e in halved.entries:  # only the tied weight's records carry the list
+        tied_weight = e["kind"] == "backward.parameter" and e["name"] in holders and e["index"] == 0
+        assert ("tied" in e) == tied_weight
+    site = "transformer.h.1.mlp.c_fc"
+    _train(tmp_path / "u", "bf16", hooks=[lambda m: F.scale_weight_grad(m, site, 0.5)])
+    untied = compare_dumps(tmp_path / "r", tmp_path / "u").first_divergence
+    assert untied["name"] == site and "tied" not in untied

@@ -244,6 +244,16 @@ def test_a_tensor_that_is_not_its_record_is_an_input_error(tmp_path, dumps):
         compare_dumps(ref, dumps[1])
 
 
+@pytest.mark.parametrize("tied", [[1], "lm_head.weight", ["x" * 5000], ["a"] * 100000])
+def test_a_malformed_tied_list_is_an_input_error(tmp_path, dumps, tied):
+    ref = Path(shutil.copytree(dumps[0], tmp_path / "ref"))
+    doc = json.loads((ref / "manifest.json").read_text())
+    doc["records"][0]["tied"] = tied
+    (ref / "manifest.json").write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match="tied must be a list of parameter names"):
+        compare_dumps(ref, dumps[1])
+
+
 @pytest.mark.parametrize("shard_mb", ["0", "-1"])
 def test_dump_shard_size_must_be_positive(tmp_path, capsys, shard_mb):
     # 0 and -1 were accepted (exit 0): one shard per tensor, or a negative shift

@@ -111,3 +111,38 @@ def test_honest_gpt2_replays_with_api_checks_pass(gpt2_ref):
             [(e["name"], e["kind"], e["reason"]) for e in result.entries if e["status"] == "fail"][:3],
         )
         assert result.replay_stats["api_checks"] and result.replay_stats["own_code_checks"]
+
+
+def test_own_code_fault_below_bf16_rounding_is_named_at_the_reference_precision(tmp_path):
+    """Llama's attention with its rotary cosine term on q scaled by 1.25 (the sweep's
+    own-code fault) moves the attention output by 0.27 %, below one bf16 rounding: the
+    replay at bf16 cannot see it. The replay at the reference's precision (the bf16 target
+    lifted to float32, children given the reference's outputs) names the attention's own
+    code; honest bf16 and fp16 targets pass it, and the target keeps its dtype."""
+    import faults as F
+
+    from migrate.precision.runner import cast_model, move
+
+    model, args, kwargs = H.build("llama")
+    with torch.no_grad(), dump(model, tmp_path / "r", inputs=True):
+        model(*args, **kwargs)
+
+    def target(dtype):
+        low, a, k = H.build("llama")
+        return cast_model(low, dtype), move(a, "cpu", dtype), move(k, "cpu", dtype)
+
+    for dtype in (torch.bfloat16, torch.float16):
+        honest, a, k = target(dtype)
+        result = replay_model(honest, tmp_path / "r", args=a, kwargs=k)
+        assert result and result.culprit is None, (result.culprit, result.inconclusive)
+        exact = result.replay_stats["exact"]
+        assert exact["dtype"] == "float32" and exact["checks"] > 20 and exact["not_run"] is None
+    site = "model.layers.1.self_attn"
+    faulty, a, k = target(torch.bfloat16)
+    with F.own_code_fault(faulty, site, nth=0) as fault:
+        result = replay_model(faulty, tmp_path / "r", args=a, kwargs=k)
+    assert fault.hit
+    assert result.culprit["name"] == site, result.culprit
+    assert result.culprit["precision"] == "float32"
+    assert result.culprit["own_code"]["before"] == f"{site}.o_proj#0"
+    assert all(p.dtype == torch.bfloat16 for p in faulty.parameters())

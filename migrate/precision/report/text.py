@@ -81,6 +81,11 @@ def locus_line(result) -> str:
     d = result.first_divergence
     rank = f"rank{d['rank']} " if d and "rank" in d else ""
     text = f"first divergence: {rank}{d['name']}#{d['call']} {d['kind']}" if d else "first divergence: none"
+    if d and d.get("tied"):
+        text += (
+            f" (a parameter tied with {', '.join(d['tied'])}: its gradient sums every use, so "
+            "the wrong use may be any of them)"
+        )
     if result.weights:
         text = f"root cause: {result.weights[0]['reason']}; " + text
     return text
@@ -92,7 +97,10 @@ def culprit_detail(c: dict) -> str:
         api = c["api"]
         return f" at {api['function']}#{api['call']} ({api.get('location') or '?'})"
     if c.get("own_code"):
-        return f" (its own code, before {c['own_code']['before']})"
+        at = ""
+        if c.get("precision"):
+            at = f"; seen at {c['precision']}, its children given the reference's outputs"
+        return f" (its own code, before {c['own_code']['before']}{at})"
     return ""
 
 
