@@ -17,7 +17,7 @@ from migrate.core.errors import UsageError
 from migrate.core.findings import ScanResult
 from migrate.core.rules import Rule, default_rules, select_rules
 from migrate.core.targets import DEFAULT_TARGET, TargetChoice, check_target
-from migrate.scan.config import ProjectConfig, load_config
+from migrate.scan.config import ProjectConfig, check_glob, load_config
 
 
 @dataclass
@@ -114,6 +114,7 @@ def parse_per_file_ignores(values: list[str] | None) -> dict[str, list[str]]:
         glob, sep, codes = value.rpartition(":")
         if not sep or not glob or not codes.strip():
             raise UsageError(f"--per-file-ignores {value}: want GLOB:CODE[,CODE...]")
+        check_glob(glob, "--per-file-ignores")
         out.setdefault(glob, []).extend(c.strip() for c in codes.split(",") if c.strip())
     return out
 
