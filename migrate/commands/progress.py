@@ -6,7 +6,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-from migrate.scan.config import check_glob
+from migrate.core.inputs import check_glob
 from migrate.scan.session import ScanRequest, Session, run_session
 
 

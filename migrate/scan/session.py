@@ -15,9 +15,10 @@ from pathlib import Path
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
 from migrate.core.findings import ScanResult
+from migrate.core.inputs import check_glob
 from migrate.core.rules import Rule, default_rules, select_rules
 from migrate.core.targets import DEFAULT_TARGET, TargetChoice, check_target
-from migrate.scan.config import ProjectConfig, check_glob, load_config
+from migrate.scan.config import ProjectConfig, load_config
 
 
 @dataclass
