@@ -10,8 +10,15 @@
   of about 10 (a quadratic one 100). ``--baseline REV`` runs the sizes up to 10k with that
   revision too, side by side (a temporary git worktree).
 
+* Leftovers of issue 18, each at sizes 10x apart (deep: 2x) so a linear cost shows a
+  growth of about 10 (2), with ``--baseline REV`` timed side by side at the smaller sizes:
+  ``annotate``: `apply --annotate` on N lines each holding a manual finding and a fix;
+  ``deep``: `scan` of one file under D nested folders, with and without a .gitignore in
+  each (scan/discover.py MAX_DEPTH caps D); ``doctor``: `doctor --log` on N error codes,
+  one per line and all on one line.
+
     python benchmarks/bench_robust.py [--findings 100000] [--sizes 1000,10000,100000]
-                                      [--baseline REV] [--only scaling]
+                                      [--baseline REV] [--only scaling|annotate|deep|doctor]
 """
 
 from __future__ import annotations
@@ -59,13 +66,13 @@ def peak_rss(*args: str) -> int:
     return int(out.stdout.strip()) // 1024
 
 
-def timed(*args: str, repo: Path = REPO) -> float:
+def timed(*args: str, repo: Path = REPO, no_cache: bool = True) -> float:
     """Wall time of one cold run of ``repo``'s migrate (run from a neutral folder: `python
     -m` puts the current folder first on sys.path, before PYTHONPATH)."""
     env = {**os.environ, "PYTHONPATH": str(repo)}
     start = time.perf_counter()
     r = subprocess.run(
-        [sys.executable, "-m", "migrate", *args, "--no-cache"],
+        [sys.executable, "-m", "migrate", *args, *(["--no-cache"] if no_cache else [])],
         env=env,
         capture_output=True,
         text=True,
@@ -126,12 +133,88 @@ def scaling(work: Path, sizes: list[int], baseline: Path | None, label: str) -> 
             print(f"  {layout:13s} {n:>7} findings  " + "; ".join(row))
 
 
+def _side_by_side(label: str, sizes: list[int], make, run, baseline: Path | None, base_max: int) -> None:
+    """One row per size: this checkout's time (and the baseline's up to ``base_max``), with
+    the growth from the size before."""
+    before: dict[str, float] = {}
+    for n in sizes:
+        target = make(n)
+        row = []
+        for name, repo in (("this", REPO), ("baseline", baseline)):
+            if repo is None or (name == "baseline" and n > base_max):
+                continue
+            seconds = run(target, repo)
+            grow = f" (growth {seconds / before[name]:.1f})" if name in before else ""
+            before[name] = seconds
+            row.append(f"{name}: {seconds:7.2f} s{grow}")
+        print(f"  {label:28s} {n:>7}  " + "; ".join(row))
+
+
+def annotate_bench(work: Path, sizes: list[int], baseline: Path | None) -> None:
+    print("annotate: apply --annotate, N lines of a manual finding and a fix (growth ~10 is linear)")
+
+    def make(n: int) -> Path:
+        src = work / f"annotate_{n}.py"
+        src.write_text("import torch\n" + "torch.backends.cudnn.benchmark = True; x.cuda()\n" * n)
+        return src
+
+    def run(src: Path, repo: Path) -> float:
+        target = work / "annotate_apply.py"
+        shutil.copy(src, target)
+        return timed("apply", str(target), "--annotate", repo=repo)
+
+    _side_by_side("lines", sizes, make, run, baseline, 2000)
+
+
+def deep_bench(work: Path, depths: list[int], baseline: Path | None) -> None:
+    print("deep: scan of one file under D nested folders (growth ~2 per doubling is linear)")
+    for gitignore in (False, True):
+
+        def make(depth: int, gitignore: bool = gitignore) -> Path:
+            top = work / f"deep_{depth}_{int(gitignore)}"
+            folder = top
+            for _ in range(depth):
+                folder = folder / "d"
+                folder.mkdir(parents=True, exist_ok=True)
+                if gitignore:
+                    (folder / ".gitignore").write_text("*.txt\n!keep.py\nbuild/\n")
+            (folder / "a.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
+            return top
+
+        label = "folders" + (", a .gitignore in each" if gitignore else "")
+        _side_by_side(
+            label, depths, make, lambda top, repo: timed("scan", str(top), repo=repo), baseline, 10**6
+        )
+
+
+def doctor_bench(work: Path, sizes: list[int], baseline: Path | None) -> None:
+    print("doctor: doctor --log on N error codes (growth ~10 is linear)")
+    layouts = {
+        "one per line": lambda i: f"[ERROR] E{'EZLHK'[i % 5]}{i % 10000:04d} ret=507011 aclError failed: x\n",
+        "all on one line": lambda i: f"EZ{i % 10000:04d} ",
+    }
+    for label, line in layouts.items():
+
+        def make(n: int, line=line, label=label) -> Path:
+            log = work / f"log_{n}_{len(label)}.txt"
+            log.write_text("".join(line(i) for i in range(n)) + "\n")
+            return log
+
+        def run(log: Path, repo: Path) -> float:
+            return timed("doctor", "--log", str(log), repo=repo, no_cache=False)
+
+        _side_by_side(label, sizes, make, run, baseline, 80_000)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--findings", type=int, default=100_000)
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--baseline", help="a git revision to time side by side (sizes <= 10k)")
-    ap.add_argument("--only", choices=("memory", "time", "scaling"))
+    ap.add_argument("--only", choices=("memory", "time", "scaling", "annotate", "deep", "doctor"))
+    ap.add_argument("--annotate-sizes", default="1000,10000")
+    ap.add_argument("--depths", default="32,64,128")
+    ap.add_argument("--log-sizes", default="8000,80000,800000")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -141,31 +224,27 @@ def main() -> None:
         if args.only in (None, "time"):
             apply_vs_scan(work, "10000_findings", HEAD + "x.cuda()\n" * 10_000)
             apply_vs_scan(work, "1000_on_one_line", HEAD + "x.cuda();" * 1000 + "\n")
-        if args.only in (None, "scaling"):
-            baseline = None
-            if args.baseline:
-                baseline = work / "baseline"
-                subprocess.run(
-                    [
-                        "git",
-                        "-C",
-                        str(REPO),
-                        "worktree",
-                        "add",
-                        "-q",
-                        "--detach",
-                        str(baseline),
-                        args.baseline,
-                    ],
-                    check=True,
-                )
-            try:
+        baseline = None
+        if args.baseline and args.only not in ("memory", "time"):
+            baseline = work / "baseline"
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(baseline), args.baseline],
+                check=True,
+            )
+        try:
+            if args.only in (None, "scaling"):
                 scaling(work, sizes, baseline, f"; baseline {args.baseline}" if args.baseline else "")
-            finally:
-                if baseline is not None:
-                    subprocess.run(
-                        ["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline)], check=False
-                    )
+            if args.only in (None, "annotate"):
+                annotate_bench(work, [int(x) for x in args.annotate_sizes.split(",")], baseline)
+            if args.only in (None, "deep"):
+                deep_bench(work, [int(x) for x in args.depths.split(",")], baseline)
+            if args.only in (None, "doctor"):
+                doctor_bench(work, [int(x) for x in args.log_sizes.split(",")], baseline)
+        finally:
+            if baseline is not None:
+                subprocess.run(
+                    ["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline)], check=False
+                )
 
 
 if __name__ == "__main__":

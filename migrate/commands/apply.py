@@ -89,30 +89,18 @@ def run_apply(
     force=False,
     target=None,
 ):
-    from migrate.commands.progress import scan_with_config
+    from migrate.commands.progress import cli_request, scan_with_config
     from migrate.fix.rewrite import Options
     from migrate.fix.run import apply_scan
-    from migrate.scan.session import ScanRequest, for_apply
+    from migrate.scan.session import for_apply
 
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt}: choose text or json")
     if strip and annotate:
         raise UsageError("--annotate and --strip-annotations exclude each other")
+    shared = (paths, select, ignore, exclude, jobs, no_cache, cache_dir, config, target, follow_symlinks)
     session = scan_with_config(
-        ScanRequest(
-            paths,
-            select,
-            ignore,
-            exclude,
-            jobs,
-            no_cache,
-            cache_dir,
-            config,
-            target=target,
-            follow_symlinks=follow_symlinks,
-            verify_content=True,
-            strict_config=True,
-        ),
+        cli_request(*shared, verify_content=True, strict_config=True),
         show_progress,
     )
     session = for_apply(session, select)

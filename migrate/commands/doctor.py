@@ -140,10 +140,13 @@ def _explain(arg: str, fmt: str, output: Path | None) -> int:
     return 0 if all(f.explanation is not None for f in findings) else 1
 
 
+DETAILED = 50  # findings of a log explained in full in the text report (JSON has all)
+
+
 def _logs(paths: list[str], fmt: str, output: Path | None) -> int:
     """0: no error code or known message found; 1: findings (or a file that could not be
     read to the end); 2 (UsageError): a path that is not a readable regular file."""
-    from migrate.doctor.explain import log_json, render_findings, scan_logs
+    from migrate.doctor.explain import MAX_FINDINGS, log_json, render_findings, scan_logs
 
     scan = scan_logs(paths)
     if fmt == "json":
@@ -154,7 +157,18 @@ def _logs(paths: list[str], fmt: str, output: Path | None) -> int:
             f"{', '.join(escape(p) for p in scan.paths)}"
             + (" (stopped at the size limit)" if scan.truncated else "")
         )
-        body = render_findings(scan.findings, head + "\n") if scan.findings else head + "\n"
+        shown = scan.findings[:DETAILED]
+        body = render_findings(shown, head + "\n") if shown else head + "\n"
+        rest = scan.findings[DETAILED:]
+        if rest:
+            keys = ", ".join(f.key for f in rest[:20]) + (", ..." if len(rest) > 20 else "")
+            body += f"... and {len(rest)} more finding(s), not explained here: {keys}"
+            body += " (--format json lists all)\n"
+        if scan.dropped:
+            body += (
+                f"{scan.dropped} more line(s) held codes beyond the first {MAX_FINDINGS} distinct ones: "
+                "not listed\n"
+            )
         for err in scan.errors:
             body += f"{escape(err['path'])}: cannot read to the end: {err['message']}\n"
         emit(body, output)

@@ -12,6 +12,7 @@ import typer
 
 from migrate.commands.output import emit
 from migrate.core.errors import UsageError
+from migrate.core.inputs import check_glob
 from migrate.core.outputs import check_output
 
 FORMATS = ("text", "json", "html", "junit", "markdown")
@@ -73,6 +74,9 @@ def dump_cmd(
     from migrate.precision.runner import backward_from, prepare_spec, resolve_reduced
 
     check_out_dir(output)
+    for flag, globs in (("--include", include), ("--exclude", exclude)):
+        for glob in globs or []:
+            check_glob(glob, flag)
     if shard_mb < 1:  # 0 or less: every tensor its own shard, or a negative shift
         raise UsageError(f"--shard-mb {shard_mb}: must be at least 1")
     declared = resolve_reduced(reduced)

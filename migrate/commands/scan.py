@@ -8,10 +8,9 @@ from pathlib import Path
 import typer
 
 from migrate.commands.output import emit
-from migrate.commands.progress import scan_with_config
+from migrate.commands.progress import cli_request, scan_with_config
 from migrate.core.errors import UsageError
 from migrate.core.findings import CATEGORY_RANK, ScanResult
-from migrate.scan.session import ScanRequest
 
 FORMATS = ("text", "json", "sarif", "markdown", "github")
 
@@ -76,21 +75,9 @@ def register(app: typer.Typer) -> None:
             read = [p for p in [*paths, config] if p is not None]
             check_output(output, "-o", read + ([output] if read_by_scan(output, paths) else []))
         show = not no_progress and sys.stderr.isatty()
+        shared = (paths, select, ignore, exclude, jobs, no_cache, cache_dir, config, target, follow_symlinks)
         session = scan_with_config(
-            ScanRequest(
-                paths,
-                select,
-                ignore,
-                exclude,
-                jobs,
-                no_cache,
-                cache_dir,
-                config,
-                target=target,
-                follow_symlinks=follow_symlinks,
-                extend_select=extend_select,
-                per_file_ignores=per_file_ignores,
-            ),
+            cli_request(*shared, extend_select=extend_select, per_file_ignores=per_file_ignores),
             show,
         )
         result, rules, root, cfg = session.result, session.rules, session.root, session.config

@@ -130,6 +130,35 @@ def finding_category(rule, fix: Fix | None) -> Category:
     return rule.category if fix is not None else "manual"
 
 
+def finding_at(
+    rule, index: LineIndex, path: str, start: int, end: int, values: dict[str, Any], fix: Fix | None, **more
+) -> Finding:
+    """The finding of ``rule`` on text[start:end] of the file ``index`` holds: positions,
+    message, category, snippet and the fix located, as every engine builds it. ``more``:
+    the fields only some engines know (symbol, guarded, target)."""
+    line, col = index.position(start)
+    end_line, end_col = index.position(max(end, start))
+    if fix is not None:
+        fix = fix.locate(index)
+    snippet, snippet_start = index.snippet(line, col)
+    return Finding(
+        rule=rule.code,
+        name=rule.name,
+        path=path,
+        line=line,
+        column=col,
+        end_line=end_line,
+        end_column=end_col,
+        message=rule.format_message(**values),
+        category=finding_category(rule, fix),
+        fix=fix,
+        snippet=snippet,
+        snippet_start=snippet_start,
+        impact=rule.impact,
+        **more,
+    )
+
+
 @dataclass(frozen=True)
 class Finding:
     rule: str  # stable code, e.g. MIG101

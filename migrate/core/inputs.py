@@ -179,3 +179,27 @@ def check_size(doc: Any, where: str) -> None:
         return total
 
     size(doc, 0)
+
+
+def check_glob(glob: str, where: str) -> str:
+    """``glob`` if it is a path glob that can match something; UsageError naming ``where``
+    otherwise: an empty glob, one holding a NUL or a line break, or an unclosed ``[``
+    (fnmatch would quietly read it as a literal and never match)."""
+    if not glob.strip():
+        raise UsageError(f"{where}: an empty glob (it matches no path)")
+    if any(c in glob for c in "\0\n\r"):
+        raise UsageError(f"{where} {glob!r}: a glob cannot hold a NUL or a line break")
+    i, n = 0, len(glob)
+    while i < n:
+        if glob[i] == "[":
+            j = i + 1
+            if j < n and glob[j] in "!^":
+                j += 1
+            if j < n and glob[j] == "]":
+                j += 1  # a ']' first in the set is a member
+            close = glob.find("]", j)
+            if close < 0:
+                raise UsageError(f"{where} {glob!r}: '[' at character {i + 1} is never closed")
+            i = close
+        i += 1
+    return glob

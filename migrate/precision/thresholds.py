@@ -13,7 +13,7 @@ from typing import Any
 
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
-from migrate.core.inputs import load_yaml
+from migrate.core.inputs import check_glob, load_yaml
 from migrate.precision import metrics
 from migrate.precision.run_precision import CLASSES, dtype_class, loosest
 
@@ -210,6 +210,7 @@ def _overrides(path: Any, user: dict) -> list[dict[str, Any]]:
     for i, ov in enumerate(overrides):
         if not isinstance(ov, dict) or not isinstance(ov.get("match"), str):
             raise UsageError(f"{path}: overrides[{i}] needs a 'match' glob")
+        check_glob(ov["match"], f"{path}: overrides[{i}].match")
         if "skip" in ov and not isinstance(ov["skip"], bool):
             raise UsageError(f"{path}: overrides[{i}].skip must be true or false, got {_show(ov['skip'])}")
         _check_entry(f"{path}: overrides[{i}]", ov, extra=("match", "skip"))

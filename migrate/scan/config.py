@@ -21,6 +21,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 from migrate.core.errors import UsageError
 from migrate.core.fileio import SourceError, read_bytes
+from migrate.core.inputs import check_glob
 
 _KEYS = {
     "select",
@@ -62,7 +63,9 @@ def find_pyproject(start: Path) -> Path | None:
         folder = folder.parent
     for candidate in [folder, *folder.parents]:
         p = candidate / "pyproject.toml"
-        if _quiet(p.is_file):
+        # Anything by that name is the config: a FIFO, a device or a dangling link is not
+        # passed over for a parent's (apply refuses a config it cannot read).
+        if os.path.lexists(p):
             return p
         if _quiet((candidate / ".git").exists):
             return None
@@ -107,8 +110,8 @@ def load_config(start: Path, explicit: Path | None = None, *, strict: bool = Fal
     cfg.per_file_ignores = _per_file_ignores(section.get("per-file-ignores"), path)
     cfg.effort = _effort(section.get("effort"), path)
     cfg.exclude = [
-        *(_strings(section, "exclude", path) or []),
-        *(_strings(section, "extend-exclude", path) or []),
+        *_globs(_strings(section, "exclude", path) or [], f"{path}: [tool.migrate] exclude"),
+        *_globs(_strings(section, "extend-exclude", path) or [], f"{path}: [tool.migrate] extend-exclude"),
     ]
     cfg.fail_on = _choice(section, "fail-on", FAIL_ON, path)
     cfg.unsafe_fixes = _bool(section, "unsafe-fixes", False, path)
@@ -132,6 +135,7 @@ def _targets(section: dict, path: Path) -> tuple[str | None, dict[str, str]]:
     ):
         raise UsageError(f"{path}: [tool.migrate] per-path-target must be a table of glob = target")
     for glob, value in per_path.items():
+        check_glob(glob, f"{path}: [tool.migrate] per-path-target")
         check_target(value, f"{path}: [tool.migrate] per-path-target {glob!r}")
     return target, dict(per_path)
 
@@ -180,6 +184,10 @@ def _strings(section: dict, key: str, path: Path) -> list[str] | None:
     return value
 
 
+def _globs(globs: list[str], where: str) -> list[str]:
+    return [check_glob(g, where) for g in globs]
+
+
 def _per_file_ignores(value, path: Path) -> dict[str, list[str]]:
     if value is None:
         return {}
@@ -187,6 +195,7 @@ def _per_file_ignores(value, path: Path) -> dict[str, list[str]]:
         raise UsageError(f"{path}: [tool.migrate] per-file-ignores must be a table of glob = [codes]")
     out = {}
     for glob, codes in value.items():
+        check_glob(glob, f"{path}: [tool.migrate] per-file-ignores")
         codes = [codes] if isinstance(codes, str) else codes
         if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
             raise UsageError(f"{path}: [tool.migrate] per-file-ignores {glob!r} must be a list of codes")

@@ -153,13 +153,21 @@ class Walker:
 
     def _walk_dir(self, top: Path, seen: set[str]) -> Iterator[SourceFile]:
         top_rel = _rel(top, self.root)
-        stack: list[tuple[Path, str, list]] = [(top, "" if top_rel == "." else top_rel, [])]
+        # Each folder carries its real path (its parent's real path and its name, or the
+        # link's target): resolving every folder again would cost its depth in lstat calls.
+        stack: list[tuple[Path, str, list, str, int]] = [
+            (top, "" if top_rel == "." else top_rel, [], os.path.realpath(top), 0)
+        ]
         while stack:
-            folder, folder_rel, specs = stack.pop()
-            real = os.path.realpath(folder)
+            folder, folder_rel, specs, real, depth = stack.pop()
             if real in seen:
                 continue  # reached before (an alias, a loop or a path given twice)
             seen.add(real)
+            if depth > MAX_DEPTH:
+                self.errors.append(
+                    FileError(folder_rel, f"folder nested more than {MAX_DEPTH} levels deep; not scanned")
+                )
+                continue
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
             except OSError as exc:
@@ -175,10 +183,10 @@ class Walker:
                     yield found
                 elif found is not None:
                     subdirs.append(found)
-            stack.extend((d, r, specs) for d, r in reversed(subdirs))
+            stack.extend((d, r, specs, k, depth + 1) for d, r, k in reversed(subdirs))
 
     def _entry(self, entry: os.DirEntry, real_folder: str, folder_rel: str, specs, seen: set[str]):
-        """A SourceFile, a (folder, rel) to descend into, or None."""
+        """A SourceFile, a (folder, rel, real path) to descend into, or None."""
         rel = f"{folder_rel}/{entry.name}" if folder_rel else entry.name
         try:
             is_dir = entry.is_dir()
@@ -189,7 +197,7 @@ class Walker:
             return None
         if not is_dir and _suffix(entry.name.lower()) and file_kind(entry.path) is None:
             return None  # by its name alone, nothing the scan reads (a suffix-less file may be a script)
-        if self._ignored(entry.path, is_dir, specs) or (self.exclude and self.excluded(rel, entry.name)):
+        if self._ignored(rel, is_dir, specs) or (self.exclude and self.excluded(rel, entry.name)):
             return None
         path = Path(entry.path)
         kind = None if is_dir else file_kind(path)
@@ -206,7 +214,7 @@ class Walker:
             if link and _inside(real_folder, [key]):
                 self.errors.append(FileError(rel, "symlink loop; skipped"))
                 return None
-            return None if key in seen else (path, rel)
+            return None if key in seen else (path, rel, key)
         if key in seen or kind is None:
             return None
         seen.add(key)
@@ -230,42 +238,31 @@ class Walker:
             )
             lines = [line for line in lines if not _too_wild(line)]
         try:
-            return [*specs, (folder, pathspec.GitIgnoreSpec.from_lines(lines))]
+            return [*specs, (folder_rel, pathspec.GitIgnoreSpec.from_lines(lines))]
         except Exception:  # pathspec rejects a line ("!", "foo\\"): keep the good ones
             good = [line for line in lines if _valid_pattern(line)]
             bad = len(lines) - len(good)
             self.errors.append(FileError(where, f"{bad} invalid pattern(s) ignored"))
-            return [*specs, (folder, pathspec.GitIgnoreSpec.from_lines(good))]
+            return [*specs, (folder_rel, pathspec.GitIgnoreSpec.from_lines(good))]
 
     @staticmethod
-    def _ignored(path: str, is_dir: bool, specs) -> bool:
+    def _ignored(rel: str, is_dir: bool, specs) -> bool:
         """As git decides: the deepest .gitignore with a pattern matching the path wins,
-        so ``!model_gen.py`` in a sub-folder re-includes what its parent's file excludes."""
+        so ``!model_gen.py`` in a sub-folder re-includes what its parent's file excludes.
+        ``rel`` and each .gitignore's folder are relative to the scan root (the walk
+        only meets paths below the folder a .gitignore sits in)."""
         for base, spec in reversed(specs):
-            rel = _relative(path, os.fspath(base))
-            if rel is None:
-                continue
-            verdict = spec.check_file(rel + ("/" if is_dir else "")).include
+            below = rel[len(base) + 1 :] if base else rel
+            verdict = spec.check_file(below + ("/" if is_dir else "")).include
             if verdict is not None:
                 return verdict
         return False
 
 
-def _relative(path: str, base: str) -> str | None:
-    """``Path(path).relative_to(base).as_posix()`` for the paths a walk builds (``base``
-    normalised, ``path`` below it or not), None when ``path`` is not below ``base``."""
-    if base == ".":
-        rel = path[2:] if path.startswith("./") else path
-        if os.path.isabs(rel) or rel == ".." or rel.startswith("../"):
-            return None
-    else:
-        prefix = base.rstrip(os.sep) + os.sep
-        if not path.startswith(prefix):
-            return None
-        rel = path[len(prefix) :]
-    return rel.replace(os.sep, "/")
-
-
+# Folders nested deeper than this below a scanned folder are reported and skipped: no real
+# project comes near it, and the path of a file 2,000 levels down is longer than the
+# system allows (PATH_MAX).
+MAX_DEPTH = 128
 MAX_STARS = 3  # single '*' per path part: matching costs about len(name) ** stars
 
 

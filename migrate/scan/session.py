@@ -15,6 +15,7 @@ from pathlib import Path
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
 from migrate.core.findings import ScanResult
+from migrate.core.inputs import check_glob
 from migrate.core.rules import Rule, default_rules, select_rules
 from migrate.core.targets import DEFAULT_TARGET, TargetChoice, check_target
 from migrate.scan.config import ProjectConfig, load_config
@@ -114,6 +115,7 @@ def parse_per_file_ignores(values: list[str] | None) -> dict[str, list[str]]:
         glob, sep, codes = value.rpartition(":")
         if not sep or not glob or not codes.strip():
             raise UsageError(f"--per-file-ignores {value}: want GLOB:CODE[,CODE...]")
+        check_glob(glob, "--per-file-ignores")
         out.setdefault(glob, []).extend(c.strip() for c in codes.split(",") if c.strip())
     return out
 

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 
 import torch
 
+from migrate.precision.sensitivity.formats import round_mantissa
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 MODELS = ("gpt2", "bert", "llama", "t5", "vit", "resnet", "convnext")
@@ -156,16 +158,6 @@ def corrupt_output(model, site: str, scale: float, features: int = 8):
     return model.get_submodule(site).register_forward_hook(hook)
 
 
-def round_mantissa(t: torch.Tensor, bits: int = 10) -> torch.Tensor:
-    """Round fp32 ``t`` to ``bits`` mantissa bits (round to nearest, ties away)."""
-    if t.dtype != torch.float32:
-        return t
-    drop = 23 - bits
-    i = t.contiguous().view(torch.int32)
-    i = (i + (1 << (drop - 1))) & ~((1 << drop) - 1)
-    return i.view(torch.float32).view(t.shape)
-
-
 _REDUCED = {
     torch.nn.functional.linear,
     torch.nn.functional.conv1d,
@@ -189,7 +181,7 @@ class _HF32Mode(torch.overrides.TorchFunctionMode):
             def rnd(x):  # straight-through: the forward sees rounded inputs
                 if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:
                     return x
-                return x + (round_mantissa(x.detach()) - x.detach())
+                return x + (round_mantissa(x.detach(), 10) - x.detach())
 
             products = (
                 "input",

@@ -69,6 +69,8 @@ BAD_GATES = [
     "- a list",
     "dtypes: {float32: {cosine_min: '0.9'}}",
     "max_rel_err: " + "9" * 5000,  # past Python's int digit limit: was an internal error
+    "overrides: [{match: '', skip: true}]",  # a glob that matches nothing: the override was dead
+    "overrides: [{match: 'layers.[0', skip: true}]",
 ]
 
 
@@ -262,3 +264,9 @@ def test_dump_shard_size_must_be_positive(tmp_path, capsys, shard_mb):
     )
     assert code == 2 and "--shard-mb" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("flag", ["--include", "--exclude"])
+def test_dump_module_globs_are_checked_before_the_model_runs(tmp_path, flag):
+    code, out, err = bounded_main("dump", "-m", "nope:fn", "-o", tmp_path / "out", flag, "blocks.[0")
+    assert code == 2 and flag in err and "never closed" in err and err.count("\n") == 1

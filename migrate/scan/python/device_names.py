@@ -19,7 +19,9 @@ Never an inline multi-call expression: every spelling is a name or one call.
 from __future__ import annotations
 
 import ast
+import collections
 import re
+from typing import Any
 
 from migrate.core import device_helpers
 from migrate.core.findings import Edit
@@ -52,6 +54,16 @@ class DeviceNames:
         self.imported = imported
         self.planned: set[str] = set()  # port helpers this file's fixes define in the file
         self.used_imports: set[str] = set()
+        # Per-file indexes, built once: asking them per finding keeps a file with thousands
+        # of findings linear (a walk of the module body per finding was quadratic).
+        self._assigned: dict[tuple[int, str], list[Any]] = {}
+        self._top: _TopLevel | None = None
+
+    @property
+    def top(self) -> _TopLevel:
+        if self._top is None:
+            self._top = _TopLevel(self.f.tree.body)
+        return self._top
 
     # ----------------------------------------------------------------------------------
     def spell(self, template: str, node: ast.AST | None) -> tuple[str, list[str]]:
@@ -143,13 +155,9 @@ class DeviceNames:
     def _relative(self, module: str) -> str:
         """``module`` as this file imports its own package: relatively where it already does."""
         own = self.fd.module
-        if not own or not any(isinstance(n, ast.ImportFrom) and n.level for n in self.f.tree.body):
+        if not own or not self.top.relative_import:
             return module
-        top = own.split(".")[0]
-        if any(
-            isinstance(n, ast.ImportFrom) and not n.level and n.module and n.module.split(".")[0] == top
-            for n in self.f.tree.body
-        ):
+        if own.split(".")[0] in self.top.absolute_from:
             return module  # the file already imports its package absolutely
         here = own.split(".")
         if not self.f.rel.endswith("__init__.py"):
@@ -169,10 +177,7 @@ class DeviceNames:
         found = self.own.get(name)
         if found is not None:
             return not found.ours
-        return any(
-            isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and n.name == name
-            for n in self.f.tree.body
-        )
+        return name in self.top.defs or name in self.top.classes
 
     # ----------------------------------------------------------------------------------
     def _readable(self, name: str, node) -> bool:
@@ -182,13 +187,8 @@ class DeviceNames:
             return False
         if self._function_of(node) is not None:
             return True
-        start = self.f.span(node)[0]
-        for stmt in self.f.tree.body:
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and any(
-                isinstance(t, ast.Name) and t.id == name for t in _targets(stmt)
-            ):
-                return self.f.span(stmt)[1] <= start
-        return False
+        stmt = self.top.first_assign.get(name)
+        return stmt is not None and self.f.span(stmt)[1] <= self.f.span(node)[0]
 
     def _defined_before(self, name: str, node) -> bool:
         """A function of this module can be called at ``node``: inside a function (it runs
@@ -196,12 +196,7 @@ class DeviceNames:
         if node is None or self._function_of(node) is not None:
             return True
         start = self.f.span(node)[0]
-        return any(
-            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and n.name == name
-            and self.f.span(n)[1] <= start
-            for n in self.f.tree.body
-        )
+        return any(self.f.span(n)[1] <= start for n in self.top.defs.get(name, ()))
 
     def _shadowed(self, name: str, node) -> bool:
         cur = self.f.parent(node) if node is not None else None
@@ -228,7 +223,10 @@ class DeviceNames:
         for name in _DEVICE_NAMES:
             if scope is not None and index is None and _device_param(scope, name):
                 return name
-            for stmt in _assignments(body, name):
+            key = (id(body), name)
+            if key not in self._assigned:
+                self._assigned[key] = list(_assignments(body, name))
+            for stmt in self._assigned[key]:
                 if self.f.span(stmt)[1] <= start and _devicish(stmt.value, self.own):
                     if scope is None and self._function_of(node) is not None:
                         break
@@ -303,12 +301,37 @@ def _device_param(fn, name: str) -> bool:
     return False
 
 
+class _TopLevel:
+    """What a module's top-level statements define, indexed by name."""
+
+    def __init__(self, body: list[ast.stmt]):
+        self.defs: dict[str, list[ast.stmt]] = {}  # functions, in order
+        self.classes: set[str] = set()
+        self.first_assign: dict[str, ast.stmt] = {}
+        self.relative_import = False
+        self.absolute_from: set[str] = set()  # top packages of `from pkg... import`
+        for n in body:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defs.setdefault(n.name, []).append(n)
+            elif isinstance(n, ast.ClassDef):
+                self.classes.add(n.name)
+            elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+                for t in _targets(n):
+                    if isinstance(t, ast.Name):
+                        self.first_assign.setdefault(t.id, n)
+            elif isinstance(n, ast.ImportFrom):
+                if n.level:
+                    self.relative_import = True
+                elif n.module:
+                    self.absolute_from.add(n.module.split(".")[0])
+
+
 def _assignments(body: list[ast.stmt], name: str):
     """Assignments to ``name`` in ``body``, looking into if/try/with blocks (the usual device
     selection chains) but not into loops or nested functions."""
-    stack = list(body)
+    stack = collections.deque(body)
     while stack:
-        node = stack.pop(0)
+        node = stack.popleft()
         if (
             isinstance(node, (ast.Assign, ast.AnnAssign))
             and node.value is not None

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
-from migrate.core.findings import Finding, Fix, LineIndex, finding_category
+from migrate.core.findings import Finding, Fix, LineIndex, finding_at
 from migrate.core.rules import Rule
 from migrate.scan.project import FileDevices
 from migrate.scan.python.bindings import Bindings, collect_bindings
@@ -106,26 +106,16 @@ class PyFile:
         if key in self._seen:
             return
         self._seen.add(key)
-        line, col = self.index.position(start)
-        end_line, end_col = self.index.position(end)
-        category = finding_category(rule, fix)
-        snippet, snippet_start = self.index.snippet(line, col)
         symbol = symbol_of(values)
         self.findings.append(
-            Finding(
-                rule=rule.code,
-                name=rule.name,
-                path=self.rel,
-                line=line,
-                column=col,
-                end_line=end_line,
-                end_column=end_col,
-                message=rule.format_message(**values),
-                category=category,
-                fix=fix.locate(self.index) if fix else None,
-                snippet=snippet,
-                snippet_start=snippet_start,
-                impact=rule.impact,
+            finding_at(
+                rule,
+                self.index,
+                self.rel,
+                start,
+                end,
+                values,
+                fix,
                 symbol=symbol,
                 guarded=self.guards.covers(start, symbol),
                 target=self.target,

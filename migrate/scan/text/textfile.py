@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from migrate.core.findings import Edit, Finding, Fix, LineIndex, finding_category, fix_for
+from migrate.core.findings import Edit, Finding, Fix, LineIndex, finding_at, fix_for
 from migrate.core.rules import Rule
 
 
@@ -33,26 +33,7 @@ class TextFile:
         """A finding of ``rule`` on text[start:end]; a fix replaces that span by
         ``replacement`` when the rule is not manual (or is ``fix``, made by fix_for).
         ``described``: the values its fix title names, where they differ from the message's."""
-        line, col = self.index.position(start)
-        end_line, end_col = self.index.position(max(end, start))
         if replacement is not None and rule.category != "manual":
             fix = fix_for(rule, [Edit(start, end, replacement)], described or values)
-        if fix is not None:
-            fix = fix.locate(self.index)
-        snippet, snippet_start = self.index.snippet(line, col)
-        return Finding(
-            rule=rule.code,
-            name=rule.name,
-            path=self.rel,
-            line=line,
-            column=col,
-            end_line=end_line,
-            end_column=end_col,
-            message=rule.format_message(**values),
-            category=finding_category(rule, fix),
-            fix=fix,
-            snippet=snippet,
-            snippet_start=snippet_start,
-            impact=rule.impact,
-            symbol=str(values.get("package") or values.get("name") or values.get("match") or ""),
-        )
+        symbol = str(values.get("package") or values.get("name") or values.get("match") or "")
+        return finding_at(rule, self.index, self.rel, start, end, values, fix, symbol=symbol)
