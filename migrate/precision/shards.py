@@ -31,12 +31,12 @@ import os
 import queue
 import struct
 import threading
-import zlib
 from pathlib import Path
 from typing import Any
 
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
+from migrate.precision.crc import crc32
 
 DEFAULT_SHARD_BYTES = 64 * 1024 * 1024
 ALIGN = 4096
@@ -233,7 +233,7 @@ class ShardWriter:
                     _, block, nbytes, offset, segments = item
                     crcs = self._crc_int
                     for key, begin, end in segments:
-                        crcs[key] = zlib.crc32(block[begin:end], crcs[key])
+                        crcs[key] = crc32(block[begin:end], crcs[key])
                     fd, direct = self._write(fd, direct, name, block, nbytes, offset)
                     self._free.put(block)
                 else:  # close: header, then the exact size

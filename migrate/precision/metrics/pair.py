@@ -28,6 +28,8 @@ def norm(t: Any) -> float:
             n = math.sqrt(_sum_squares(t.ravel()))
         if TINY_NORM <= n < math.inf:
             return n
+        if n == 0.0 and not t.any():  # all zeros (an unchanged tensor's difference)
+            return 0.0
     wide = t.astype(np.float64, copy=False).ravel()
     return math.sqrt(float(np.add.reduce(np.square(wide))))
 
