@@ -79,7 +79,7 @@ def regions(f, portable: bool) -> Regions:
         out.aware.append((0, len(text), "transfer_to_npu patches it at run time"))
         return out
     if portable:  # annotations run nothing: `stream: torch.cuda.Stream` stays readable
-        for node in ast.walk(f.tree):
+        for node in f.walk(ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign):
             for ann in _annotations(node):
                 out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
     if portable:  # the project's own device helpers are its device dispatch: never rewritten
@@ -103,19 +103,15 @@ def regions(f, portable: bool) -> Regions:
                     )
     has_npu = bool(_NPU.search(text))
     if has_npu:
-        out.own = [f.span(n) for n in ast.walk(f.tree) if _own_form(f, n)]
+        out.own = [f.span(n) for n in f.walk(*_OWN_FORM_TYPES) if _own_form(f, n)]
     if "hccl" in text.lower():
-        out.hccl = [
-            f.span(n)
-            for n in ast.walk(f.tree)
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _tests_hccl(n)
-        ]
+        out.hccl = [f.span(n) for n in f.walk(ast.FunctionDef, ast.AsyncFunctionDef) if _tests_hccl(n)]
     arms = _npu_arms(f) if portable else set()
     cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))
     proven = portable and '"cuda"' in text.replace("'", '"')
     if not (has_npu or portable):
         return out
-    for node in ast.walk(f.tree):
+    for node in f.walk(*_REGION_TYPES):
         if isinstance(node, (ast.If, ast.IfExp)) and proven and _proves_cuda(node):
             out.aware.append(
                 (*f.span(node), "CUDA is proven by the condition; the other arm follows the device")
@@ -157,6 +153,19 @@ def regions(f, portable: bool) -> Regions:
     return out
 
 
+# every node type the loop at the end of regions() looks at
+_REGION_TYPES = (
+    ast.If,
+    ast.IfExp,
+    ast.Tuple,
+    ast.List,
+    ast.Set,
+    ast.Dict,
+    ast.BoolOp,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
 _OWN_PAIRS = ({"cuda", "npu"}, {"nccl", "hccl"})
 
 
@@ -171,6 +180,9 @@ def _tests_hccl(fn) -> bool:
                 ):
                     return True
     return False
+
+
+_OWN_FORM_TYPES = (ast.Compare, ast.Call, ast.BoolOp, ast.IfExp)  # what _own_form can accept
 
 
 def _own_form(f, node) -> bool:
@@ -242,11 +254,7 @@ def _renamed(reg: Regions, offset: int) -> str | None:
 
 def _npu_arms(f) -> set[str]:
     """Names of the project's (and this file's) classes and functions that name NPU."""
-    own = {
-        n.name
-        for n in ast.walk(f.tree)
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _NPU.search(n.name)
-    }
+    own = {n.name for n in f.walk(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if _NPU.search(n.name)}
     return own | set(f.file_devices.npu_arms if f.file_devices else ())
 
 
