@@ -19,12 +19,12 @@ import json
 import math
 import mmap
 import struct
-import zlib
 from pathlib import Path
 from typing import Any
 
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
+from migrate.precision import crc
 
 _NUMPY = {
     "F64": "<f8",
@@ -110,7 +110,7 @@ def _bad(path: Path, what: str) -> UsageError:
 
 
 def crc32(data: Any) -> int:
-    return zlib.crc32(memoryview(data)) if data.size else 0
+    return crc.crc32(data) if data.size else 0
 
 
 def decode(data: Any, dtype: str, shape: list[int]) -> Any:

@@ -26,7 +26,7 @@ def check_meta(ref: Any, tgt: Any, mapped: bool) -> None:
     for d in (ref, tgt):
         if d.meta.get("incomplete"):
             raise IncompatibleDumps(
-                f"{d.path}: the dump is incomplete (the run raised an error while dumping)"
+                f"{d.path}: the dump is incomplete (the run raised an error or was stopped while dumping)"
             )
 
 

@@ -5,8 +5,9 @@ compare can name the weight that differs ("weights differ: h.2.mlp.c_fc.weight")
 from __future__ import annotations
 
 import hashlib
-import zlib
 from typing import Any
+
+from migrate.precision import crc
 
 
 def crc32(t: Any) -> int:
@@ -21,7 +22,7 @@ def crc32(t: Any) -> int:
         flat = flat.view(torch.uint8)
     if flat.is_complex():
         flat = torch.view_as_real(flat).reshape(-1)
-    return zlib.crc32(memoryview(flat.view(torch.uint8).numpy()))
+    return crc.crc32(flat.view(torch.uint8).numpy())
 
 
 def weight_table(model: Any, buffers: bool | None = None) -> dict[str, dict[str, Any]]:

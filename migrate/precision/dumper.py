@@ -8,9 +8,10 @@ Forward outputs always; forward inputs (``inputs=True``), the module's own param
 module's inputs and outputs, and of its own parameters, kind ``backward.parameter``) and the
 outputs of torch functions called inside each module (``apis=True``, kind ``api.output``,
 named ``module/function``) on request. A tensor recorded twice unchanged is stored once and
-referenced by both records. Each tensor's bytes are written to its shard inside the hook
-(with its CRC32), so later in-place ops cannot change what was recorded, and nothing is
-buffered in memory. Gradients come from tensor hooks on each module's inputs and outputs,
+referenced by both records. Each tensor's bytes are copied to a staging block inside the
+hook, so later in-place ops cannot change what was recorded; a writer thread writes the
+blocks to the shards (and takes their CRC32) while the model keeps running, with bounded
+staging memory (shards.py). Gradients come from tensor hooks on each module's inputs and outputs,
 which keep working when a later op modifies the tensor in place (``ReLU(inplace=True)``).
 """
 
@@ -86,6 +87,9 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         check_out_dir(self._base_dir)
         check_out_dir(self.out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        # Until the run ends the folder holds a manifest that says so: a dump killed
+        # mid-run is rejected as incomplete, never read against half-written shards.
+        self._write_doc({"format": FORMAT, "meta": {"incomplete": True, "running": True}, "records": []})
         for old in self.out_dir.glob("tensors-*.safetensors"):
             old.unlink()
         if not self.stats_only:
@@ -120,14 +124,31 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         self._handles.clear()
         self._seen.clear()
         self._lineage.clear()
-        if self._writer is not None:
-            self._writer.close()
+        failure = self._close_writer()
         table, stable = self._digest.result()
         self._meta["weights_digest"] = digest_of(table)
         self._meta["weights"] = table
         if not stable:
             self._meta["weights_changed_during_dump"] = True
-        self._write_manifest(incomplete=exc_type is not None)
+        self._write_manifest(incomplete=exc_type is not None or failure is not None)
+        if failure is not None and exc_type is None:
+            raise failure
+
+    def _close_writer(self) -> UsageError | None:
+        """Finish the shards and give each stored record its CRC32; a write error is
+        returned (the manifest is then marked incomplete, which compare rejects)."""
+        if self._writer is None:
+            return None
+        try:
+            self._writer.close()
+        except UsageError as exc:
+            return exc
+        crcs = self._writer.crcs
+        for rec in self.records:
+            key = rec.get("tensor")
+            if key is not None:
+                rec["crc32"] = crcs[key]
+        return None
 
     def _selected(self, name: str) -> bool:
         if self.include and not any(fnmatch.fnmatchcase(name, g) for g in self.include):
@@ -260,12 +281,10 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             stats = tensor_stats(t.detach(), with_sketch=self.stats_only)
             stored = None
             if self._writer is not None and t.layout == self._strided:
-                stored = self._writer.add(t)
-            cached = (stats, *(stored or (None, None, None)))
+                stored = self._writer.add(t)  # its CRC32 is known once the writer closes
+            cached = (stats, *(stored or (None, None)))
             self._remember(t, cached)
-        rec["stats"], rec["file"], rec["tensor"], crc = cached
-        if crc is not None:
-            rec["crc32"] = crc
+        rec["stats"], rec["file"], rec["tensor"] = cached
         return rec
 
     def _cached(self, t: Any) -> tuple | None:
@@ -309,6 +328,9 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         doc = {"format": FORMAT, "meta": meta, "records": self.records}
         if self.input_specs:
             doc["input_specs"] = self.input_specs
+        self._write_doc(doc)
+
+    def _write_doc(self, doc: dict) -> None:
         tmp = self.out_dir / "manifest.json.tmp"
         tmp.write_text(json.dumps(doc), encoding="utf-8")
         tmp.replace(self.out_dir / "manifest.json")

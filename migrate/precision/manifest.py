@@ -7,7 +7,6 @@ naming the dump and the record, never a traceback.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
 from migrate.core.inputs import input_path, load_json
+from migrate.precision.crc import crc32
 
 FORMAT = 1
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024
@@ -295,7 +295,7 @@ def _crc(t: Any) -> int:
     flat = t.contiguous().reshape(-1)
     if flat.dtype == torch.bool:
         flat = flat.view(torch.uint8)
-    return zlib.crc32(memoryview(flat.view(torch.uint8).numpy())) if flat.numel() else 0
+    return crc32(flat.view(torch.uint8).numpy()) if flat.numel() else 0
 
 
 def _restore(t: Any, rec: dict) -> Any:

@@ -79,13 +79,13 @@ def floored(p: Pair) -> bool:
 @METRICS.register("max_abs", limit="max", label="max abs")
 def max_abs(p: Pair) -> float:
     """The largest absolute difference |t - r|."""
-    return float(p.absdiff.max()) if p.absdiff.size else 0.0
+    return float(p.absdiff.max()) if p.ref.size and not p.exact else 0.0
 
 
 @METRICS.register("max_rel", label="max rel")
 def max_rel(p: Pair) -> float:
     """The largest relative difference, relative to max(|r|, rel_floor * rms(r))."""
-    return float(p.relerr.max()) if p.relerr.size else 0.0
+    return float(p.relerr.max()) if p.ref.size and not p.exact else 0.0
 
 
 @METRICS.register("rmse")
@@ -100,13 +100,20 @@ def mismatch_ratio(p: Pair) -> float:
     atol = max(atol, atol_rms * rms(ref)) so the band follows the tensor's scale."""
     if p.numel == 0:
         return 0.0
-    tol = p.absref * p.rtol + p.atol
+    if p.exact:  # no difference exceeds a tolerance >= 0
+        return p.nonfinite_mismatch / p.numel
+    import numpy as np
+
+    tol = np.multiply(p.absref, p.rtol)
+    tol = np.add(tol, p.atol, out=tol)
     return (count(p.absdiff > tol) + p.nonfinite_mismatch) / p.numel
 
 
 def _within(p: Pair, threshold: float) -> float:
     if p.numel == 0:
         return 1.0
+    if p.exact:  # relative error 0 on every finite element
+        return p.ref.size / p.numel
     return count(p.relerr < threshold) / p.numel
 
 
