@@ -26,6 +26,7 @@ from migrate.core.findings import Edit
 from migrate.core.targets import DEVICE_PLACEHOLDERS
 from migrate.scan.helper_finder import DEVICE_TYPES, Found, find_helpers
 from migrate.scan.project import SCRIPT, FileDevices
+from migrate.scan.python.quotes import dominant_quote
 
 PLACEHOLDERS = DEVICE_PLACEHOLDERS
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -52,6 +53,14 @@ class DeviceNames:
         self.imported = imported
         self.planned: set[str] = set()  # port helpers this file's fixes define in the file
         self.used_imports: set[str] = set()
+        self._quote: str | None = None
+
+    @property
+    def quote(self) -> str:
+        """The quote the file writes its strings with (migrate/scan/python/quotes.py)."""
+        if self._quote is None:
+            self._quote = dominant_quote(self.f.text, self.f.tree, self.f.span)
+        return self._quote
 
     # ----------------------------------------------------------------------------------
     def spell(self, template: str, node: ast.AST | None) -> tuple[str, list[str]]:
