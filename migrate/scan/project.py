@@ -28,22 +28,26 @@ from pathlib import Path
 from migrate.core import device_helpers
 from migrate.core.display import shown_path
 from migrate.scan.helper_finder import find_helpers
+from migrate.scan.npu_names import names_npu
 
 MAX_PACKAGE_FILES = 5000
 MAX_READ = 1024 * 1024
-# "npu" as a name part, not inside a word ("input" holds it): a file worth parsing for
-# helpers names the NPU, the accelerator or a device module
-_CANDIDATE_TOKENS = (b"npu", b"accelerator", b"get_device_module", b"privateuse1")
-_NPU_NAME = re.compile(
-    r"^\s*(?:class|def)\s+(\w*?(?:(?<![a-z])npu|npu(?![a-z]))\w*)", re.IGNORECASE | re.MULTILINE
-)
+# a file worth parsing for helpers names the NPU (migrate/scan/npu_names.py), the
+# accelerator or a device module
+_CANDIDATE_TOKENS = (b"accelerator", b"get_device_module", b"privateuse1")
+_DEF_NAME = re.compile(r"^\s*(?:class|def)\s+(\w+)", re.MULTILINE)
 
 
 def _candidate(data: bytes) -> bool:
     """Whether a file may define a device helper or an NPU arm: it names the NPU, the
-    accelerator or a device module (a few substring tests: "input" removed first)."""
-    lowered = data.lower().replace(b"input", b"")
-    return any(token in lowered for token in _CANDIDATE_TOKENS)
+    accelerator or a device module."""
+    lowered = data.lower()
+    return any(token in lowered for token in _CANDIDATE_TOKENS) or names_npu(data)
+
+
+def _npu_arm_names(text: str) -> set[str]:
+    """Names of the classes and functions ``text`` defines that name the NPU."""
+    return {m.group(1) for m in _DEF_NAME.finditer(text) if names_npu(m.group(1))}
 
 
 _TORCH_MIN = re.compile(r"""(?<![\w.-])torch\s*(?:\[[^\]]*\])?\s*(?:>=|~=|==|>)\s*(\d+)\.(\d+)""")
@@ -91,6 +95,7 @@ class FileDevices:
     npu_arms: frozenset[str] = frozenset()
     # the project's type helper the added module imports (module, name), if it has one
     type_from: tuple[str, str] | None = None
+    package_dir: str | None = None  # its top package folder (migrate/scan/import_style.py)
 
     def helper(self, kind: str) -> HelperRef | None:
         return next((h for h in self.helpers if h.kind == kind), None)
@@ -160,6 +165,7 @@ class ProjectContext:
             min_torch=info.min_torch,
             npu_arms=info.npu_arms,
             type_from=info.type_from,
+            package_dir=str(top),
         )
 
     def key(self) -> str:
@@ -308,7 +314,7 @@ def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
             inits[".".join([top.name, *path.parent.relative_to(top).parts])] = text
         if not _candidate(data):
             continue
-        arms.update(m.group(1) for m in _NPU_NAME.finditer(text))
+        arms.update(_npu_arm_names(text))
         if b"def " not in data:
             continue
         try:

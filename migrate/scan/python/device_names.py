@@ -25,6 +25,7 @@ from migrate.core import device_helpers
 from migrate.core.findings import Edit
 from migrate.core.targets import DEVICE_PLACEHOLDERS
 from migrate.scan.helper_finder import DEVICE_TYPES, Found, find_helpers
+from migrate.scan.import_style import prefers_relative
 from migrate.scan.project import SCRIPT, FileDevices
 from migrate.scan.python.quotes import dominant_quote
 
@@ -150,16 +151,21 @@ class DeviceNames:
         return stmt
 
     def _relative(self, module: str) -> str:
-        """``module`` as this file imports its own package: relatively where it already does."""
+        """``module`` as the package imports its own modules: relatively where most of its
+        files do (migrate/scan/import_style.py), the same in every file of the package;
+        without the package on disk, as this file does."""
         own = self.fd.module
-        if not own or not any(isinstance(n, ast.ImportFrom) and n.level for n in self.f.tree.body):
+        if not own:
             return module
         top = own.split(".")[0]
-        if any(
+        if self.fd.package_dir is not None:
+            if not prefers_relative(self.fd.package_dir):
+                return module
+        elif not any(isinstance(n, ast.ImportFrom) and n.level for n in self.f.tree.body) or any(
             isinstance(n, ast.ImportFrom) and not n.level and n.module and n.module.split(".")[0] == top
             for n in self.f.tree.body
         ):
-            return module  # the file already imports its package absolutely
+            return module  # the file imports its package absolutely, or not at all
         here = own.split(".")
         if not self.f.rel.endswith("__init__.py"):
             here = here[:-1]
