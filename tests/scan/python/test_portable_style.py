@@ -138,3 +138,58 @@ def test_resolved_defaults_run_on_cpu():
     exec(compile(port(DEFAULTS), "t.py", "exec"), namespace)
     assert namespace["_get_pixels"](False, (3, 2, 2)).device.type == torch.zeros(1).device.type
     assert namespace["create_loader"](2, device=torch.device("cpu")).shape == (2,)
+
+
+# timm/data/loader.py PrefetchLoader and timm/utils/distributed.py: the NPU arm is a
+# sibling statement, not an elif
+TWINS = """\
+    import torch
+
+
+    class PrefetchLoader:
+        def __init__(self, device):
+            self.is_cuda = device.type == 'cuda' and torch.cuda.is_available()
+            self.is_npu = device.type == 'npu' and torch.npu.is_available()
+
+        def streams(self):
+            device_mod = None
+            if self.is_cuda:
+                device_mod = torch.cuda
+            elif self.is_npu:
+                device_mod = torch.npu
+            return device_mod
+
+
+    def init(device_type, device):
+        if device_type == 'cuda':
+            assert torch.cuda.is_available(), f'CUDA is not available but {device} was specified.'
+        if device_type == 'npu':
+            assert torch.npu.is_available(), f'NPU is not available but {device} was specified.'
+        torch.cuda.synchronize()
+    """
+
+
+def test_a_cuda_statement_with_an_npu_twin_beside_it_is_left_as_written():
+    out = port(TWINS)
+    assert "        self.is_cuda = device.type == 'cuda' and torch.cuda.is_available()\n" in out
+    assert "    if device_type == 'cuda':\n        assert torch.cuda.is_available()" in out
+    assert "torch.cuda.synchronize()" not in out  # the rest is still ported
+
+
+def test_the_twin_keeps_the_arms_apart_on_an_npu_host():
+    """On an NPU host the original picks torch.npu; a port that made is_cuda true there
+    would pick torch.cuda."""
+    import types
+
+    namespace: dict = {}
+    exec(compile(port(TWINS), "t.py", "exec"), namespace)
+    npu = types.SimpleNamespace(type="npu")
+    fake = types.SimpleNamespace(  # torch on an Ascend host, as the port's helper sees it
+        cuda=types.SimpleNamespace(is_available=lambda: False),
+        npu=types.SimpleNamespace(is_available=lambda: True),
+        accelerator=types.SimpleNamespace(is_available=lambda: True, current_accelerator=lambda: npu),
+    )
+    fake.get_device_module = lambda name: getattr(fake, name)
+    namespace["torch"] = fake
+    loader = namespace["PrefetchLoader"](npu)
+    assert loader.streams() is fake.npu
