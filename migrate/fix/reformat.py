@@ -86,7 +86,8 @@ def _format(cmd: list[str], path: Path, text: str, check: bool, extra: tuple[str
 def configured_line_length(path: Path) -> int | None:
     """The line length the project's formatter or linter config sets for ``path``: the
     nearest folder holding a ruff.toml, .ruff.toml, pyproject.toml, setup.cfg, tox.ini or
-    .flake8 that sets one decides; None where none does."""
+    .flake8 that sets one decides, a formatter's (ruff, black: 88 unless set) before a
+    linter's; None where none does."""
     folder = Path(os.path.abspath(path)).parent
     for cur in (folder, *folder.parents):
         for name in ("ruff.toml", ".ruff.toml"):
@@ -132,9 +133,11 @@ def _valid(value) -> int | None:
 
 
 def _toml_length(path: Path, keys: tuple[tuple[str, ...], ...]) -> int | None:
+    """The line length a formatter's TOML config sets: its ``line-length``, or the
+    formatter's default (88) where the formatter's table is there without one."""
     text = _read_config(path)
-    if text is None or "line-length" not in text:
-        return None
+    if text is None or (len(keys[0]) > 1 and not re.search(r"\[tool\.(ruff|black)", text)):
+        return None  # a pyproject.toml without a formatter table: cheap to tell
     try:
         import tomllib
     except ImportError:  # Python < 3.11
@@ -145,10 +148,10 @@ def _toml_length(path: Path, keys: tuple[tuple[str, ...], ...]) -> int | None:
         return None
     for key in keys:
         node: object = data
-        for part in key:
+        for part in key[:-1]:
             node = node.get(part) if isinstance(node, dict) else None
-        if _valid(node) is not None:
-            return _valid(node)
+        if isinstance(node, dict):
+            return _valid(node.get(key[-1])) or DEFAULT_LINE_LENGTH
     return None
 
 

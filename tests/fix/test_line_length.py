@@ -25,6 +25,13 @@ def test_line_length_comes_from_the_projects_config(tmp_path):
     assert configured_line_length(f) == 120
     (tmp_path / "pkg" / "ruff.toml").write_text("line-length = [\n")  # broken: ignored
     assert configured_line_length(f) == 119
+    # torchtune: black (88 by default) formats, flake8 allows 120: the formatter decides
+    (tmp_path / "pkg" / "ruff.toml").unlink()
+    (tmp_path / "pyproject.toml").write_text('[tool.black]\ntarget-version = ["py38"]\n')
+    (tmp_path / ".flake8").write_text("[flake8]\nmax-line-length = 120\n")
+    assert configured_line_length(f) == 88
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    assert configured_line_length(f) == 100  # setup.cfg's flake8 section comes first
 
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
