@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import signal
 import sys
@@ -22,7 +23,7 @@ from migrate.commands import sensitivity as sensitivity_cmd
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
 
-app = typer.Typer(
+_SETTINGS = dict(
     name="migrate",
     help="Move PyTorch projects from CUDA to Ascend NPUs (torch + torch_npu).",
     no_args_is_help=True,
@@ -31,6 +32,7 @@ app = typer.Typer(
     rich_markup_mode=None,  # help strings are shown literally: "[tool.migrate]" stays
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+app = typer.Typer(**_SETTINGS)  # type: ignore[arg-type]
 
 
 def _version(value: bool) -> None:
@@ -74,6 +76,20 @@ EXTRAS = {
 }
 
 
+@functools.cache
+def click_app(command: str = ""):
+    """The click group that runs ``command``: the app with that command alone when it is
+    one (typer builds every command's parameters from its signature, which costs more
+    than a warm scan), else the whole app (top-level help, an unknown command)."""
+    info = next((c for c in app.registered_commands if c.name == command), None)
+    if info is None:
+        return typer.main.get_command(app)
+    alone = typer.Typer(**_SETTINGS)  # type: ignore[arg-type]
+    alone.registered_callback = app.registered_callback
+    alone.registered_commands = [info]
+    return typer.main.get_command(alone)
+
+
 def _safe_streams() -> None:
     """Non-UTF-8 file names (lone surrogates) are printed escaped, never a traceback."""
     for stream in (sys.stdout, sys.stderr):
@@ -95,7 +111,7 @@ def empty_argument(argv: list[str]) -> str | None:
     Path("."), so empty values are refused here, before parsing. The words of the program
     that `migrate run` starts (after ``--`` or from its first word on) are its own."""
     command = argv[0] if argv else ""
-    sub = typer.main.get_command(app).commands.get(command) if command else None  # type: ignore[attr-defined]
+    sub = click_app(command).commands.get(command) if command else None
     if sub is None:
         return None
     flags = {o for p in sub.params if getattr(p, "is_flag", False) for o in (*p.opts, *p.secondary_opts)} | {
@@ -154,7 +170,7 @@ def main() -> None:
 
 def _dispatch() -> None:
     try:
-        app()
+        click_app(sys.argv[1] if len(sys.argv) > 1 else "")()
     except UsageError as exc:
         print(f"migrate: error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -39,7 +39,15 @@ from migrate.core.fileio import MAX_FILE_BYTES, SourceError, content_hash, read_
 from migrate.core.findings import CATEGORIES, Edit, Finding, Fix
 from migrate.core.rules import Rule, rule_pack_digest
 
-__all__ = ["Entry", "ScanCache", "cache_key", "content_hash", "default_cache_dir"]
+__all__ = [
+    "Entry",
+    "ScanCache",
+    "cache_key",
+    "content_hash",
+    "default_cache_dir",
+    "mac_of",
+    "write_cache_file",
+]
 FORMAT = 3
 KEY_ENV = "MIGRATE_CACHE_KEY"
 
@@ -195,7 +203,8 @@ def _new_key(path: Path) -> bytes | None:
     return key
 
 
-def _mac(key: bytes, binding: bytes, rel: str, data: dict) -> str:
+def mac_of(key: bytes, binding: bytes, rel: str, data: dict) -> str:
+    """The HMAC binding ``data`` (as canonical JSON) to ``rel`` under ``binding``."""
     body = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     msg = binding + rel.encode("utf-8", "surrogateescape") + b"\0" + body.encode()
     return hmac.new(key, msg, hashlib.sha256).hexdigest()
@@ -254,25 +263,30 @@ class ScanCache:
         entries = {}
         for rel, e in self.entries.items():
             data = e.to_data()
-            entries[rel] = {**data, "mac": _mac(self.key, self.binding, rel, data)}
+            entries[rel] = {**data, "mac": mac_of(self.key, self.binding, rel, data)}
         doc = {"format": FORMAT, "entries": entries}
-        payload = json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode()
+        write_cache_file(self.path, json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode())
+
+
+def write_cache_file(path: Path, payload: bytes) -> None:
+    """Replace the cache file ``path`` by ``payload`` through a temporary file beside it; a
+    cache that cannot be written is not an error and leaves no temporary file behind."""
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".scan-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.replace(tmp, path)
         tmp = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".scan-", suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(payload)
-            os.replace(tmp, self.path)
-            tmp = None
-        except OSError:
-            pass  # a cache that cannot be written is not an error
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+    except OSError:
+        pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def _load(path: Path, cache: ScanCache, rules: dict[str, Rule] | None) -> dict[str, Entry]:
@@ -291,7 +305,7 @@ def _load(path: Path, cache: ScanCache, rules: dict[str, Rule] | None) -> dict[s
             if not (
                 isinstance(rel, str)
                 and isinstance(mac, str)
-                and hmac.compare_digest(mac, _mac(cache.key, cache.binding, rel, raw))
+                and hmac.compare_digest(mac, mac_of(cache.key, cache.binding, rel, raw))
             ):
                 continue  # not written by this user (or its key): scan the file afresh
             entry = Entry.from_data(raw)

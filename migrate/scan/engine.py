@@ -63,7 +63,11 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
     walker = Walker(root, options.exclude, options.respect_gitignore, options.follow_symlinks)
     files = list(walker.walk(paths))
     project = discover(
-        [(Path(sf.path), sf.rel) for sf in files if sf.kind == "python"], root, options.device_helper
+        [(Path(sf.path), sf.rel) for sf in files if sf.kind == "python"],
+        root,
+        options.device_helper,
+        # apply (trust_mtime off) reads every package afresh, as it reads every file
+        options.cache_dir if options.trust_mtime and not custom else None,
     )
     cache = (
         ScanCache(None)

@@ -27,7 +27,7 @@ def prefers_relative(package_dir: str) -> bool:
     )
     relative = own = 0
     for path in _package_files(top):
-        data = _read(path)
+        data = _read(Path(path))
         if data is None:
             continue
         relative += len(_RELATIVE.findall(data))

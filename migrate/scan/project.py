@@ -19,6 +19,7 @@ picklable) travels with each scan work item and is part of the cache key.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import stat
@@ -29,6 +30,7 @@ from migrate.core import device_helpers
 from migrate.core.display import shown_path
 from migrate.scan.helper_finder import find_helpers
 from migrate.scan.npu_names import names_npu
+from migrate.scan.project_cache import FactsCache, signature
 
 MAX_PACKAGE_FILES = 5000
 MAX_READ = 1024 * 1024
@@ -136,10 +138,14 @@ class ProjectContext:
     configured: str | None = None  # [tool.migrate] device-helper
     paths: dict[str, Path] = field(default_factory=dict)  # reported path -> path on disk
     scripts: dict[str, PackageInfo] = field(default_factory=dict)  # the package a script uses
+    known: dict = field(default_factory=dict, repr=False)  # what each folder is (package_of)
+
+    def package_of(self, path: Path) -> tuple[Path | None, str | None]:
+        return package_of(path, self.known)
 
     def for_file(self, rel: str) -> FileDevices:
         path = self.paths.get(rel) or self.root / rel
-        top, module = package_of(path)
+        top, module = self.package_of(path)
         if top is None:
             donor = self.scripts.get(rel)
             floor = self.scripts_min_torch.get(str(path.parent))
@@ -198,30 +204,84 @@ class ProjectContext:
         return out
 
 
-def package_of(path: Path) -> tuple[Path | None, str | None]:
+def package_of(path: Path, known: dict | None = None) -> tuple[Path | None, str | None]:
     """(top package folder, dotted module name) of a Python file, or (None, None) for a
-    file outside any package (no ``__init__.py`` beside it)."""
-    folder = path.parent
-    if not (folder / "__init__.py").is_file():
+    file outside any package (no ``__init__.py`` beside it). ``known`` remembers what each
+    folder is across the calls of one scan."""
+    known = {} if known is None else known
+    name = os.fspath(path)
+    folder = os.path.dirname(name)
+    if not _is_package(folder, known):
         return None, None
-    parts = [] if path.stem == "__init__" else [path.stem]
-    top = folder
-    while (folder / "__init__.py").is_file() and folder.name and folder.parent != folder:
-        parts.insert(0, folder.name)
-        top = folder
-        folder = folder.parent
+    chain = _chain(folder, known)
+    stem = os.path.splitext(os.path.basename(name))[0]
+    parts = (chain[1] if chain else ()) + (() if stem == "__init__" else (stem,))
     if not all(p.isidentifier() for p in parts):
         return None, None
-    return top, ".".join(parts)
+    return _top_path(chain[0] if chain else folder), ".".join(parts)
 
 
-def discover(files: list[tuple[Path, str]], root: Path, configured: str | None = None) -> ProjectContext:
-    """The project context for the Python ``files`` ((path on disk, reported path) pairs)."""
+def _is_package(folder: str, known: dict) -> bool:
+    key = ("init", folder)
+    found = known.get(key)
+    if found is None:
+        found = known[key] = os.path.isfile(os.path.join(folder, "__init__.py"))
+    return found
+
+
+def _chain(folder: str, known: dict) -> tuple[str, tuple[str, ...]] | None:
+    """(top folder, names from the top down) of the package folders from ``folder`` up,
+    or None when ``folder`` does not start one (not a package, or a nameless folder).
+    Iterative: a tree may be nested deeper than the recursion limit."""
+    pending: list[tuple[str, str]] = []  # (folder, its name), innermost first
+    found: tuple[str, tuple[str, ...]] | None = None
+    while True:
+        key = ("chain", folder)
+        if key in known:
+            found = known[key]
+            break
+        name, parent = os.path.basename(folder), os.path.dirname(folder)
+        if name in ("", ".") or parent == folder or not _is_package(folder, known):
+            known[key] = None
+            break
+        pending.append((folder, name))
+        folder = parent
+    for folder, name in reversed(pending):
+        found = (found[0], (*found[1], name)) if found else (folder, (name,))
+        known[("chain", folder)] = found
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _top_path(top: str) -> Path:
+    return Path(top)
+
+
+def discover(
+    files: list[tuple[Path, str]],
+    root: Path,
+    configured: str | None = None,
+    cache_dir: Path | None = None,
+) -> ProjectContext:
+    """The project context for the Python ``files`` ((path on disk, reported path) pairs).
+    With ``cache_dir``, each package's facts are reused while its files are unchanged
+    (migrate/scan/project_cache.py)."""
     ctx = ProjectContext(root, configured=configured)
+    facts = FactsCache.open(cache_dir, configured)
+    try:
+        _discover(ctx, files, root, configured, facts)
+    finally:
+        facts.save()
+    return ctx
+
+
+def _discover(
+    ctx: ProjectContext, files: list[tuple[Path, str]], root: Path, configured: str | None, facts: FactsCache
+) -> None:
     scripts: list[tuple[Path, str]] = []
     for path, rel in files:
         ctx.paths[rel] = path
-        top, _ = package_of(path)
+        top, _ = ctx.package_of(path)
         if top is None:
             key = str(path.parent)
             if key not in ctx.scripts_min_torch:
@@ -229,11 +289,11 @@ def discover(files: list[tuple[Path, str]], root: Path, configured: str | None =
             scripts.append((path, rel))
             continue
         if str(top) not in ctx.packages:
-            ctx.packages[str(top)] = _package(top, root, configured)
+            ctx.packages[str(top)] = _package(top, root, configured, facts)
     others: dict[str, PackageInfo | None] = {}
     for info in list(ctx.packages.values()):
         if not info.helpers:
-            donor = _donor(info.uses, _ancestors(info.path.parent, root), root, ctx, others, configured)
+            donor = _donor(info.uses, _ancestors(info.path.parent, root), root, ctx, others, facts)
             if donor is not None:
                 info.helpers, info.adopted = donor.helpers, donor.name
                 if donor.add_module:  # one helper module for the project, in the package used
@@ -242,10 +302,9 @@ def discover(files: list[tuple[Path, str]], root: Path, configured: str | None =
     for path, rel in scripts:
         data = _read(path)
         uses = _imported_tops(data.decode("utf-8", "replace")) if data else set()
-        donor = _donor(uses, _ancestors(path.parent, root), root, ctx, others, configured)
+        donor = _donor(uses, _ancestors(path.parent, root), root, ctx, others, facts)
         if donor is not None:
             ctx.scripts[rel] = donor
-    return ctx
 
 
 # a line's first word, found from the newline before it (a literal the regex engine skips
@@ -271,7 +330,7 @@ def _ancestors(folder: Path, root: Path) -> list[Path]:
 
 
 def _donor(
-    uses, folders: list[Path], root: Path, ctx: ProjectContext, others: dict, configured: str | None
+    uses, folders: list[Path], root: Path, ctx: ProjectContext, others: dict, facts: FactsCache
 ) -> PackageInfo | None:
     """The package of the project that code importing ``uses`` takes its device helpers
     from: one it imports, found in one of ``folders`` (beside it, or a parent up to the scan
@@ -279,15 +338,16 @@ def _donor(
     ``peft``); one with helpers of its own first."""
     found: list[PackageInfo] = []
     for folder in folders:
+        base = os.fspath(folder)
         for name in sorted(uses):
-            for cand in (folder / name, folder / "src" / name):
-                if not (cand / "__init__.py").is_file():
+            for key in (os.path.join(base, name), os.path.join(base, "src", name)):
+                if not _is_package(key, ctx.known):
                     continue
-                key = str(cand)
+                cand = Path(key)
                 info = ctx.packages.get(key)
                 if info is None:
                     if key not in others:
-                        others[key] = _package(cand, root, configured)
+                        others[key] = _package(cand, root, ctx.configured, facts)
                     info = others[key]
                 if info is not None and not info.adopted:
                     found.append(info)
@@ -296,14 +356,41 @@ def _donor(
     return chosen[0] if chosen else None
 
 
-def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
+def _package(top: Path, root: Path, configured: str | None, cache: FactsCache) -> PackageInfo:
     info = PackageInfo(top, top.name, min_torch=declared_min_torch(top.parent, root))
+    files = list(_package_files(top))
+    sig = signature(files, top) if cache.path is not None else None
+    facts = _facts_from_data(cache.get(top, sig))
+    if facts is None:
+        facts = _package_facts(top, files, configured)
+        cache.put(top, sig, _facts_data(facts))
+    info.helpers, info.npu_arms, info.uses = facts
+    own = _own_module_path(top, configured)
+    if own is not None:
+        real = os.path.realpath(own[1])
+        rel = os.path.relpath(real, os.path.realpath(root))
+        # the port writes nothing outside the scanned tree or the current directory (a file
+        # given on its own still gets its package's module, as a run over the package would)
+        if not rel.startswith("..") or _under(real, os.getcwd()):
+            info.add_module, info.add_path = own[0], Path(rel).as_posix()
+    typed = next((h for h in info.helpers if h.kind == "type" and h.call and not h.ours), None)
+    if typed is not None and info.add_module:  # the added module builds on the project's
+        info.type_from = (typed.import_from(info.add_module), typed.name)
+    return info
+
+
+# what a package's files say: its helpers (one per kind), its NPU arms, the packages it imports
+Facts = tuple[tuple[HelperRef, ...], frozenset[str], frozenset[str]]
+
+
+def _package_facts(top: Path, files: list[str], configured: str | None) -> Facts:
     found: list[tuple[HelperRef, int]] = []
     arms: set[str] = set()
     texts: list[str] = []
     inits: dict[str, str] = {}  # package module -> its __init__ text
     uses: set[str] = set()
-    for path in _package_files(top):
+    for name in files:
+        path = Path(name)
         data = _read(path)
         if data is None:
             continue
@@ -327,21 +414,71 @@ def _package(top: Path, root: Path, configured: str | None) -> PackageInfo:
             continue
         for h in find_helpers(tree, _torch_local(tree)).values():
             found.append((HelperRef(h.kind, module, h.name, h.call, h.ours), 0))
-    info.npu_arms = frozenset(arms)
-    info.uses = frozenset(uses - {top.name})
-    info.helpers = tuple(_public(h, inits) for h in _choose(found, texts))
-    own = _own_module_path(top, configured)
-    if own is not None:
-        real = os.path.realpath(own[1])
-        rel = os.path.relpath(real, os.path.realpath(root))
-        # the port writes nothing outside the scanned tree or the current directory (a file
-        # given on its own still gets its package's module, as a run over the package would)
-        if not rel.startswith("..") or _under(real, os.getcwd()):
-            info.add_module, info.add_path = own[0], Path(rel).as_posix()
-    typed = next((h for h in info.helpers if h.kind == "type" and h.call and not h.ours), None)
-    if typed is not None and info.add_module:  # the added module builds on the project's
-        info.type_from = (typed.import_from(info.add_module), typed.name)
-    return info
+    helpers = tuple(_public(h, inits) for h in _choose(found, texts))
+    return helpers, frozenset(arms), frozenset(uses - {top.name})
+
+
+def _facts_data(facts: Facts) -> dict:
+    helpers, arms, uses = facts
+    return {
+        "helpers": [
+            {
+                "kind": h.kind,
+                "module": h.module,
+                "name": h.name,
+                "call": h.call,
+                "ours": h.ours,
+                "publics": list(h.publics),
+            }
+            for h in helpers
+        ],
+        "npu_arms": sorted(arms),
+        "uses": sorted(uses),
+    }
+
+
+_HELPER_KINDS = frozenset(device_helpers.NAMES)
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z", re.ASCII)
+_NAME = re.compile(r"[A-Za-z_]\w*\Z", re.ASCII)
+
+
+def _facts_from_data(data: dict | None) -> Facts | None:
+    """Facts read back from the cache, or None unless every field has its shape: what was
+    cached is data, checked like any other input."""
+    if data is None:
+        return None
+    try:
+        helpers = []
+        for h in data["helpers"]:
+            kind, module, name, call, ours, publics = (
+                h["kind"],
+                h["module"],
+                h["name"],
+                h["call"],
+                h["ours"],
+                h["publics"],
+            )
+            if not (
+                kind in _HELPER_KINDS
+                and isinstance(module, str)
+                and _DOTTED.match(module)
+                and isinstance(name, str)
+                and _NAME.match(name)
+                and isinstance(call, bool)
+                and isinstance(ours, bool)
+                and isinstance(publics, list)
+                and all(isinstance(p, str) and _DOTTED.match(p) for p in publics)
+            ):
+                return None
+            helpers.append(HelperRef(kind, module, name, call, ours, tuple(publics)))
+        arms, uses = data["npu_arms"], data["uses"]
+        if not isinstance(arms, list) or not isinstance(uses, list) or not isinstance(data["helpers"], list):
+            return None
+        if not all(isinstance(n, str) and _NAME.match(n) for n in (*arms, *uses)):
+            return None
+        return tuple(helpers), frozenset(arms), frozenset(uses)
+    except (KeyError, TypeError):
+        return None
 
 
 def _under(path: str, folder: str) -> bool:
@@ -415,8 +552,10 @@ def _is_ours(path: Path) -> bool:
     return any(device_helpers.recognise(n) for n in tree.body)
 
 
-def _package_files(top: Path):
-    count = 0
+def _package_files(top: Path) -> list[str]:
+    """The package's Python files (in its sub-packages, not in plain folders), as strings:
+    at most ``MAX_PACKAGE_FILES``."""
+    out: list[str] = []
     for folder, dirs, files in os.walk(top, followlinks=False):
         dirs[:] = sorted(
             d
@@ -427,10 +566,10 @@ def _package_files(top: Path):
         )
         for name in sorted(files):
             if name.endswith(".py"):
-                count += 1
-                if count > MAX_PACKAGE_FILES:
-                    return
-                yield Path(folder) / name
+                if len(out) >= MAX_PACKAGE_FILES:
+                    return out
+                out.append(os.path.join(folder, name))
+    return out
 
 
 def _read(path: Path) -> bytes | None:

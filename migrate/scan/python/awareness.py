@@ -79,7 +79,7 @@ def regions(f, portable: bool) -> Regions:
         out.aware.append((0, len(text), "transfer_to_npu patches it at run time"))
         return out
     if portable:  # annotations run nothing: `stream: torch.cuda.Stream` stays readable
-        for node in ast.walk(f.tree):
+        for node in f.walk():
             for ann in _annotations(node):
                 out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
     if portable:  # the project's own device helpers are its device dispatch: never rewritten
@@ -103,11 +103,11 @@ def regions(f, portable: bool) -> Regions:
                     )
     has_npu = names_npu(text)
     if has_npu:
-        out.own = [f.span(n) for n in ast.walk(f.tree) if _own_form(f, n)]
+        out.own = [f.span(n) for n in f.walk() if _own_form(f, n)]
     if "hccl" in text.lower():
         out.hccl = [
             f.span(n)
-            for n in ast.walk(f.tree)
+            for n in f.walk()
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _tests_hccl(n)
         ]
     arms = _npu_arms(f) if portable else set()
@@ -118,7 +118,7 @@ def regions(f, portable: bool) -> Regions:
     if has_npu:
         for stmt, twin in _npu_twins(f):
             out.aware.append((*f.span(stmt), f"its NPU twin `{twin}` is beside it"))
-    for node in ast.walk(f.tree):
+    for node in f.walk():
         if isinstance(node, (ast.If, ast.IfExp)) and proven and _proves_cuda(node):
             out.aware.append(
                 (*f.span(node), "CUDA is proven by the condition; the other arm follows the device")
@@ -195,7 +195,7 @@ def _npu_twins(f):
     ``self.is_npu = device.type == "npu" and ...``, ``if device_type == "cuda": ...`` over
     ``if device_type == "npu": ...``). The code already has its NPU arm: porting the CUDA
     one would make both arms true on an NPU (timm's PrefetchLoader then picks torch.cuda)."""
-    for node in ast.walk(f.tree):
+    for node in f.walk():
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
             if not isinstance(block, list) or len(block) < 2 or not isinstance(block[0], ast.stmt):
@@ -295,7 +295,7 @@ def _npu_arms(f) -> set[str]:
     """Names of the project's (and this file's) classes and functions that name NPU."""
     own = {
         n.name
-        for n in ast.walk(f.tree)
+        for n in f.walk()
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and names_npu(n.name)
     }
     return own | set(f.file_devices.npu_arms if f.file_devices else ())

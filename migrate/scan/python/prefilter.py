@@ -99,6 +99,11 @@ def minimal_tokens(tokens: set[Token]) -> list[Token]:
     return sorted(kept, key=lambda t: (-len(t.literal), t.literal, t.pattern or ""))
 
 
+# A confirming regex is searched, never matched: a leading ``\w*`` matches the empty string
+# wherever the rest does, and dropping it saves a backtracking scan from every position.
+_LEADING_WORD = re.compile(r"^(?:\\w\*)+")
+
+
 class Prefilter:
     """``search(data)``: does the file hold any token?
 
@@ -113,7 +118,7 @@ class Prefilter:
         self.tokens = tokens
         by_literal: dict[bytes, list[re.Pattern[bytes] | None]] = {}
         for t in tokens:
-            rx = re.compile(t.pattern.encode()) if t.pattern else None
+            rx = re.compile(_LEADING_WORD.sub("", t.pattern).encode()) if t.pattern else None
             by_literal.setdefault(t.literal.encode(), []).append(rx)
         # A literal with any unconfirmed (plain) token needs no regex.
         self._checks = [
@@ -121,15 +126,18 @@ class Prefilter:
             for lit, rxs in by_literal.items()
         ]
         lowered = {lit.lower() for lit in by_literal}
-        self._stage1 = sorted((x for x in lowered if not any(o != x and o in x for o in lowered)), key=len)
+        anchors = [x for x in lowered if not any(o != x and o in x for o in lowered)]
         # anchor -> the exact checks whose lower-cased literal contains it (each check under
         # the first anchor it contains: a file holding the literal holds that anchor)
+        self._stage1 = sorted(anchors, key=len)
         self._by_anchor: dict[bytes, list[tuple[bytes, re.Pattern[bytes] | None]]] = {
             a: [] for a in self._stage1
         }
         for check in self._checks:
             anchor = next(a for a in self._stage1 if a in check[0].lower())
             self._by_anchor[anchor].append(check)
+        # anchors that settle a file with a plain literal first: most files stop there
+        self._stage1.sort(key=lambda a: (all(rx is not None for _, rx in self._by_anchor[a]), len(a)))
 
     def search(self, data: bytes) -> bool:
         low = data.lower()

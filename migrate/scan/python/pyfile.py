@@ -46,6 +46,7 @@ class PyFile:
     file_devices: FileDevices | None = None  # the project around it (migrate/scan/project.py)
     _guards: Guards | None = None
     _devices: DeviceNames | None = None
+    _walked: list[ast.AST] | None = None
 
     @classmethod
     def parse(cls, text: str, rel: str, hit=None) -> PyFile:
@@ -71,6 +72,13 @@ class PyFile:
         for t in types:
             out.extend(self.by_type.get(t, ()))
         return out
+
+    def walk(self) -> list[ast.AST]:
+        """Every node of the file, in ``ast.walk`` order (not pruned to the prefilter's
+        lines), listed once: passes that need the whole tree iterate this list."""
+        if self._walked is None:
+            self._walked = walk_list(self.tree)
+        return self._walked
 
     def qualname(self, node: ast.AST) -> str | None:
         """The imported name an attribute chain stands for (th.cuda.x -> torch.cuda.x)."""
@@ -149,6 +157,22 @@ def _hit_lines(text: str, index: LineIndex, hit, bindings: Bindings) -> list[int
         pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
         lines |= {index.position(m.start())[0] for m in pattern.finditer(text)}
     return sorted(lines)
+
+
+def walk_list(tree: ast.AST) -> list[ast.AST]:
+    """``list(ast.walk(tree))``, same order, without a generator per node."""
+    out = [tree]
+    i = 0
+    while i < len(out):
+        node = out[i]
+        i += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                out.extend(c for c in value if isinstance(c, ast.AST))
+            elif isinstance(value, ast.AST):
+                out.append(value)
+    return out
 
 
 def _index_nodes(tree: ast.AST, lines: list[int] | None):

@@ -29,10 +29,8 @@ KEYWORDS = {
 # Every place above spells one of these (literal, confirming regex); see prefilter.py.
 _LIST = r"\s*(?::[^=\n]*)?=\s*[\[\({]"
 TOKENS = (
-    (
-        "require",
-        r"(?:install_requires|setup_requires|tests_require|extras_require)\s*=|\w*require\w*" + _LIST,
-    ),
+    ("require", r"(?:install_requires|setup_requires|tests_require|extras_require)\s*="),
+    ("require", r"\w*require\w*" + _LIST),
     ("REQUIRE", r"\w*REQUIRE\w*" + _LIST),
     ("Require", r"\w*Require\w*" + _LIST),
     ("dependencies", r"dependencies" + _LIST),
