@@ -141,9 +141,22 @@ class DeviceNames:
             raise Unspellable(f"`{name}` is already bound in this file")
         fd = self.fd
         if fd.add_module and fd.add_module != fd.module:
+            if self._imported_by_ours():
+                raise Unspellable(f"{fd.add_module} imports this module: the import would be circular")
             return f"{name}()", [self._import(fd.add_module, name)]
         self.planned.add(name)
         return f"{name}()", []
+
+    def _imported_by_ours(self) -> bool:
+        """Does the added helper module import this one (it builds on the project's type
+        helper: mmengine/_device.py imports get_device from mmengine.device, defined in
+        mmengine/device/utils.py)? The module defining the helper, the package re-exporting it
+        and the packages above them run first; importing the added module there is circular."""
+        fd, own = self.fd, self.fd.module
+        if fd.type_from is None or not own:
+            return False
+        chain = {fd.type_from[0]} | {h.module for h in fd.helpers if h.kind == "type" and not h.ours}
+        return any(m == own or m.startswith(own + ".") for m in chain)
 
     def _import(self, module: str, name: str) -> str:
         stmt = f"from {self._relative(module)} import {name}"
