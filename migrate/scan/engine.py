@@ -23,12 +23,11 @@ from migrate.core.rules import Rule, default_rules, select_rules
 from migrate.core.targets import TargetChoice
 from migrate.scan.cache import Entry, ScanCache
 from migrate.scan.discover import Walker, scan_root
+from migrate.scan.parallel import PARALLEL_THRESHOLD
 from migrate.scan.project import discover
 from migrate.scan.readers import scan_text
 from migrate.scan.ruleset import RuleSet
 from migrate.scan.worker import FileResult, WorkItem, run_items
-
-PARALLEL_THRESHOLD = 200  # files before worker processes pay off
 
 __all__ = ["FileProblem", "ScanOptions", "scan_paths", "scan_text"]
 
@@ -68,6 +67,7 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
         options.device_helper,
         # apply (trust_mtime off) reads every package afresh, as it reads every file
         options.cache_dir if options.trust_mtime and not custom else None,
+        options.jobs,
     )
     cache = (
         ScanCache(None)

@@ -30,6 +30,7 @@ from migrate.core import device_helpers
 from migrate.core.display import shown_path
 from migrate.scan.helper_finder import find_helpers
 from migrate.scan.npu_names import names_npu
+from migrate.scan.parallel import map_in_workers
 from migrate.scan.project_cache import FactsCache, signature
 
 MAX_PACKAGE_FILES = 5000
@@ -139,6 +140,7 @@ class ProjectContext:
     paths: dict[str, Path] = field(default_factory=dict)  # reported path -> path on disk
     scripts: dict[str, PackageInfo] = field(default_factory=dict)  # the package a script uses
     known: dict = field(default_factory=dict, repr=False)  # what each folder is (package_of)
+    jobs: int | None = None  # worker processes for reading large packages
 
     def package_of(self, path: Path) -> tuple[Path | None, str | None]:
         return package_of(path, self.known)
@@ -262,11 +264,12 @@ def discover(
     root: Path,
     configured: str | None = None,
     cache_dir: Path | None = None,
+    jobs: int | None = None,
 ) -> ProjectContext:
     """The project context for the Python ``files`` ((path on disk, reported path) pairs).
     With ``cache_dir``, each package's facts are reused while its files are unchanged
-    (migrate/scan/project_cache.py)."""
-    ctx = ProjectContext(root, configured=configured)
+    (migrate/scan/project_cache.py); a large package is read by ``jobs`` processes."""
+    ctx = ProjectContext(root, configured=configured, jobs=jobs)
     facts = FactsCache.open(cache_dir, configured)
     try:
         _discover(ctx, files, root, configured, facts)
@@ -289,7 +292,7 @@ def _discover(
             scripts.append((path, rel))
             continue
         if str(top) not in ctx.packages:
-            ctx.packages[str(top)] = _package(top, root, configured, facts)
+            ctx.packages[str(top)] = _package(top, root, configured, facts, ctx.jobs)
     others: dict[str, PackageInfo | None] = {}
     for info in list(ctx.packages.values()):
         if not info.helpers:
@@ -347,7 +350,7 @@ def _donor(
                 info = ctx.packages.get(key)
                 if info is None:
                     if key not in others:
-                        others[key] = _package(cand, root, ctx.configured, facts)
+                        others[key] = _package(cand, root, ctx.configured, facts, ctx.jobs)
                     info = others[key]
                 if info is not None and not info.adopted:
                     found.append(info)
@@ -356,13 +359,15 @@ def _donor(
     return chosen[0] if chosen else None
 
 
-def _package(top: Path, root: Path, configured: str | None, cache: FactsCache) -> PackageInfo:
+def _package(
+    top: Path, root: Path, configured: str | None, cache: FactsCache, jobs: int | None = None
+) -> PackageInfo:
     info = PackageInfo(top, top.name, min_torch=declared_min_torch(top.parent, root))
     files = list(_package_files(top))
     sig = signature(files, top) if cache.path is not None else None
     facts = _facts_from_data(cache.get(top, sig))
     if facts is None:
-        facts = _package_facts(top, files, configured)
+        facts = _package_facts(top, files, configured, jobs)
         cache.put(top, sig, _facts_data(facts))
     info.helpers, info.npu_arms, info.uses = facts
     own = _own_module_path(top, configured)
@@ -383,39 +388,91 @@ def _package(top: Path, root: Path, configured: str | None, cache: FactsCache) -
 Facts = tuple[tuple[HelperRef, ...], frozenset[str], frozenset[str]]
 
 
-def _package_facts(top: Path, files: list[str], configured: str | None) -> Facts:
-    found: list[tuple[HelperRef, int]] = []
-    arms: set[str] = set()
-    texts: list[str] = []
-    inits: dict[str, str] = {}  # package module -> its __init__ text
-    uses: set[str] = set()
-    for name in files:
-        path = Path(name)
-        data = _read(path)
-        if data is None:
-            continue
-        text = data.decode("utf-8", "replace")
-        texts.append(text)
-        uses |= _imported_tops(text)
-        if path.name == "__init__.py":
-            inits[".".join([top.name, *path.parent.relative_to(top).parts])] = text
-        if not _candidate(data):
-            continue
-        arms.update(_npu_arm_names(text))
-        if b"def " not in data:
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        module = ".".join([top.name, *path.relative_to(top).with_suffix("").parts])
-        module = module.removesuffix(".__init__")
-        if configured and module != configured:
-            continue
-        for h in find_helpers(tree, _torch_local(tree)).values():
-            found.append((HelperRef(h.kind, module, h.name, h.call, h.ours), 0))
-    helpers = tuple(_public(h, inits) for h in _choose(found, texts))
-    return helpers, frozenset(arms), frozenset(uses - {top.name})
+@dataclass(frozen=True)
+class _FileFacts:
+    """What one file of a package says (small: it travels back from a worker process)."""
+
+    uses: frozenset[str] = frozenset()
+    arms: frozenset[str] = frozenset()
+    helpers: tuple[HelperRef, ...] = ()
+    init: tuple[str, str] | None = None  # (package module, text) of an __init__.py
+
+
+def _file_facts(top: Path, name: str, configured: str | None) -> _FileFacts | None:
+    path = Path(name)
+    data = _read(path)
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace")
+    init = None
+    if path.name == "__init__.py":
+        init = (".".join([top.name, *path.parent.relative_to(top).parts]), text)
+    uses = frozenset(_imported_tops(text))
+    if not _candidate(data):
+        return _FileFacts(uses, init=init)
+    arms = frozenset(_npu_arm_names(text))
+    if not _may_define_helper(data):
+        return _FileFacts(uses, arms, init=init)
+    module = ".".join([top.name, *path.relative_to(top).with_suffix("").parts]).removesuffix(".__init__")
+    if configured and module != configured:
+        return _FileFacts(uses, arms, init=init)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _FileFacts(uses, arms, init=init)
+    found = find_helpers(tree, _torch_local(tree)).values()
+    helpers = tuple(HelperRef(h.kind, module, h.name, h.call, h.ours) for h in found)
+    return _FileFacts(uses, arms, helpers, init)
+
+
+def _names_in(name: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``words`` the file ``name`` names (as whole words)."""
+    data = _read(Path(name))
+    if data is None:
+        return ()
+    text = data.decode("utf-8", "replace")
+    return tuple(w for w in words if re.search(rf"\b{re.escape(w)}\b", text))
+
+
+def _package_facts(top: Path, files: list[str], configured: str | None, jobs: int | None = None) -> Facts:
+    """The package's facts from its files, read in worker processes when there are many."""
+    per_file = [
+        f
+        for f in map_in_workers(functools.partial(_file_facts, top, configured=configured), files, jobs)
+        if f is not None
+    ]
+    found = [h for f in per_file for h in f.helpers]
+    inits = dict(f.init for f in per_file if f.init is not None)
+
+    def files_naming(words: tuple[str, ...]) -> dict[str, int]:
+        counts = dict.fromkeys(words, 0)
+        for named in map_in_workers(functools.partial(_names_in, words=words), files, jobs):
+            for w in named:
+                counts[w] += 1
+        return counts
+
+    helpers = tuple(_public(h, inits) for h in _choose(found, files_naming))
+    arms = frozenset().union(*(f.arms for f in per_file))
+    uses = frozenset().union(*(f.uses for f in per_file))
+    return helpers, arms, uses - {top.name}
+
+
+# a top-level def and its parameters (to the first ")": a default holding a call ends the
+# match early, and the function still counts as callable without arguments)
+_TOP_DEF = re.compile(rb"^def[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+
+
+def _may_define_helper(data: bytes) -> bool:
+    """Whether a file may define a device helper: a top-level function callable without
+    arguments (helper_finder takes no other), found without parsing the file."""
+    for m in _TOP_DEF.finditer(data):
+        params = [p.strip() for p in _COMMENT.sub(b"", m.group(1)).split(b",")]
+        if all(not p or b"=" in p or p.startswith(b"*") or p == b"/" for p in params):
+            return True
+    return False
+
+
+_COMMENT = re.compile(rb"#[^\n]*")
 
 
 def _facts_data(facts: Facts) -> dict:
@@ -486,20 +543,22 @@ def _under(path: str, folder: str) -> bool:
     return path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _choose(found: list[tuple[HelperRef, int]], texts: list[str]) -> tuple[HelperRef, ...]:
+def _choose(found: list[HelperRef], files_naming) -> tuple[HelperRef, ...]:
     """One helper per kind: the port's own where present, else the most used (the one most
-    files name), then the one in the shallowest module."""
+    files name: ``files_naming(names)`` counts them, asked only where a kind has a choice),
+    then the one in the shallowest module."""
     by_kind: dict[str, list[HelperRef]] = {}
-    for ref, _ in found:
+    for ref in found:
         if ref.kind == "device" or (ref.name.startswith("_") and not ref.ours):
             continue  # a torch.device maker reads worse than a type helper; private ones stay private
         by_kind.setdefault(ref.kind, []).append(ref)
+    contested = tuple(sorted({r.name for refs in by_kind.values() if len(refs) > 1 for r in refs}))
+    uses = files_naming(contested) if contested else {}
     chosen = []
     for _kind, refs in sorted(by_kind.items()):
 
         def rank(r: HelperRef):
-            uses = sum(1 for t in texts if re.search(rf"\b{re.escape(r.name)}\b", t))
-            return (not r.ours, not r.call, -uses, r.module.count("."), r.module, r.name)
+            return (not r.ours, not r.call, -uses.get(r.name, 0), r.module.count("."), r.module, r.name)
 
         chosen.append(min(refs, key=rank))
     return tuple(chosen)

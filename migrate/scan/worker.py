@@ -14,8 +14,6 @@ initializer, and ignore SIGINT (the parent stops the pool on Ctrl-C; no worker t
 from __future__ import annotations
 
 import multiprocessing
-import os
-import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -24,6 +22,7 @@ from migrate.core.fileio import SourceError, content_hash, read_bytes
 from migrate.core.filekinds import FILE_KINDS
 from migrate.core.findings import Finding
 from migrate.core.targets import DEFAULT_TARGET
+from migrate.scan.parallel import can_fork, clamp_jobs, quiet_worker
 from migrate.scan.project import FileDevices
 from migrate.scan.readers import READERS
 from migrate.scan.ruleset import RuleSet
@@ -91,20 +90,13 @@ _worker: Worker | None = None  # this worker process's Worker, set by the pool i
 
 def _init_worker(ruleset: RuleSet) -> None:
     global _worker
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a scan worker writes nothing: just stop
+    quiet_worker()  # a scan worker writes nothing: SIGTERM just stops it
     _worker = Worker(ruleset)
 
 
 def _run_chunk(items: list[WorkItem]) -> list[FileResult]:
     assert _worker is not None
     return _worker.run(items)
-
-
-def clamp_jobs(jobs: int | None, work: int) -> int:
-    """Worker count: at most the CPU count and the amount of work, at least 1."""
-    cpus = os.cpu_count() or 1
-    return max(1, min(jobs or cpus, cpus, work))
 
 
 def run_items(
@@ -117,8 +109,7 @@ def run_items(
     """Results for every item, in worker processes when there are enough files."""
     total = len(items)
     jobs = clamp_jobs(jobs, total // CHUNK + 1)
-    methods = multiprocessing.get_all_start_methods()
-    if jobs <= 1 or total < parallel_threshold or "fork" not in methods:
+    if jobs <= 1 or total < parallel_threshold or not can_fork():
         worker = Worker(ruleset)
         outs: Iterator[list[FileResult]] = (worker.run(items[i : i + CHUNK]) for i in range(0, total, CHUNK))
         yield from _counted(outs, progress, total)

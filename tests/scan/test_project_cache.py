@@ -207,3 +207,23 @@ def test_package_of_a_package_nested_deeper_than_the_recursion_limit(tmp_path):
     finally:
         sys.setrecursionlimit(old)
     assert top == tmp_path / "p" and module == ".".join(["p"] * 150 + ["m"])
+
+
+def _big_package(root: Path) -> None:
+    files = {
+        f"kit/m{i}.py": f"import os\nimport torch\nfrom kit.util.accel import get_device_name\nX = {i}\n"
+        for i in range(260)
+    }
+    other = HELPER.replace("get_device_name", "pick_device").replace("get_torch_device", "pick_module")
+    write(root, {**FILES, **files, "kit/other.py": other})
+
+
+def test_a_large_package_read_by_workers_gives_the_same_context(tmp_path):
+    _big_package(tmp_path)
+    rels = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.py"))
+    pairs = [(tmp_path / r, r) for r in rels]
+    alone = discover(pairs, tmp_path, None, None, 1)
+    workers = discover(pairs, tmp_path, None, None, 2)
+    assert workers.key() == alone.key()
+    # two type helpers: the one more files name wins (get_device_name, imported by 260 files)
+    assert sorted(h.describe() for h in workers.for_file("kit/m1.py").helpers) == BOTH

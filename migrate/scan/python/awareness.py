@@ -79,7 +79,7 @@ def regions(f, portable: bool) -> Regions:
         out.aware.append((0, len(text), "transfer_to_npu patches it at run time"))
         return out
     if portable:  # annotations run nothing: `stream: torch.cuda.Stream` stays readable
-        for node in f.walk():
+        for node in f.walk(ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign):
             for ann in _annotations(node):
                 out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
     if portable:  # the project's own device helpers are its device dispatch: never rewritten
@@ -103,13 +103,9 @@ def regions(f, portable: bool) -> Regions:
                     )
     has_npu = names_npu(text)
     if has_npu:
-        out.own = [f.span(n) for n in f.walk() if _own_form(f, n)]
+        out.own = [f.span(n) for n in f.walk(*_OWN_FORM_TYPES) if _own_form(f, n)]
     if "hccl" in text.lower():
-        out.hccl = [
-            f.span(n)
-            for n in f.walk()
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _tests_hccl(n)
-        ]
+        out.hccl = [f.span(n) for n in f.walk(ast.FunctionDef, ast.AsyncFunctionDef) if _tests_hccl(n)]
     arms = _npu_arms(f) if portable else set()
     cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))
     proven = portable and '"cuda"' in text.replace("'", '"')
@@ -118,7 +114,7 @@ def regions(f, portable: bool) -> Regions:
     if has_npu:
         for stmt, twin in _npu_twins(f):
             out.aware.append((*f.span(stmt), f"its NPU twin `{twin}` is beside it"))
-    for node in f.walk():
+    for node in f.walk(*_REGION_TYPES):
         if isinstance(node, (ast.If, ast.IfExp)) and proven and _proves_cuda(node):
             out.aware.append(
                 (*f.span(node), "CUDA is proven by the condition; the other arm follows the device")
@@ -160,8 +156,42 @@ def regions(f, portable: bool) -> Regions:
     return out
 
 
+# every node type the loop at the end of regions() looks at
+_REGION_TYPES = (
+    ast.If,
+    ast.IfExp,
+    ast.Tuple,
+    ast.List,
+    ast.Set,
+    ast.Dict,
+    ast.BoolOp,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
 _OWN_PAIRS = ({"cuda", "npu"}, {"nccl", "hccl"})
 _CUDA_WORD = re.compile(r"cuda|nccl", re.IGNORECASE)
+# node types that hold blocks of statements (where NPU twins sit side by side)
+_BLOCK_TYPES = tuple(
+    t
+    for t in (
+        ast.Module,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+        ast.If,
+        ast.For,
+        ast.AsyncFor,
+        ast.While,
+        ast.With,
+        ast.AsyncWith,
+        ast.Try,
+        getattr(ast, "TryStar", None),
+        ast.ExceptHandler,
+        getattr(ast, "match_case", None),
+    )
+    if t is not None
+)
 _TO_NPU = {"cuda": "npu", "nccl": "hccl"}
 
 
@@ -195,7 +225,7 @@ def _npu_twins(f):
     ``self.is_npu = device.type == "npu" and ...``, ``if device_type == "cuda": ...`` over
     ``if device_type == "npu": ...``). The code already has its NPU arm: porting the CUDA
     one would make both arms true on an NPU (timm's PrefetchLoader then picks torch.cuda)."""
-    for node in f.walk():
+    for node in f.walk(*_BLOCK_TYPES):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
             if not isinstance(block, list) or len(block) < 2 or not isinstance(block[0], ast.stmt):
@@ -222,6 +252,9 @@ def _tests_hccl(fn) -> bool:
                 ):
                     return True
     return False
+
+
+_OWN_FORM_TYPES = (ast.Compare, ast.Call, ast.BoolOp, ast.IfExp)  # what _own_form can accept
 
 
 def _own_form(f, node) -> bool:
@@ -293,11 +326,7 @@ def _renamed(reg: Regions, offset: int) -> str | None:
 
 def _npu_arms(f) -> set[str]:
     """Names of the project's (and this file's) classes and functions that name NPU."""
-    own = {
-        n.name
-        for n in f.walk()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and names_npu(n.name)
-    }
+    own = {n.name for n in f.walk(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if names_npu(n.name)}
     return own | set(f.file_devices.npu_arms if f.file_devices else ())
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import heapq
 import re
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
@@ -46,7 +47,7 @@ class PyFile:
     file_devices: FileDevices | None = None  # the project around it (migrate/scan/project.py)
     _guards: Guards | None = None
     _devices: DeviceNames | None = None
-    _walked: list[ast.AST] | None = None
+    _walked: dict[type, list[tuple[int, ast.AST]]] | None = None
 
     @classmethod
     def parse(cls, text: str, rel: str, hit=None) -> PyFile:
@@ -73,12 +74,15 @@ class PyFile:
             out.extend(self.by_type.get(t, ()))
         return out
 
-    def walk(self) -> list[ast.AST]:
-        """Every node of the file, in ``ast.walk`` order (not pruned to the prefilter's
-        lines), listed once: passes that need the whole tree iterate this list."""
+    def walk(self, *types: type[ast.AST]) -> list[Any]:
+        """Every node of these types in the file (not pruned to the prefilter's lines), in
+        ``ast.walk`` order; the tree is walked once per file, whatever the passes ask."""
         if self._walked is None:
-            self._walked = walk_list(self.tree)
-        return self._walked
+            self._walked = walk_by_type(self.tree)
+        lists = [self._walked.get(t, []) for t in types]
+        if len(lists) == 1:
+            return [n for _, n in lists[0]]
+        return [n for _, n in heapq.merge(*lists, key=lambda pn: pn[0])]
 
     def qualname(self, node: ast.AST) -> str | None:
         """The imported name an attribute chain stands for (th.cuda.x -> torch.cuda.x)."""
@@ -159,19 +163,21 @@ def _hit_lines(text: str, index: LineIndex, hit, bindings: Bindings) -> list[int
     return sorted(lines)
 
 
-def walk_list(tree: ast.AST) -> list[ast.AST]:
-    """``list(ast.walk(tree))``, same order, without a generator per node."""
-    out = [tree]
+def walk_by_type(tree: ast.AST) -> dict[type, list[tuple[int, ast.AST]]]:
+    """The nodes of ``tree`` by type, each with its position in ``ast.walk`` order."""
+    out: dict[type, list[tuple[int, ast.AST]]] = {}
+    queue = [tree]
     i = 0
-    while i < len(out):
-        node = out[i]
+    while i < len(queue):
+        node = queue[i]
+        out.setdefault(type(node), []).append((i, node))
         i += 1
         for name in node._fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
-                out.extend(c for c in value if isinstance(c, ast.AST))
+                queue.extend(c for c in value if isinstance(c, ast.AST))
             elif isinstance(value, ast.AST):
-                out.append(value)
+                queue.append(value)
     return out
 
 
