@@ -6,16 +6,21 @@ A rewrite makes lines longer (``torch.cuda.empty_cache()`` becomes
 * In a project whose files pass ``ruff format --check`` (a ``[tool.ruff]``/``ruff.toml``
   governs the file, and the original text passes with it), the rewritten text is formatted
   the same way: only what the port changed can move, the rest was formatted already.
-* Elsewhere, a line the port made longer than the file's longest line (79 at least) is
-  wrapped as ruff format wraps it (``--range``: only the statements holding such lines,
-  quotes as written), never anything else.
+* Elsewhere, a line the port made longer than the project's line length is wrapped as
+  ruff format wraps it (``--range``: only the statements holding such lines, quotes as
+  written), never anything else. The line length is the project's formatter setting
+  (``line-length`` of ruff or black in pyproject.toml / ruff.toml, ``max-line-length`` or
+  ``column_limit`` in setup.cfg / tox.ini / .flake8), else 88; a file whose lines all fit
+  in 79 keeps to 79 (PEP 8).
 
 Without ruff (neither on PATH nor importable) the text stays exactly as the port wrote it.
 """
 
 from __future__ import annotations
 
+import configparser
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +28,16 @@ from functools import cache
 from pathlib import Path
 
 TIMEOUT = 30
+DEFAULT_LINE_LENGTH = 88  # ruff's and black's
+PEP8_LINE_LENGTH = 79
+_MAX_CONFIG_BYTES = 1024 * 1024
+_TOML_KEYS = (("tool", "ruff", "line-length"), ("tool", "black", "line-length"))
+_CFG_KEYS = (
+    ("flake8", "max-line-length"),
+    ("pycodestyle", "max-line-length"),
+    ("yapf", "column_limit"),
+    ("isort", "line_length"),
+)
 
 
 @cache
@@ -68,9 +83,96 @@ def _format(cmd: list[str], path: Path, text: str, check: bool, extra: tuple[str
     return text if check else proc.stdout
 
 
-def keep_formatted(path: Path, old_text: str, new_text: str) -> str:
+def configured_line_length(path: Path) -> int | None:
+    """The line length the project's formatter or linter config sets for ``path``: the
+    nearest folder holding a ruff.toml, .ruff.toml, pyproject.toml, setup.cfg, tox.ini or
+    .flake8 that sets one decides, a formatter's (ruff, black: 88 unless set) before a
+    linter's; None where none does."""
+    folder = Path(os.path.abspath(path)).parent
+    for cur in (folder, *folder.parents):
+        for name in ("ruff.toml", ".ruff.toml"):
+            value = _toml_length(cur / name, (("line-length",),))
+            if value is not None:
+                return value
+        value = _toml_length(cur / "pyproject.toml", _TOML_KEYS)
+        if value is not None:
+            return value
+        for name in ("setup.cfg", "tox.ini", ".flake8"):
+            value = _cfg_length(cur / name)
+            if value is not None:
+                return value
+    return None
+
+
+def line_limit(path: Path, old_text: str) -> int:
+    """The longest line a port may write in ``path`` (see the module docstring)."""
+    configured = configured_line_length(path)
+    if configured is not None:
+        return configured
+    longest = max((len(x) for x in old_text.splitlines()), default=0)
+    return PEP8_LINE_LENGTH if longest <= PEP8_LINE_LENGTH else DEFAULT_LINE_LENGTH
+
+
+def _read_config(path: Path) -> str | None:
+    from migrate.core.fileio import SourceError, read_bytes
+
+    if not path.is_file():
+        return None
+    try:
+        return read_bytes(path, _MAX_CONFIG_BYTES)[0].decode("utf-8", "replace")
+    except (SourceError, OSError):
+        return None
+
+
+def _valid(value) -> int | None:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, int) and not isinstance(value, bool) and 40 <= value <= 320:
+        return value
+    return None
+
+
+def _toml_length(path: Path, keys: tuple[tuple[str, ...], ...]) -> int | None:
+    """The line length a formatter's TOML config sets: its ``line-length``, or the
+    formatter's default (88) where the formatter's table is there without one."""
+    text = _read_config(path)
+    if text is None or (len(keys[0]) > 1 and not re.search(r"\[tool\.(ruff|black)", text)):
+        return None  # a pyproject.toml without a formatter table: cheap to tell
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        data = tomllib.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    for key in keys:
+        node: object = data
+        for part in key[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            return _valid(node.get(key[-1])) or DEFAULT_LINE_LENGTH
+    return None
+
+
+def _cfg_length(path: Path) -> int | None:
+    text = _read_config(path)
+    if text is None or not re.search(r"line[-_]length|column_limit", text):
+        return None
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    for section, key in _CFG_KEYS:
+        if parser.has_option(section, key) and _valid(parser.get(section, key)) is not None:
+            return _valid(parser.get(section, key))
+    return None
+
+
+def keep_formatted(path: Path, old_text: str, new_text: str, limit: int | None = None) -> str:
     """``new_text``, formatted as ruff formats the project if ``old_text`` was; else with
-    the lines the port made too long wrapped."""
+    the lines the port made longer than ``limit`` (default: ``line_limit``) wrapped."""
     if new_text == old_text or not str(path).endswith((".py", ".pyi")):
         return new_text
     cmd = _ruff()
@@ -79,15 +181,14 @@ def keep_formatted(path: Path, old_text: str, new_text: str) -> str:
     if _uses_ruff(path) and _format(cmd, path, old_text, check=True) is not None:
         formatted = _format(cmd, path, new_text, check=False)
         return formatted if formatted else new_text
-    return _wrap_long(cmd, path, old_text, new_text)
+    return _wrap_long(cmd, path, old_text, new_text, line_limit(path, old_text) if limit is None else limit)
 
 
-def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str) -> str:
-    """Wrap the new lines longer than the file's longest old line, bottom up."""
+def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str, limit: int) -> str:
+    """Wrap the new lines longer than ``limit``, bottom up."""
     import difflib
 
     old, new = old_text.splitlines(), new_text.splitlines()
-    limit = max([len(x) for x in old] + [79])
     long_lines = []
     for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag != "equal":
@@ -96,6 +197,7 @@ def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str) -> str:
             ]
     text = new_text
     for line in sorted(long_lines, reverse=True):
+        content = new[line - 1]
         extra = (
             "--isolated",
             "--line-length",
@@ -103,9 +205,21 @@ def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str) -> str:
             "--config",
             "format.quote-style='preserve'",
             "--range",
-            f"{line}:1-{line + 1}:1",
+            f"{line}:{len(content) - len(content.lstrip()) + 1}-{line}:{len(content) + 1}",
         )
         wrapped = _format(cmd, path, text, check=False, extra=extra)
         if wrapped:
-            text = wrapped
+            text = _only_at(text, wrapped, line - 1)
     return text
+
+
+def _only_at(text: str, wrapped: str, index: int) -> str:
+    """``text`` with only the change ``wrapped`` makes to its line ``index`` (0-based):
+    ruff also spaces the statements around a formatted range, which the port leaves as is."""
+    import difflib
+
+    a, b = text.splitlines(keepends=True), wrapped.splitlines(keepends=True)
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        out.extend(b[j1:j2] if tag != "equal" and i1 <= index < i2 else a[i1:i2])
+    return "".join(out)

@@ -23,10 +23,10 @@ helpers of the same kind. The template helpers this tool adds are recognised as 
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
 from migrate.core import device_helpers
+from migrate.scan.npu_names import names_npu
 
 # torch.device types (torch's own and out-of-tree backends)
 DEVICE_TYPES = frozenset(
@@ -56,7 +56,15 @@ DEVICE_TYPES = frozenset(
     }
 )
 _DEVICE_MODULES = {f"torch.{t}" for t in DEVICE_TYPES if t not in ("cpu", "meta", "xla")}
-_NPU = re.compile(r"(?<![a-z])npu|npu(?![a-z])|accelerator|get_device_module|privateuse1", re.IGNORECASE)
+_GENERIC = ("accelerator", "get_device_module", "privateuse1")
+
+
+def _reaches(text: str) -> bool:
+    """Names the NPU (migrate/scan/npu_names.py) or the device-generic API."""
+    low = text.lower()
+    return any(t in low for t in _GENERIC) or names_npu(text)
+
+
 _GENERIC_GETATTR = "getattr(torch,"
 
 
@@ -259,7 +267,7 @@ def _reaches_npu(node: ast.FunctionDef, known: dict[str, Found], globals_: dict[
     """Does the helper name NPU, use the device-generic API, or delegate to a helper or read a
     module-level name that does?"""
     text = ast.unparse(node)
-    if _NPU.search(text) or _GENERIC_GETATTR in text.replace(" ", ""):
+    if _reaches(text) or _GENERIC_GETATTR in text.replace(" ", ""):
         return True
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in known:
@@ -267,7 +275,7 @@ def _reaches_npu(node: ast.FunctionDef, known: dict[str, Found], globals_: dict[
         if (
             isinstance(sub, ast.Name)
             and sub.id in globals_
-            and any(_NPU.search(ast.unparse(v)) for v in globals_[sub.id])
+            and any(_reaches(ast.unparse(v)) for v in globals_[sub.id])
         ):
             return True
     return False

@@ -29,24 +29,28 @@ from pathlib import Path
 from migrate.core import device_helpers
 from migrate.core.display import shown_path
 from migrate.scan.helper_finder import find_helpers
+from migrate.scan.npu_names import names_npu
 from migrate.scan.parallel import map_in_workers
 from migrate.scan.project_cache import FactsCache, signature
 
 MAX_PACKAGE_FILES = 5000
 MAX_READ = 1024 * 1024
-# "npu" as a name part, not inside a word ("input" holds it): a file worth parsing for
-# helpers names the NPU, the accelerator or a device module
-_CANDIDATE_TOKENS = (b"npu", b"accelerator", b"get_device_module", b"privateuse1")
-_NPU_NAME = re.compile(
-    r"^\s*(?:class|def)\s+(\w*?(?:(?<![a-z])npu|npu(?![a-z]))\w*)", re.IGNORECASE | re.MULTILINE
-)
+# a file worth parsing for helpers names the NPU (migrate/scan/npu_names.py), the
+# accelerator or a device module
+_CANDIDATE_TOKENS = (b"accelerator", b"get_device_module", b"privateuse1")
+_DEF_NAME = re.compile(r"^\s*(?:class|def)\s+(\w+)", re.MULTILINE)
 
 
 def _candidate(data: bytes) -> bool:
     """Whether a file may define a device helper or an NPU arm: it names the NPU, the
-    accelerator or a device module (a few substring tests: "input" removed first)."""
-    lowered = data.lower().replace(b"input", b"")
-    return any(token in lowered for token in _CANDIDATE_TOKENS)
+    accelerator or a device module."""
+    lowered = data.lower()
+    return any(token in lowered for token in _CANDIDATE_TOKENS) or names_npu(data)
+
+
+def _npu_arm_names(text: str) -> set[str]:
+    """Names of the classes and functions ``text`` defines that name the NPU."""
+    return {m.group(1) for m in _DEF_NAME.finditer(text) if names_npu(m.group(1))}
 
 
 _TORCH_MIN = re.compile(r"""(?<![\w.-])torch\s*(?:\[[^\]]*\])?\s*(?:>=|~=|==|>)\s*(\d+)\.(\d+)""")
@@ -94,6 +98,7 @@ class FileDevices:
     npu_arms: frozenset[str] = frozenset()
     # the project's type helper the added module imports (module, name), if it has one
     type_from: tuple[str, str] | None = None
+    package_dir: str | None = None  # its top package folder (migrate/scan/import_style.py)
 
     def helper(self, kind: str) -> HelperRef | None:
         return next((h for h in self.helpers if h.kind == kind), None)
@@ -168,6 +173,7 @@ class ProjectContext:
             min_torch=info.min_torch,
             npu_arms=info.npu_arms,
             type_from=info.type_from,
+            package_dir=str(top),
         )
 
     def key(self) -> str:
@@ -404,7 +410,7 @@ def _file_facts(top: Path, name: str, configured: str | None) -> _FileFacts | No
     uses = frozenset(_imported_tops(text))
     if not _candidate(data):
         return _FileFacts(uses, init=init)
-    arms = frozenset(m.group(1) for m in _NPU_NAME.finditer(text))
+    arms = frozenset(_npu_arm_names(text))
     if not _may_define_helper(data):
         return _FileFacts(uses, arms, init=init)
     module = ".".join([top.name, *path.relative_to(top).with_suffix("").parts]).removesuffix(".__init__")

@@ -68,7 +68,8 @@ def test_a_package_gets_one_helper_module_that_every_file_imports(tmp_path):
     assert "from pkg._device import get_device_module, get_device_type\n" in ops
     assert "y = x.to(get_device_type())" in ops and "get_device_module().empty_cache()" in ops
     util = (tmp_path / "pkg" / "util.py").read_text()
-    assert util.startswith("from .ops import run\nfrom ._device import get_device_type\n")
+    # one import style per package (a tie: absolute), whatever each file does itself
+    assert util.startswith("from .ops import run\nfrom pkg._device import get_device_type\n")
     assert "DEFAULT_DEVICE = get_device_type()" in util
     assert sorted(p.name for p in (tmp_path / "pkg").glob("*.py")) == [
         "__init__.py",
@@ -200,3 +201,98 @@ def test_one_helper_family_per_project(tmp_path, monkeypatch):
     assert "from kit.device import get_device as get_device_type\n" in helper
     assert "def get_device_type" not in helper and "def get_device_module" in helper
     assert (tmp_path / "kit" / "device" / "utils.py").read_text().count("torch.cuda") == 1
+
+
+def test_a_package_that_imports_itself_relatively_gets_relative_imports_everywhere(tmp_path):
+    """timm: most files import their package relatively; random_erasing.py imports only
+    torch, and still gets `from .._device import` like the rest."""
+    write(
+        tmp_path,
+        {
+            "timm/__init__.py": "from .models import create_model\n",
+            "timm/models/__init__.py": "from ._factory import create_model\n",
+            "timm/models/_factory.py": "def create_model(name):\n    return name\n",
+            "timm/data/__init__.py": "from .random_erasing import RandomErasing\n",
+            "timm/data/random_erasing.py": """\
+                import torch
+
+
+                def _get_pixels(patch_size, dtype=torch.float32):
+                    return torch.empty(patch_size, dtype=dtype, device='cuda').normal_()
+                """,
+            "timm/utils/__init__.py": "",
+            "timm/utils/cuda.py": """\
+                import torch
+
+                from timm.models import create_model
+
+
+                def scaler():
+                    return torch.cuda.amp.GradScaler(), create_model
+                """,
+        },
+    )
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    erasing = (tmp_path / "timm" / "data" / "random_erasing.py").read_text()
+    cuda = (tmp_path / "timm" / "utils" / "cuda.py").read_text()
+    assert "from .._device import get_device_type\n" in erasing
+    assert "from .._device import get_amp_device_type\n" in cuda
+
+
+MMENGINE_LIKE = {
+    "mm/__init__.py": "",
+    "mm/device/__init__.py": "from .utils import get_device, get_max_cuda_memory\n",
+    "mm/device/utils.py": """\
+        import torch
+
+        try:
+            import torch_npu  # noqa: F401
+
+            IS_NPU_AVAILABLE = hasattr(torch, "npu") and torch.npu.is_available()
+        except Exception:
+            IS_NPU_AVAILABLE = False
+
+
+        def get_max_cuda_memory(device=None):
+            mem = torch.cuda.max_memory_allocated(device=device)
+            torch.cuda.reset_peak_memory_stats()
+            return mem
+
+
+        def get_device() -> str:
+            if IS_NPU_AVAILABLE:
+                return "npu"
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        """,
+    "mm/dist.py": """\
+        import torch
+
+        from mm.device import get_device
+
+
+        def current():
+            return torch.device(get_device(), torch.cuda.current_device()), torch.cuda.device_count()
+        """,
+}
+
+
+def test_the_module_the_added_helper_builds_on_does_not_import_it(tmp_path):
+    """mmengine: mm/_device.py imports get_device from mm.device; mm/device/utils.py (which
+    defines it) importing mm._device back made `import mm.device` fail (circular import)."""
+    import subprocess
+    import sys
+
+    write(tmp_path, MMENGINE_LIKE)
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    helper = (tmp_path / "mm" / "_device.py").read_text()
+    assert "from mm.device import get_device" in helper
+    assert "mm._device" not in (tmp_path / "mm" / "device" / "utils.py").read_text()
+    assert "from mm._device import get_device_module" in (tmp_path / "mm" / "dist.py").read_text()
+    check = "import mm.device, mm.dist, mm._device; print(mm.dist.get_device_module().__name__)"
+    out = subprocess.run(
+        [sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "torch.cuda"

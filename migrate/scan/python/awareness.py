@@ -29,9 +29,9 @@ import ast
 import re
 from dataclasses import replace
 
+from migrate.scan.npu_names import names_npu
 from migrate.scan.python.spans import SpanIndex
 
-_NPU = re.compile(r"(?<![a-z])(npu|hccl)|(npu|hccl)(?![a-z])", re.IGNORECASE)
 _CUDA_FN = re.compile(r"cuda|rocm|(?<![a-z])hip(?![a-z])|nccl|nvml|nvidia", re.IGNORECASE)
 _TRANSFER = re.compile(r"transfer_to_npu")
 _HANDLED = "already handled for NPU here"
@@ -101,7 +101,7 @@ def regions(f, portable: bool) -> Regions:
                             "module-level code of the module that defines the project's device helpers",
                         )
                     )
-    has_npu = bool(_NPU.search(text))
+    has_npu = names_npu(text)
     if has_npu:
         out.own = [f.span(n) for n in f.walk(*_OWN_FORM_TYPES) if _own_form(f, n)]
     if "hccl" in text.lower():
@@ -111,6 +111,9 @@ def regions(f, portable: bool) -> Regions:
     proven = portable and '"cuda"' in text.replace("'", '"')
     if not (has_npu or portable):
         return out
+    if has_npu:
+        for stmt, twin in _npu_twins(f):
+            out.aware.append((*f.span(stmt), f"its NPU twin `{twin}` is beside it"))
     for node in f.walk(*_REGION_TYPES):
         if isinstance(node, (ast.If, ast.IfExp)) and proven and _proves_cuda(node):
             out.aware.append(
@@ -118,9 +121,9 @@ def regions(f, portable: bool) -> Regions:
             )
         if isinstance(node, ast.If):
             tests = _chain_tests(node)
-            if has_npu and any(_NPU.search(f.source(t)) for t in tests):
+            if has_npu and any(names_npu(f.source(t)) for t in tests):
                 out.aware.append((*f.span(node), _HANDLED))
-        elif isinstance(node, ast.IfExp) and has_npu and _NPU.search(f.source(node)):
+        elif isinstance(node, ast.IfExp) and has_npu and names_npu(f.source(node)):
             out.aware.append((*f.span(node), _HANDLED))
         elif (
             isinstance(node, (ast.Tuple, ast.List, ast.Set))
@@ -136,7 +139,7 @@ def regions(f, portable: bool) -> Regions:
             out.aware.append((*f.span(node), _HANDLED))
         elif isinstance(node, ast.Dict) and portable and _device_table(node):
             out.keep.append((*f.span(node), 'a table per device without an "npu" entry: add one'))
-        elif isinstance(node, ast.BoolOp) and has_npu and _NPU.search(f.source(node)):
+        elif isinstance(node, ast.BoolOp) and has_npu and names_npu(f.source(node)):
             out.aware.append((*f.span(node), _HANDLED))
         elif (
             isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -167,6 +170,75 @@ _REGION_TYPES = (
     ast.ClassDef,
 )
 _OWN_PAIRS = ({"cuda", "npu"}, {"nccl", "hccl"})
+_CUDA_WORD = re.compile(r"cuda|nccl", re.IGNORECASE)
+# node types that hold blocks of statements (where NPU twins sit side by side)
+_BLOCK_TYPES = tuple(
+    t
+    for t in (
+        ast.Module,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+        ast.If,
+        ast.For,
+        ast.AsyncFor,
+        ast.While,
+        ast.With,
+        ast.AsyncWith,
+        ast.Try,
+        getattr(ast, "TryStar", None),
+        ast.ExceptHandler,
+        getattr(ast, "match_case", None),
+    )
+    if t is not None
+)
+_TO_NPU = {"cuda": "npu", "nccl": "hccl"}
+
+
+def _npu_form(text: str) -> str:
+    """``text`` with CUDA's words put as the NPU's (cuda -> npu, nccl -> hccl), lowered,
+    quotes and spaces aside: what its NPU twin reads."""
+    return _CUDA_WORD.sub(lambda m: _TO_NPU[m.group().lower()], _plain(text))
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\s+", "", text.replace("'", '"')).lower()
+
+
+def _key(stmt) -> str | None:
+    """What a statement's NPU twin must match: an assignment's target
+    (``self.is_cuda = ...`` / ``self.is_npu = ...``), an ``if``'s test
+    (``if device_type == "cuda":`` / ``if device_type == "npu":``)."""
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if len(targets) == 1 and isinstance(targets[0], (ast.Name, ast.Attribute)):
+            return "=" + ast.unparse(targets[0])
+        return None
+    if isinstance(stmt, ast.If):
+        return "if" + ast.unparse(stmt.test)
+    return None
+
+
+def _npu_twins(f):
+    """(statement, its twin): a statement about CUDA beside one in the same block that says
+    the same about the NPU (``self.is_cuda = device.type == "cuda" and ...`` over
+    ``self.is_npu = device.type == "npu" and ...``, ``if device_type == "cuda": ...`` over
+    ``if device_type == "npu": ...``). The code already has its NPU arm: porting the CUDA
+    one would make both arms true on an NPU (timm's PrefetchLoader then picks torch.cuda)."""
+    for node in f.walk(*_BLOCK_TYPES):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if not isinstance(block, list) or len(block) < 2 or not isinstance(block[0], ast.stmt):
+                continue
+            keys = [_key(s) for s in block]
+            npu_keys = {_plain(k): s for k, s in zip(keys, block) if k and names_npu(k)}
+            if not npu_keys:
+                continue
+            for key, stmt in zip(keys, block):
+                if key and _CUDA_WORD.search(key):
+                    twin = npu_keys.get(_npu_form(key))
+                    if twin is not None and twin is not stmt:
+                        yield stmt, _key(twin)[1:] if isinstance(twin, ast.Assign) else f.source(twin.test)
 
 
 def _tests_hccl(fn) -> bool:
@@ -254,7 +326,7 @@ def _renamed(reg: Regions, offset: int) -> str | None:
 
 def _npu_arms(f) -> set[str]:
     """Names of the project's (and this file's) classes and functions that name NPU."""
-    own = {n.name for n in f.walk(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if _NPU.search(n.name)}
+    own = {n.name for n in f.walk(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if names_npu(n.name)}
     return own | set(f.file_devices.npu_arms if f.file_devices else ())
 
 

@@ -27,7 +27,9 @@ from migrate.core import device_helpers
 from migrate.core.findings import Edit
 from migrate.core.targets import DEVICE_PLACEHOLDERS
 from migrate.scan.helper_finder import DEVICE_TYPES, Found, find_helpers
+from migrate.scan.import_style import prefers_relative
 from migrate.scan.project import SCRIPT, FileDevices
+from migrate.scan.python.quotes import dominant_quote
 
 PLACEHOLDERS = DEVICE_PLACEHOLDERS
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -58,12 +60,20 @@ class DeviceNames:
         # of findings linear (a walk of the module body per finding was quadratic).
         self._assigned: dict[tuple[int, str], list[Any]] = {}
         self._top: _TopLevel | None = None
+        self._quote: str | None = None
 
     @property
     def top(self) -> _TopLevel:
         if self._top is None:
             self._top = _TopLevel(self.f.tree.body)
         return self._top
+
+    @property
+    def quote(self) -> str:
+        """The quote the file writes its strings with (migrate/scan/python/quotes.py)."""
+        if self._quote is None:
+            self._quote = dominant_quote(self.f.text, self.f.tree, self.f.span)
+        return self._quote
 
     # ----------------------------------------------------------------------------------
     def spell(self, template: str, node: ast.AST | None) -> tuple[str, list[str]]:
@@ -143,9 +153,22 @@ class DeviceNames:
             raise Unspellable(f"`{name}` is already bound in this file")
         fd = self.fd
         if fd.add_module and fd.add_module != fd.module:
+            if self._imported_by_ours():
+                raise Unspellable(f"{fd.add_module} imports this module: the import would be circular")
             return f"{name}()", [self._import(fd.add_module, name)]
         self.planned.add(name)
         return f"{name}()", []
+
+    def _imported_by_ours(self) -> bool:
+        """Does the added helper module import this one (it builds on the project's type
+        helper: mmengine/_device.py imports get_device from mmengine.device, defined in
+        mmengine/device/utils.py)? The module defining the helper, the package re-exporting it
+        and the packages above them run first; importing the added module there is circular."""
+        fd, own = self.fd, self.fd.module
+        if fd.type_from is None or not own:
+            return False
+        chain = {fd.type_from[0]} | {h.module for h in fd.helpers if h.kind == "type" and not h.ours}
+        return any(m == own or m.startswith(own + ".") for m in chain)
 
     def _import(self, module: str, name: str) -> str:
         stmt = f"from {self._relative(module)} import {name}"
@@ -153,12 +176,18 @@ class DeviceNames:
         return stmt
 
     def _relative(self, module: str) -> str:
-        """``module`` as this file imports its own package: relatively where it already does."""
+        """``module`` as the package imports its own modules: relatively where most of its
+        files do (migrate/scan/import_style.py), the same in every file of the package;
+        without the package on disk, as this file does."""
         own = self.fd.module
-        if not own or not self.top.relative_import:
+        if not own:
             return module
-        if own.split(".")[0] in self.top.absolute_from:
-            return module  # the file already imports its package absolutely
+        top = own.split(".")[0]
+        if self.fd.package_dir is not None:
+            if not prefers_relative(self.fd.package_dir):
+                return module
+        elif not self.top.relative_import or top in self.top.absolute_from:
+            return module  # the file imports its package absolutely, or not at all
         here = own.split(".")
         if not self.f.rel.endswith("__init__.py"):
             here = here[:-1]

@@ -18,13 +18,20 @@ from migrate.scan.python.device_names import Unspellable
 __all__ = ["Unspellable", "declines", "enclosing", "portable_fix", "quote_for", "spell"]
 
 
-def spell(f, template: str, quote: str = '"', node=None, **values: str) -> tuple[str, list[str]]:
+def spell(f, template: str, quote: str | None = None, node=None, **values: str) -> tuple[str, list[str]]:
     """(code, imports needed): ``template`` with ``values`` and the device placeholders filled
-    for ``node``, ``torch.`` spelled as the file binds it (``import torch as th``), string
-    quotes switched to ``quote`` (inside f-strings). Raises Unspellable."""
+    for ``node``, ``torch.`` spelled as the file binds it (``import torch as th``), the
+    string quotes the port writes switched to ``quote`` (None: the file's own quote; inside
+    an f-string, the other one). ``values`` (the user's code) are written as they are.
+    Raises Unspellable."""
+    if quote is None:
+        quote = f.devices.quote
     code = template
+    slots: dict[str, str] = {}
     for key, value in values.items():
-        code = code.replace("{" + key + "}", value)
+        slot = f"\x00{len(slots)}\x00"
+        slots[slot] = value
+        code = code.replace("{" + key + "}", slot)
     code, imports = f.devices.spell(code, node)
     dist = f.bindings.local_for("torch.distributed")
     if dist and dist != "torch.distributed":  # `import torch.distributed as dist`
@@ -37,6 +44,8 @@ def spell(f, template: str, quote: str = '"', node=None, **values: str) -> tuple
         code = rename_torch(code, local)
     if quote == "'":
         code = code.replace('"', "'")
+    for slot, value in slots.items():
+        code = code.replace(slot, value)
     return code, list(dict.fromkeys(imports))
 
 
@@ -82,12 +91,11 @@ _PREFIX = re.compile(r"""[rRbBfFuU]*('''|\"\"\"|'|")""")
 
 
 def quote_for(f, node) -> str:
-    """The quote new string literals need at ``node``: inside an f-string, the other one."""
-    import ast
-
+    """The quote new string literals need at ``node``: the file's own, inside an f-string
+    the other one."""
     outer = enclosing(f, node, ast.JoinedStr)
     if outer is None:
-        return '"'
+        return f.devices.quote
     m = _PREFIX.match(f.source(outer))
     return "'" if m and m.group(1)[0] == '"' else '"'
 
@@ -96,7 +104,8 @@ def bare_ok(f, node, lowest: str = "compare") -> bool:
     """May an expression binding looser than an attribute replace ``node`` without
     parentheses? ``lowest``: "compare" (``x.device.type in (...)``) or "or" (``a or b``).
     Only where the expression is a whole slot: an if/while/assert test, an assigned or
-    returned value, a call argument, a keyword value, an element of a list, tuple or set; a
+    returned value, a call argument, a keyword value, an element of a list, tuple or set, a
+    comprehension's condition; a
     comparison also as an operand of
     ``and``/``or`` (an ``or`` there would merge into it and no longer read as the port's
     own form on the next run)."""
@@ -110,5 +119,7 @@ def bare_ok(f, node, lowest: str = "compare") -> bool:
     if isinstance(parent, ast.Call) and any(a is node for a in parent.args):
         return True
     if isinstance(parent, (ast.List, ast.Tuple, ast.Set)):
+        return True
+    if isinstance(parent, ast.comprehension) and any(c is node for c in parent.ifs):
         return True
     return isinstance(parent, ast.BoolOp) and lowest == "compare"

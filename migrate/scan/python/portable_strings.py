@@ -29,8 +29,20 @@ _AMP = re.compile(r"autocast|GradScaler|amp\.")
 _TIGHT = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Await)
 
 
-@declines
 def portable_literal(
+    f, spec, node: ast.AST, value: str, fstring: bool, values: dict, body_start: int, body: str, quote: str
+) -> Fix | None:
+    fix = _literal(f, spec, node, value, fstring, values, body_start, body, quote)
+    if fix is None:
+        return None
+    default = _default_of(f, node)
+    if default is None:
+        return fix
+    return lazy_default(f, spec.rule, *default, fix)
+
+
+@declines
+def _literal(
     f, spec, node: ast.AST, value: str, fstring: bool, values: dict, body_start: int, body: str, quote: str
 ) -> Fix | None:
     forms = spec.rule.portable
@@ -75,7 +87,7 @@ def portable_literal(
             imports,
             f"`f{quote}{{{code}}}{body[len(prefix) :]}{quote}`",
         )
-    code, imports = spell(f, template, '"', node)
+    code, imports = spell(f, template, quote[-1], node)
     if tail:
         rest = quote + tail + quote if not fstring else quote + body[len(prefix) :] + quote
         code = f"{code} + {rest}"
@@ -85,10 +97,122 @@ def portable_literal(
 
 
 def _in_class_body(f, node) -> bool:
+    """Is ``node`` part of a class attribute's value (a method's default is not: it is
+    resolved in the method's body, see ``lazy_default``)?"""
+    if _default_of(f, node) is not None:
+        return False
     cur = f.parent(node)
     while cur is not None and not isinstance(cur, ast.stmt):
         cur = f.parent(cur)
     return cur is not None and isinstance(f.parent(cur), ast.ClassDef)
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _default_of(f, node) -> tuple[ast.AST, ast.arg, ast.AST] | None:
+    """(function, parameter, default expression) where ``node`` is (in) a parameter's
+    default value of a def (not a lambda), else None."""
+    cur, child = f.parent(node), node
+    while cur is not None and not isinstance(cur, (ast.arguments, ast.stmt, ast.Lambda)):
+        cur, child = f.parent(cur), cur
+    if not isinstance(cur, ast.arguments) or not isinstance(fn := f.parent(cur), _DEFS):
+        return None
+    positional = cur.posonlyargs + cur.args
+    pairs = list(zip(positional[len(positional) - len(cur.defaults) :], cur.defaults))
+    pairs += [(a, d) for a, d in zip(cur.kwonlyargs, cur.kw_defaults) if d is not None]
+    for arg, default in pairs:
+        if default is child:
+            return fn, arg, default
+    return None
+
+
+def lazy_default(f, rule, fn, arg: ast.arg, default: ast.AST, fix: Fix) -> Fix | None:
+    """A default that would ask the accelerator when the module is imported
+    (``device="cuda"`` -> ``device=get_device_type()``) becomes ``None``, resolved on the
+    first line of the body as engineers write it::
+
+        def f(x, device=None):
+            if device is None:
+                device = get_device_type()
+
+    Where None already means something to the function (it tests ``device is None``), or
+    the body cannot take a statement, the port is left to a person (None)."""
+    a, b = f.span(default)
+    if not all(a <= e.start and e.end <= b for e in fix.edits):
+        return fix
+    new = f.text[a:b]
+    for e in sorted(fix.edits, reverse=True):
+        new = new[: e.start - a] + e.content + new[e.end - a :]
+    if "(" not in new or "\n" in new:
+        return fix  # a name, read when the def runs: as cheap as the literal was
+    name = arg.arg
+    if _tests_none(fn, name) or any(isinstance(n, ast.Lambda) for n in ast.walk(default)):
+        return None
+    where = _body_start(f, fn)
+    if where is None:
+        return None
+    at, indent = where
+    one = "    " if indent.startswith(" ") or not indent else "\t"
+    block = f"{indent}if {name} is None:\n{indent}{one}{name} = {new}\n"
+    edits = [Edit(a, b, "None"), Edit(at, at, block)]
+    return portable_fix(rule, edits, fix.imports, f"`{name}=None`, then `{name} = {new}` in the body")
+
+
+def _tests_none(fn, name: str) -> bool:
+    """Does the function compare ``name`` with None (so None means something to it)?"""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(isinstance(x, ast.Name) and x.id == name for x in sides) and any(
+                isinstance(x, ast.Constant) and x.value is None for x in sides
+            ):
+                return True
+    return False
+
+
+def _resolves_default(stmt) -> bool:
+    """`if x is None: x = ...`: a default resolved by an earlier port (kept first)."""
+    return (
+        isinstance(stmt, ast.If)
+        and not stmt.orelse
+        and isinstance(stmt.test, ast.Compare)
+        and isinstance(stmt.test.left, ast.Name)
+        and isinstance(stmt.test.ops[0], ast.Is)
+        and isinstance(stmt.test.comparators[0], ast.Constant)
+        and stmt.test.comparators[0].value is None
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], ast.Assign)
+        and [getattr(t, "id", None) for t in stmt.body[0].targets] == [stmt.test.left.id]
+    )
+
+
+def _body_start(f, fn) -> tuple[int, str] | None:
+    """(offset, indentation) where a statement goes first in ``fn``'s body: after its
+    docstring and defaults resolved already; None where the body shares the def's line."""
+    body = fn.body
+    i = 0
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if isinstance(body[0].value.value, str):
+            i = 1
+    while i < len(body) and _resolves_default(body[i]):
+        i += 1
+    first = body[0]
+    line_text = f.text[f.index.starts[first.lineno - 1] :].split("\n", 1)[0]
+    indent = line_text[: len(line_text) - len(line_text.lstrip())]
+    if f.span(first)[0] != f.index.starts[first.lineno - 1] + len(indent):
+        return None  # the body shares the def's line, or follows a `;`
+    if i < len(body):
+        stmt = body[i]
+        start = f.index.starts[stmt.lineno - 1]
+        if f.text[start : f.span(stmt)[0]].strip():
+            return None  # `a; b` on one line
+        return start, indent
+    end = f.span(body[-1])[1]
+    nl = f.text.find("\n", end)
+    if nl == -1 or f.text[end:nl].strip() and not f.text[end:nl].strip().startswith("#"):
+        return None
+    return nl + 1, indent
 
 
 def _template(f, node, parent, forms, indexed) -> str | None:
@@ -149,7 +273,7 @@ def _spec(f, spec, node, value: str, values: dict, template: str) -> Fix | None:
     start, end = f.span(node)
     old = f.text[start:end]
     q = old[-1]
-    code, imports = spell(f, template, '"', node, new=q + new + q, old=old)
+    code, imports = spell(f, template, q, node, new=q + new + q, old=old)
     parent = f.parent(node)
     if not isinstance(parent, (ast.keyword, ast.Call, ast.Assign, ast.AnnAssign, ast.Return)):
         code = f"({code})"

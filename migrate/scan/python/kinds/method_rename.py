@@ -38,6 +38,11 @@ PORTABLE = {
                 check=lambda v: template(v, "receiver"),
                 doc="an expression for the whole use ({receiver}: the object)",
             ),
+            negated=param(
+                str,
+                check=lambda v: template(v, "receiver"),
+                doc="the expression for `not <use>` (`x.device.type not in ...`)",
+            ),
         ),
         doc="method or property -> its portable form",
     )
@@ -85,16 +90,22 @@ _RANKISH = re.compile(r"(rank|gpu|gpu_id|device_id|idx|index|local_rank|\d+)$", 
 
 @declines
 def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None, name_start: int, end: int):
-    """`.cuda(...)` -> `.to(<device>, ...)`; `x.is_cuda` -> `(x.device.type in ("cuda", "npu"))`."""
+    """`.cuda(...)` -> `.to(<device>, ...)`; `x.is_cuda` -> `(x.device.type in ("cuda", "npu"))`,
+    `not x.is_cuda` -> `x.device.type not in ("cuda", "npu")` (the row's ``negated`` form)."""
     form = (rule.portable.get("attrs") or {}).get(node.attr)
     if not form or f.text[name_start:end] != node.attr:
         return None
     if "expression" in form:
         receiver = f.source(node.value)
-        code, imports = spell(f, form["expression"], quote_for(f, node), node, receiver=receiver)
-        if not bare_ok(f, node):
+        whole: ast.AST = node
+        expression = form["expression"]
+        if form.get("negated") and isinstance(parent := f.parent(node), ast.UnaryOp):
+            if isinstance(parent.op, ast.Not):  # `not x.is_cuda` -> `x.device.type not in (...)`
+                whole, expression = parent, form["negated"]
+        code, imports = spell(f, expression, quote_for(f, node), node, receiver=receiver)
+        if not bare_ok(f, whole):
             code = f"({code})"
-        start, _ = f.span(node)
+        start, end = f.span(whole)
         return portable_fix(rule, [Edit(start, end, code)], imports, f"`{code}`")
     if call is None:
         return None

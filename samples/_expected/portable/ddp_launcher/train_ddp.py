@@ -67,7 +67,9 @@ def average(value: float, device) -> float:
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--backend", default=get_dist_backend(), choices=["nccl", "gloo", "hccl"])
+    parser.add_argument(
+        "--backend", default=get_dist_backend(), choices=["nccl", "gloo", "hccl"]
+    )
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--width", type=int, default=1024)
     parser.add_argument("--batch-size", type=int, default=64)

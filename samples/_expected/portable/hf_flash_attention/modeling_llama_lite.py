@@ -150,5 +150,7 @@ class LiteDecoderLayer(nn.Module):
 if __name__ == "__main__":
     cfg = LiteConfig()
     layer = LiteDecoderLayer(cfg).to(get_device_type()).half()
-    x = torch.randn(2, 128, cfg.hidden_size, device=get_device_type(), dtype=torch.float16)
+    x = torch.randn(
+        2, 128, cfg.hidden_size, device=get_device_type(), dtype=torch.float16
+    )
     print(layer(x, torch.arange(128, device=get_device_type())).shape)

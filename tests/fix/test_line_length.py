@@ -1,0 +1,52 @@
+"""A port keeps to the project's line length (migrate/fix/reformat.py)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from migrate.fix.reformat import configured_line_length, line_limit
+
+from .goldens import migrate_cli
+
+
+def test_line_length_comes_from_the_projects_config(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    f = tmp_path / "pkg" / "a.py"
+    assert configured_line_length(f) is None
+    assert line_limit(f, "x = 1\n") == 79  # lines all within PEP 8: keep to it
+    assert line_limit(f, "x = 1" + " " * 100 + "\n") == 88  # else ruff's and black's default
+    (tmp_path / "setup.cfg").write_text("[isort]\nline_length = 79\n[flake8]\nmax-line-length = 100\n")
+    assert configured_line_length(f) == 100
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 119\n")
+    assert configured_line_length(f) == 119
+    (tmp_path / "pkg" / "ruff.toml").write_text("line-length = 120\n")
+    assert configured_line_length(f) == 120
+    (tmp_path / "pkg" / "ruff.toml").write_text("line-length = [\n")  # broken: ignored
+    assert configured_line_length(f) == 119
+    # torchtune: black (88 by default) formats, flake8 allows 120: the formatter decides
+    (tmp_path / "pkg" / "ruff.toml").unlink()
+    (tmp_path / "pyproject.toml").write_text('[tool.black]\ntarget-version = ["py38"]\n')
+    (tmp_path / ".flake8").write_text("[flake8]\nmax-line-length = 120\n")
+    assert configured_line_length(f) == 88
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    assert configured_line_length(f) == 100  # setup.cfg's flake8 section comes first
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
+def test_a_long_rewrite_is_wrapped_to_the_configured_length_and_nothing_else_moves(tmp_path):
+    (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 79\n")
+    code = (
+        "import torch\n"
+        "def f(params):\n"
+        "    # a comment line that is longer than seventy-nine characters, which is fine here\n"
+        "    return all(type(p) in (torch.Tensor, torch.nn.Parameter) and p.is_cuda for p in params)\n"
+        "x = 'a'\n"
+    )
+    (tmp_path / "a.py").write_text(code)
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
+    out = (tmp_path / "a.py").read_text()
+    assert "    return all(\n" in out and "        and p.device.type in ('cuda', 'npu')\n" in out
+    assert max(len(x) for x in out.splitlines() if not x.lstrip().startswith("#")) <= 79
+    assert out.startswith("import torch\ndef f(params):\n") and out.endswith(")\nx = 'a'\n")

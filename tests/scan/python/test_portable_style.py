@@ -1,0 +1,195 @@
+"""Portable ports read like the file around them (issue 23): the file's quote style,
+`not in` for a negated test, and a device default resolved in the body, not at import."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from functools import partial
+
+from migrate.core.rules import default_rules
+from migrate.fix.rewrite import fix_text
+from migrate.fix.run import engine_scan
+
+RULES = list(default_rules())
+
+
+def port(code: str, unsafe: bool = False) -> str:
+    text, _, _, error = fix_text(
+        textwrap.dedent(code), "t.py", "python", RULES, partial(engine_scan, target="portable"), unsafe=unsafe
+    )
+    assert error is None
+    ast.parse(text)
+    return text
+
+
+# timm/optim/_helpers.py and timm/layers/fast_norm.py style: single quotes throughout
+TIMM = """\
+    import torch
+
+
+    def _resolve_foreach(params, foreach):
+        if foreach is not None:
+            return foreach
+        return all(type(p) in (torch.Tensor, torch.nn.Parameter) and p.is_cuda for p in params)
+
+
+    def _chunk(device):
+        if device.type != 'cuda' or not params:
+            return None
+        return 'cuda'
+    """
+
+
+def test_a_single_quoted_file_gets_single_quotes():
+    out = port(TIMM)
+    assert "p.device.type in ('cuda', 'npu')" in out
+    assert "device.type not in ('cuda', 'npu')" in out
+    assert '"npu"' not in out and '"cuda"' not in out
+    assert port(out) == out
+
+
+def test_a_double_quoted_file_keeps_double_quotes_and_user_code_is_not_requoted():
+    code = """\
+        import torch
+
+
+        def f(batch):
+            return batch["it's"].is_cuda and batch["x"].is_cuda
+        """
+    out = port(code)
+    assert 'batch["it\'s"].device.type in ("cuda", "npu")' in out
+
+
+def test_not_is_cuda_becomes_not_in():
+    code = """\
+        import torch
+
+
+        def pin(x, ys):
+            pin = not x.is_cuda
+            keep = [y for y in ys if not y.is_cuda]
+            return pin, keep
+        """
+    out = port(code)
+    assert '    pin = x.device.type not in ("cuda", "npu")\n' in out
+    assert '    keep = [y for y in ys if y.device.type not in ("cuda", "npu")]\n' in out
+    assert "not (" not in out
+
+
+# timm/data/random_erasing.py and timm/data/loader.py: device defaults
+DEFAULTS = """\
+    import torch
+
+
+    def _get_pixels(per_pixel, patch_size, dtype=torch.float32, device='cuda'):
+        # NOTE: normal_() on CUDA
+        if per_pixel:
+            return torch.empty(patch_size, dtype=dtype, device=device).normal_()
+        return torch.zeros((patch_size[0], 1, 1), dtype=dtype, device=device)
+
+
+    def create_loader(
+            batch_size: int,
+            device: torch.device = torch.device('cuda'),
+    ):
+        '''Build a loader.'''
+        return torch.zeros(batch_size, device=device)
+
+
+    def keeps_none(device='cuda'):
+        if device is None:
+            return 'cpu'
+        return device
+
+
+    class Scaler:
+        def __init__(self, *, device: str = 'cuda'):
+            '''Only a docstring.'''
+    """
+
+
+def test_device_defaults_are_resolved_in_the_body_not_at_import():
+    out = port(DEFAULTS)
+    assert "dtype=torch.float32, device=None):\n" in out
+    assert "    if device is None:\n        device = get_device_type()\n    if per_pixel:" in out
+    assert "        device: torch.device = None,\n" in out
+    assert (
+        "    '''Build a loader.'''\n    if device is None:\n"
+        "        device = torch.device(get_device_type())\n    return torch.zeros" in out
+    )
+    assert "    def __init__(self, *, device: str = None):\n" in out
+    assert "        '''Only a docstring.'''\n        if device is None:\n" in out
+    # None already means something there: the default is left to a person
+    assert "def keeps_none(device='cuda'):" in out
+    # nothing asks the accelerator when the module is imported
+    tree = ast.parse(out)
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef) and fn.name != "keeps_none":
+            for default in fn.args.defaults + fn.args.kw_defaults:
+                assert "get_device_type" not in ast.unparse(default) if default else True
+    assert port(out) == out
+
+
+def test_resolved_defaults_run_on_cpu():
+    import torch
+
+    namespace: dict = {}
+    exec(compile(port(DEFAULTS), "t.py", "exec"), namespace)
+    assert namespace["_get_pixels"](False, (3, 2, 2)).device.type == torch.zeros(1).device.type
+    assert namespace["create_loader"](2, device=torch.device("cpu")).shape == (2,)
+
+
+# timm/data/loader.py PrefetchLoader and timm/utils/distributed.py: the NPU arm is a
+# sibling statement, not an elif
+TWINS = """\
+    import torch
+
+
+    class PrefetchLoader:
+        def __init__(self, device):
+            self.is_cuda = device.type == 'cuda' and torch.cuda.is_available()
+            self.is_npu = device.type == 'npu' and torch.npu.is_available()
+
+        def streams(self):
+            device_mod = None
+            if self.is_cuda:
+                device_mod = torch.cuda
+            elif self.is_npu:
+                device_mod = torch.npu
+            return device_mod
+
+
+    def init(device_type, device):
+        if device_type == 'cuda':
+            assert torch.cuda.is_available(), f'CUDA is not available but {device} was specified.'
+        if device_type == 'npu':
+            assert torch.npu.is_available(), f'NPU is not available but {device} was specified.'
+        torch.cuda.synchronize()
+    """
+
+
+def test_a_cuda_statement_with_an_npu_twin_beside_it_is_left_as_written():
+    out = port(TWINS)
+    assert "        self.is_cuda = device.type == 'cuda' and torch.cuda.is_available()\n" in out
+    assert "    if device_type == 'cuda':\n        assert torch.cuda.is_available()" in out
+    assert "torch.cuda.synchronize()" not in out  # the rest is still ported
+
+
+def test_the_twin_keeps_the_arms_apart_on_an_npu_host():
+    """On an NPU host the original picks torch.npu; a port that made is_cuda true there
+    would pick torch.cuda."""
+    import types
+
+    namespace: dict = {}
+    exec(compile(port(TWINS), "t.py", "exec"), namespace)
+    npu = types.SimpleNamespace(type="npu")
+    fake = types.SimpleNamespace(  # torch on an Ascend host, as the port's helper sees it
+        cuda=types.SimpleNamespace(is_available=lambda: False),
+        npu=types.SimpleNamespace(is_available=lambda: True),
+        accelerator=types.SimpleNamespace(is_available=lambda: True, current_accelerator=lambda: npu),
+    )
+    fake.get_device_module = lambda name: getattr(fake, name)
+    namespace["torch"] = fake
+    loader = namespace["PrefetchLoader"](npu)
+    assert loader.streams() is fake.npu
