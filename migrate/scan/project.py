@@ -98,7 +98,9 @@ class FileDevices:
     npu_arms: frozenset[str] = frozenset()
     # the project's type helper the added module imports (module, name), if it has one
     type_from: tuple[str, str] | None = None
-    package_dir: str | None = None  # its top package folder (migrate/scan/import_style.py)
+    # how its package imports its own modules: relatively (True) where most of its files
+    # do, else absolutely (False); None outside a package (the file's own imports decide)
+    relative_imports: bool | None = None
 
     def helper(self, kind: str) -> HelperRef | None:
         return next((h for h in self.helpers if h.kind == kind), None)
@@ -127,6 +129,7 @@ class PackageInfo:
     type_from: tuple[str, str] | None = None  # see FileDevices
     uses: frozenset[str] = frozenset()  # top-level packages its modules import
     adopted: str | None = None  # the package whose helpers it uses (it has none)
+    relative_imports: bool = False  # see FileDevices
 
 
 @dataclass
@@ -173,7 +176,7 @@ class ProjectContext:
             min_torch=info.min_torch,
             npu_arms=info.npu_arms,
             type_from=info.type_from,
-            package_dir=str(top),
+            relative_imports=info.relative_imports,
         )
 
     def key(self) -> str:
@@ -182,6 +185,7 @@ class ProjectContext:
             "devices="
             + ";".join(
                 f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}:{p.type_from}"
+                f":{p.relative_imports}"
                 for k, p in sorted(self.packages.items())
             )
             + f";{sorted(self.scripts_min_torch.items())};"
@@ -312,11 +316,17 @@ def _discover(
 
 # a line's first word, found from the newline before it (a literal the regex engine skips
 # to: twice as fast as ^ under MULTILINE on a large tree)
-_IMPORT_TOP = re.compile(r"\n[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)")
+_IMPORT_TOP = re.compile(r"\n[ \t]*(?:from|import)[ \t]+(\.|[A-Za-z_]\w*)")
 
 
 def _imported_tops(text: str) -> set[str]:
-    return set(_IMPORT_TOP.findall("\n" + text))
+    return set(_import_heads(text)) - {"."}
+
+
+def _import_heads(text: str) -> list[str]:
+    """The first word of every import statement: a top-level name, or "." for a relative
+    import (``from .x import y``, ``from .. import z``)."""
+    return _IMPORT_TOP.findall("\n" + text)
 
 
 def _ancestors(folder: Path, root: Path) -> list[Path]:
@@ -369,7 +379,7 @@ def _package(
     if facts is None:
         facts = _package_facts(top, files, configured, jobs)
         cache.put(top, sig, _facts_data(facts))
-    info.helpers, info.npu_arms, info.uses = facts
+    info.helpers, info.npu_arms, info.uses, info.relative_imports = facts
     own = _own_module_path(top, configured)
     if own is not None:
         real = os.path.realpath(own[1])
@@ -385,7 +395,9 @@ def _package(
 
 
 # what a package's files say: its helpers (one per kind), its NPU arms, the packages it imports
-Facts = tuple[tuple[HelperRef, ...], frozenset[str], frozenset[str]]
+# and whether it imports its own modules relatively (more relative imports than imports of
+# the package by name: a tie, or neither, is absolute, as PEP 8 recommends)
+Facts = tuple[tuple[HelperRef, ...], frozenset[str], frozenset[str], bool]
 
 
 @dataclass(frozen=True)
@@ -396,6 +408,8 @@ class _FileFacts:
     arms: frozenset[str] = frozenset()
     helpers: tuple[HelperRef, ...] = ()
     init: tuple[str, str] | None = None  # (package module, text) of an __init__.py
+    relative: int = 0  # its relative imports
+    absolute: int = 0  # its imports of its own package by name
 
 
 def _file_facts(top: Path, name: str, configured: str | None) -> _FileFacts | None:
@@ -407,22 +421,24 @@ def _file_facts(top: Path, name: str, configured: str | None) -> _FileFacts | No
     init = None
     if path.name == "__init__.py":
         init = (".".join([top.name, *path.parent.relative_to(top).parts]), text)
-    uses = frozenset(_imported_tops(text))
+    heads = _import_heads(text)
+    uses = frozenset(heads) - {"."}
+    rel, absolute = heads.count("."), heads.count(top.name)
     if not _candidate(data):
-        return _FileFacts(uses, init=init)
+        return _FileFacts(uses, init=init, relative=rel, absolute=absolute)
     arms = frozenset(_npu_arm_names(text))
     if not _may_define_helper(data):
-        return _FileFacts(uses, arms, init=init)
+        return _FileFacts(uses, arms, init=init, relative=rel, absolute=absolute)
     module = ".".join([top.name, *path.relative_to(top).with_suffix("").parts]).removesuffix(".__init__")
     if configured and module != configured:
-        return _FileFacts(uses, arms, init=init)
+        return _FileFacts(uses, arms, init=init, relative=rel, absolute=absolute)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return _FileFacts(uses, arms, init=init)
+        return _FileFacts(uses, arms, init=init, relative=rel, absolute=absolute)
     found = find_helpers(tree, _torch_local(tree)).values()
     helpers = tuple(HelperRef(h.kind, module, h.name, h.call, h.ours) for h in found)
-    return _FileFacts(uses, arms, helpers, init)
+    return _FileFacts(uses, arms, helpers, init, relative=rel, absolute=absolute)
 
 
 def _names_in(name: str, words: tuple[str, ...]) -> tuple[str, ...]:
@@ -454,7 +470,8 @@ def _package_facts(top: Path, files: list[str], configured: str | None, jobs: in
     helpers = tuple(_public(h, inits) for h in _choose(found, files_naming))
     arms = frozenset().union(*(f.arms for f in per_file))
     uses = frozenset().union(*(f.uses for f in per_file))
-    return helpers, arms, uses - {top.name}
+    relative = sum(f.relative for f in per_file) > sum(f.absolute for f in per_file)
+    return helpers, arms, uses - {top.name}, relative
 
 
 # a top-level def and its parameters (to the first ")": a default holding a call ends the
@@ -476,7 +493,7 @@ _COMMENT = re.compile(rb"#[^\n]*")
 
 
 def _facts_data(facts: Facts) -> dict:
-    helpers, arms, uses = facts
+    helpers, arms, uses, relative = facts
     return {
         "helpers": [
             {
@@ -491,6 +508,7 @@ def _facts_data(facts: Facts) -> dict:
         ],
         "npu_arms": sorted(arms),
         "uses": sorted(uses),
+        "relative_imports": relative,
     }
 
 
@@ -533,7 +551,10 @@ def _facts_from_data(data: dict | None) -> Facts | None:
             return None
         if not all(isinstance(n, str) and _NAME.match(n) for n in (*arms, *uses)):
             return None
-        return tuple(helpers), frozenset(arms), frozenset(uses)
+        relative = data["relative_imports"]
+        if not isinstance(relative, bool):
+            return None
+        return tuple(helpers), frozenset(arms), frozenset(uses), relative
     except (KeyError, TypeError):
         return None
 

@@ -28,7 +28,7 @@ from migrate.core.fileio import SourceError, read_bytes
 from migrate.core.rules import rule_pack_digest
 from migrate.scan.cache import cache_key, mac_of, write_cache_file
 
-FORMAT = 1
+FORMAT = 2
 MAX_CACHE_BYTES = 16 * 1024 * 1024
 
 

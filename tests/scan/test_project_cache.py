@@ -121,6 +121,7 @@ def test_a_cache_written_under_another_key_is_not_believed(tmp_path, monkeypatch
             ],
             "npu_arms": [],
             "uses": [],
+            "relative_imports": False,
         },
         {
             "helpers": [
@@ -128,6 +129,7 @@ def test_a_cache_written_under_another_key_is_not_believed(tmp_path, monkeypatch
             ],
             "npu_arms": [],
             "uses": [],
+            "relative_imports": False,
         },
         {
             "helpers": [
@@ -135,6 +137,7 @@ def test_a_cache_written_under_another_key_is_not_believed(tmp_path, monkeypatch
             ],
             "npu_arms": [],
             "uses": [],
+            "relative_imports": False,
         },
         {
             "helpers": [
@@ -142,16 +145,21 @@ def test_a_cache_written_under_another_key_is_not_believed(tmp_path, monkeypatch
             ],
             "npu_arms": [],
             "uses": [],
+            "relative_imports": False,
         },
-        {"helpers": [], "npu_arms": "abc", "uses": []},
-        {"helpers": [], "npu_arms": [], "uses": ["x y"]},
-        {"helpers": {}, "npu_arms": [], "uses": []},
-        {"helpers": [], "npu_arms": []},
-        {"helpers": [7], "npu_arms": [], "uses": []},
+        {"helpers": [], "npu_arms": "abc", "uses": [], "relative_imports": False},
+        {"helpers": [], "npu_arms": [], "uses": ["x y"], "relative_imports": False},
+        {"helpers": {}, "npu_arms": [], "uses": [], "relative_imports": False},
+        {"helpers": [], "npu_arms": [], "relative_imports": False},
+        {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": "yes"},
+        {"helpers": [], "npu_arms": [], "uses": []},
+        {"helpers": [7], "npu_arms": [], "uses": [], "relative_imports": False},
     ],
 )
 def test_facts_of_the_wrong_shape_are_refused(data):
     assert _facts_from_data(data) is None
+    good = {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": False}
+    assert _facts_from_data(good) is not None  # each case above breaks one field of this
 
 
 def test_facts_round_trip():
@@ -161,8 +169,10 @@ def test_facts_round_trip():
         ],
         "npu_arms": ["NPU_Accelerator"],
         "uses": ["torch"],
+        "relative_imports": True,
     }
-    helpers_, arms, uses = _facts_from_data(data)
+    helpers_, arms, uses, relative = _facts_from_data(data)
+    assert relative is True
     assert helpers_[0].describe() == "a.f()" and arms == {"NPU_Accelerator"} and uses == {"torch"}
 
 

@@ -27,7 +27,6 @@ from migrate.core import device_helpers
 from migrate.core.findings import Edit
 from migrate.core.targets import DEVICE_PLACEHOLDERS
 from migrate.scan.helper_finder import DEVICE_TYPES, Found, find_helpers
-from migrate.scan.import_style import prefers_relative
 from migrate.scan.project import SCRIPT, FileDevices
 from migrate.scan.python.quotes import dominant_quote
 
@@ -72,7 +71,7 @@ class DeviceNames:
     def quote(self) -> str:
         """The quote the file writes its strings with (migrate/scan/python/quotes.py)."""
         if self._quote is None:
-            self._quote = dominant_quote(self.f.text, self.f.tree, self.f.span)
+            self._quote = dominant_quote(self.f.text, self.f.walk(ast.Constant), self.f.span)
         return self._quote
 
     # ----------------------------------------------------------------------------------
@@ -177,14 +176,14 @@ class DeviceNames:
 
     def _relative(self, module: str) -> str:
         """``module`` as the package imports its own modules: relatively where most of its
-        files do (migrate/scan/import_style.py), the same in every file of the package;
-        without the package on disk, as this file does."""
+        files do (FileDevices.relative_imports, from the project context), the same in
+        every file of the package; without the package on disk, as this file does."""
         own = self.fd.module
         if not own:
             return module
         top = own.split(".")[0]
-        if self.fd.package_dir is not None:
-            if not prefers_relative(self.fd.package_dir):
+        if self.fd.relative_imports is not None:
+            if not self.fd.relative_imports:
                 return module
         elif not self.top.relative_import or top in self.top.absolute_from:
             return module  # the file imports its package absolutely, or not at all

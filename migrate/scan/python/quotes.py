@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 
 _PREFIX = re.compile(r"[rRbBuU]*(['\"])")
 
 
-def dominant_quote(text: str, tree: ast.AST, span) -> str:
-    """``'`` or ``"``: the quote most of the file's plain string literals use. ``span``
-    maps a node to its (start, end) character offsets in ``text``."""
+def dominant_quote(text: str, constants: Iterable[ast.Constant], span) -> str:
+    """``'`` or ``"``: the quote most of the file's plain string literals use, from its
+    ``ast.Constant`` nodes. ``span`` maps a node to its (start, end) offsets in ``text``."""
     single = double = 0
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))):
+    for node in constants:
+        if not isinstance(node.value, (str, bytes)):
             continue
         if getattr(node, "end_lineno", None) != getattr(node, "lineno", None):
             continue
