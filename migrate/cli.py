@@ -7,6 +7,7 @@ import functools
 import os
 import signal
 import sys
+import warnings
 
 import typer
 
@@ -139,8 +140,17 @@ def empty_argument(argv: list[str]) -> str | None:
     return None
 
 
+def _quiet_user_code_warnings() -> None:
+    """Parsing the user's code must not print warnings about it: Python 3.12+ warns
+    (SyntaxWarning, shown by default) for every invalid escape such as ``"\\s"`` in the
+    files a scan parses, from every worker. Findings are the tool's output, not those."""
+    warnings.filterwarnings("ignore", category=SyntaxWarning)
+    warnings.filterwarnings("ignore", message="invalid escape sequence", category=DeprecationWarning)
+
+
 def main() -> None:
     _safe_streams()
+    _quiet_user_code_warnings()
     signal.signal(signal.SIGTERM, _on_sigterm)
     empty = empty_argument(sys.argv[1:])
     if empty is not None:
