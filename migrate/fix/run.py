@@ -21,9 +21,9 @@ from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.fix.applier import fixable
 from migrate.fix.rewrite import Options, Outcome, rewrite_file
+from migrate.scan.parallel import can_fork, clamp_jobs
 from migrate.scan.readers import scan_text
 from migrate.scan.ruleset import RuleSet
-from migrate.scan.worker import clamp_jobs
 
 PARALLEL_THRESHOLD = 6  # files to rewrite before worker processes pay off
 
@@ -217,8 +217,7 @@ def _rewrite_all(
     are compiled once for all of them."""
     jobs = clamp_jobs(jobs, len(todo))
     ruleset = RuleSet(rules)
-    methods = multiprocessing.get_all_start_methods()
-    if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD or "fork" not in methods:
+    if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD or not can_fork():
         rewriter = Rewriter(ruleset, options)
         return [rewriter(item) for item in todo]
     ctx = multiprocessing.get_context("fork")

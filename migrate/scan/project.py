@@ -45,7 +45,11 @@ def _candidate(data: bytes) -> bool:
     """Whether a file may define a device helper or an NPU arm: it names the NPU, the
     accelerator or a device module."""
     lowered = data.lower()
-    return any(token in lowered for token in _CANDIDATE_TOKENS) or names_npu(data)
+    if any(token in lowered for token in _CANDIDATE_TOKENS):
+        return True
+    # names_npu's own substring test, on the bytes already lowered: most files stop here
+    stripped = lowered.replace(b"input", b"")
+    return (b"npu" in stripped or b"hccl" in stripped) and names_npu(data)
 
 
 def _npu_arm_names(text: str) -> set[str]:
