@@ -49,10 +49,12 @@ ENGINES = ("python", "text", "onnx")
 class Token:
     """A prefilter token: a literal every matching file holds (found with memmem), plus, where
     it helps, a regex (text syntax) that confirms it. The text engine compares literals
-    case-insensitively and ignores the regex."""
+    case-insensitively and ignores the regex. ``line``: every match of the regex lies within
+    one line and holds the literal, so only the lines holding the literal are searched."""
 
     literal: str
     pattern: str | None = None
+    line: bool = False
 
 
 # Keys every kind accepts: explicit prefilter words. (The effort estimate is the row's own

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 
 from migrate.core.rules import default_rules
+from migrate.scan.python.prefilter import Prefilter
 from migrate.scan.ruleset import RuleSet
 
 RULESET = RuleSet(default_rules())
@@ -62,3 +66,39 @@ def test_cuda_code_passes(prefilter, snippet):
 def test_setup_py_dependency_lists_pass_only_for_setup_files():
     code = b'setup(install_requires=["flash-attn"])'
     assert RULESET.python("setup.py").prefilter.search(code)
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        b"x = 1\nfrom flash_attn import f  # at the end of the file, no newline",
+        b"import os\r\nimport flash_attn\r\nx = 1\r\n",
+        b"try: import apex\nexcept ImportError: apex = None\n",
+        b"_supports_flash_attn = True\nfrom x import flash_attn\n",
+        b"y = (x.\n    cuda())",  # a confirming regex that spans lines stays a whole-file search
+    ],
+)
+def test_line_confined_checks_find_tokens_anywhere(prefilter, snippet):
+    assert prefilter.search(snippet)
+    assert Prefilter(prefilter.tokens, automaton=False).search(snippet)
+
+
+def test_automaton_and_loops_agree_on_real_sources(prefilter):
+    """The Aho-Corasick pass and the per-anchor loop give the same answer on every file of
+    installed packages (torch and transformers hold CUDA code; most files hold none), and
+    the same literal offsets."""
+    loops = Prefilter(prefilter.tokens, automaton=False)
+    specs = [importlib.util.find_spec(name) for name in ("transformers", "torch")]
+    roots = [Path(spec.origin).parent for spec in specs if spec is not None and spec.origin]
+    if not roots:
+        pytest.skip("neither transformers nor torch is installed")
+    files = [p for root in roots for p in sorted(root.rglob("*.py"))[:1500]]
+    passed = 0
+    for path in files:
+        data = path.read_bytes()
+        assert prefilter.search(data) == loops.search(data), path
+        passed += prefilter.search(data)
+        if b"cuda" in data[:20000]:
+            text = data[:20000].decode("utf-8", "replace")
+            assert sorted(prefilter.hit_offsets(text)) == sorted(loops.hit_offsets(text)), path
+    assert 0 < passed < len(files)
