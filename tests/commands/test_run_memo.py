@@ -142,3 +142,32 @@ def test_stdout_reports_replay_byte_for_byte(tmp_path):
     assert list(cache.glob("run-*.json"))
     assert (second.returncode, second.stdout) == (first.returncode, first.stdout)
     assert b"MIG" in first.stdout
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "symlink", "garbage", "nested", "huge", "wrong shape"])
+def test_a_hostile_memo_is_never_replayed(tmp_path, monkeypatch, kind):
+    """Whatever sits at the memo's name is read bounded, never blocks, and is ignored
+    unless it is a regular file holding an entry this user's key signed."""
+    monkeypatch.setenv("MIGRATE_CACHE_KEY", "k" * 40)
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    argv = ["scan", "proj", "--cache-dir", str(cache)]
+    path = run_memo._memo_path(cache, run_memo._key_of(argv))
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "symlink":
+        (tmp_path / "elsewhere.json").write_text("{}")
+        path.symlink_to(tmp_path / "elsewhere.json")
+    elif kind == "garbage":
+        path.write_bytes(b"\xff\x00not json")
+    elif kind == "nested":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "huge":
+        with open(path, "wb") as fh:
+            fh.truncate(run_memo.MAX_ENTRY_BYTES + 1)
+    else:
+        path.write_text(json.dumps({"format": run_memo.FORMAT, "report": 1, "deps": "x", "mac": "0"}))
+    assert run_memo.replay(argv) is None
