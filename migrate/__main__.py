@@ -18,6 +18,12 @@ def _early_exit(signum, frame) -> None:
 def main() -> None:
     signal.signal(signal.SIGINT, _early_exit)
     signal.signal(signal.SIGTERM, _early_exit)
+    from migrate.commands import run_memo
+
+    run_memo.entry_argv = sys.argv[1:]
+    code = run_memo.replay(run_memo.entry_argv)  # a scan of files that did not change
+    if code is not None:
+        sys.exit(code)
     from migrate.cli import main as cli_main
 
     signal.signal(signal.SIGINT, signal.default_int_handler)

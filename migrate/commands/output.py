@@ -12,15 +12,17 @@ from migrate.core.errors import UsageError
 from migrate.core.outputs import write_output
 
 
-def emit(text: str, output: Path | None) -> None:
-    """Write ``text`` (a final newline added if missing) to ``output`` or stdout."""
+def emit(text: str, output: Path | None) -> bytes:
+    """Write ``text`` (a final newline added if missing) to ``output`` or stdout; return
+    the bytes written."""
     if text and not text.endswith("\n"):
         text += "\n"
     data = text.encode("utf-8", errors="backslashreplace")  # a non-UTF-8 file name: \\udcff
     if output is None:
         write_stdout(data)
-        return
+        return data
     write_output(output, data)  # atomic; a planted symlink is replaced, never followed
+    return data
 
 
 def write_stdout(data: bytes) -> None:

@@ -9,6 +9,8 @@ import typer
 
 from migrate.commands.output import emit
 from migrate.commands.progress import cli_request, scan_with_config
+from migrate.commands.run_memo import Recording
+from migrate.core.cache_files import default_cache_dir
 from migrate.core.errors import UsageError
 from migrate.core.findings import CATEGORY_RANK, ScanResult
 
@@ -76,6 +78,7 @@ def register(app: typer.Typer) -> None:
             check_output(output, "-o", read + ([output] if read_by_scan(output, paths) else []))
         show = not no_progress and sys.stderr.isatty()
         shared = (paths, select, ignore, exclude, jobs, no_cache, cache_dir, config, target, follow_symlinks)
+        memo = Recording.start(None if no_cache else cache_dir or default_cache_dir())
         session = scan_with_config(
             cli_request(*shared, extend_select=extend_select, per_file_ignores=per_file_ignores),
             show,
@@ -97,6 +100,12 @@ def register(app: typer.Typer) -> None:
             color=color,
             effort=project_model(session.effort),
         )
-        emit(text, output)
-        if not exit_zero and failed(result, threshold):
-            raise typer.Exit(1)
+        from migrate.scan.config import config_folders
+
+        data = emit(text, output)
+        code = 1 if not exit_zero and failed(result, threshold) else 0
+        if memo is not None:
+            onnx = any(f.kind == "onnx" for f in result.files.values())
+            memo.finish(data, output, code, config_folders(paths[0]), skip=onnx)
+        if code:
+            raise typer.Exit(code)

@@ -36,6 +36,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrate.core import reads
 from migrate.core.filelock import locked
 
 __all__ = [
@@ -127,6 +128,7 @@ def newline_of(text: str) -> str:
 
 
 def _open_nonblocking(path: Path | str) -> int:
+    reads.file(path)
     try:
         return os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
@@ -165,6 +167,7 @@ def read_fd(fd: int, limit: int = MAX_FILE_BYTES) -> tuple[bytes, os.stat_result
 
 def read_head(path: Path | str, size: int) -> bytes:
     """The first ``size`` bytes of a regular file (b"" for anything else), never blocking."""
+    reads.file(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:

@@ -27,19 +27,18 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
-import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate import __version__
+from migrate.core.cache_files import KEY_ENV, cache_key, default_cache_dir, mac_of, write_cache_file
 from migrate.core.fileio import MAX_FILE_BYTES, SourceError, content_hash, read_bytes
 from migrate.core.findings import CATEGORIES, Edit, Finding, Fix
 from migrate.core.rules import Rule, rule_pack_digest
 
 __all__ = [
+    "KEY_ENV",
     "Entry",
     "ScanCache",
     "cache_key",
@@ -49,15 +48,6 @@ __all__ = [
     "write_cache_file",
 ]
 FORMAT = 3
-KEY_ENV = "MIGRATE_CACHE_KEY"
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get("MIGRATE_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ascend-migrate"
 
 
 @dataclass
@@ -156,60 +146,6 @@ def _plausible(rel: str, entry: Entry, rules: dict[str, Rule] | None) -> bool:
     return True
 
 
-def cache_key() -> bytes | None:
-    """The HMAC key: $MIGRATE_CACHE_KEY, or the per-user key file (made on first use, owned
-    by this user, mode 0600); None when neither can be had (then nothing is cached)."""
-    env = os.environ.get(KEY_ENV)
-    if env:
-        return env.encode("utf-8", "surrogateescape")
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    path = Path(base) / "ascend-migrate" / "cache.key"
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        return _new_key(path)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_uid != os.geteuid()
-            or st.st_mode & 0o077
-            or not 32 <= st.st_size <= 1024
-        ):
-            return None  # not ours alone: not a secret
-        return os.read(fd, 1024).strip() or None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _new_key(path: Path) -> bytes | None:
-    key = secrets.token_hex(32).encode()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except FileExistsError:  # another run made it just now
-        return cache_key()
-    except OSError:
-        return None
-    try:
-        os.write(fd, key + b"\n")
-    finally:
-        os.close(fd)
-    return key
-
-
-def mac_of(key: bytes, binding: bytes, rel: str, data: dict) -> str:
-    """The HMAC binding ``data`` (as canonical JSON) to ``rel`` under ``binding``."""
-    body = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    msg = binding + rel.encode("utf-8", "surrogateescape") + b"\0" + body.encode()
-    return hmac.new(key, msg, hashlib.sha256).hexdigest()
-
-
 @dataclass
 class ScanCache:
     path: Path | None
@@ -266,27 +202,6 @@ class ScanCache:
             entries[rel] = {**data, "mac": mac_of(self.key, self.binding, rel, data)}
         doc = {"format": FORMAT, "entries": entries}
         write_cache_file(self.path, json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode())
-
-
-def write_cache_file(path: Path, payload: bytes) -> None:
-    """Replace the cache file ``path`` by ``payload`` through a temporary file beside it; a
-    cache that cannot be written is not an error and leaves no temporary file behind."""
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".scan-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError:
-        pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def _load(path: Path, cache: ScanCache, rules: dict[str, Rule] | None) -> dict[str, Entry]:

@@ -11,6 +11,7 @@ table: path glob -> target).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,18 +59,26 @@ class ProjectConfig:
 
 
 def find_pyproject(start: Path) -> Path | None:
+    found = None
+    for candidate in config_folders(start):
+        p = candidate / "pyproject.toml"
+        # Anything by that name is the config: a FIFO, a device or a dangling link is not
+        # passed over for a parent's (apply refuses a config it cannot read).
+        found = p if os.path.lexists(p) else None
+    return found
+
+
+def config_folders(start: Path) -> Iterator[Path]:
+    """The folders the config is looked for in, nearest first: ``start`` (or its folder)
+    and its parents, up to the first holding a pyproject.toml or a .git (the repository
+    root); what a run depends on for its config (migrate/commands/run_memo.py)."""
     folder = Path(os.path.realpath(start))
     if not _quiet(folder.is_dir):
         folder = folder.parent
     for candidate in [folder, *folder.parents]:
-        p = candidate / "pyproject.toml"
-        # Anything by that name is the config: a FIFO, a device or a dangling link is not
-        # passed over for a parent's (apply refuses a config it cannot read).
-        if os.path.lexists(p):
-            return p
-        if _quiet((candidate / ".git").exists):
-            return None
-    return None
+        yield candidate
+        if os.path.lexists(candidate / "pyproject.toml") or _quiet((candidate / ".git").exists):
+            return
 
 
 def _quiet(test) -> bool:

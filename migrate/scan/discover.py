@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pathspec
 
+from migrate.core import reads
 from migrate.core.fileio import SourceError, read_bytes, read_head
 from migrate.core.filekinds import _suffix, detect
 from migrate.core.findings import FileError
@@ -81,6 +82,7 @@ def _shebang_kind(path: Path) -> str | None:
 
 
 def _unreadable(path: Path) -> bool:
+    reads.file(path)
     try:
         with open(path, "rb", buffering=0, opener=_nonblocking):
             return False
@@ -168,6 +170,7 @@ class Walker:
                     FileError(folder_rel, f"folder nested more than {MAX_DEPTH} levels deep; not scanned")
                 )
                 continue
+            reads.folder(folder)
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
             except OSError as exc:

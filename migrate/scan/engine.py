@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrate.core import reads
 from migrate.core.errors import FileProblem
 from migrate.core.findings import FileError, FileRecord, Finding, ScanResult
 from migrate.core.rules import Rule, default_rules, select_rules
@@ -86,6 +87,7 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
     reals = {sf.rel: sf.real for sf in files}
     todo: list[WorkItem] = []
     for sf in files:
+        reads.file(sf.path)  # read here or by a worker
         hit = cache.lookup(sf.rel, _stat(sf.path)) if options.trust_mtime else None
         if hit is not None:
             _collect(

@@ -26,8 +26,9 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from migrate.core import device_helpers
+from migrate.core import device_helpers, reads
 from migrate.core.display import shown_path
+from migrate.core.fileio import SourceError, read_bytes
 from migrate.scan.helper_finder import find_helpers
 from migrate.scan.npu_names import names_npu
 from migrate.scan.parallel import map_in_workers
@@ -235,6 +236,7 @@ def _is_package(folder: str, known: dict) -> bool:
     key = ("init", folder)
     found = known.get(key)
     if found is None:
+        reads.folder(folder)
         found = known[key] = os.path.isfile(os.path.join(folder, "__init__.py"))
     return found
 
@@ -638,9 +640,12 @@ def _is_ours(path: Path) -> bool:
 
 def _package_files(top: Path) -> list[str]:
     """The package's Python files (in its sub-packages, not in plain folders), as strings:
-    at most ``MAX_PACKAGE_FILES``."""
+    at most ``MAX_PACKAGE_FILES``. (Noted as read: worker processes may read them.)"""
     out: list[str] = []
     for folder, dirs, files in os.walk(top, followlinks=False):
+        reads.folder(folder)
+        for d in dirs:
+            reads.folder(os.path.join(folder, d))  # a package when it holds an __init__.py
         dirs[:] = sorted(
             d
             for d in dirs
@@ -653,17 +658,18 @@ def _package_files(top: Path) -> list[str]:
                 if len(out) >= MAX_PACKAGE_FILES:
                     return out
                 out.append(os.path.join(folder, name))
+                reads.file(out[-1])
     return out
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: Path | str) -> bytes | None:
+    """A regular file's bytes (not through a symlink), None past ``MAX_READ``."""
     try:
         st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_READ:
             return None
-        with open(path, "rb") as fh:
-            return fh.read(MAX_READ)
-    except OSError:
+        return read_bytes(path, MAX_READ)[0]  # (a buffered read(MAX_READ) cost 4x more)
+    except (OSError, SourceError):
         return None
 
 

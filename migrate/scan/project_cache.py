@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate import __version__
+from migrate.core.cache_files import cache_key, mac_of, write_cache_file
 from migrate.core.fileio import SourceError, read_bytes
 from migrate.core.rules import rule_pack_digest
-from migrate.scan.cache import cache_key, mac_of, write_cache_file
 
 FORMAT = 2
 MAX_CACHE_BYTES = 16 * 1024 * 1024

@@ -69,17 +69,18 @@ def _text_text(ruleset: RuleSet, text: str, rel: str, kind: str, target: str) ->
     return retarget_text(scan_text_file(text, rel, kind, ruleset), text, rel, kind, target)
 
 
-def _prefiltered(ruleset: RuleSet, rel: str, source) -> bool:
-    """Does the decoded file hold a token of the selected Python rules?"""
+def _prefiltered(ruleset: RuleSet, rel: str, source, code: bool = False) -> bool:
+    """Does the decoded file hold a token of the selected Python rules (with ``code``:
+    outside its comments and docstrings)?"""
     prefilter = ruleset.python(rel).prefilter
-    return prefilter is None or prefilter.search(prefilter_bytes(source))
+    return prefilter is None or prefilter.search(prefilter_bytes(source), code)
 
 
 def read_python(
     ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None
 ) -> tuple[list[Finding], Problem]:
     source = decode(data, python=True, path=path)
-    if not _prefiltered(ruleset, rel, source):
+    if not _prefiltered(ruleset, rel, source, code=True):
         return [], None
     return ruleset.kept(_python_text(ruleset, source.text, rel, target, devices)), None
 

@@ -154,7 +154,7 @@ def _check_effort_keys(effort: dict[str, object], source) -> None:
 
 def run_session(request: ScanRequest, progress: Callable[[int, int], None] | None = None) -> Session:
     """Scan ``request.paths`` honouring [tool.migrate]."""
-    from migrate.scan.cache import default_cache_dir
+    from migrate.core.cache_files import default_cache_dir
     from migrate.scan.discover import scan_root
     from migrate.scan.engine import ScanOptions, scan_paths
 

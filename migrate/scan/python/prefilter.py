@@ -20,6 +20,7 @@ from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 
 from migrate.core.kinds import Token, kind
 from migrate.core.rules import Rule
+from migrate.scan.python.inert import Inert
 
 # Segments too common to be useful as tokens.
 _COMMON = {
@@ -129,6 +130,18 @@ class _Check:
         rx = self.line_rx
         return rx is not None and rx.search(_lines_holding(data, self.literal)) is not None
 
+    def outside(self, data: bytes, inert: Inert) -> bool:
+        """Does the check hold at an offset ``inert`` does not cover?"""
+        if self.plain:
+            pos = data.find(self.literal)
+            while pos != -1:
+                if not inert.covers(pos):
+                    return True
+                pos = data.find(self.literal, pos + 1)
+            return False
+        regexes = [rx for rx in (self.file_rx, self.line_rx) if rx is not None]
+        return any(not inert.covers(m.start()) for rx in regexes for m in rx.finditer(data))
+
 
 def _alternation(patterns: list[str]) -> re.Pattern[bytes] | None:
     if not patterns:
@@ -184,8 +197,11 @@ class Prefilter:
         literals = [check.literal.decode() for check in self._checks]
         self._literals = AhoCorasick(literals) if automaton and literals else None
 
-    def search(self, data: bytes) -> bool:
+    def search(self, data: bytes, code: bool = False) -> bool:
+        """Does ``data`` hold a token; with ``code``, outside its comments and docstrings
+        (migrate/scan/python/inert.py: no matcher reads them)?"""
         low = data.lower()
+        inert: Inert | None = None
         anchors: list[bytes] = self._stage1
         if self._anchors is not None:  # the anchors the file holds, in stage-1 order
             held = {i for i, _, _ in self._anchors.find_matches_as_indexes(low, overlapping=True)}
@@ -193,7 +209,12 @@ class Prefilter:
         for anchor in anchors:
             if self._anchors is not None or anchor in low:
                 for check in self._by_anchor[anchor]:
-                    if check.holds(data):
+                    if not check.holds(data):
+                        continue
+                    if not code:
+                        return True
+                    inert = inert or Inert(data)
+                    if check.outside(data, inert):
                         return True
         return False
 

@@ -154,21 +154,39 @@ def _hit_lines(text: str, index: LineIndex, hit, bindings: Bindings) -> list[int
 
 
 def walk_by_type(tree: ast.AST) -> dict[type, list[tuple[int, ast.AST]]]:
-    """The nodes of ``tree`` by type, each with its position in ``ast.walk`` order."""
+    """The nodes of ``tree`` by type, each with its position in ``ast.walk`` order (the
+    context and operator singletons aside: no pass asks for them)."""
     out: dict[type, list[tuple[int, ast.AST]]] = {}
     queue = [tree]
     i = 0
     while i < len(queue):
         node = queue[i]
-        out.setdefault(type(node), []).append((i, node))
+        cls = type(node)
+        found = out.get(cls)
+        if found is None:
+            found = out[cls] = []
+        found.append((i, node))
         i += 1
-        for name in node._fields:
+        for name in _child_fields(cls):
             value = getattr(node, name, None)
-            if isinstance(value, list):
+            if value.__class__ is list:
                 queue.extend(c for c in value if isinstance(c, ast.AST))
             elif isinstance(value, ast.AST):
                 queue.append(value)
     return out
+
+
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})  # Load/Store, operators: singletons, never asked for
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of an AST class that may hold nodes a pass looks at."""
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        skip = _LEAF_FIELDS | ({"value", "kind"} if cls is ast.Constant else set())
+        fields = _CHILD_FIELDS[cls] = tuple(n for n in getattr(cls, "_fields", ()) if n not in skip)
+    return fields
 
 
 def _index_nodes(tree: ast.AST, lines: list[int] | None):
