@@ -10,9 +10,11 @@ outputs of torch functions called inside each module (``apis=True``, kind ``api.
 named ``module/function``) on request. A tensor recorded twice unchanged is stored once and
 referenced by both records. Each tensor's bytes are copied to a staging block inside the
 hook, so later in-place ops cannot change what was recorded; a writer thread writes the
-blocks to the shards (and takes their CRC32) while the model keeps running, with bounded
-staging memory (shards.py). Gradients come from tensor hooks on each module's inputs and outputs,
-which keep working when a later op modifies the tensor in place (``ReLU(inplace=True)``).
+blocks to the shards (and takes their CRC32, and the stats of every contiguous CPU tensor
+from its staged bytes: the same values the hook would compute, off the forward's path)
+while the model keeps running, with bounded staging memory (shards.py). Gradients come
+from tensor hooks on each module's inputs and outputs, which keep working when a later op
+modifies the tensor in place (``ReLU(inplace=True)``).
 """
 
 from __future__ import annotations
@@ -123,8 +125,9 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             handle.remove()
         self._handles.clear()
         self._seen.clear()
-        self._lineage.clear()
         failure = self._close_writer()
+        self._lineage.finish(self.records)
+        self._lineage.clear()
         table, stable = self._digest.result()
         self._meta["weights_digest"] = digest_of(table)
         self._meta["weights"] = table
@@ -143,11 +146,13 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             self._writer.close()
         except UsageError as exc:
             return exc
-        crcs = self._writer.crcs
+        crcs, stats = self._writer.crcs, self._writer.stats
         for rec in self.records:
             key = rec.get("tensor")
             if key is not None:
                 rec["crc32"] = crcs[key]
+                if rec["stats"] is None:
+                    rec["stats"] = stats[key]
         return None
 
     def _selected(self, name: str) -> bool:
@@ -278,10 +283,14 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         }
         cached = self._cached(t)
         if cached is None:
-            stats = tensor_stats(t.detach(), with_sketch=self.stats_only)
-            stored = None
+            stored, later = None, False
             if self._writer is not None and t.layout == self._strided:
-                stored = self._writer.add(t)  # its CRC32 is known once the writer closes
+                # Its CRC32 is computed by the writer's thread and known once the writer
+                # closes; so are its stats when the staged copy holds the bytes the hook
+                # would reduce in the same order (contiguous, on the CPU).
+                later = t.device.type == "cpu" and t.is_contiguous()
+                stored = self._writer.add(t, stats=later)
+            stats = None if stored and later else tensor_stats(t.detach(), with_sketch=self.stats_only)
             cached = (stats, *(stored or (None, None)))
             self._remember(t, cached)
         rec["stats"], rec["file"], rec["tensor"] = cached

@@ -51,6 +51,9 @@ class Lineage:
         self._origin: dict[int, tuple[Any, int, int]] = {}
         self._frames: list[_Frame] = []
         self._wnorm: dict[int, tuple[Any, int, float]] = {}
+        # per returned call: (first record, xnorm or its record, cond, inherited cond,
+        # (|W|, W's rows, rms of the input) of a linear layer)
+        self._pending: list[tuple[int, Any, float | None, float | None, tuple | None]] = []
 
     def _lookup(self, t: Any) -> int | None:
         for obj in (t, getattr(t, "_base", None)):
@@ -90,27 +93,23 @@ class Lineage:
         self._frames.append(frame)
 
     def leave(self, module: Any, records: list[dict], first: int, output: Any) -> None:
-        """The call returned and its outputs were recorded as ``records[first:]``."""
+        """The call returned and its outputs were recorded as ``records[first:]``. What
+        needs the records' stats (``xnorm`` from a recorded input, a linear layer's
+        ``cond``) is written by ``finish`` once the stats exist."""
         frame = self._frames.pop() if self._frames else _Frame(src={UNKNOWN})
         made = list(range(first, len(records)))
         src = sorted(frame.src)[:MAX_LINKS]
         kids = frame.kids[-MAX_LINKS:]
         scope = sorted(frame.scope)[-MAX_LINKS:]
-        cond = self._cond(module, frame, records[first] if made else None)
         for pos in made:
             records[pos]["src"], records[pos]["kids"] = src, kids
             if scope:
                 records[pos]["scope"] = scope
-        if made and frame.xnorm is not None:
-            xnorm = (
-                frame.xnorm
-                if isinstance(frame.xnorm, float)
-                else (records[frame.xnorm].get("stats") or {}).get("norm")
-            )
-            if isinstance(xnorm, float) and math.isfinite(xnorm):
-                records[first]["xnorm"] = xnorm
-        if cond is not None and made:
-            records[first]["cond"] = cond
+        if made:
+            linear = None
+            if frame.rms_in is not None:
+                linear = (self._weight_norm(module.weight), module.weight.shape[0], frame.rms_in)
+            self._pending.append((first, frame.xnorm, frame.cond, frame.inherited, linear))
         for pos, (_, t) in zip(made, iter_tensors(output), strict=False):
             try:
                 self._origin[id(t)] = (weakref.ref(t), t._version, pos)
@@ -119,23 +118,21 @@ class Lineage:
         if self._frames:
             self._frames[-1].kids.extend(made)
 
-    def _cond(self, module: Any, frame: _Frame, rec: dict | None) -> float | None:
-        found = [
-            c
-            for c in (frame.cond, frame.inherited, self._linear_cond(module, frame, rec))
-            if c is not None and math.isfinite(c)
-        ]
-        return round(max(found), 4) if found else None
-
-    def _linear_cond(self, module: Any, frame: _Frame, rec: dict | None) -> float | None:
-        if frame.rms_in is None or rec is None:
-            return None
-        weight = module.weight
-        y = (rec.get("stats") or {}).get("norm")
-        if not isinstance(y, (int, float)) or not y or not math.isfinite(y):
-            return None
-        rows = math.prod(rec["shape"]) / max(weight.shape[0], 1)
-        return math.sqrt(rows) * self._weight_norm(weight) * frame.rms_in / y
+    def finish(self, records: list[dict]) -> None:
+        """Write ``xnorm`` and ``cond`` of every call that returned, from the records'
+        stats (every record has its stats now)."""
+        for first, xnorm, cond, inherited, linear in self._pending:
+            rec = records[first]
+            if xnorm is not None and not isinstance(xnorm, float):
+                xnorm = (records[xnorm].get("stats") or {}).get("norm")
+            if isinstance(xnorm, float) and math.isfinite(xnorm):
+                rec["xnorm"] = xnorm
+            found = [
+                c for c in (cond, inherited, _linear_cond(linear, rec)) if c is not None and math.isfinite(c)
+            ]
+            if found:
+                rec["cond"] = round(max(found), 4)
+        self._pending.clear()
 
     def _weight_norm(self, weight: Any) -> float:
         hit = self._wnorm.get(id(weight))
@@ -149,6 +146,19 @@ class Lineage:
         self._origin.clear()
         self._frames.clear()
         self._wnorm.clear()
+        self._pending.clear()
+
+
+def _linear_cond(linear: tuple | None, rec: dict) -> float | None:
+    """``sqrt(rows) * |W| * rms(x) / |y|`` of a linear layer's call, ``rec`` its output."""
+    if linear is None:
+        return None
+    wnorm, out_features, rms_in = linear
+    y = (rec.get("stats") or {}).get("norm")
+    if not isinstance(y, (int, float)) or not y or not math.isfinite(y):
+        return None
+    rows = math.prod(rec["shape"]) / max(out_features, 1)
+    return math.sqrt(rows) * wnorm * rms_in / y
 
 
 def _norm(t: Any) -> float:

@@ -3,7 +3,8 @@
 ``add`` runs inside the model's hook: it assigns the tensor its key and byte range in the
 current shard and copies its bytes into a staging block (that copy is what protects the
 dump from later in-place ops). A background thread writes full blocks to the shard file
-and computes each tensor's CRC32 while the model keeps running. Staging memory is
+and computes each tensor's CRC32 (and, on request, its ``tensor_stats``) while the model
+keeps running. Staging memory is
 bounded (``max_blocks`` blocks of ``block_bytes``): when the writer falls behind, ``add``
 waits for a free block.
 
@@ -37,6 +38,8 @@ from typing import Any
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
 from migrate.precision.crc import crc32
+from migrate.precision.stats import tensor_stats
+from migrate.precision.threads import one_intra_op_thread
 
 DEFAULT_SHARD_BYTES = 64 * 1024 * 1024
 ALIGN = 4096
@@ -92,6 +95,10 @@ class ShardWriter:
         self.files: list[str] = []
         self.bytes_written = 0
         self.crcs: dict[str, str] = {}  # key -> CRC32 hex, complete after close()
+        # key -> tensor_stats of the staged bytes (``add(..., stats=True)``), after close()
+        self.stats: dict[str, dict[str, Any]] = {}
+        self._spec: dict[str, tuple[Any, int]] = {}  # key -> (dtype, bytes) still to stat
+        self._parts: dict[str, tuple[Any, int]] = {}  # key -> (assembly buffer, bytes in it)
         self._crc_int: dict[str, int] = {}
         self._count = 0
         self._header: dict[str, Any] = {}
@@ -114,11 +121,14 @@ class ShardWriter:
         self._thread.start()
 
     # -- caller side (the model's hooks) ------------------------------------------------
-    def add(self, tensor: Any) -> tuple[str, str] | None:
+    def add(self, tensor: Any, stats: bool = False) -> tuple[str, str] | None:
         """Lay out a tensor and stage its bytes now; ``(file, key)``, or None for a dtype
         safetensors cannot hold (the record then keeps its stats only). complex128 is
         stored as its float64 real view (``storable`` says how). The tensor's CRC32 is in
-        ``crcs[key]`` after ``close``."""
+        ``crcs[key]`` after ``close``, with ``stats`` its ``tensor_stats`` in
+        ``stats[key]``: computed by the writer's thread from the staged bytes, the same
+        values as the hook's for a contiguous CPU tensor (same bytes, same ops, one
+        intra-op thread)."""
         self._raise_if_failed()
         tensor = storable(tensor)
         dtype = _DTYPES.get(str(tensor.dtype).removeprefix("torch."))
@@ -137,6 +147,11 @@ class ShardWriter:
             self._rotate()
             entry["data_offsets"] = [0, data.nbytes]
         self._crc_int[key] = 0  # before the writer can see the key
+        if stats:
+            if data.nbytes:
+                self._spec[key] = (tensor.dtype, data.nbytes)
+            else:
+                self.stats[key] = tensor_stats(tensor)  # empty: no torch op
         self._stage(key, data)
         self._header[key] = entry
         self._header_len += entry_len
@@ -246,6 +261,8 @@ class ShardWriter:
                     crcs = self._crc_int
                     for key, begin, end in segments:
                         crcs[key] = crc32(block[begin:end], crcs[key])
+                    if self._spec:
+                        self._stat_segments(block, segments)
                     fd, direct = self._write(fd, direct, name, block, nbytes, offset)
                     self._free.put(block)
                 else:  # close: header, then the exact size
@@ -268,6 +285,31 @@ class ShardWriter:
                     self._free.put(item[1])
                 elif item[0] == "stop":
                     return
+
+    def _stat_segments(self, block: Any, segments: list[tuple[str, int, int]]) -> None:
+        """Stats of every tensor whose last bytes are in ``block``, from the staged copy:
+        the ops of the hook's ``tensor_stats`` on one intra-op thread (as the hook ran
+        them), so a contiguous tensor's stats are the same bits as computed in the hook. A
+        tensor split across blocks is assembled first."""
+        with one_intra_op_thread():
+            for key, begin, end in segments:
+                spec = self._spec.get(key)
+                if spec is None:
+                    continue
+                dtype, nbytes = spec
+                if end - begin == nbytes:
+                    data = block[begin:end]
+                else:
+                    buf, got = self._parts.get(key) or (self._np.empty(nbytes, self._np.uint8), 0)
+                    buf[got : got + end - begin] = block[begin:end]
+                    got += end - begin
+                    if got < nbytes:
+                        self._parts[key] = (buf, got)
+                        continue
+                    self._parts.pop(key, None)
+                    data = buf
+                self.stats[key] = tensor_stats(_from_bytes(data, dtype))
+                del self._spec[key]
 
     def _open_file(self, path: Path) -> tuple[int, bool]:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
@@ -326,6 +368,13 @@ def _entry_len(key: str, entry: dict[str, Any]) -> int:
     shape = ",".join(map(str, entry["shape"]))
     begin, end = entry["data_offsets"]
     return len(f'{{"{key}":{{"dtype":"{entry["dtype"]}","shape":[{shape}],"data_offsets":[{begin},{end}]}}}}')
+
+
+def _from_bytes(data: Any, dtype: Any) -> Any:
+    """The 1-D tensor of ``dtype`` whose bytes are the numpy uint8 array ``data``."""
+    import torch
+
+    return torch.from_numpy(data).view(dtype)
 
 
 def storable(t: Any) -> Any:

@@ -16,7 +16,7 @@ import torch
 from safetensors import safe_open
 
 from migrate.core.errors import UsageError
-from migrate.precision import shards
+from migrate.precision import shards, stats
 from migrate.precision.arrays import Shard
 from migrate.precision.dumper import dump
 from migrate.precision.manifest import Dump
@@ -57,6 +57,26 @@ def test_tensors_round_trip_through_tiny_blocks_and_shards(tmp_path, direct):
         raw, _ = Shard(path).raw(key)
         assert writer.crcs[key] == f"{zlib.crc32(raw.tobytes()):08x}"
         assert writer.crcs[key] == f"{zlib.crc32(shards._bytes_view(want).tobytes()):08x}"
+
+
+def test_writer_stats_are_the_hooks_stats_bit_for_bit(tmp_path):
+    """Stats the writer's thread takes from the staged bytes (split across blocks and
+    shards, odd offsets, bool, complex, empty, NaN/Inf) equal tensor_stats of the tensor."""
+    g = torch.Generator().manual_seed(1)
+    odd = torch.randn(2501, generator=g)
+    odd[7], odd[900] = float("nan"), float("inf")
+    tensors = [
+        *[t.contiguous() for t in _tensors()],
+        torch.randn(1001, generator=g).to(torch.float16),  # leaves the next tensor unaligned
+        odd,
+        torch.randn(4, 3, dtype=torch.complex64, generator=g),
+        torch.full((5,), 1e-30),  # float32 squares underflow: the float64 norm
+    ]
+    writer = ShardWriter(tmp_path, shard_bytes=10_000, block_bytes=4096, max_blocks=2)
+    placed = [writer.add(t, stats=True) for t in tensors]
+    writer.close()
+    for t, (_, key) in zip(tensors, placed):
+        assert writer.stats[key] == stats.tensor_stats(t), key
 
 
 def test_staging_memory_is_bounded(tmp_path):
