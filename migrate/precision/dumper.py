@@ -19,11 +19,13 @@ modifies the tensor in place (``ReLU(inplace=True)``).
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import time
 import weakref
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -169,11 +171,11 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
                 self._api.enter(name)
             self._note_autocast()
             call_args = {"args": args, "kwargs": kwargs}
-            with one_intra_op_thread():
-                self._lineage.enter(mod, call_args)
             if self.inputs:
                 self.input_specs[f"{name}#{call}"] = encode(call_args, [0])
                 self._record_all(name, call, "forward.input", call_args)
+            with one_intra_op_thread(), self._own_work():  # after the inputs: their copies serve it
+                self._lineage.enter(mod, call_args, self._later)
             if self.grads:
                 return self._grad_input_hooks(name, call_args)
             return None
@@ -185,7 +187,8 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
                 self._api.leave(name)
             first = len(self.records)
             self._record_all(name, call, "forward.output", output)
-            self._lineage.leave(mod, self.records, first, output)
+            with self._own_work():
+                self._lineage.leave(mod, self.records, first, output)
             if self.params:
                 named = dict(mod.named_parameters(recurse=False))
                 self._record_all(name, call, "forward.parameter", named)
@@ -265,9 +268,16 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
                 self._record(name, call, kind, index, path, tensor)
 
     def _record(self, name: str, call: int, kind: str, index: int, path: str, t: Any) -> None:
+        with self._own_work():
+            self.records.append(self._make_record(name, call, kind, index, path, t))
+
+    @contextlib.contextmanager
+    def _own_work(self) -> Iterator[None]:
+        """The dump's own torch calls (stats, copies, Lineage's norms): never recorded as
+        the module's API calls."""
         self.busy = True
         try:
-            self.records.append(self._make_record(name, call, kind, index, path, t))
+            yield
         finally:
             self.busy = False
 
@@ -295,6 +305,15 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             self._remember(t, cached)
         rec["stats"], rec["file"], rec["tensor"] = cached
         return rec
+
+    def _later(self, t: Any, fn: Any) -> Any:
+        """``fn`` of a tensor just recorded, computed by the writer's thread from its staged
+        copy (a ``Later``), or None when that copy cannot serve (see ShardWriter.derive)."""
+        writer = self._writer
+        hit = self._cached(t) if writer is not None else None
+        if writer is None or hit is None or hit[0] is not None or hit[2] is None:
+            return None  # not recorded, or its stats were taken in the hook (not staged as is)
+        return writer.derive(hit[2], fn)
 
     def _cached(self, t: Any) -> tuple | None:
         """Same tensor object, not modified since it was recorded: reuse the stored copy."""

@@ -75,6 +75,16 @@ _DTYPES = {
 }
 
 
+class Later:
+    """A value the writer's thread computes from a staged tensor (``ShardWriter.derive``);
+    ``value`` is set once the writer has closed (None if it failed)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value: Any = None
+
+
 class ShardWriter:
     def __init__(
         self,
@@ -99,6 +109,7 @@ class ShardWriter:
         self.stats: dict[str, dict[str, Any]] = {}
         self._spec: dict[str, tuple[Any, int]] = {}  # key -> (dtype, bytes) still to stat
         self._parts: dict[str, tuple[Any, int]] = {}  # key -> (assembly buffer, bytes in it)
+        self._tasks: dict[str, list[tuple[Any, Later]]] = {}  # key -> derive()d functions
         self._crc_int: dict[str, int] = {}
         self._count = 0
         self._header: dict[str, Any] = {}
@@ -159,6 +170,17 @@ class ShardWriter:
         self._count += 1
         self.bytes_written += data.nbytes
         return self.files[-1], key
+
+    def derive(self, key: str, fn: Any) -> Later | None:
+        """Have the writer's thread compute ``fn`` of the staged tensor ``key`` (added with
+        ``stats=True``; ``fn`` gets it 1-D, of its dtype) after its stats. None when its last
+        bytes have left the block being filled (the thread may have read them already):
+        the caller then computes the value itself."""
+        if key not in self._spec or all(seg[0] != key for seg in reversed(self._segments)):
+            return None
+        later = Later()
+        self._tasks.setdefault(key, []).append((fn, later))
+        return later
 
     def _stage(self, key: str, data: Any) -> None:
         done, total = 0, data.nbytes
@@ -308,7 +330,10 @@ class ShardWriter:
                         continue
                     self._parts.pop(key, None)
                     data = buf
-                self.stats[key] = tensor_stats(_from_bytes(data, dtype))
+                tensor = _from_bytes(data, dtype)
+                self.stats[key] = tensor_stats(tensor)
+                for fn, later in self._tasks.pop(key, ()):
+                    later.value = fn(tensor)
                 del self._spec[key]
 
     def _open_file(self, path: Path) -> tuple[int, bool]:
