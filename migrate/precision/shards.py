@@ -333,7 +333,8 @@ class ShardWriter:
                 tensor = _from_bytes(data, dtype)
                 self.stats[key] = tensor_stats(tensor)
                 for fn, later in self._tasks.pop(key, ()):
-                    later.value = fn(tensor)
+                    with contextlib.suppress(Exception):  # a derived value is optional
+                        later.value = fn(tensor)
                 del self._spec[key]
 
     def _open_file(self, path: Path) -> tuple[int, bool]:
