@@ -6,7 +6,10 @@ extracted into benchmarks/.work/trees) it times, in the same run:
 * ruff: ``ruff check --select E,F,UP --no-cache --exit-zero TREE``;
 * migrate cold: ``migrate scan TREE --format json -o OUT --exit-zero`` with
   ``MIGRATE_CACHE_DIR`` set to a fresh, empty folder;
-* migrate warm: the same command again, same cache folder;
+* migrate warm: the same command again, same cache folder (an unchanged tree: the run memo
+  replays the report);
+* migrate edited: the same again after one file's mtime moved (the memo misses, the scan
+  cache holds every file: the warm path of an edit-and-rescan loop; reported, no target);
 
 each --repeat times (default 3), keeping the best time of each (the machine may be busy).
 
@@ -177,7 +180,8 @@ def bench_tree(tree: Path, args: argparse.Namespace) -> dict:
     cache folder and warm reuses the cache its cold run just filled."""
     ruff_runs = time_ruff(tree, args.repeat)
     base, env = migrate_base(args.migrate_cmd)
-    colds, warms = [], []
+    colds, warms, edits = [], [], []
+    touched = min(tree.rglob("*.py"))
     with tempfile.TemporaryDirectory(prefix="migrate-bench-") as tmp:
         out = Path(tmp) / "scan.json"
         scan = [*base, "scan", str(tree), "--format", "json", "-o", str(out), "--exit-zero", *args.scan_args]
@@ -187,8 +191,16 @@ def bench_tree(tree: Path, args: argparse.Namespace) -> dict:
             report = _read_report(out, colds[-1])
             warms.append(run(scan, env))
             _read_report(out, warms[-1])
+            st = touched.stat()
+            os.utime(touched, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+            try:
+                edits.append(run(scan, env))
+            finally:
+                os.utime(touched, ns=(st.st_atime_ns, st.st_mtime_ns))
+            _read_report(out, edits[-1])
     ruff_s = min(r.seconds for r in ruff_runs)
     cold_s, warm_s = min(r.seconds for r in colds), min(r.seconds for r in warms)
+    edit_s = min(r.seconds for r in edits)
     summary = report["summary"]
     return {
         "project": tree.name,
@@ -201,11 +213,14 @@ def bench_tree(tree: Path, args: argparse.Namespace) -> dict:
         "warm_s": warm_s,
         "cold_ratio": cold_s / ruff_s,
         "warm_ratio": warm_s / ruff_s,
-        "peak_rss_mb": max(r.peak_mb for r in colds + warms),
+        "edit_s": edit_s,
+        "edit_ratio": edit_s / ruff_s,
+        "peak_rss_mb": max(r.peak_mb for r in colds + warms + edits),
         "runs_s": {
             "ruff": [round(r.seconds, 3) for r in ruff_runs],
             "cold": [round(r.seconds, 3) for r in colds],
             "warm": [round(r.seconds, 3) for r in warms],
+            "edited": [round(r.seconds, 3) for r in edits],
         },
     }
 
@@ -221,15 +236,16 @@ def _read_report(out: Path, result: Run) -> dict:
 def print_table(rows: list[dict]) -> None:
     head = (
         f"{'project':<22}{'py files':>9}{'scanned':>9}{'findings':>9}{'errors':>7}"
-        f"{'ruff s':>8}{'cold s':>8}{'warm s':>8}{'cold/ruff':>10}{'warm/ruff':>10}"
-        f"{'peak RSS':>10}"
+        f"{'ruff s':>8}{'cold s':>8}{'warm s':>8}{'edit s':>8}{'cold/ruff':>10}{'warm/ruff':>10}"
+        f"{'edit/ruff':>10}{'peak RSS':>10}"
     )
     print(head)
     for r in rows:
         print(
             f"{r['project']:<22}{r['py_files']:>9}{r['files']:>9}{r['findings']:>9}"
-            f"{r['errors']:>7}{r['ruff_s']:>8.2f}{r['cold_s']:>8.2f}{r['warm_s']:>8.2f}"
-            f"{r['cold_ratio']:>9.2f}x{r['warm_ratio']:>9.2f}x{r['peak_rss_mb']:>7.0f} MB"
+            f"{r['errors']:>7}{r['ruff_s']:>8.2f}{r['cold_s']:>8.2f}{r['warm_s']:>8.2f}{r['edit_s']:>8.2f}"
+            f"{r['cold_ratio']:>9.2f}x{r['warm_ratio']:>9.2f}x{r['edit_ratio']:>9.2f}x"
+            f"{r['peak_rss_mb']:>7.0f} MB"
         )
 
 

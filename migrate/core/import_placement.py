@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import dataclass, field
 
 from migrate.core.fileio import newline_of
@@ -260,13 +261,18 @@ def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: s
     index = LineIndex(text)
     placed: dict[int, list[str]] = {}
     torchish = []
+    gap: set[int] = set()  # insertions that open the standard library's section
     for stmt in rest:
         m = _FROM.fullmatch(stmt)
-        line = (
-            _project_anchor(tree, m.group(1).split(".")[0], m.group(1))
-            if m and not m.group(1).split(".")[0].startswith("torch")
-            else None
-        )
+        top = m.group(1).split(".")[0] if m else ""
+        if m and top in _STDLIB and top != "__future__":
+            std = _stdlib_anchor(tree)
+            if std is not None and std[0] < len(index.starts):
+                placed.setdefault(index.starts[std[0]], []).append(stmt)
+                if std[1]:
+                    gap.add(index.starts[std[0]])
+                continue
+        line = _project_anchor(tree, top, m.group(1)) if m and not top.startswith("torch") else None
         if line is None or line >= len(index.starts):
             torchish.append(stmt)
         else:
@@ -274,12 +280,42 @@ def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: s
     edit = import_edit(text, tree, torchish, new_code)
     nl = newline_of(text)
     for pos, stmts in placed.items():
-        content = "".join(s + nl for s in stmts)
+        content = "".join(s + nl for s in stmts) + (nl if pos in gap else "")
         if edit is not None and edit.start == pos and edit.end == pos and edit.content.endswith(nl):
             edit = Edit(pos, pos, edit.content + content)
         else:
             edits.append(Edit(pos, pos, content))
     return edits + ([edit] if edit else [])
+
+
+_STDLIB = frozenset(sys.stdlib_module_names)
+
+
+def _stdlib_anchor(tree: ast.Module) -> tuple[int, bool] | None:
+    """(line index, opens a section) where a standard-library import goes, as isort places
+    it: after the last standard-library import among the file's leading imports, else
+    before the first of them that is not ``__future__`` (then a blank line follows it);
+    None where the file has no leading imports."""
+    leading: list[ast.stmt] = []
+    for i, node in enumerate(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            leading.append(node)
+        elif not (i == 0 and _is_docstring(node)):
+            break
+    std = [
+        n
+        for n in leading
+        if _top_of(n) in _STDLIB and _top_of(n) != "__future__" and not getattr(n, "level", 0)
+    ]
+    if std:
+        last = std[-1]
+        if any(other is not last and other.lineno == last.end_lineno for other in tree.body):
+            return None
+        return last.end_lineno or last.lineno, False
+    first = next((n for n in leading if _top_of(n) != "__future__"), None)
+    if first is None or any(other is not first and other.end_lineno == first.lineno for other in tree.body):
+        return None
+    return first.lineno - 1, True
 
 
 def _top_of(node: ast.stmt) -> str:

@@ -72,14 +72,20 @@ class Regions:
         return self._indexes()[1].at(offset)
 
 
-def regions(f, portable: bool) -> Regions:
+def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
+    """The file's regions that can hold a finding on ``lines`` (None: anywhere); those
+    holding no finding change nothing (see ``mark``)."""
     out = Regions()
     text = f.text
+
+    def nodes(*types: type[ast.AST]) -> list:
+        return f.walk(*types) if lines is None else f.around(lines, *types)
+
     if _TRANSFER.search(text) and _imports_transfer(f.tree):
         out.aware.append((0, len(text), "transfer_to_npu patches it at run time"))
         return out
     if portable:  # annotations run nothing: `stream: torch.cuda.Stream` stays readable
-        for node in f.walk(ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign):
+        for node in nodes(ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign):
             for ann in _annotations(node):
                 out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
     if portable:  # the project's own device helpers are its device dispatch: never rewritten
@@ -103,18 +109,18 @@ def regions(f, portable: bool) -> Regions:
                     )
     has_npu = names_npu(text)
     if has_npu:
-        out.own = [f.span(n) for n in f.walk(*_OWN_FORM_TYPES) if _own_form(f, n)]
+        out.own = [f.span(n) for n in nodes(*_OWN_FORM_TYPES) if _own_form(f, n)]
     if "hccl" in text.lower():
-        out.hccl = [f.span(n) for n in f.walk(ast.FunctionDef, ast.AsyncFunctionDef) if _tests_hccl(n)]
+        out.hccl = [f.span(n) for n in nodes(ast.FunctionDef, ast.AsyncFunctionDef) if _tests_hccl(n)]
     arms = _npu_arms(f) if portable else set()
     cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))
     proven = portable and '"cuda"' in text.replace("'", '"')
     if not (has_npu or portable):
         return out
     if has_npu:
-        for stmt, twin in _npu_twins(f):
+        for stmt, twin in _npu_twins(f, nodes(*_BLOCK_TYPES)):
             out.aware.append((*f.span(stmt), f"its NPU twin `{twin}` is beside it"))
-    for node in f.walk(*_REGION_TYPES):
+    for node in nodes(*_REGION_TYPES):
         if isinstance(node, (ast.If, ast.IfExp)) and proven and _proves_cuda(node):
             out.aware.append(
                 (*f.span(node), "CUDA is proven by the condition; the other arm follows the device")
@@ -219,13 +225,13 @@ def _key(stmt) -> str | None:
     return None
 
 
-def _npu_twins(f):
+def _npu_twins(f, blocks: list):
     """(statement, its twin): a statement about CUDA beside one in the same block that says
     the same about the NPU (``self.is_cuda = device.type == "cuda" and ...`` over
     ``self.is_npu = device.type == "npu" and ...``, ``if device_type == "cuda": ...`` over
     ``if device_type == "npu": ...``). The code already has its NPU arm: porting the CUDA
     one would make both arms true on an NPU (timm's PrefetchLoader then picks torch.cuda)."""
-    for node in f.walk(*_BLOCK_TYPES):
+    for node in blocks:
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
             if not isinstance(block, list) or len(block) < 2 or not isinstance(block[0], ast.stmt):
@@ -238,7 +244,8 @@ def _npu_twins(f):
                 if key and _CUDA_WORD.search(key):
                     twin = npu_keys.get(_npu_form(key))
                     if twin is not None and twin is not stmt:
-                        yield stmt, _key(twin)[1:] if isinstance(twin, ast.Assign) else f.source(twin.test)
+                        said = _key(twin) or ""  # a twin has a key: it was found by one
+                        yield stmt, said[1:] if isinstance(twin, ast.Assign) else f.source(twin.test)
 
 
 def _tests_hccl(fn) -> bool:
@@ -326,8 +333,25 @@ def _renamed(reg: Regions, offset: int) -> str | None:
 
 def _npu_arms(f) -> set[str]:
     """Names of the project's (and this file's) classes and functions that name NPU."""
-    own = {n.name for n in f.walk(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) if names_npu(n.name)}
+    own = {n.name for n in _definitions(f.tree) if names_npu(n.name)}
     return own | set(f.file_devices.npu_arms if f.file_devices else ())
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _definitions(tree: ast.AST) -> list:
+    """Every function and class the file defines, at any depth: they sit only in
+    statement bodies, so expressions are not walked."""
+    out = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append(node)
+        for name in _BODIES:
+            stack.extend(c for c in getattr(node, name, ()) if isinstance(c, ast.AST))
+    return out
 
 
 def _npu_sibling(name: str, arms: set[str]) -> str | None:
@@ -432,7 +456,7 @@ def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> 
     dropped where the code stays as it is."""
     if not findings:
         return findings
-    reg = regions(f, portable)
+    reg = regions(f, portable, {x.line for x in findings})
     if not reg.aware and not reg.keep and not reg.renames and not reg.own and not reg.hccl:
         return findings
     out = []

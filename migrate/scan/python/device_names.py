@@ -28,7 +28,7 @@ from migrate.core.findings import Edit
 from migrate.core.targets import DEVICE_PLACEHOLDERS
 from migrate.scan.helper_finder import DEVICE_TYPES, Found, find_helpers
 from migrate.scan.project import SCRIPT, FileDevices
-from migrate.scan.python.quotes import dominant_quote
+from migrate.scan.python.quotes import dominant_quote, lexed_quote
 
 PLACEHOLDERS = DEVICE_PLACEHOLDERS
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -71,7 +71,9 @@ class DeviceNames:
     def quote(self) -> str:
         """The quote the file writes its strings with (migrate/scan/python/quotes.py)."""
         if self._quote is None:
-            self._quote = dominant_quote(self.f.text, self.f.walk(ast.Constant), self.f.span)
+            self._quote = lexed_quote(self.f.text.encode("utf-8", "surrogatepass")) or dominant_quote(
+                self.f.text, self.f.walk(ast.Constant), self.f.span
+            )
         return self._quote
 
     # ----------------------------------------------------------------------------------

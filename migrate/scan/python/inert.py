@@ -31,8 +31,7 @@ _CLOSE = (b")", b"]", b"}")
 def inert_spans(data: bytes) -> list[tuple[int, int]] | None:
     """(start, end) of every comment and every whitespace-holding string that is a whole
     statement, in order; None when the lexer is unsure of the file."""
-    lexer = Inert(data)
-    lexer.covers(len(data))
+    lexer = Inert(data).lex()
     return None if lexer.unsure else lexer.spans
 
 
@@ -45,12 +44,19 @@ class Inert:
     def __init__(self, data: bytes):
         self.data = data
         self.spans: list[tuple[int, int]] = []
+        # (prefix start, quote, end, bracket depth) of each string
+        self.strings: list[tuple[int, int, int, int]] = []
         self._starts: list[int] = []
         self.unsure = False
         self._pos = 0
         self._depth = 0
         self._at_start = True  # at the start of a statement (at depth 0)
         self._done = False
+
+    def lex(self) -> Inert:
+        """Lex the whole file (``unsure`` tells whether the spans and strings cover it)."""
+        self.covers(len(self.data))
+        return self
 
     def covers(self, offset: int) -> bool:
         while not self._done and self._pos <= offset:
@@ -98,6 +104,7 @@ class Inert:
         if end < 0 or ((b"f" in prefix or b"t" in prefix) and not _balanced(literal)):
             self._stop(unsure=True)  # unterminated, or an f-string with a quote nested in a field
             return
+        self.strings.append((k, j, end, self._depth))
         if self._depth == 0 and self._at_start and _alone(data, end, n) and _holds_whitespace(literal):
             self._add(k, end)
         self._at_start = False

@@ -156,7 +156,66 @@ def lazy_default(f, rule, fn, arg: ast.arg, default: ast.AST, fix: Fix) -> Fix |
     one = "    " if indent.startswith(" ") or not indent else "\t"
     block = f"{indent}if {name} is None:\n{indent}{one}{name} = {new}\n"
     edits = [Edit(a, b, "None"), Edit(at, at, block)]
-    return portable_fix(rule, edits, fix.imports, f"`{name}=None`, then `{name} = {new}` in the body")
+    imports = list(fix.imports)
+    widened = _admitting_none(f, arg.annotation)
+    if widened is not None:  # `device: str = None` would lie: `Optional[str]` / `str | None`
+        (start, end, text), more = widened
+        edits.append(Edit(start, end, text))
+        imports += more
+    return portable_fix(rule, edits, imports, f"`{name}=None`, then `{name} = {new}` in the body")
+
+
+def _admitting_none(f, ann: ast.expr | None) -> tuple[tuple[int, int, str], list[str]] | None:
+    """The edit that lets the annotation ``ann`` take None, and the imports it needs, as the
+    file writes it: ``X | None`` where annotations are not evaluated at run time (``from
+    __future__ import annotations``) or the file writes them so already, else
+    ``Optional[X]`` (from typing, imported if the file does not have it). None when it
+    admits None already, or is a string."""
+    if ann is None or isinstance(ann, ast.Constant) or _admits_none(f, ann):
+        return None
+    start, end = f.span(ann)
+    text = f.text[start:end]
+    if _writes_union(f):
+        return (start, end, f"{text} | None"), []
+    local = f.bindings.local_for("typing.Optional")
+    if local is not None:
+        return (start, end, f"{local}[{text}]"), []
+    return (start, end, f"Optional[{text}]"), ["from typing import Optional"]
+
+
+def _admits_none(f, ann: ast.expr) -> bool:
+    if isinstance(ann, ast.Constant) and ann.value is None:
+        return True
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _admits_none(f, ann.left) or _admits_none(f, ann.right)
+    qual = f.qualname(ann.value if isinstance(ann, ast.Subscript) else ann) or ""
+    if qual in ("typing.Any", "typing.Optional", "typing_extensions.Any"):
+        return True
+    if qual == "typing.Union" and isinstance(ann, ast.Subscript):
+        parts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        return any(_admits_none(f, p) for p in parts)
+    return isinstance(ann, ast.Name) and ann.id in ("object", "Any", "Optional")
+
+
+def _writes_union(f) -> bool:
+    """Does the file leave annotations unevaluated, or write ``X | None`` in one already
+    (then it runs on Python 3.10+ only)?"""
+    for n in f.tree.body:
+        if isinstance(n, ast.ImportFrom) and n.module == "__future__":
+            if any(a.name == "annotations" for a in n.names):
+                return True
+    if "| None" not in f.text and "None |" not in f.text:
+        return False
+    for node in ast.walk(f.tree):  # rare: only where a default is resolved in the body
+        anns: list[ast.expr | None] = []
+        if isinstance(node, ast.arg | ast.AnnAssign):
+            anns = [node.annotation]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            anns = [node.returns]
+        for ann in anns:
+            if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr) and _admits_none(f, ann):
+                return True
+    return False
 
 
 def _tests_none(fn, name: str) -> bool:

@@ -48,6 +48,7 @@ class PyFile:
     _guards: Guards | None = None
     _devices: DeviceNames | None = None
     _walked: dict[type, list[tuple[int, ast.AST]]] | None = None
+    lines: list[int] | None = None  # the lines the index was pruned to (None: not pruned)
 
     @classmethod
     def parse(cls, text: str, rel: str, hit=None) -> PyFile:
@@ -59,6 +60,7 @@ class PyFile:
         f = cls(text, rel, tree, index, bindings)
         lines = None if hit is None else _hit_lines(text, index, hit, bindings)
         f.by_type, f.parents = _index_nodes(tree, lines)
+        f.lines = lines
         return f
 
     @overload
@@ -83,6 +85,15 @@ class PyFile:
         if len(lists) == 1:
             return [n for _, n in lists[0]]
         return [n for _, n in heapq.merge(*lists, key=lambda pn: pn[0])]
+
+    def around(self, lines: set[int], *types: type[ast.AST]) -> list[Any]:
+        """The nodes of these types that can hold an offset on one of ``lines``, outermost
+        first where they nest: from the pruned index when every one of ``lines`` is one it
+        was pruned to (a node holding a point on such a line spans it, so it was indexed);
+        else every node of these types in the file (``walk``)."""
+        if self.lines is None or not lines <= set(self.lines):
+            return self.walk(*types)
+        return sorted(self.nodes(*types), key=_outer_first)
 
     def qualname(self, node: ast.AST) -> str | None:
         """The imported name an attribute chain stands for (th.cuda.x -> torch.cuda.x)."""
@@ -151,6 +162,21 @@ def _hit_lines(text: str, index: LineIndex, hit, bindings: Bindings) -> list[int
         pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
         lines |= {index.position(m.start())[0] for m in pattern.finditer(text)}
     return sorted(lines)
+
+
+_FAR = 1 << 62
+
+
+def _outer_first(node: ast.AST) -> tuple[int, int, int, int]:
+    """Sort key: by start, the larger of two nodes starting together first (a match_case,
+    which has no position, at its pattern's)."""
+    at = node if hasattr(node, "lineno") else getattr(node, "pattern", node)
+    return (
+        getattr(at, "lineno", 0),
+        getattr(at, "col_offset", 0),
+        -getattr(at, "end_lineno", _FAR),
+        -getattr(at, "end_col_offset", _FAR),
+    )
 
 
 def walk_by_type(tree: ast.AST) -> dict[type, list[tuple[int, ast.AST]]]:

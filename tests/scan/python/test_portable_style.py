@@ -113,12 +113,13 @@ def test_device_defaults_are_resolved_in_the_body_not_at_import():
     out = port(DEFAULTS)
     assert "dtype=torch.float32, device=None):\n" in out
     assert "    if device is None:\n        device = get_device_type()\n    if per_pixel:" in out
-    assert "        device: torch.device = None,\n" in out
+    assert "        device: Optional[torch.device] = None,\n" in out  # the annotation takes None
+    assert out.startswith("from typing import Optional\n\nimport torch\n")  # as isort places it
     assert (
         "    '''Build a loader.'''\n    if device is None:\n"
         "        device = torch.device(get_device_type())\n    return torch.zeros" in out
     )
-    assert "    def __init__(self, *, device: str = None):\n" in out
+    assert "    def __init__(self, *, device: Optional[str] = None):\n" in out
     assert "        '''Only a docstring.'''\n        if device is None:\n" in out
     # None already means something there: the default is left to a person
     assert "def keeps_none(device='cuda'):" in out
@@ -129,6 +130,20 @@ def test_device_defaults_are_resolved_in_the_body_not_at_import():
             for default in fn.args.defaults + fn.args.kw_defaults:
                 assert "get_device_type" not in ast.unparse(default) if default else True
     assert port(out) == out
+
+
+def test_a_widened_annotation_is_written_as_the_file_writes_them():
+    lazy = "import os\n\nimport torch\n\n\ndef f(x, device: str = 'cuda'):\n    return x.to(device)\n"
+    out = port("from __future__ import annotations\n" + lazy)  # not evaluated: X | None
+    assert "def f(x, device: str | None = None):" in out and "Optional" not in out
+    out = port("from typing import Optional as Opt\n" + lazy)  # the file's own name for it
+    assert "def f(x, device: Opt[str] = None):" in out
+    out = port(lazy)  # evaluated at def time on every Python the file ran on: Optional
+    assert out.startswith("import os\nfrom typing import Optional\n\nimport torch\n")
+    assert "def f(x, device: Optional[str] = None):" in out
+    kept = "from typing import Optional\nimport torch\n\n\n"
+    kept += "def f(x, device: Optional[str] = 'cuda'):\n    return x\n"
+    assert "device: Optional[str] = None" in port(kept)  # already takes None
 
 
 def test_resolved_defaults_run_on_cpu():
