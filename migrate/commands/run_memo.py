@@ -45,6 +45,7 @@ FORMAT = 1
 RACY_NS = 2_000_000_000
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 MAX_ENTRIES = 16  # memo files kept per cache folder (the oldest go)
+MAX_DEPS = 200_000  # a run that read more files and folders is not remembered
 # Shell variables that change between two identical commands without changing a report.
 _VOLATILE_ENV = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "PS1", "PS2", "PROMPT_COMMAND", "HISTFILE"})
 _PREFIX = "run-"
@@ -117,6 +118,8 @@ class Recording:
             return
         deps: list[list] = []
         racy = self.start_ns - RACY_NS
+        if len(files) + len(folders) > MAX_DEPS:
+            return  # stat'ing it all on every replay would cost what the memo saves
         for dep in sorted(files | folders):
             if _under(dep, self.cache_dir):
                 continue
