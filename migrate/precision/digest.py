@@ -46,12 +46,26 @@ def weight_table(model: Any, buffers: bool | None = None) -> dict[str, dict[str,
             "crc": f"{crc32(t):08x}",
         }
         if (t.is_floating_point() or t.is_complex()) and t.numel():
-            wide = torch.float64 if t.dtype in (torch.float64, torch.complex128) else torch.float32
-            v = torch.view_as_real(t) if t.is_complex() else t
-            entry["norm"] = float(torch.linalg.vector_norm(v.to(wide)))
-            entry["sketch"] = encode(sketch(t))
+            key = (entry["crc"], entry["dtype"], tuple(t.shape))
+            known = _NORM_SKETCH.get(key)
+            if known is None:
+                wide = torch.float64 if t.dtype in (torch.float64, torch.complex128) else torch.float32
+                v = torch.view_as_real(t) if t.is_complex() else t
+                known = (float(torch.linalg.vector_norm(v.to(wide))), encode(sketch(t)))
+                if len(_NORM_SKETCH) >= _NORM_SKETCH_MAX:
+                    _NORM_SKETCH.clear()
+                _NORM_SKETCH[key] = known
+            entry["norm"], entry["sketch"] = known
         table[name] = entry
     return table
+
+
+# Norm and sketch of weights already seen in this process, by (CRC32, dtype, shape): a
+# model dumped again with unchanged weights (every batch of a calibration set, repeated
+# dumps of an inference model) pays one CRC pass per weight instead of four passes more.
+# The CRC is what the digest itself trusts to tell weights apart.
+_NORM_SKETCH: dict[tuple[object, object, tuple[int, ...]], tuple[float, str | None]] = {}
+_NORM_SKETCH_MAX = 8192
 
 
 def digest_of(table: dict[str, dict[str, Any]]) -> str:

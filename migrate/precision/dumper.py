@@ -10,18 +10,22 @@ outputs of torch functions called inside each module (``apis=True``, kind ``api.
 named ``module/function``) on request. A tensor recorded twice unchanged is stored once and
 referenced by both records. Each tensor's bytes are copied to a staging block inside the
 hook, so later in-place ops cannot change what was recorded; a writer thread writes the
-blocks to the shards (and takes their CRC32) while the model keeps running, with bounded
-staging memory (shards.py). Gradients come from tensor hooks on each module's inputs and outputs,
-which keep working when a later op modifies the tensor in place (``ReLU(inplace=True)``).
+blocks to the shards (and takes their CRC32, and the stats of every contiguous CPU tensor
+from its staged bytes: the same values the hook would compute, off the forward's path)
+while the model keeps running, with bounded staging memory (shards.py). Gradients come
+from tensor hooks on each module's inputs and outputs, which keep working when a later op
+modifies the tensor in place (``ReLU(inplace=True)``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import time
 import weakref
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -123,8 +127,9 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             handle.remove()
         self._handles.clear()
         self._seen.clear()
-        self._lineage.clear()
         failure = self._close_writer()
+        self._lineage.finish(self.records)
+        self._lineage.clear()
         table, stable = self._digest.result()
         self._meta["weights_digest"] = digest_of(table)
         self._meta["weights"] = table
@@ -143,11 +148,13 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
             self._writer.close()
         except UsageError as exc:
             return exc
-        crcs = self._writer.crcs
+        crcs, stats = self._writer.crcs, self._writer.stats
         for rec in self.records:
             key = rec.get("tensor")
             if key is not None:
                 rec["crc32"] = crcs[key]
+                if rec["stats"] is None:
+                    rec["stats"] = stats[key]
         return None
 
     def _selected(self, name: str) -> bool:
@@ -164,11 +171,11 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
                 self._api.enter(name)
             self._note_autocast()
             call_args = {"args": args, "kwargs": kwargs}
-            with one_intra_op_thread():
-                self._lineage.enter(mod, call_args)
             if self.inputs:
                 self.input_specs[f"{name}#{call}"] = encode(call_args, [0])
                 self._record_all(name, call, "forward.input", call_args)
+            with one_intra_op_thread(), self._own_work():  # after the inputs: their copies serve it
+                self._lineage.enter(mod, call_args, self._later)
             if self.grads:
                 return self._grad_input_hooks(name, call_args)
             return None
@@ -180,7 +187,8 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
                 self._api.leave(name)
             first = len(self.records)
             self._record_all(name, call, "forward.output", output)
-            self._lineage.leave(mod, self.records, first, output)
+            with self._own_work():
+                self._lineage.leave(mod, self.records, first, output)
             if self.params:
                 named = dict(mod.named_parameters(recurse=False))
                 self._record_all(name, call, "forward.parameter", named)
@@ -260,9 +268,16 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
                 self._record(name, call, kind, index, path, tensor)
 
     def _record(self, name: str, call: int, kind: str, index: int, path: str, t: Any) -> None:
+        with self._own_work():
+            self.records.append(self._make_record(name, call, kind, index, path, t))
+
+    @contextlib.contextmanager
+    def _own_work(self) -> Iterator[None]:
+        """The dump's own torch calls (stats, copies, Lineage's norms): never recorded as
+        the module's API calls."""
         self.busy = True
         try:
-            self.records.append(self._make_record(name, call, kind, index, path, t))
+            yield
         finally:
             self.busy = False
 
@@ -278,14 +293,27 @@ class dump:  # noqa: N801 - used as a context manager, reads like a function
         }
         cached = self._cached(t)
         if cached is None:
-            stats = tensor_stats(t.detach(), with_sketch=self.stats_only)
-            stored = None
+            stored, later = None, False
             if self._writer is not None and t.layout == self._strided:
-                stored = self._writer.add(t)  # its CRC32 is known once the writer closes
+                # Its CRC32 is computed by the writer's thread and known once the writer
+                # closes; so are its stats when the staged copy holds the bytes the hook
+                # would reduce in the same order (contiguous, on the CPU).
+                later = t.device.type == "cpu" and t.is_contiguous()
+                stored = self._writer.add(t, stats=later)
+            stats = None if stored and later else tensor_stats(t.detach(), with_sketch=self.stats_only)
             cached = (stats, *(stored or (None, None)))
             self._remember(t, cached)
         rec["stats"], rec["file"], rec["tensor"] = cached
         return rec
+
+    def _later(self, t: Any, fn: Any) -> Any:
+        """``fn`` of a tensor just recorded, computed by the writer's thread from its staged
+        copy (a ``Later``), or None when that copy cannot serve (see ShardWriter.derive)."""
+        writer = self._writer
+        hit = self._cached(t) if writer is not None else None
+        if writer is None or hit is None or hit[0] is not None or hit[2] is None:
+            return None  # not recorded, or its stats were taken in the hook (not staged as is)
+        return writer.derive(hit[2], fn)
 
     def _cached(self, t: Any) -> tuple | None:
         """Same tensor object, not modified since it was recorded: reuse the stored copy."""

@@ -31,6 +31,7 @@ from typing import Any
 
 from migrate.precision.flatten import iter_tensors
 from migrate.precision.manifest import MAX_LINKS
+from migrate.precision.shards import Later
 
 UNKNOWN = -1
 
@@ -51,6 +52,9 @@ class Lineage:
         self._origin: dict[int, tuple[Any, int, int]] = {}
         self._frames: list[_Frame] = []
         self._wnorm: dict[int, tuple[Any, int, float]] = {}
+        # per returned call: (first record, xnorm or its record, cond, inherited cond,
+        # (|W|, W's rows, rms of the input) of a linear layer)
+        self._pending: list[tuple[int, Any, float | None, float | None, tuple | None]] = []
 
     def _lookup(self, t: Any) -> int | None:
         for obj in (t, getattr(t, "_base", None)):
@@ -61,8 +65,15 @@ class Lineage:
                 return hit[2]
         return None
 
-    def enter(self, module: Any, call_args: Any) -> None:
-        """A module call starts: resolve where its floating inputs came from."""
+    def enter(self, module: Any, call_args: Any, later: Any = None) -> None:
+        """A module call starts: resolve where its floating inputs came from. ``later(t,
+        fn)``, when given, returns a ``Later`` of ``fn`` of a recorded tensor's staged copy
+        (computed off the hook's path, the same value) or None: then ``fn(t)`` runs now."""
+
+        def value(t: Any, fn: Any) -> Any:
+            found = later(t, fn) if later is not None else None
+            return fn(t.detach()) if found is None else found
+
         frame = _Frame()
         unknown = False
         for _, t in iter_tensors(call_args):
@@ -74,7 +85,7 @@ class Lineage:
             else:
                 frame.src.add(pos)
             if frame.xnorm is None and t.is_floating_point() and t.numel():
-                frame.xnorm = pos if pos is not None else _norm(t)
+                frame.xnorm = pos if pos is not None else value(t, _norm)
         if unknown and self._frames:  # made by the caller's code (the root's: the inputs)
             parent = self._frames[-1]
             frame.scope.update(parent.src | parent.scope)
@@ -84,33 +95,30 @@ class Lineage:
         x = next((t for _, t in iter_tensors(call_args)), None)
         if x is not None and x.is_floating_point() and x.numel():
             if _is_linear(module):
-                frame.rms_in = _norm(x) / math.sqrt(x.numel())
+                frame.rms_in = value(x, _rms)
             else:
-                frame.cond = _norm_cond(module, x.detach())
+                cond = _norm_cond(module, x)
+                frame.cond = None if cond is None else value(x, cond)
         self._frames.append(frame)
 
     def leave(self, module: Any, records: list[dict], first: int, output: Any) -> None:
-        """The call returned and its outputs were recorded as ``records[first:]``."""
+        """The call returned and its outputs were recorded as ``records[first:]``. What
+        needs the records' stats (``xnorm`` from a recorded input, a linear layer's
+        ``cond``) is written by ``finish`` once the stats exist."""
         frame = self._frames.pop() if self._frames else _Frame(src={UNKNOWN})
         made = list(range(first, len(records)))
         src = sorted(frame.src)[:MAX_LINKS]
         kids = frame.kids[-MAX_LINKS:]
         scope = sorted(frame.scope)[-MAX_LINKS:]
-        cond = self._cond(module, frame, records[first] if made else None)
         for pos in made:
             records[pos]["src"], records[pos]["kids"] = src, kids
             if scope:
                 records[pos]["scope"] = scope
-        if made and frame.xnorm is not None:
-            xnorm = (
-                frame.xnorm
-                if isinstance(frame.xnorm, float)
-                else (records[frame.xnorm].get("stats") or {}).get("norm")
-            )
-            if isinstance(xnorm, float) and math.isfinite(xnorm):
-                records[first]["xnorm"] = xnorm
-        if cond is not None and made:
-            records[first]["cond"] = cond
+        if made:
+            linear = None
+            if frame.rms_in is not None:
+                linear = (self._weight_norm(module.weight), module.weight.shape[0], frame.rms_in)
+            self._pending.append((first, frame.xnorm, frame.cond, frame.inherited, linear))
         for pos, (_, t) in zip(made, iter_tensors(output), strict=False):
             try:
                 self._origin[id(t)] = (weakref.ref(t), t._version, pos)
@@ -119,23 +127,24 @@ class Lineage:
         if self._frames:
             self._frames[-1].kids.extend(made)
 
-    def _cond(self, module: Any, frame: _Frame, rec: dict | None) -> float | None:
-        found = [
-            c
-            for c in (frame.cond, frame.inherited, self._linear_cond(module, frame, rec))
-            if c is not None and math.isfinite(c)
-        ]
-        return round(max(found), 4) if found else None
-
-    def _linear_cond(self, module: Any, frame: _Frame, rec: dict | None) -> float | None:
-        if frame.rms_in is None or rec is None:
-            return None
-        weight = module.weight
-        y = (rec.get("stats") or {}).get("norm")
-        if not isinstance(y, (int, float)) or not y or not math.isfinite(y):
-            return None
-        rows = math.prod(rec["shape"]) / max(weight.shape[0], 1)
-        return math.sqrt(rows) * self._weight_norm(weight) * frame.rms_in / y
+    def finish(self, records: list[dict]) -> None:
+        """Write ``xnorm`` and ``cond`` of every call that returned, from the records'
+        stats (every record has its stats now)."""
+        for first, xnorm, cond, inherited, linear in self._pending:
+            rec = records[first]
+            if isinstance(xnorm, Later):
+                xnorm = xnorm.value
+            elif xnorm is not None and not isinstance(xnorm, float):
+                xnorm = (records[xnorm].get("stats") or {}).get("norm")
+            cond, inherited = _resolved(cond), _resolved(inherited)
+            if isinstance(xnorm, float) and math.isfinite(xnorm):
+                rec["xnorm"] = xnorm
+            found = [
+                c for c in (cond, inherited, _linear_cond(linear, rec)) if c is not None and math.isfinite(c)
+            ]
+            if found:
+                rec["cond"] = round(max(found), 4)
+        self._pending.clear()
 
     def _weight_norm(self, weight: Any) -> float:
         hit = self._wnorm.get(id(weight))
@@ -149,6 +158,30 @@ class Lineage:
         self._origin.clear()
         self._frames.clear()
         self._wnorm.clear()
+        self._pending.clear()
+
+
+def _linear_cond(linear: tuple | None, rec: dict) -> float | None:
+    """``sqrt(rows) * |W| * rms(x) / |y|`` of a linear layer's call, ``rec`` its output."""
+    if linear is None:
+        return None
+    wnorm, out_features, rms_in = linear
+    rms_in = _resolved(rms_in)
+    if rms_in is None:
+        return None
+    y = (rec.get("stats") or {}).get("norm")
+    if not isinstance(y, (int, float)) or not y or not math.isfinite(y):
+        return None
+    rows = math.prod(rec["shape"]) / max(out_features, 1)
+    return math.sqrt(rows) * wnorm * rms_in / y
+
+
+def _resolved(value: Any) -> Any:
+    return value.value if isinstance(value, Later) else value
+
+
+def _rms(t: Any) -> float:
+    return _norm(t) / math.sqrt(t.numel())
 
 
 def _norm(t: Any) -> float:
@@ -170,35 +203,50 @@ def _is_linear(module: Any) -> bool:
     )
 
 
-def _norm_cond(module: Any, x: Any) -> float | None:
-    """How much a normalisation with its own statistics amplifies a relative error of its
+def _norm_cond(module: Any, x: Any) -> Any:
+    """The function computing the cond (below) of ``module`` on input ``x`` (of x's
+    values, its shape and the module's settings taken now), or None for any other module
+    and for BatchNorm on running statistics (an affine map).
+
+    How much a normalisation with its own statistics amplifies a relative error of its
     input: a group's output error is the input error over the group's standard deviation,
     its value the centred input over sqrt(var + eps), so over the groups it normalises
     (BatchNorm in training: channels; LayerNorm: rows) ``cond^2 = sum(E[x^2] / (var +
     eps)) / sum(var / (var + eps))`` for errors proportional to the values, and
     ``mean(E[x^2]) sum(1 / (var + eps)) / sum(var / (var + eps))`` for errors of one size
-    (groups of small values come out as large as the rest); the larger of the two. None for any other
-    module and for BatchNorm on running statistics (an affine map)."""
+    (groups of small values come out as large as the rest); the larger of the two."""
     import torch
     from torch.nn.modules import batchnorm, instancenorm
 
+    shape = tuple(x.shape)
     if isinstance(module, instancenorm._InstanceNorm):
-        groups = x.reshape(*x.shape[:2], -1) if x.dim() > 2 else x.reshape(1, *x.shape)
+        groups = shape[:2] + (-1,) if len(shape) > 2 else (1, *shape)
     elif isinstance(module, batchnorm._BatchNorm):
-        if not module.training and module.track_running_stats:
+        if (not module.training and module.track_running_stats) or len(shape) < 2:
             return None
-        groups = x.transpose(0, 1).reshape(x.shape[1], -1) if x.dim() > 1 else None
+        groups = None  # channels first
     elif isinstance(module, torch.nn.GroupNorm):
-        groups = x.reshape(x.shape[0], module.num_groups, -1)
+        groups = (shape[0], module.num_groups, -1)
     elif isinstance(module, torch.nn.LayerNorm):
-        groups = x.reshape(-1, math.prod(module.normalized_shape))
+        groups = (-1, math.prod(module.normalized_shape))
     else:
         return None
-    if groups is None or groups.shape[-1] < 2:
+    eps = float(getattr(module, "eps", 0.0) or 0.0)
+
+    def cond(v: Any) -> float | None:
+        v = v.reshape(shape)
+        g = v.transpose(0, 1).reshape(shape[1], -1) if groups is None else v.reshape(groups)
+        return _group_cond(g, eps)
+
+    return cond
+
+
+def _group_cond(groups: Any, eps: float) -> float | None:
+    if groups.shape[-1] < 2:
         return None
     g = groups.double()
     var, power = g.var(-1, unbiased=False), g.square().mean(-1)
-    scale = var + float(getattr(module, "eps", 0.0) or 0.0)
+    scale = var + eps
     scale = scale.clamp_min(float(scale.max()) * 1e-30 + 1e-300)
     den = float((var / scale).sum())
     if den <= 0.0:

@@ -3,7 +3,8 @@
 ``add`` runs inside the model's hook: it assigns the tensor its key and byte range in the
 current shard and copies its bytes into a staging block (that copy is what protects the
 dump from later in-place ops). A background thread writes full blocks to the shard file
-and computes each tensor's CRC32 while the model keeps running. Staging memory is
+and computes each tensor's CRC32 (and, on request, its ``tensor_stats``) while the model
+keeps running. Staging memory is
 bounded (``max_blocks`` blocks of ``block_bytes``): when the writer falls behind, ``add``
 waits for a free block.
 
@@ -37,6 +38,8 @@ from typing import Any
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
 from migrate.precision.crc import crc32
+from migrate.precision.stats import tensor_stats
+from migrate.precision.threads import one_intra_op_thread
 
 DEFAULT_SHARD_BYTES = 64 * 1024 * 1024
 ALIGN = 4096
@@ -44,6 +47,13 @@ DATA_START = 128 * 1024  # header length field + header room: tensor data starts
 HEADER_ROOM = DATA_START - 8
 BLOCK_BYTES = 4 * 1024 * 1024
 MAX_BLOCKS = 16  # 64 MiB of staging at most
+
+# Staging blocks outlive their writer: the next dump of the process takes them back instead
+# of mapping fresh memory, whose first touch (one page fault and a zeroed page per 4 KiB)
+# cost 70 ms of kernel time per 64 MiB in the hook's copy here, against 7 ms to refill a
+# block already mapped. At most MAX_BLOCKS blocks of each size are kept.
+_SPARE: dict[int, list[Any]] = {}
+_SPARE_LOCK = threading.Lock()
 
 _DTYPES = {
     "float64": "F64",
@@ -63,6 +73,16 @@ _DTYPES = {
     "float8_e5m2": "F8_E5M2",
     "complex64": "C64",
 }
+
+
+class Later:
+    """A value the writer's thread computes from a staged tensor (``ShardWriter.derive``);
+    ``value`` is set once the writer has closed (None if it failed)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value: Any = None
 
 
 class ShardWriter:
@@ -85,6 +105,11 @@ class ShardWriter:
         self.files: list[str] = []
         self.bytes_written = 0
         self.crcs: dict[str, str] = {}  # key -> CRC32 hex, complete after close()
+        # key -> tensor_stats of the staged bytes (``add(..., stats=True)``), after close()
+        self.stats: dict[str, dict[str, Any]] = {}
+        self._spec: dict[str, tuple[Any, int]] = {}  # key -> (dtype, bytes) still to stat
+        self._parts: dict[str, tuple[Any, int]] = {}  # key -> (assembly buffer, bytes in it)
+        self._tasks: dict[str, list[tuple[Any, Later]]] = {}  # key -> derive()d functions
         self._crc_int: dict[str, int] = {}
         self._count = 0
         self._header: dict[str, Any] = {}
@@ -92,7 +117,7 @@ class ShardWriter:
         self._offset = 0  # data bytes of the current shard laid out so far
         self._open = False
         self._block_bytes, self._max_blocks = block_bytes, max_blocks
-        self._made = 0
+        self._made: list[Any] = []  # every staging block this writer holds
         self._free: queue.Queue = queue.Queue()
         self._work: queue.Queue = queue.Queue()
         self._block: Any = None  # staging block being filled, its fill and segments
@@ -107,11 +132,14 @@ class ShardWriter:
         self._thread.start()
 
     # -- caller side (the model's hooks) ------------------------------------------------
-    def add(self, tensor: Any) -> tuple[str, str] | None:
+    def add(self, tensor: Any, stats: bool = False) -> tuple[str, str] | None:
         """Lay out a tensor and stage its bytes now; ``(file, key)``, or None for a dtype
         safetensors cannot hold (the record then keeps its stats only). complex128 is
         stored as its float64 real view (``storable`` says how). The tensor's CRC32 is in
-        ``crcs[key]`` after ``close``."""
+        ``crcs[key]`` after ``close``, with ``stats`` its ``tensor_stats`` in
+        ``stats[key]``: computed by the writer's thread from the staged bytes, the same
+        values as the hook's for a contiguous CPU tensor (same bytes, same ops, one
+        intra-op thread)."""
         self._raise_if_failed()
         tensor = storable(tensor)
         dtype = _DTYPES.get(str(tensor.dtype).removeprefix("torch."))
@@ -124,12 +152,17 @@ class ShardWriter:
             "shape": list(tensor.shape),
             "data_offsets": [self._offset, self._offset + data.nbytes],
         }
-        entry_len = len(json.dumps({key: entry}, separators=(",", ":")))
+        entry_len = _entry_len(key, entry)
         full = self._offset + data.nbytes > self.shard_bytes and self._offset > 0
         if not self._open or full or self._header_len + entry_len + 64 > HEADER_ROOM:
             self._rotate()
             entry["data_offsets"] = [0, data.nbytes]
         self._crc_int[key] = 0  # before the writer can see the key
+        if stats:
+            if data.nbytes:
+                self._spec[key] = (tensor.dtype, data.nbytes)
+            else:
+                self.stats[key] = tensor_stats(tensor)  # empty: no torch op
         self._stage(key, data)
         self._header[key] = entry
         self._header_len += entry_len
@@ -137,6 +170,17 @@ class ShardWriter:
         self._count += 1
         self.bytes_written += data.nbytes
         return self.files[-1], key
+
+    def derive(self, key: str, fn: Any) -> Later | None:
+        """Have the writer's thread compute ``fn`` of the staged tensor ``key`` (added with
+        ``stats=True``; ``fn`` gets it 1-D, of its dtype) after its stats. None when its last
+        bytes have left the block being filled (the thread may have read them already):
+        the caller then computes the value itself."""
+        if key not in self._spec or all(seg[0] != key for seg in reversed(self._segments)):
+            return None
+        later = Later()
+        self._tasks.setdefault(key, []).append((fn, later))
+        return later
 
     def _stage(self, key: str, data: Any) -> None:
         done, total = 0, data.nbytes
@@ -152,12 +196,15 @@ class ShardWriter:
                 self._flush_block()
 
     def _take_block(self) -> Any:
-        if self._made < self._max_blocks:
+        if len(self._made) < self._max_blocks:
             try:
                 return self._free.get_nowait()
             except queue.Empty:
-                self._made += 1
-                return self._np.frombuffer(mmap.mmap(-1, self._block_bytes), dtype=self._np.uint8)
+                block = _spare_block(self._block_bytes)
+                if block is None:
+                    block = self._np.frombuffer(mmap.mmap(-1, self._block_bytes), dtype=self._np.uint8)
+                self._made.append(block)
+                return block
         while True:
             try:
                 block = self._free.get(timeout=0.2)
@@ -205,6 +252,8 @@ class ShardWriter:
             self._finish()
         self._work.put(("stop",))
         self._thread.join()
+        _keep_spare(self._block_bytes, self._made)  # the thread is gone: no block in use
+        self._block = None
         self._raise_if_failed()
         self.crcs = {key: f"{crc:08x}" for key, crc in self._crc_int.items()}
 
@@ -234,6 +283,8 @@ class ShardWriter:
                     crcs = self._crc_int
                     for key, begin, end in segments:
                         crcs[key] = crc32(block[begin:end], crcs[key])
+                    if self._spec:
+                        self._stat_segments(block, segments)
                     fd, direct = self._write(fd, direct, name, block, nbytes, offset)
                     self._free.put(block)
                 else:  # close: header, then the exact size
@@ -256,6 +307,35 @@ class ShardWriter:
                     self._free.put(item[1])
                 elif item[0] == "stop":
                     return
+
+    def _stat_segments(self, block: Any, segments: list[tuple[str, int, int]]) -> None:
+        """Stats of every tensor whose last bytes are in ``block``, from the staged copy:
+        the ops of the hook's ``tensor_stats`` on one intra-op thread (as the hook ran
+        them), so a contiguous tensor's stats are the same bits as computed in the hook. A
+        tensor split across blocks is assembled first."""
+        with one_intra_op_thread():
+            for key, begin, end in segments:
+                spec = self._spec.get(key)
+                if spec is None:
+                    continue
+                dtype, nbytes = spec
+                if end - begin == nbytes:
+                    data = block[begin:end]
+                else:
+                    buf, got = self._parts.get(key) or (self._np.empty(nbytes, self._np.uint8), 0)
+                    buf[got : got + end - begin] = block[begin:end]
+                    got += end - begin
+                    if got < nbytes:
+                        self._parts[key] = (buf, got)
+                        continue
+                    self._parts.pop(key, None)
+                    data = buf
+                tensor = _from_bytes(data, dtype)
+                self.stats[key] = tensor_stats(tensor)
+                for fn, later in self._tasks.pop(key, ()):
+                    with contextlib.suppress(Exception):  # a derived value is optional
+                        later.value = fn(tensor)
+                del self._spec[key]
 
     def _open_file(self, path: Path) -> tuple[int, bool]:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
@@ -288,12 +368,39 @@ class ShardWriter:
         return fd, False
 
 
+def _spare_block(size: int) -> Any:
+    with _SPARE_LOCK:
+        spare = _SPARE.get(size)
+        return spare.pop() if spare else None
+
+
+def _keep_spare(size: int, blocks: list[Any]) -> None:
+    with _SPARE_LOCK:
+        spare = _SPARE.setdefault(size, [])
+        spare.extend(blocks[: max(0, MAX_BLOCKS - len(spare))])
+
+
 def _pwrite_all(fd: int, view: memoryview, offset: int) -> None:
     while len(view):
         n = os.pwrite(fd, view, offset)
         if n <= 0:  # pragma: no cover - pwrite raises on failure
             raise OSError(errno.EIO, "short write")
         view, offset = view[n:], offset + n
+
+
+def _entry_len(key: str, entry: dict[str, Any]) -> int:
+    """``len(json.dumps({key: entry}, separators=(",", ":")))`` for a header entry, without
+    building the string's JSON (called once per stored tensor, inside the hook)."""
+    shape = ",".join(map(str, entry["shape"]))
+    begin, end = entry["data_offsets"]
+    return len(f'{{"{key}":{{"dtype":"{entry["dtype"]}","shape":[{shape}],"data_offsets":[{begin},{end}]}}}}')
+
+
+def _from_bytes(data: Any, dtype: Any) -> Any:
+    """The 1-D tensor of ``dtype`` whose bytes are the numpy uint8 array ``data``."""
+    import torch
+
+    return torch.from_numpy(data).view(dtype)
 
 
 def storable(t: Any) -> Any:

@@ -144,3 +144,23 @@ def test_distributed_run_writes_per_rank_folder(tmp_path, build):
     assert d.out_dir == tmp_path / "d" / "rank0"
     meta = manifest(d.out_dir)["meta"]
     assert (meta["rank"], meta["world_size"]) == (0, 1)
+
+
+def test_weight_table_reuses_norm_and_sketch_only_for_unchanged_bytes():
+    """The norm/sketch cache is keyed by the weight's CRC: a repeated table equals a fresh
+    one, and a weight changed in place (even through ``.data``, which bumps no version)
+    gets its own norm and sketch."""
+    from migrate.precision import digest
+
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Linear(8, 2))
+    digest._NORM_SKETCH.clear()
+    fresh = digest.weight_table(model)
+    assert digest.weight_table(model) == fresh
+    model[0].weight.data.mul_(2)
+    changed = digest.weight_table(model)
+    digest._NORM_SKETCH.clear()
+    assert digest.weight_table(model) == changed
+    w = changed["0.weight"]
+    assert w["crc"] != fresh["0.weight"]["crc"] and w["sketch"] != fresh["0.weight"]["sketch"]
+    assert w["norm"] == pytest.approx(2 * fresh["0.weight"]["norm"])
+    assert changed["1.weight"] == fresh["1.weight"]

@@ -144,3 +144,27 @@ def test_carry_gain_zero_judges_every_entry_alone(tmp_path):
     alone = compare_dumps(tmp_path / "r", tmp_path / "b", _gate(tmp_path, "carry_gain: 0\n"))
     assert carried and not alone
     assert sum("carried" in e["reason"] for e in carried.entries) >= 1
+
+
+def test_cond_and_xnorm_from_staged_copies_equal_the_hooks(tmp_path, monkeypatch):
+    """Lineage's norms and a normalisation's cond, computed by the writer's thread from the
+    staged copies, are the values the hook computes from the live tensors (bit for bit)."""
+    from migrate.precision import dumper
+
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.GroupNorm(2, 8), nn.InstanceNorm2d(8), nn.Flatten(1)
+    )
+    tail = nn.Sequential(nn.Linear(8 * 36, 32), nn.LayerNorm(32), nn.Linear(32, 4))
+    model = nn.Sequential(net, tail).train()
+    x = torch.randn(2, 3, 8, 8)
+
+    def run(name):
+        with torch.no_grad(), dump(model, tmp_path / name, inputs=True) as d:
+            model(x)
+        return [{k: r.get(k) for k in ("name", "cond", "xnorm", "stats")} for r in d.records]
+
+    staged = run("staged")
+    monkeypatch.setattr(dumper.dump, "_later", lambda self, t, fn: None)  # all in the hook
+    assert run("hook") == staged
+    assert sum("cond" in r and r["cond"] is not None for r in staged) >= 5

@@ -146,3 +146,23 @@ def test_own_code_fault_below_bf16_rounding_is_named_at_the_reference_precision(
     assert result.culprit["precision"] == "float32"
     assert result.culprit["own_code"]["before"] == f"{site}.o_proj#0"
     assert all(p.dtype == torch.bfloat16 for p in faulty.parameters())
+
+
+def test_api_records_hold_the_models_calls_only_not_the_dumps_own(tmp_path):
+    """The dump's own torch work inside the hooks (stats, Lineage's norms and a LayerNorm's
+    cond over the input's rows) is never recorded as a module's API call."""
+
+    class Ln(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.up, self.ln = nn.Linear(16, 16), nn.LayerNorm(16)
+
+        def forward(self, x):
+            return self.ln(torch.relu(self.up(x)) + x)
+
+    net, x = Ln().eval(), torch.randn(3, 16)
+    for inputs in (False, True):
+        with torch.no_grad(), dump(net, tmp_path / f"d{inputs}", inputs=inputs, apis=True) as d:
+            net(x)
+        apis = sorted(r["name"] for r in d.records if r["kind"] == "api.output")
+        assert apis == ["<root>/add", "<root>/relu", "ln/layer_norm", "up/linear"], apis

@@ -16,7 +16,7 @@ import torch
 from safetensors import safe_open
 
 from migrate.core.errors import UsageError
-from migrate.precision import shards
+from migrate.precision import shards, stats
 from migrate.precision.arrays import Shard
 from migrate.precision.dumper import dump
 from migrate.precision.manifest import Dump
@@ -59,12 +59,32 @@ def test_tensors_round_trip_through_tiny_blocks_and_shards(tmp_path, direct):
         assert writer.crcs[key] == f"{zlib.crc32(shards._bytes_view(want).tobytes()):08x}"
 
 
+def test_writer_stats_are_the_hooks_stats_bit_for_bit(tmp_path):
+    """Stats the writer's thread takes from the staged bytes (split across blocks and
+    shards, odd offsets, bool, complex, empty, NaN/Inf) equal tensor_stats of the tensor."""
+    g = torch.Generator().manual_seed(1)
+    odd = torch.randn(2501, generator=g)
+    odd[7], odd[900] = float("nan"), float("inf")
+    tensors = [
+        *[t.contiguous() for t in _tensors()],
+        torch.randn(1001, generator=g).to(torch.float16),  # leaves the next tensor unaligned
+        odd,
+        torch.randn(4, 3, dtype=torch.complex64, generator=g),
+        torch.full((5,), 1e-30),  # float32 squares underflow: the float64 norm
+    ]
+    writer = ShardWriter(tmp_path, shard_bytes=10_000, block_bytes=4096, max_blocks=2)
+    placed = [writer.add(t, stats=True) for t in tensors]
+    writer.close()
+    for t, (_, key) in zip(tensors, placed):
+        assert writer.stats[key] == stats.tensor_stats(t), key
+
+
 def test_staging_memory_is_bounded(tmp_path):
     writer = ShardWriter(tmp_path, block_bytes=4096, max_blocks=2)
     for _ in range(20):
         writer.add(torch.randn(5000))
     writer.close()
-    assert writer._made <= 2
+    assert len(writer._made) <= 2
 
 
 def test_rejected_direct_write_falls_back_to_buffered(tmp_path, monkeypatch):
@@ -178,3 +198,45 @@ def test_dump_that_never_finishes_is_rejected_and_its_folder_reusable(tmp_path, 
         model(*args, **kwargs)
     again = Dump(out)
     assert len(again.records) == len(first) and not again.meta.get("incomplete")
+
+
+def test_staging_blocks_are_reused_by_the_next_writer_and_old_bytes_never_leak(tmp_path):
+    """A second writer takes the first one's staging blocks (no fresh memory to fault in)
+    and, although they still hold the first dump's bytes, writes exactly its own tensors."""
+    shards._SPARE.clear()
+    first = ShardWriter(tmp_path / "a", block_bytes=4096, max_blocks=2)
+    (tmp_path / "a").mkdir()
+    first.add(torch.full((3000,), 7.0))  # fills both blocks with 7.0s
+    first.close()
+    kept = list(shards._SPARE[4096])
+    assert len(kept) == 2
+    (tmp_path / "b").mkdir()
+    second = ShardWriter(tmp_path / "b", block_bytes=4096, max_blocks=2)
+    small = torch.arange(10, dtype=torch.float32)  # far less than a block: the rest is stale
+    file, key = second.add(small)
+    second.close()
+    assert {id(b) for b in shards._SPARE[4096]} == {id(b) for b in kept}  # the same blocks
+    path = tmp_path / "b" / file
+    assert path.stat().st_size == DATA_START + small.numel() * 4
+    with safe_open(str(path), framework="pt") as f:
+        assert torch.equal(f.get_tensor(key), small)
+    assert second.crcs[key] == f"{zlib.crc32(small.numpy().tobytes()):08x}"
+
+
+def test_spare_blocks_are_bounded(tmp_path):
+    shards._SPARE.clear()
+    for name in "abc":
+        (tmp_path / name).mkdir()
+        writer = ShardWriter(tmp_path / name, block_bytes=4096, max_blocks=shards.MAX_BLOCKS)
+        for _ in range(2 * shards.MAX_BLOCKS):
+            writer.add(torch.zeros(1024))  # one block each: every block gets made
+        writer.close()
+    assert len(shards._SPARE[4096]) == shards.MAX_BLOCKS
+
+
+def test_header_entry_length_matches_its_json():
+    for shape, offsets in (([], [0, 4]), ([3, 1, 4096], [17, 999_999]), ([0, 2], [5, 5])):
+        entry = {"dtype": "BF16", "shape": shape, "data_offsets": offsets}
+        assert shards._entry_len("t0000042", entry) == len(
+            json.dumps({"t0000042": entry}, separators=(",", ":"))
+        )
