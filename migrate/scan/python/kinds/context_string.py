@@ -285,14 +285,16 @@ def _formatted(value: ast.AST) -> ast.Constant | None:
 def _tracked_assignments(f: PyFile, spec: Spec) -> Iterator[ast.AST]:
     """`loc = "cuda:{}".format(gpu)` ... `torch.load(p, map_location=loc)`: a variable with
     any name, assigned on a flagged line and used in a device position elsewhere."""
-    uses = spec.use_pattern()
+    used: set[str] | None = None  # every name the file uses in a position: one pass
     for node in f.nodes(ast.Assign):
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             continue
         name = node.targets[0].id
         if spec.name_hit(name) or not _holds_candidate(spec, node.value):
             continue  # already a position by its name, or no string that could match
-        if re.search(uses.replace("NAME", re.escape(name)), f.text):
+        if used is None:  # (a search per assignment made a file of N of them cost N passes)
+            used = set(re.findall(spec.use_pattern().replace("NAME", r"([^\W\d]\w*)"), f.text))
+        if name in used:
             yield node.value
 
 
