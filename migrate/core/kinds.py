@@ -26,6 +26,7 @@ from migrate.core.errors import RuleError
 from migrate.core.filekinds import FILE_KINDS, engine_of
 from migrate.core.registry import Registry
 from migrate.core.schema import Param, Schema, param, problems, strings
+from migrate.core.targets import TARGETS
 
 __all__ = [
     "KINDS",
@@ -43,6 +44,7 @@ __all__ = [
 ]
 
 ENGINES = ("python", "text", "onnx")
+READS = (None, "code", "strings")
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,15 @@ class Token:
     """A prefilter token: a literal every matching file holds (found with memmem), plus, where
     it helps, a regex (text syntax) that confirms it. The text engine compares literals
     case-insensitively and ignores the regex. ``line``: every match of the regex lies within
-    one line and holds the literal, so only the lines holding the literal are searched."""
+    one line and holds the literal, so only the lines holding the literal are searched.
+    ``context``: where in a Python file the literal must sit to matter (the kind's ``reads``):
+    "code" (outside every string literal but an f-string), "strings" (inside one), or None
+    (anywhere but comments and docstrings)."""
 
     literal: str
     pattern: str | None = None
     line: bool = False
+    context: str | None = None
 
 
 # Keys every kind accepts: explicit prefilter words. (The effort estimate is the row's own
@@ -88,6 +94,12 @@ class RuleKind:
     # refs(rule) -> the first cross-reference of the row that does not resolve (a fixer
     # nobody registered, a note for a name the row does not list), or None
     refs: Callable[[Any], str | None] | None = None
+    # what the matcher reads, so the prefilter knows where a token matters: "code" (names,
+    # attributes and imports: a token inside a string literal cannot make a finding),
+    # "strings" (string literals only), None (either)
+    reads: str | None = None
+    # the port targets under which the matcher can report (None: every target)
+    targets: tuple[str, ...] | None = None
     schema: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -99,6 +111,11 @@ def _check(key: str, kind: RuleKind, meta: dict) -> None:
         raise ValueError(f"engine {kind.engine!r} is not one of {', '.join(ENGINES)}")
     if not callable(kind.tokens):
         raise ValueError("declares no prefilter tokens function")
+    if kind.reads not in READS:
+        raise ValueError(f"reads {kind.reads!r}: choose one of {', '.join(map(str, READS))}")
+    unknown = sorted(set(kind.targets or ()) - set(TARGETS))
+    if unknown or kind.targets == ():
+        raise ValueError(f"targets {unknown or '()'}: choose from {', '.join(TARGETS)}")
     for name, spec in [*kind.params.items(), *(kind.portable or {}).items()]:
         if not isinstance(spec, Param):
             raise ValueError(f"params or portable key {name!r} is not a Param")
@@ -122,15 +139,19 @@ def rule_kind(
     compile: Callable[[tuple[Any, ...]], Any] | None = None,
     portable: Schema | None = None,
     refs: Callable[[Any], str | None] | None = None,
+    reads: str | None = None,
+    targets: tuple[str, ...] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Register the decorated function as the ``engine`` matcher of kind ``name``.
     ``compile``: builds, once per run, what ``run`` gets in place of the kind's rules;
     ``portable``: the schema of a row's portable forms; ``refs``: checks a row's
-    cross-references when the rules load."""
+    cross-references when the rules load; ``reads`` and ``targets``: what the matcher reads
+    and the port targets it reports under (the prefilter skips files it cannot match)."""
 
     def wrap(run: Callable) -> Callable:
         KINDS.add(
-            f"{engine}:{name}", RuleKind(name, engine, run, params, tokens, paths, compile, portable, refs)
+            f"{engine}:{name}",
+            RuleKind(name, engine, run, params, tokens, paths, compile, portable, refs, reads, targets),
         )
         return run
 

@@ -16,13 +16,16 @@ _NPU_NAME_BYTES = re.compile(_PART.encode(), re.IGNORECASE)
 
 def names_npu(text: str | bytes) -> bool:
     """Whether ``text`` (a name, an expression or a whole file) names the NPU. A substring
-    test first ("input" removed: it holds "npu"), the name-part test only where it hits."""
+    test first, the name-part test only where it hits."""
     if isinstance(text, bytes):
-        low_b = text.lower().replace(b"input", b"")
-        if b"npu" not in low_b and b"hccl" not in low_b:
-            return False
-        return _NPU_NAME_BYTES.search(text) is not None
-    low = text.lower().replace("input", "")
-    if "npu" not in low and "hccl" not in low:
-        return False
-    return NPU_NAME.search(text) is not None
+        return may_name_npu(text.lower()) and _NPU_NAME_BYTES.search(text) is not None
+    return may_name_npu(text.lower()) and NPU_NAME.search(text) is not None
+
+
+def may_name_npu(lowered: str | bytes) -> bool:
+    """The substring test on lower-cased text: "hccl", or an "npu" that is not the one inside
+    "input" (every "input" holds exactly one "npu", and neither word overlaps itself, so the
+    counts tell without copying the text)."""
+    if isinstance(lowered, bytes):
+        return b"hccl" in lowered or lowered.count(b"npu") > lowered.count(b"input")
+    return "hccl" in lowered or lowered.count("npu") > lowered.count("input")

@@ -30,7 +30,7 @@ from migrate.core import device_helpers, reads
 from migrate.core.display import shown_path
 from migrate.core.fileio import SourceError, read_bytes
 from migrate.scan.helper_finder import find_helpers
-from migrate.scan.npu_names import names_npu
+from migrate.scan.npu_names import may_name_npu, names_npu
 from migrate.scan.parallel import map_in_workers
 from migrate.scan.project_cache import FactsCache, signature
 
@@ -49,8 +49,7 @@ def _candidate(data: bytes) -> bool:
     if any(token in lowered for token in _CANDIDATE_TOKENS):
         return True
     # names_npu's own substring test, on the bytes already lowered: most files stop here
-    stripped = lowered.replace(b"input", b"")
-    return (b"npu" in stripped or b"hccl" in stripped) and names_npu(data)
+    return may_name_npu(lowered) and names_npu(data)
 
 
 def _npu_arm_names(text: str) -> set[str]:

@@ -69,10 +69,11 @@ def _text_text(ruleset: RuleSet, text: str, rel: str, kind: str, target: str) ->
     return retarget_text(scan_text_file(text, rel, kind, ruleset), text, rel, kind, target)
 
 
-def _prefiltered(ruleset: RuleSet, rel: str, source, code: bool = False) -> bool:
-    """Does the decoded file hold a token of the selected Python rules (with ``code``:
-    outside its comments and docstrings)?"""
-    prefilter = ruleset.python(rel).prefilter
+def _prefiltered(ruleset: RuleSet, rel: str, source, code: bool = False, target: str | None = None) -> bool:
+    """Does the decoded file hold a token of the selected Python rules (with ``code``: where
+    its kind reads, never in comments and docstrings; with ``target``: of a kind that reports
+    under it)?"""
+    prefilter = ruleset.prefilter(rel, target)
     return prefilter is None or prefilter.search(prefilter_bytes(source), code)
 
 
@@ -80,7 +81,7 @@ def read_python(
     ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None
 ) -> tuple[list[Finding], Problem]:
     source = decode(data, python=True, path=path)
-    if not _prefiltered(ruleset, rel, source, code=True):
+    if not _prefiltered(ruleset, rel, source, code=True, target=target):
         return [], None
     return ruleset.kept(_python_text(ruleset, source.text, rel, target, devices)), None
 

@@ -54,6 +54,7 @@ class RuleSet:
             for name, globs in self._limited.items()
         }
         self._plans: dict[tuple, Plan] = {}
+        self._prefilters: dict[tuple, Any] = {}  # by (path-limited kinds, target)
 
     @classmethod
     def of(cls, rules: RuleSet | Sequence[Rule]) -> RuleSet:
@@ -69,13 +70,34 @@ class RuleSet:
     def python(self, rel: str) -> Plan:
         """The plan for the Python file ``rel``: kinds limited to some file names (setup.py)
         apply only to those names."""
-        base = rel.rsplit("/", 1)[-1]
-        applying = frozenset(name for name, rx in self._globs.items() if rx.match(base))
+        applying = self._applying(rel)
         key = ("python", applying)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = self._python_plan(applying)
         return plan
+
+    def prefilter(self, rel: str, target: str | None = None):
+        """The prefilter for the Python file ``rel`` scanned for ``target``: the plan's, less
+        the tokens of kinds that never report under the target (None: read every file)."""
+        plan = self.python(rel)
+        if target is None or not any(spec.targets for spec, _ in plan.groups):
+            return plan.prefilter
+        applying = self._applying(rel)
+        key = (applying, target)
+        if key not in self._prefilters:
+            from migrate.scan.python.prefilter import python_prefilter
+
+            self._prefilters[key] = python_prefilter(self._applying_rules(self.rules, applying), target)
+        return self._prefilters[key]
+
+    def _applying(self, rel: str) -> frozenset[str]:
+        """The path-limited kinds that apply to the Python file ``rel`` (by its base name)."""
+        base = rel.rsplit("/", 1)[-1]
+        return frozenset(name for name, rx in self._globs.items() if rx.match(base))
+
+    def _applying_rules(self, rules: tuple[Rule, ...], applying: frozenset[str]) -> tuple[Rule, ...]:
+        return tuple(r for r in rules if r.kind not in self._limited or r.kind in applying)
 
     def text(self, file_kind: str) -> Plan:
         key = ("text", file_kind)
@@ -110,11 +132,8 @@ class RuleSet:
     def _python_plan(self, applying: frozenset[str]) -> Plan:
         from migrate.scan.python.prefilter import python_prefilter
 
-        def applies(rule: Rule) -> bool:
-            return rule.kind not in self._limited or rule.kind in applying
-
-        selected = tuple(r for r in self.rules if applies(r))
-        matching = tuple(r for r in self.matching if applies(r))
+        selected = self._applying_rules(self.rules, applying)
+        matching = self._applying_rules(self.matching, applying)
         plan = _plan(matching, "python", lambda r: "python" in r.files)
         return Plan(
             plan.rules, plan.groups, python_prefilter(selected), python_prefilter(matching), plan.by_code

@@ -73,6 +73,17 @@ def test_a_kind_without_tokens_fails_at_registration():
         rule_kind("tokenless", engine="python", params={}, tokens=None)(lambda f, rules: None)
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [({"reads": "docstrings"}, "reads 'docstrings'"), ({"targets": ("gpu",)}, r"targets \['gpu'\]")],
+)
+def test_a_kind_declaring_an_unknown_context_or_target_fails_at_registration(extra, message):
+    with pytest.raises(RegistryError, match=message):
+        rule_kind("misdeclared", engine="python", params={}, tokens=lambda r, rs: (), **extra)(
+            lambda f, rules: None
+        )
+
+
 def test_a_kind_in_a_new_module_is_picked_up(tmp_path, monkeypatch):
     """A new module in the kinds package is all a new kind needs."""
     folder = tmp_path / "extra_kinds"

@@ -333,25 +333,8 @@ def _renamed(reg: Regions, offset: int) -> str | None:
 
 def _npu_arms(f) -> set[str]:
     """Names of the project's (and this file's) classes and functions that name NPU."""
-    own = {n.name for n in _definitions(f.tree) if names_npu(n.name)}
+    own = {n.name for n in f.definitions if names_npu(n.name)}
     return own | set(f.file_devices.npu_arms if f.file_devices else ())
-
-
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def _definitions(tree: ast.AST) -> list:
-    """Every function and class the file defines, at any depth: they sit only in
-    statement bodies, so expressions are not walked."""
-    out = []
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.append(node)
-        for name in _BODIES:
-            stack.extend(c for c in getattr(node, name, ()) if isinstance(c, ast.AST))
-    return out
 
 
 def _npu_sibling(name: str, arms: set[str]) -> str | None:

@@ -48,23 +48,34 @@ class Bindings:
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def import_statements(tree: ast.Module):
-    """Import statements at any depth, visiting statements only (not expressions)."""
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def statement_index(tree: ast.AST) -> tuple[list[ast.Import | ast.ImportFrom], list[ast.AST]]:
+    """(import statements, function and class definitions) at any depth, in source order,
+    from one walk of the statements (expressions hold neither)."""
+    imports: list[ast.Import | ast.ImportFrom] = []
+    definitions: list[ast.AST] = []
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
+            imports.append(node)
             continue
+        if isinstance(node, _DEFINITIONS):
+            definitions.append(node)
         for name in _BODIES:
             children = getattr(node, name, None)
             if children:
                 stack.extend(reversed(children))
+    return imports, definitions
 
 
-def collect_bindings(tree: ast.Module) -> Bindings:
+def collect_bindings(tree: ast.Module, imports: list[ast.Import | ast.ImportFrom] | None = None) -> Bindings:
+    """The names the imports of ``tree`` bind (``imports``: statement_index's first list, if
+    the caller has it)."""
     out = Bindings()
-    for node in import_statements(tree):
+    for node in statement_index(tree)[0] if imports is None else imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:

@@ -9,6 +9,13 @@ whitespace). A token the prefilter finds only there cannot yield a finding, so t
 not parsed: in transformers, 81 of the 209 files holding a token hold it only in a docstring
 example (``>>> model.to("cuda")``) or a comment.
 
+``Inert(data).place(offset)`` also tells code from the other string literals: a kind that
+reads only names and imports (``RuleKind.reads == "code"``: qualified-name) cannot match a
+token inside a string literal, one that reads only strings (context-string) cannot match it
+in code, so such a token there does not make the file worth parsing either (an f-string
+counts as both: its fields are code). In transformers that skips 20 more files, most of them
+naming CUDA in an error message.
+
 When the lexer cannot be sure it reads the file as Python would, it answers None and the
 file is parsed: a quote left outside every string (``if"x"``, an unterminated string) or an
 f-string whose braces do not balance (Python 3.12's nested quotes ``f"{d["k"]}"``).
@@ -47,6 +54,7 @@ class Inert:
         # (prefix start, quote, end, bracket depth) of each string
         self.strings: list[tuple[int, int, int, int]] = []
         self._starts: list[int] = []
+        self._string_starts: list[int] = []
         self.unsure = False
         self._pos = 0
         self._depth = 0
@@ -65,6 +73,21 @@ class Inert:
             return False
         i = bisect.bisect_right(self._starts, offset) - 1
         return i >= 0 and offset < self.spans[i][1]
+
+    def place(self, offset: int) -> str:
+        """What holds the offset: "inert" (a comment or docstring), "string" (another string
+        literal), "fstring" (an f- or t-string: its fields are code), "code", or "unsure"
+        (the lexer stopped before it)."""
+        if self.covers(offset):
+            return "inert"
+        if self.unsure and offset >= self._pos:
+            return "unsure"
+        i = bisect.bisect_right(self._string_starts, offset) - 1
+        if i < 0 or offset >= self.strings[i][2]:
+            return "code"
+        start, quote, _, _ = self.strings[i]
+        prefix = self.data[start:quote].lower()
+        return "fstring" if b"f" in prefix or b"t" in prefix else "string"
 
     def _add(self, start: int, end: int) -> None:
         self.spans.append((start, end))
@@ -105,6 +128,7 @@ class Inert:
             self._stop(unsure=True)  # unterminated, or an f-string with a quote nested in a field
             return
         self.strings.append((k, j, end, self._depth))
+        self._string_starts.append(k)
         if self._depth == 0 and self._at_start and _alone(data, end, n) and _holds_whitespace(literal):
             self._add(k, end)
         self._at_start = False

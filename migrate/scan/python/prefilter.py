@@ -15,6 +15,7 @@ The same tokens, as one text regex, mark the lines the matchers walk (see pyfile
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 
@@ -107,13 +108,22 @@ def minimal_tokens(tokens: set[Token]) -> list[Token]:
 _LEADING_WORD = re.compile(r"^(?:\\w\*)+")
 
 
-class _Check:
-    """One literal's exact check: the literal, then (unless a token of it is plain) its
-    confirming regexes: line-confined ones on the lines holding the literal, others on the
-    whole file."""
+# where in a file (migrate/scan/python/inert.py Inert.place) a token of each context matters
+_MATTERS = {
+    None: frozenset({"code", "string", "fstring", "unsure"}),
+    "code": frozenset({"code", "fstring", "unsure"}),  # an f-string's fields are code
+    "strings": frozenset({"string", "fstring", "unsure"}),
+}
 
-    def __init__(self, literal: bytes, tokens: list[Token]):
+
+class _Check:
+    """One literal's exact check, for the tokens of one context: the literal, then (unless a
+    token of it is plain) its confirming regexes: line-confined ones on the lines holding the
+    literal, others on the whole file."""
+
+    def __init__(self, literal: bytes, tokens: list[Token], context: str | None = None):
         self.literal = literal
+        self.context = context
         self.plain = any(t.pattern is None for t in tokens)
         line = [t.pattern for t in tokens if t.pattern and t.line]
         whole = [t.pattern for t in tokens if t.pattern and not t.line]
@@ -131,16 +141,30 @@ class _Check:
         return rx is not None and rx.search(_lines_holding(data, self.literal)) is not None
 
     def outside(self, data: bytes, inert: Inert) -> bool:
-        """Does the check hold at an offset ``inert`` does not cover?"""
+        """Does the check hold at an offset where its context matters (never in a comment or
+        docstring; for "code" tokens not in a string, for "strings" tokens only in one)?"""
         if self.plain:
-            pos = data.find(self.literal)
-            while pos != -1:
-                if not inert.covers(pos):
-                    return True
-                pos = data.find(self.literal, pos + 1)
-            return False
+            return self._literal_matters(data, inert, 0, len(data))
         regexes = [rx for rx in (self.file_rx, self.line_rx) if rx is not None]
-        return any(not inert.covers(m.start()) for rx in regexes for m in rx.finditer(data))
+        if self.context is None:
+            return any(not inert.covers(m.start()) for rx in regexes for m in rx.finditer(data))
+        # a match's literal decides (a match may start in a string and end in code:
+        # ``s = "from "; import x``); a match without it, its start
+        return any(self._match_matters(data, inert, m) for rx in regexes for m in rx.finditer(data))
+
+    def _match_matters(self, data: bytes, inert: Inert, m: re.Match[bytes]) -> bool:
+        if data.find(self.literal, m.start(), m.end()) == -1:
+            return inert.place(m.start()) in _MATTERS[self.context]
+        return self._literal_matters(data, inert, m.start(), m.end())
+
+    def _literal_matters(self, data: bytes, inert: Inert, start: int, end: int) -> bool:
+        matters = _MATTERS[self.context]
+        pos = data.find(self.literal, start, end)
+        while pos != -1:
+            if inert.place(pos) in matters:
+                return True
+            pos = data.find(self.literal, pos + 1, end)
+        return False
 
 
 def _alternation(patterns: list[str]) -> re.Pattern[bytes] | None:
@@ -177,11 +201,11 @@ class Prefilter:
 
     def __init__(self, tokens: list[Token], automaton: bool = True):
         self.tokens = tokens
-        by_literal: dict[bytes, list[Token]] = {}
+        by_literal: dict[tuple[bytes, str | None], list[Token]] = {}
         for t in tokens:
-            by_literal.setdefault(t.literal.encode(), []).append(t)
-        self._checks = [_Check(lit, ts) for lit, ts in by_literal.items()]
-        lowered = {lit.lower() for lit in by_literal}
+            by_literal.setdefault((t.literal.encode(), t.context), []).append(t)
+        self._checks = [_Check(lit, ts, context) for (lit, context), ts in by_literal.items()]
+        lowered = {lit.lower() for lit, _ in by_literal}
         anchors = [x for x in lowered if not any(o != x and o in x for o in lowered)]
         # anchor -> the exact checks whose lower-cased literal contains it (each check under
         # the first anchor it contains: a file holding the literal holds that anchor); plain
@@ -194,7 +218,7 @@ class Prefilter:
         # anchors that settle a file with a plain literal first: most files stop there
         self._stage1.sort(key=lambda a: (not any(c.plain for c in self._by_anchor[a]), len(a)))
         self._anchors = BytesAhoCorasick(self._stage1) if automaton and self._stage1 else None
-        literals = [check.literal.decode() for check in self._checks]
+        literals = sorted({check.literal.decode() for check in self._checks})
         self._literals = AhoCorasick(literals) if automaton and literals else None
 
     def search(self, data: bytes, code: bool = False) -> bool:
@@ -223,8 +247,7 @@ class Prefilter:
         if self._literals is not None:
             return [start for _, start, _ in self._literals.find_matches_as_indexes(text, overlapping=True)]
         out = []
-        for check in self._checks:
-            lit = check.literal.decode()
+        for lit in dict.fromkeys(check.literal.decode() for check in self._checks):
             pos = text.find(lit)
             while pos != -1:
                 out.append(pos)
@@ -232,14 +255,16 @@ class Prefilter:
         return out
 
 
-def python_prefilter(rules: tuple[Rule, ...]) -> Prefilter | None:
-    """None means: no sound prefilter (some python rule declares no tokens); read every file."""
+def python_prefilter(rules: tuple[Rule, ...], target: str | None = None) -> Prefilter | None:
+    """None means: no sound prefilter (some python rule declares no tokens); read every file.
+    Each token carries where its kind reads (``RuleKind.reads``); with a ``target``, kinds
+    that never report under it give none."""
     tokens: set[Token] = set()
     for rule in rules:
         spec = kind("python", rule.kind) if "python" in rule.files else None
-        if spec is None:
+        if spec is None or (target is not None and spec.targets is not None and target not in spec.targets):
             continue
-        t = {x for x in spec.tokens(rule, rules) if x.literal}
+        t = {replace(x, context=spec.reads) for x in spec.tokens(rule, rules) if x.literal}
         if not t:
             return None  # the rule table's load check makes this unreachable for shipped rules
         tokens |= t

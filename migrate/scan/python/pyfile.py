@@ -12,7 +12,7 @@ from typing import Any, TypeVar, overload
 from migrate.core.findings import Finding, Fix, LineIndex, finding_at
 from migrate.core.rules import Rule
 from migrate.scan.project import FileDevices
-from migrate.scan.python.bindings import Bindings, collect_bindings
+from migrate.scan.python.bindings import Bindings, collect_bindings, statement_index
 from migrate.scan.python.device_names import DeviceNames
 from migrate.scan.python.fixers import FixContext
 from migrate.scan.python.guards import Guards, find_guards
@@ -49,6 +49,8 @@ class PyFile:
     _devices: DeviceNames | None = None
     _walked: dict[type, list[tuple[int, ast.AST]]] | None = None
     lines: list[int] | None = None  # the lines the index was pruned to (None: not pruned)
+    imports: list[ast.Import | ast.ImportFrom] = field(default_factory=list)  # at any depth
+    definitions: list[ast.AST] = field(default_factory=list)  # functions and classes, any depth
 
     @classmethod
     def parse(cls, text: str, rel: str, hit=None) -> PyFile:
@@ -56,8 +58,9 @@ class PyFile:
         tokens (or a name imported on such a line): the rest cannot yield a finding."""
         tree = ast.parse(text, filename=rel, type_comments=False)
         index = LineIndex(text)
-        bindings = collect_bindings(tree)
-        f = cls(text, rel, tree, index, bindings)
+        imports, definitions = statement_index(tree)
+        bindings = collect_bindings(tree, imports)
+        f = cls(text, rel, tree, index, bindings, imports=imports, definitions=definitions)
         lines = None if hit is None else _hit_lines(text, index, hit, bindings)
         f.by_type, f.parents = _index_nodes(tree, lines)
         f.lines = lines

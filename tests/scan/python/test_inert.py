@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from migrate.core.rules import default_rules, select_rules
-from migrate.scan.python.inert import inert_spans
+from migrate.scan.python.inert import Inert, inert_spans
 from migrate.scan.readers import scan_text
 from migrate.scan.ruleset import RuleSet
 
@@ -56,8 +56,76 @@ def test_the_lexer_says_when_it_is_unsure(source):
     assert inert_spans(source) is None
 
 
+@pytest.mark.parametrize(
+    ("source", "word", "place"),
+    [
+        (b'x = "CUDA kernel"\n', b"CUDA", "string"),
+        (b"y = b'CUDA'\n", b"CUDA", "string"),
+        (b'x = f"CUDA {torch.cuda.x}"\n', b"torch", "fstring"),
+        (b'"""CUDA docs"""\n', b"CUDA", "inert"),
+        (b"x = 1  # CUDA\n", b"CUDA", "inert"),
+        (b'x = "a" + CUDA\n', b"CUDA", "code"),
+        (b'x = "a"; torch.cuda.x()\n', b"cuda", "code"),
+        (b'if"a"in x: CUDA\n', b"CUDA", "unsure"),
+    ],
+)
+def test_place_says_what_holds_an_offset(source, word, place):
+    assert Inert(source).place(source.index(word)) == place
+
+
 def _prefilter():
     return RULESET.python("model.py").prefilter
+
+
+def test_tokens_matter_only_where_their_kind_reads():
+    """Names and imports (qualified-name, method-rename) are code: inside a string literal
+    they make no finding; device strings (context-string) are strings: an identifier that
+    holds "cuda" is not one. An f-string's fields are code."""
+    pf = _prefilter()
+    message = b'raise ValueError("the authors\' CUDA kernel")\nx = is_torch_cuda_available()\n'
+    assert pf.search(message) and not pf.search(message, code=True)
+    assert scan_text(message.decode(), "model.py", "python", RULESET) == []
+    assert pf.search(b'x = "cuda"\n', code=True)
+    assert pf.search(b"s = torch.cuda.Stream()\n", code=True)
+    assert pf.search(b'log(f"{torch.cuda.device_count()} GPUs")\n', code=True)
+    assert pf.search(b'x = "from "; import bitsandbytes\n', code=True)  # the literal is code
+    assert not pf.search(b'x = "import bitsandbytes"\n', code=True)
+
+
+def _only(context: str) -> list[str]:
+    """Literals of tokens of ``context`` that hold no literal of a token of another context
+    (``xentropy_cuda`` in a string holds ``cuda``, which may be a device string)."""
+    tokens = _prefilter().tokens
+    other = {t.literal for t in tokens if t.context != context}
+    own = {t.literal for t in tokens if t.context == context}
+    return sorted(lit for lit in own if not any(o in lit for o in other))
+
+
+@pytest.mark.parametrize("context", ["code", "strings"])
+def test_every_code_token_in_a_string_and_string_token_in_code_yields_no_finding(context):
+    """The contract the contexts rest on, for every shipped token that has one: a code-only
+    literal inside a string literal, or a string-only literal spelled as a name, makes no
+    finding when the file is parsed, and the file is not parsed."""
+    pf = _prefilter()
+    if context == "code":
+        literals = [lit for lit in _only("code") if not set(lit) & set("\"'\\")]
+        text = "".join(f"s{i} = {lit!r}\nt{i} = 'uses {lit} here'\n" for i, lit in enumerate(literals))
+    else:
+        literals = [lit for lit in _only("strings") if lit.isidentifier()]
+        text = "".join(f"{lit} = 1\nprint({lit})\n" for lit in literals)
+    assert len(literals) > (20 if context == "code" else 0)
+    assert not pf.search(text.encode(), code=True)
+    assert scan_text(text, "model.py", "python", RULESET) == []
+
+
+def test_a_kind_that_reports_under_one_target_only_skips_files_for_the_others():
+    source = b'def main():\n    pass\n\n\nif __name__ == "__main__":\n    main()\n'
+    assert not RULESET.prefilter("train.py", "portable").search(source, code=True)
+    assert not RULESET.prefilter("train.py", "npu").search(source, code=True)
+    assert RULESET.prefilter("train.py", "transfer").search(source, code=True)
+    text = source.decode()
+    assert scan_text(text, "train.py", "python", RULESET, target="portable") == []
+    assert [f.rule for f in scan_text(text, "train.py", "python", RULESET, target="transfer")]
 
 
 def test_tokens_in_comments_and_docstrings_skip_the_file():

@@ -121,6 +121,7 @@ PORTABLE = {
     tokens=prefilter_words,
     compile=_specs,
     portable=PORTABLE,
+    reads="strings",
 )
 def run(f: PyFile, specs: tuple[Spec, ...]) -> None:
     anywhere = [s for s in specs if s.anywhere]

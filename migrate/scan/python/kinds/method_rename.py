@@ -61,7 +61,15 @@ def _tokens(rule: Rule, rules) -> set[Token]:
     return {Token(a, rf"\.\s*{re.escape(a)}(?!\w)") for a in rule.params.get("attrs") or {}}
 
 
-@rule_kind("method-rename", engine="python", params=PARAMS, tokens=_tokens, portable=PORTABLE, refs=refs)
+@rule_kind(
+    "method-rename",
+    engine="python",
+    params=PARAMS,
+    tokens=_tokens,
+    portable=PORTABLE,
+    refs=refs,
+    reads="code",
+)
 def run(f: PyFile, rules: list[Rule]) -> None:
     table = {attr: (rule, spec) for rule in rules for attr, spec in (rule.params.get("attrs") or {}).items()}
     for node in f.nodes(ast.Attribute):

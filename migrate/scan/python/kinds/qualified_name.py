@@ -21,7 +21,7 @@ from migrate.core.kinds import Token, param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
 from migrate.core.schema import NONE, mapping, one_of, strings
 from migrate.core.targets import template
-from migrate.scan.python.bindings import chain_parts, import_statements
+from migrate.scan.python.bindings import chain_parts
 from migrate.scan.python.fixers import FIXERS
 from migrate.scan.python.portable import chain_form
 from migrate.scan.python.portable_names import portable_use
@@ -202,6 +202,7 @@ def _tokens(rule: Rule, rules) -> set[Token]:
     compile=Table,
     portable=PORTABLE,
     refs=refs,
+    reads="code",
 )
 def run(f: PyFile, table: Table) -> None:
     rewritten = _imports(f, table)
@@ -279,7 +280,7 @@ def _imports(f: PyFile, table: Table) -> set[str]:
     if f.target == "portable":  # CUDA-only imports stay; their uses get the portable fixes
         _report_imports(f, table)
         return rewritten
-    for node in import_statements(f.tree):
+    for node in f.imports:
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             rewritten |= _import_from(f, table, node)
         elif isinstance(node, ast.Import):
@@ -291,7 +292,7 @@ def _imports(f: PyFile, table: Table) -> set[str]:
 
 def _report_imports(f: PyFile, table: Table) -> None:
     """Portable: `from torch.cuda.amp import autocast` has no generic import form."""
-    for node in import_statements(f.tree):
+    for node in f.imports:
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 m = table.lookup(f"{node.module}.{alias.name}") if alias.name != "*" else None

@@ -8,7 +8,7 @@ from migrate.scan.python.pyfile import PyFile
 from migrate.scan.python.transfer import entry_finding, is_entry_point
 
 
-@rule_kind("transfer-entry-point", engine="python", params={}, tokens=prefilter_words)
+@rule_kind("transfer-entry-point", engine="python", params={}, tokens=prefilter_words, targets=("transfer",))
 def run(f: PyFile, rules: list[Rule]) -> None:
     if f.target != "transfer" or not is_entry_point(f):
         return
