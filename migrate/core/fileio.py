@@ -189,13 +189,28 @@ def detect_encoding(data: bytes, python: bool) -> tuple[str, bytes]:
             if codec == "utf-8-sig" and python:
                 break  # tokenize checks a cookie against the BOM
             return codec, (b"" if codec == "utf-8-sig" else bom)
-    if not python:
+    if not python or _no_cookie(data):
         return "utf-8", b""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return (encoding if encoding == "utf-8-sig" else codecs.lookup(encoding).name), b""
     except (SyntaxError, LookupError) as exc:  # unknown codec or BOM/cookie conflict
         raise SourceError(f"bad encoding declaration: {exc}") from None
+
+
+def _no_cookie(data: bytes) -> bool:
+    """No BOM, and the first two lines hold no PEP 263 cookie (which needs the word "coding")
+    and decode as UTF-8: tokenize would answer UTF-8 (the common case, without its readers)."""
+    end = data.find(b"\n")
+    end = data.find(b"\n", end + 1) if end != -1 else -1
+    head = data if end == -1 else data[:end]
+    if data.startswith(codecs.BOM_UTF8) or b"coding" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def decode(data: bytes, python: bool, path: Path | str = "") -> SourceFile:

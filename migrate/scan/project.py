@@ -418,14 +418,13 @@ class _FileFacts:
 
 
 def _file_facts(top: Path, name: str, configured: str | None) -> _FileFacts | None:
-    path = Path(name)
-    data = _read(path)
+    data = _read(name)
     if data is None:
         return None
     text = data.decode("utf-8", "replace")
     init = None
-    if path.name == "__init__.py":
-        init = (".".join([top.name, *path.parent.relative_to(top).parts]), text)
+    if os.path.basename(name) == "__init__.py":
+        init = (".".join([top.name, *Path(name).parent.relative_to(top).parts]), text)
     heads = _import_heads(text)
     uses = frozenset(heads) - {"."}
     rel, absolute = heads.count("."), heads.count(top.name)
@@ -434,7 +433,8 @@ def _file_facts(top: Path, name: str, configured: str | None) -> _FileFacts | No
     arms = frozenset(_npu_arm_names(text))
     if not _may_define_helper(data):
         return _FileFacts(uses, arms, init=init, relative=rel, absolute=absolute)
-    module = ".".join([top.name, *path.relative_to(top).with_suffix("").parts]).removesuffix(".__init__")
+    parts = Path(name).relative_to(top).with_suffix("").parts
+    module = ".".join([top.name, *parts]).removesuffix(".__init__")
     if configured and module != configured:
         return _FileFacts(uses, arms, init=init, relative=rel, absolute=absolute)
     try:

@@ -31,8 +31,9 @@ _PREFIX = frozenset(b"rRbBuUfFtT")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _NESTED = re.compile(rb"'[^'\r\n]*'|\"[^\"\r\n]*\"")
 _BLANKS = b" \t\f"
-_OPEN = (b"(", b"[", b"{")
-_CLOSE = (b")", b"]", b"}")
+# a stretch of code's brackets, as "(" and ")": one translate, then one count
+_AS_PARENS = bytes.maketrans(b"[{]}", b"(())")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"()[]{}")
 
 
 def inert_spans(data: bytes) -> list[tuple[int, int]] | None:
@@ -114,7 +115,8 @@ class Inert:
             return
         if k > pos:
             gap = data[pos:k]
-            self._depth += sum(gap.count(c) for c in _OPEN) - sum(gap.count(c) for c in _CLOSE)
+            brackets = gap.translate(_AS_PARENS, _NOT_BRACKETS)
+            self._depth += len(brackets) - 2 * brackets.count(b")")
             self._at_start = _ends_statement(gap, self._at_start)
         n = len(data)
         if comment:  # to the end of its line
