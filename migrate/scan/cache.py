@@ -47,7 +47,7 @@ __all__ = [
     "mac_of",
     "write_cache_file",
 ]
-FORMAT = 3
+FORMAT = 4
 
 
 @dataclass
@@ -153,6 +153,9 @@ class ScanCache:
     dirty: bool = False
     key: bytes = b""
     binding: bytes = b""  # the rule table and the scan root every entry's MAC covers
+    # read but not yet checked (load): rel -> the entry's data, and the selected rules
+    unchecked: dict[str, dict] = field(default_factory=dict, repr=False)
+    rules: dict[str, Rule] | None = field(default=None, repr=False)
 
     @classmethod
     def open(
@@ -160,6 +163,15 @@ class ScanCache:
     ) -> ScanCache:
         """The cache of one scan; ``codes`` name the selection (rules and target), ``rules``
         the selected rules cached findings must come from."""
+        return cls.load(cache_dir, root, codes, rules).bind("")
+
+    @classmethod
+    def load(
+        cls, cache_dir: Path | None, root: Path, codes: list[str], rules: Sequence[Rule] | None = None
+    ) -> ScanCache:
+        """The cache file of one scan, read but not trusted yet: ``bind(context)`` checks
+        its entries against what the scan found around the files (the project context, part
+        of every entry's MAC); until then ``seen`` only hints which files it may hold."""
         if cache_dir is None:
             return cls(None)
         secret = cache_key()
@@ -173,9 +185,27 @@ class ScanCache:
                 h.update(b"\0")
         path = Path(cache_dir) / f"scan-{name.hexdigest()}.json"
         cache = cls(path, key=secret, binding=binding.digest())
-        by_code = {r.code: r for r in rules} if rules is not None else None
-        cache.entries = _load(path, cache, by_code)
+        cache.rules = {r.code: r for r in rules} if rules is not None else None
+        cache.unchecked = _load(path)
         return cache
+
+    def seen(self, rel: str, st: os.stat_result | None) -> bool:
+        """A hint before ``bind``: does the file hold an entry for ``rel`` (checked or not)
+        with the file's size and mtime?"""
+        raw = self.unchecked.get(rel) or {}
+        return bool(st and raw.get("size") == st.st_size and raw.get("mtime_ns") == st.st_mtime_ns)
+
+    def bind(self, context: str) -> ScanCache:
+        """Check the loaded entries for a scan whose project context is ``context``: an entry
+        made in another context (or forged) does not check, and its file is scanned again."""
+        if self.path is None:
+            return self
+        binding = hashlib.blake2b(self.binding, digest_size=32)
+        binding.update(context.encode("utf-8", "surrogateescape"))
+        self.binding = binding.digest()
+        self.entries = _checked(self.unchecked, self)
+        self.unchecked = {}
+        return self
 
     def lookup(self, rel: str, st: os.stat_result | None) -> Entry | None:
         """The entry for ``rel`` if size and mtime match and it has a content hash."""
@@ -204,28 +234,34 @@ class ScanCache:
         write_cache_file(self.path, json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode())
 
 
-def _load(path: Path, cache: ScanCache, rules: dict[str, Rule] | None) -> dict[str, Entry]:
+def _load(path: Path) -> dict[str, dict]:
+    """The cache file's entries as read (rel -> data with its MAC), unchecked."""
     try:
         data, _ = read_bytes(path, MAX_FILE_BYTES * 8)
         doc = json.loads(data)
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc["entries"], dict):
             return {}
-        items = doc["entries"].items()
+        return {
+            rel: raw for rel, raw in doc["entries"].items() if isinstance(rel, str) and isinstance(raw, dict)
+        }
     except (SourceError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return {}  # missing, corrupt or from another version: start afresh
+
+
+def _checked(unchecked: dict[str, dict], cache: ScanCache) -> dict[str, Entry]:
+    """The entries whose MAC checks under the cache's binding and that are plausible."""
     out = {}
-    for rel, raw in items:
+    for rel, raw in unchecked.items():
         try:
+            raw = dict(raw)
             mac = raw.pop("mac")
             if not (
-                isinstance(rel, str)
-                and isinstance(mac, str)
-                and hmac.compare_digest(mac, mac_of(cache.key, cache.binding, rel, raw))
+                isinstance(mac, str) and hmac.compare_digest(mac, mac_of(cache.key, cache.binding, rel, raw))
             ):
                 continue  # not written by this user (or its key): scan the file afresh
             entry = Entry.from_data(raw)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             continue
-        if _plausible(rel, entry, rules):
+        if _plausible(rel, entry, cache.rules):
             out[rel] = entry
     return out

@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from migrate.core import reads
 from migrate.core.errors import FileProblem
@@ -23,12 +24,12 @@ from migrate.core.findings import FileError, FileRecord, Finding, ScanResult
 from migrate.core.rules import Rule, default_rules, select_rules
 from migrate.core.targets import TargetChoice
 from migrate.scan.cache import Entry, ScanCache
-from migrate.scan.discover import Walker, scan_root
+from migrate.scan.discover import SourceFile, Walker, scan_root
 from migrate.scan.parallel import PARALLEL_THRESHOLD
-from migrate.scan.project import discover
+from migrate.scan.project import Discovery, ProjectContext
 from migrate.scan.readers import scan_text
 from migrate.scan.ruleset import RuleSet
-from migrate.scan.worker import FileResult, WorkItem, run_items
+from migrate.scan.worker import FileResult, SurveyItem, Workers, WorkItem, worker_pool
 
 __all__ = ["FileProblem", "ScanOptions", "scan_paths", "scan_text"]
 
@@ -62,7 +63,7 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
     root = scan_root(paths)
     walker = Walker(root, options.exclude, options.respect_gitignore, options.follow_symlinks)
     files = list(walker.walk(paths))
-    project = discover(
+    discovery = Discovery(
         [(Path(sf.path), sf.rel) for sf in files if sf.kind == "python"],
         root,
         options.device_helper,
@@ -70,51 +71,114 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
         options.cache_dir if options.trust_mtime and not custom else None,
         options.jobs,
     )
-    cache = (
-        ScanCache(None)
-        if custom
-        else ScanCache.open(
-            options.cache_dir, root, [*(r.code for r in rules), options.targets.key(), project.key()], rules
-        )
-    )
+    codes = [*(r.code for r in rules), options.targets.key()]
+    cache = ScanCache(None) if custom else ScanCache.load(options.cache_dir, root, codes, rules)
     result = ScanResult(
         errors=list(walker.errors),
         files_scanned=len(files),
         target=options.targets.describe(),
-        project=project,
         roots=[] if options.follow_symlinks else list(walker.roots),
     )
-    reals = {sf.rel: sf.real for sf in files}
-    todo: list[WorkItem] = []
+    stats = {sf.rel: _stat(sf.path) for sf in files}
     for sf in files:
         reads.file(sf.path)  # read here or by a worker
-        hit = cache.lookup(sf.rel, _stat(sf.path)) if options.trust_mtime else None
-        if hit is not None:
-            _collect(
-                result,
-                FileRecord(str(sf.path), sf.kind, hit.digest, cached=True, real=sf.real),
-                sf.rel,
-                hit.findings,
-                hit.error,
-            )
-            continue
-        known = cache.entries[sf.rel].digest if sf.rel in cache.entries else None
-        todo.append(
-            WorkItem(
-                str(sf.path),
-                sf.rel,
-                sf.kind,
-                known,
-                options.targets.for_path(sf.rel),
-                project.for_file(sf.rel),
-            )
-        )
-    for res in run_items(todo, RuleSet(rules), options.jobs, PARALLEL_THRESHOLD, options.progress):
-        _store(result, cache, res, reals.get(res.rel, ""))
+    survey = _survey_items(files, discovery, cache, stats, options)
+    count = _Progress(options.progress, len(files))
+    ruleset = RuleSet(rules)
+    with worker_pool(ruleset, options.jobs, len(survey) + len(files), PARALLEL_THRESHOLD) as workers:
+        settled, project = _first_pass(workers, survey, discovery, count)
+        result.project = project
+        cache.bind(project.key())
+        todo: list[tuple[int, WorkItem]] = []
+        for sf in files:
+            st = stats[sf.rel]
+            hit = cache.lookup(sf.rel, st) if options.trust_mtime else None
+            if hit is not None:
+                record = FileRecord(str(sf.path), sf.kind, hit.digest, cached=True, real=sf.real)
+                _collect(result, record, sf.rel, hit.findings, hit.error)
+                count.add(1)
+            elif sf.rel in settled:
+                _store(result, cache, settled[sf.rel], sf.real)
+            else:
+                known = cache.entries[sf.rel].digest if sf.rel in cache.entries else None
+                target = options.targets.for_path(sf.rel)
+                item = WorkItem(str(sf.path), sf.rel, sf.kind, known, target, project.for_file(sf.rel))
+                todo.append((st.st_size if st else 0, item))
+        todo.sort(key=lambda si: -si[0])  # the largest first: they take longest
+        reals = {sf.rel: sf.real for sf in files}
+        for out in workers.scan([item for _, item in todo]):
+            for res in out:
+                _store(result, cache, res, reals.get(res.rel, ""))
+            count.add(len(out))
     cache.save({sf.rel for sf in files})
     result.findings.sort(key=Finding.sort_key)
     result.errors.sort(key=lambda e: e.path)
     return result
+
+
+def _first_pass(
+    workers: Workers, survey: _Survey, discovery: Discovery, count: _Progress
+) -> tuple[dict[str, FileResult], ProjectContext]:
+    """Read every surveyed file once: the results it settles (by reported path), and the
+    project context from the facts it read."""
+    settled: dict[str, FileResult] = {}
+    read: dict[str, dict[str, Any]] = {top: {} for top in discovery.to_read}
+    script_uses: dict[str, set[str]] = {}
+    for chunk in workers.survey(survey):
+        for sr in chunk:
+            if sr.result is not None:
+                settled[sr.result.rel] = sr.result
+            top = survey.tops.get(sr.path)
+            if top is not None:
+                read[top][sr.path] = sr.facts
+            elif sr.path in survey.scripts:
+                script_uses[sr.path] = sr.facts
+        count.add(sum(1 for sr in chunk if sr.result is not None))
+    project = discovery.finish(
+        {top: [got.get(name) for name in discovery.to_read[top]] for top, got in read.items()}, script_uses
+    )
+    return settled, project
+
+
+class _Survey(list):
+    """The survey's items, the package top of each file read for its facts, and the
+    scripts read for their imports."""
+
+    tops: dict[str, str]
+    scripts: set[str]
+
+
+def _survey_items(
+    files: list[SourceFile], discovery: Discovery, cache: ScanCache, stats: dict, options: ScanOptions
+) -> _Survey:
+    """One item per file to read in the first pass: the files the cache may not hold (by
+    size and mtime: a hint until the project is known), and the package files discovery
+    must read; a file that is both is read once."""
+    items = _Survey()
+    items.tops = {name: top for top, names in discovery.to_read.items() for name in names}
+    items.scripts = set(discovery.scripts)
+    scans: dict[str, WorkItem] = {}
+    for sf in files:
+        if not cache.seen(sf.rel, stats[sf.rel]):
+            target = options.targets.for_path(sf.rel)
+            scans[os.fspath(sf.path)] = WorkItem(str(sf.path), sf.rel, sf.kind, None, target)
+    configured = options.device_helper
+    for name, top in items.tops.items():
+        items.append(SurveyItem(name, scans.pop(name, None), top, configured))
+    for name in items.scripts:
+        items.append(SurveyItem(name, scans.pop(name, None), script=True))
+    items.extend(SurveyItem(name, item) for name, item in scans.items())
+    return items
+
+
+class _Progress:
+    def __init__(self, callback: Callable[[int, int], None] | None, total: int):
+        self.callback, self.total, self.done = callback, total, 0
+
+    def add(self, n: int) -> None:
+        self.done += n
+        if self.callback and n:
+            self.callback(self.done, self.total)
 
 
 def _stat(path: Path) -> os.stat_result | None:

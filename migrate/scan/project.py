@@ -148,6 +148,13 @@ class ProjectContext:
     scripts: dict[str, PackageInfo] = field(default_factory=dict)  # the package a script uses
     known: dict = field(default_factory=dict, repr=False)  # what each folder is (package_of)
     jobs: int | None = None  # worker processes for reading large packages
+    # per package top: its files and their signature, listed once (Discovery), and the facts
+    # of each of those files when the caller read them in its own pass
+    listed: dict[str, tuple[list[str], str | None]] = field(default_factory=dict, repr=False)
+    read: dict[str, list[_FileFacts | None]] = field(default_factory=dict, repr=False)
+    # per script outside any package (its path as given): the packages it imports, when
+    # the caller read it
+    script_uses: dict[str, set[str]] = field(default_factory=dict, repr=False)
 
     def package_of(self, path: Path) -> tuple[Path | None, str | None]:
         return package_of(path, self.known)
@@ -278,13 +285,63 @@ def discover(
     """The project context for the Python ``files`` ((path on disk, reported path) pairs).
     With ``cache_dir``, each package's facts are reused while its files are unchanged
     (migrate/scan/project_cache.py); a large package is read by ``jobs`` processes."""
-    ctx = ProjectContext(root, configured=configured, jobs=jobs)
-    facts = FactsCache.open(cache_dir, configured)
-    try:
-        _discover(ctx, files, root, configured, facts)
-    finally:
-        facts.save()
-    return ctx
+    return Discovery(files, root, configured, cache_dir, jobs).finish()
+
+
+class Discovery:
+    """discover() in two steps, for a caller that reads the files in a pass of its own (the
+    scan reads each file once, for this and for its prefilter: migrate/scan/worker.py):
+
+    * ``Discovery(...).to_read``: package top -> the files whose facts are needed (the
+      packages of the given files whose cached facts no longer hold), and ``scripts``: the
+      files outside any package (their imports choose the package they take helpers from);
+    * ``finish(read, script_uses)``: the context, from ``read`` (top -> ``file_facts`` of
+      each of those files, in order) and ``script_uses`` (script path -> ``imported_tops``);
+      what is not given (a package found later, as a donor) is read here."""
+
+    def __init__(
+        self,
+        files: list[tuple[Path, str]],
+        root: Path,
+        configured: str | None = None,
+        cache_dir: Path | None = None,
+        jobs: int | None = None,
+    ):
+        self.files, self.root, self.configured = files, root, configured
+        self.ctx = ProjectContext(root, configured=configured, jobs=jobs)
+        self.cache = FactsCache.open(cache_dir, configured)
+        self.to_read: dict[str, list[str]] = {}
+        self.scripts: list[str] = []
+        for path, _ in files:
+            top, _ = self.ctx.package_of(path)
+            if top is None:
+                self.scripts.append(os.fspath(path))
+            elif str(top) not in self.ctx.listed:
+                listed, sig = _listed(top, self.ctx, self.cache)
+                if _facts_from_data(self.cache.get(top, sig)) is None:
+                    self.to_read[str(top)] = listed
+
+    def finish(
+        self,
+        read: dict[str, list[_FileFacts | None]] | None = None,
+        script_uses: dict[str, set[str]] | None = None,
+    ) -> ProjectContext:
+        self.ctx.read, self.ctx.script_uses = dict(read or {}), dict(script_uses or {})
+        try:
+            _discover(self.ctx, self.files, self.root, self.configured, self.cache)
+        finally:
+            self.cache.save()
+            self.ctx.read, self.ctx.script_uses = {}, {}
+        return self.ctx
+
+
+def _listed(top: Path, ctx: ProjectContext, cache: FactsCache) -> tuple[list[str], str | None]:
+    """The package's files and their signature (for the facts cache), listed once per scan."""
+    key = str(top)
+    if key not in ctx.listed:
+        files = list(_package_files(top))
+        ctx.listed[key] = (files, signature(files, top) if cache.path is not None else None)
+    return ctx.listed[key]
 
 
 def _discover(
@@ -301,7 +358,7 @@ def _discover(
             scripts.append((path, rel))
             continue
         if str(top) not in ctx.packages:
-            ctx.packages[str(top)] = _package(top, root, configured, facts, ctx.jobs)
+            ctx.packages[str(top)] = _package(top, ctx, facts)
     others: dict[str, PackageInfo | None] = {}
     for info in list(ctx.packages.values()):
         if not info.helpers:
@@ -312,8 +369,9 @@ def _discover(
                     info.add_module, info.add_path = donor.add_module, donor.add_path
                     info.type_from = donor.type_from
     for path, rel in scripts:
-        data = _read(path)
-        uses = _imported_tops(data.decode("utf-8", "replace")) if data else set()
+        uses = ctx.script_uses.get(os.fspath(path))
+        if uses is None:
+            uses = imported_tops(_read(path))
         donor = _donor(uses, _ancestors(path.parent, root), root, ctx, others, facts)
         if donor is not None:
             ctx.scripts[rel] = donor
@@ -324,8 +382,9 @@ def _discover(
 _IMPORT_TOP = re.compile(r"\n[ \t]*(?:from|import)[ \t]+(\.|[A-Za-z_]\w*)")
 
 
-def _imported_tops(text: str) -> set[str]:
-    return set(_import_heads(text)) - {"."}
+def imported_tops(data: bytes | None) -> set[str]:
+    """The top-level packages a file's bytes import (none for a file not read)."""
+    return set(_import_heads(data.decode("utf-8", "replace"))) - {"."} if data else set()
 
 
 def _import_heads(text: str) -> list[str]:
@@ -365,7 +424,7 @@ def _donor(
                 info = ctx.packages.get(key)
                 if info is None:
                     if key not in others:
-                        others[key] = _package(cand, root, ctx.configured, facts, ctx.jobs)
+                        others[key] = _package(cand, ctx, facts)
                     info = others[key]
                 if info is not None and not info.adopted:
                     found.append(info)
@@ -374,15 +433,13 @@ def _donor(
     return chosen[0] if chosen else None
 
 
-def _package(
-    top: Path, root: Path, configured: str | None, cache: FactsCache, jobs: int | None = None
-) -> PackageInfo:
+def _package(top: Path, ctx: ProjectContext, cache: FactsCache) -> PackageInfo:
+    root, configured = ctx.root, ctx.configured
     info = PackageInfo(top, top.name, min_torch=declared_min_torch(top.parent, root))
-    files = list(_package_files(top))
-    sig = signature(files, top) if cache.path is not None else None
+    files, sig = _listed(top, ctx, cache)
     facts = _facts_from_data(cache.get(top, sig))
     if facts is None:
-        facts = _package_facts(top, files, configured, jobs)
+        facts = _package_facts(top, files, configured, ctx.jobs, ctx.read.get(str(top)))
         cache.put(top, sig, _facts_data(facts))
     info.helpers, info.npu_arms, info.uses, info.relative_imports = facts
     own = _own_module_path(top, configured)
@@ -417,8 +474,11 @@ class _FileFacts:
     absolute: int = 0  # its imports of its own package by name
 
 
-def _file_facts(top: Path, name: str, configured: str | None) -> _FileFacts | None:
-    data = _read(name)
+def file_facts(top: Path, name: str, configured: str | None, data: bytes | None = None) -> _FileFacts | None:
+    """What the package file ``name`` (a path under ``top``) says, from ``data`` when the
+    caller has read its bytes (used only if discovery would read them: a regular file, not a
+    symlink, of at most MAX_READ bytes); None for a file discovery does not read."""
+    data = _bytes_of(name, data)
     if data is None:
         return None
     text = data.decode("utf-8", "replace")
@@ -455,13 +515,14 @@ def _names_in(name: str, words: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(w for w in words if re.search(rf"\b{re.escape(w)}\b", text))
 
 
-def _package_facts(top: Path, files: list[str], configured: str | None, jobs: int | None = None) -> Facts:
-    """The package's facts from its files, read in worker processes when there are many."""
-    per_file = [
-        f
-        for f in map_in_workers(functools.partial(_file_facts, top, configured=configured), files, jobs)
-        if f is not None
-    ]
+def _package_facts(
+    top: Path, files: list[str], configured: str | None, jobs: int | None = None, read: list | None = None
+) -> Facts:
+    """The package's facts from its files (``read``: each file's facts, read by the caller),
+    read in worker processes when there are many."""
+    if read is None or len(read) != len(files):
+        read = map_in_workers(functools.partial(file_facts, top, configured=configured), files, jobs)
+    per_file = [f for f in read if f is not None]
     found = [h for f in per_file for h in f.helpers]
     inits = dict(f.init for f in per_file if f.init is not None)
 
@@ -661,15 +722,37 @@ def _package_files(top: Path) -> list[str]:
     return out
 
 
+def script_imports(name: str, data: bytes | None = None) -> set[str]:
+    """The packages a script outside any package imports (``data``: its bytes, as for
+    ``file_facts``)."""
+    return imported_tops(_bytes_of(name, data))
+
+
+def _bytes_of(name: str, data: bytes | None) -> bytes | None:
+    """The bytes discovery reads of ``name``: ``data`` if the caller read them and discovery
+    would read them too (a regular file, not a symlink, of at most MAX_READ bytes)."""
+    if data is None:
+        return _read(name)
+    return data if len(data) <= MAX_READ and _readable(name) else None
+
+
 def _read(path: Path | str) -> bytes | None:
     """A regular file's bytes (not through a symlink), None past ``MAX_READ``."""
     try:
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_READ:
+        if not _readable(path):
             return None
         return read_bytes(path, MAX_READ)[0]  # (a buffered read(MAX_READ) cost 4x more)
     except (OSError, SourceError):
         return None
+
+
+def _readable(path: Path | str) -> bool:
+    """A regular file (not a symlink) of at most ``MAX_READ`` bytes."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size <= MAX_READ
 
 
 def _torch_local(tree: ast.Module) -> str:

@@ -77,6 +77,19 @@ def _prefiltered(ruleset: RuleSet, rel: str, source, code: bool = False, target:
     return prefilter is None or prefilter.search(prefilter_bytes(source), code)
 
 
+# the readers whose findings depend on the project around the file (its portable fixes)
+NEEDS_PROJECT = frozenset({"python", "notebook"})
+
+
+def may_match(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str) -> bool:
+    """For a file whose reader needs the project: can it have a finding (does it pass the
+    reader's prefilter)? A file that cannot does not wait for the project to be known.
+    Raises SourceError for bytes that do not decode."""
+    if FILE_KINDS[kind].reader == "python":
+        return _prefiltered(ruleset, rel, decode(data, python=True, path=path), code=True, target=target)
+    return _prefiltered(ruleset, rel, decode(data, python=False, path=path))
+
+
 def read_python(
     ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None
 ) -> tuple[list[Finding], Problem]:
@@ -149,6 +162,6 @@ READERS: dict[str, Reader] = {
     "text": read_text,
     "onnx": read_onnx,
 }
-_MISSING = {k.reader for k in FILE_KINDS.values()} - set(READERS)
+_MISSING = ({k.reader for k in FILE_KINDS.values()} | NEEDS_PROJECT) - set(READERS)
 if _MISSING:
     raise RuntimeError(f"file kinds name readers nobody defines: {sorted(_MISSING)}")

@@ -241,12 +241,12 @@ def test_config_loader_returns_a_config_or_one_usage_error(config, tmp_path):
     )
 )
 def test_cache_loader_never_raises_and_believes_nothing_unsigned(doc, tmp_path, monkeypatch):
-    from migrate.scan.cache import ScanCache
+    from migrate.scan.cache import FORMAT, ScanCache
 
     monkeypatch.setenv("MIGRATE_CACHE_KEY", "k" * 32)
     cache = ScanCache.open(tmp_path, tmp_path, ["MIG101"], RULES)
     assert cache.path is not None
-    cache.path.write_text(json.dumps({"format": 3, "entries": doc} if isinstance(doc, dict) else doc))
+    cache.path.write_text(json.dumps({"format": FORMAT, "entries": doc} if isinstance(doc, dict) else doc))
     assert ScanCache.open(tmp_path, tmp_path, ["MIG101"], RULES).entries == {}
 
 
