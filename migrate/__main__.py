@@ -18,6 +18,10 @@ def _early_exit(signum, frame) -> None:
 def main() -> None:
     signal.signal(signal.SIGINT, _early_exit)
     signal.signal(signal.SIGTERM, _early_exit)
+    from migrate.core import gc_policy
+
+    if sys.argv[1:2] and sys.argv[1] in gc_policy.COMMANDS:
+        gc_policy.fewer_collections()
     from migrate.commands import run_memo
 
     run_memo.entry_argv = sys.argv[1:]

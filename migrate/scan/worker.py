@@ -13,7 +13,6 @@ initializer, and ignore SIGINT (the parent stops the pool on Ctrl-C; no worker t
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +24,7 @@ from migrate.core.errors import FileProblem
 from migrate.core.fileio import SourceError, content_hash, read_bytes
 from migrate.core.filekinds import FILE_KINDS
 from migrate.core.findings import Finding
+from migrate.core.gc_policy import fewer_collections
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.scan.parallel import can_fork, clamp_jobs, quiet_worker
 from migrate.scan.project import FileDevices, file_facts, script_imports
@@ -143,17 +143,10 @@ class Worker:
 _worker: Worker | None = None  # this worker process's Worker, set by the pool initializer
 
 
-# A worker's garbage collector runs a young collection per 20,000 new objects, not 700: a
-# parse makes hundreds of thousands of nodes, and each young collection re-walks the ones
-# still young (transformers: the workers' CPU -8%, the same peak memory). Only in the
-# workers: a caller's process keeps its own settings.
-_WORKER_GC = (20_000, 20, 20)
-
-
 def _init_worker(ruleset: RuleSet) -> None:
     global _worker
     quiet_worker()  # a scan worker writes nothing: SIGTERM just stops it
-    gc.set_threshold(*_WORKER_GC)
+    fewer_collections()  # migrate/core/gc_policy.py: a worker runs only the tool's code
     _worker = Worker(ruleset)
 
 
