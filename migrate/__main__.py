@@ -18,26 +18,34 @@ def _early_exit(signum, frame) -> None:
 def main() -> None:
     signal.signal(signal.SIGINT, _early_exit)
     signal.signal(signal.SIGTERM, _early_exit)
-    from migrate.core import gc_policy
+    from migrate.core import own_process
 
-    if sys.argv[1:2] and sys.argv[1] in gc_policy.COMMANDS:
-        gc_policy.fewer_collections()
+    own = bool(sys.argv[1:2]) and sys.argv[1] in own_process.COMMANDS
+    if own:
+        own_process.fewer_collections()
     from migrate.commands import run_memo
 
     run_memo.entry_argv = sys.argv[1:]
-    code = run_memo.replay(run_memo.entry_argv)  # a scan of files that did not change
-    if code is not None:
-        sys.exit(code)
+    replayed = run_memo.replay(run_memo.entry_argv)  # a scan of files that did not change
+    if replayed is not None:
+        sys.exit(replayed)
     from migrate.cli import main as cli_main
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    status: object = 0
     try:
         cli_main()
+    except SystemExit as exc:
+        status = exc.code
+        if not own:
+            raise
     finally:
         # The work is done (or has unwound): a signal now must not turn the exit status
         # into a bare kill (-2) while the interpreter shuts down.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if own:
+        own_process.hard_exit(status)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from migrate.core.errors import FileProblem
 from migrate.core.fileio import SourceError, content_hash, read_bytes
 from migrate.core.filekinds import FILE_KINDS
 from migrate.core.findings import Finding
-from migrate.core.gc_policy import fewer_collections
+from migrate.core.own_process import fewer_collections
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.scan.parallel import can_fork, clamp_jobs, quiet_worker
 from migrate.scan.project import FileDevices, file_facts, script_imports
@@ -146,7 +146,7 @@ _worker: Worker | None = None  # this worker process's Worker, set by the pool i
 def _init_worker(ruleset: RuleSet) -> None:
     global _worker
     quiet_worker()  # a scan worker writes nothing: SIGTERM just stops it
-    fewer_collections()  # migrate/core/gc_policy.py: a worker runs only the tool's code
+    fewer_collections()  # migrate/core/own_process.py: a worker runs only the tool's code
     _worker = Worker(ruleset)
 
 
