@@ -174,7 +174,7 @@ class Workers:
     def scan(self, items: list[WorkItem]) -> Iterator[list[FileResult]]:
         """Results for every item. Hand the largest files first: these are the files that
         are parsed, and small chunks keep the last of them from running on one worker."""
-        return self._map(_run_chunk, self.worker.run, items, max(self.jobs * 8, len(items) // 2))
+        return self._map(_run_chunk, self.worker.run, items, max(self.jobs * 8, min(len(items) // 2, 512)))
 
     def _map(self, remote: Callable, local: Callable, items: list, n: int) -> Iterator[list]:
         if self.pool is None:
