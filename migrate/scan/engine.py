@@ -86,7 +86,7 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
     count = _Progress(options.progress, len(files))
     ruleset = RuleSet(rules)
     with worker_pool(ruleset, options.jobs, len(survey) + len(files), PARALLEL_THRESHOLD) as workers:
-        settled, project = _first_pass(workers, survey, discovery, count)
+        settled, needs, project = _first_pass(workers, survey, discovery, count)
         result.project = project
         cache.bind(project.key())
         todo: list[tuple[int, WorkItem]] = []
@@ -102,7 +102,8 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
             else:
                 known = cache.entries[sf.rel].digest if sf.rel in cache.entries else None
                 target = options.targets.for_path(sf.rel)
-                item = WorkItem(str(sf.path), sf.rel, sf.kind, known, target, project.for_file(sf.rel))
+                devices = project.for_file(sf.rel)
+                item = WorkItem(str(sf.path), sf.rel, sf.kind, known, target, devices, sf.rel in needs)
                 todo.append((st.st_size if st else 0, item))
         todo.sort(key=lambda si: -si[0])  # the largest first: they take longest
         reals = {sf.rel: sf.real for sf in files}
@@ -118,16 +119,20 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
 
 def _first_pass(
     workers: Workers, survey: _Survey, discovery: Discovery, count: _Progress
-) -> tuple[dict[str, FileResult], ProjectContext]:
-    """Read every surveyed file once: the results it settles (by reported path), and the
-    project context from the facts it read."""
+) -> tuple[dict[str, FileResult], set[str], ProjectContext]:
+    """Read every surveyed file once: the results it settles (by reported path), the files
+    it found may match (their tokens found: not searched again), and the project context
+    from the facts it read."""
     settled: dict[str, FileResult] = {}
+    needs: set[str] = set()
     read: dict[str, dict[str, Any]] = {top: {} for top in discovery.to_read}
     script_uses: dict[str, set[str]] = {}
     for chunk in workers.survey(survey):
         for sr in chunk:
             if sr.result is not None:
                 settled[sr.result.rel] = sr.result
+            elif sr.rel is not None:
+                needs.add(sr.rel)
             top = survey.tops.get(sr.path)
             if top is not None:
                 read[top][sr.path] = sr.facts
@@ -137,7 +142,7 @@ def _first_pass(
     project = discovery.finish(
         {top: [got.get(name) for name in discovery.to_read[top]] for top, got in read.items()}, script_uses
     )
-    return settled, project
+    return settled, needs, project
 
 
 class _Survey(list):

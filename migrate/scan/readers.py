@@ -1,7 +1,8 @@
 """How the scan reads each file kind: the one dispatch from a file's kind to its findings.
 
-    READERS[FILE_KINDS[kind].reader](ruleset, path, rel, kind, data, target, devices)
-        -> (findings, problem or None)          for a file's bytes (the scan workers)
+    READERS[FILE_KINDS[kind].reader](ruleset, path, rel, kind, data, target, devices, checked)
+        -> (findings, problem or None)          for a file's bytes (the scan workers;
+                                                ``checked``: may_match passed it already)
     scan_text(text, rel, kind, rules, target, devices) -> list[Finding]
         for a decoded Python or text file (apply's re-scans, the tests)
 
@@ -91,22 +92,22 @@ def may_match(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, tar
 
 
 def read_python(
-    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None
+    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None, checked=False
 ) -> tuple[list[Finding], Problem]:
     source = decode(data, python=True, path=path)
-    if not _prefiltered(ruleset, rel, source, code=True, target=target):
+    if not checked and not _prefiltered(ruleset, rel, source, code=True, target=target):
         return [], None
     return ruleset.kept(_python_text(ruleset, source.text, rel, target, devices)), None
 
 
 def read_notebook(
-    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None
+    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None, checked=False
 ) -> tuple[list[Finding], Problem]:
     from migrate.scan.python.notebook import NotebookError, scan_notebook
     from migrate.scan.python.scanner import scan_python
 
     source = decode(data, python=False, path=path)
-    if not _prefiltered(ruleset, rel, source):
+    if not checked and not _prefiltered(ruleset, rel, source):
         return [], None
     problems: list[str] = []  # cells it could not scan: they may hide findings
     try:
@@ -123,7 +124,7 @@ def read_notebook(
 
 
 def read_text(
-    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None
+    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None, checked=False
 ) -> tuple[list[Finding], Problem]:
     source = decode(data, python=False, path=path)
     findings = ruleset.kept(_text_text(ruleset, source.text, rel, kind, target))
@@ -131,7 +132,7 @@ def read_text(
 
 
 def read_onnx(
-    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None
+    ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str, devices=None, checked=False
 ) -> tuple[list[Finding], Problem]:
     findings: list[Finding] = []
     for spec, group in ruleset.onnx().groups:

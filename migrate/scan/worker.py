@@ -42,6 +42,7 @@ class WorkItem:
     known: str | None = None  # content hash in the cache, if any
     target: str = DEFAULT_TARGET  # the port target its fixes are made for
     devices: FileDevices | None = None  # the project around it (portable device helpers)
+    checked: bool = False  # the survey found a token in it (its prefilter is not run again)
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,8 @@ class SurveyItem:
 @dataclass
 class SurveyResult:
     path: str
-    result: FileResult | None  # None: the file needs the project (run_items)
+    result: FileResult | None  # None: the file needs the project (run_items), or was not scanned
+    rel: str | None = None  # the scanned file's reported path
     facts: Any = None  # file_facts of a package file, script_imports of a script
 
 
@@ -94,7 +96,8 @@ class Worker:
             facts = file_facts(Path(item.top), item.path, item.configured, data)
         elif item.script:
             facts = script_imports(item.path, data)
-        return SurveyResult(item.path, result, facts)
+        rel = None if item.scan is None else item.scan.rel
+        return SurveyResult(item.path, result, rel=rel, facts=facts)
 
     def _first(self, item: WorkItem) -> tuple[FileResult | None, bytes | None]:
         """The file's result if it does not need the project (None if it may), and its bytes."""
@@ -129,7 +132,7 @@ class Worker:
         read = READERS[FILE_KINDS[item.kind].reader]
         try:  # findings, and a problem worth reporting beside them
             out.findings, out.error = read(
-                self.ruleset, item.path, item.rel, item.kind, data, item.target, item.devices
+                self.ruleset, item.path, item.rel, item.kind, data, item.target, item.devices, item.checked
             )
         except (FileProblem, SourceError) as exc:
             out.findings, out.error = [], str(exc)

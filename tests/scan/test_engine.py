@@ -14,6 +14,7 @@ import migrate.scan.worker as worker
 from migrate.core.fileio import read_bytes
 from migrate.scan.cache import Entry, ScanCache
 from migrate.scan.engine import ScanOptions, scan_paths
+from migrate.scan.python.prefilter import Prefilter
 
 FILES = {
     "pkg/__init__.py": "",
@@ -49,8 +50,14 @@ def opened(monkeypatch) -> collections.Counter:
     return counts
 
 
-def test_a_cold_scan_reads_each_file_once_and_the_files_it_parses_twice(tree, tmp_path, opened):
+def test_a_cold_scan_reads_each_file_once_and_the_files_it_parses_twice(tree, tmp_path, opened, monkeypatch):
+    searched = []
+    search = Prefilter.search
+    monkeypatch.setattr(
+        Prefilter, "search", lambda self, data, code=False: searched.append(data) or search(self, data, code)
+    )
     result = scan_paths([tree], ScanOptions(cache_dir=tmp_path / "cache", jobs=1))
+    assert len(searched) == len(FILES)  # the prefilter once per file, in the first pass
     assert {f.path.rsplit("/", 1)[-1] for f in result.findings} == {"model.py", "train.py"}
     # a package file is read once for discovery and the prefilter; the two with a token
     # again, once the project is known, to be matched
