@@ -474,10 +474,13 @@ class _FileFacts:
     absolute: int = 0  # its imports of its own package by name
 
 
-def file_facts(top: Path, name: str, configured: str | None, data: bytes | None = None) -> _FileFacts | None:
+def file_facts(
+    top: Path | str, name: str, configured: str | None, data: bytes | None = None
+) -> _FileFacts | None:
     """What the package file ``name`` (a path under ``top``) says, from ``data`` when the
     caller has read its bytes (used only if discovery would read them: a regular file, not a
     symlink, of at most MAX_READ bytes); None for a file discovery does not read."""
+    top = _top_path(os.fspath(top))
     data = _bytes_of(name, data)
     if data is None:
         return None

@@ -17,7 +17,6 @@ import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from migrate.core.errors import FileProblem
@@ -93,7 +92,7 @@ class Worker:
         result, data = (None, None) if item.scan is None else self._first(item.scan)
         facts: Any = None
         if item.top is not None:
-            facts = file_facts(Path(item.top), item.path, item.configured, data)
+            facts = file_facts(item.top, item.path, item.configured, data)
         elif item.script:
             facts = script_imports(item.path, data)
         rel = None if item.scan is None else item.scan.rel

@@ -15,6 +15,7 @@ The same tokens, as one text regex, mark the lines the matchers walk (see pyfile
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
@@ -145,12 +146,26 @@ class _Check:
         docstring; for "code" tokens not in a string, for "strings" tokens only in one)?"""
         if self.plain:
             return self._literal_matters(data, inert, 0, len(data))
-        regexes = [rx for rx in (self.file_rx, self.line_rx) if rx is not None]
         if self.context is None:
-            return any(not inert.covers(m.start()) for rx in regexes for m in rx.finditer(data))
+            return any(not inert.covers(m.start()) for m in self._matches(data))
         # a match's literal decides (a match may start in a string and end in code:
         # ``s = "from "; import x``); a match without it, its start
-        return any(self._match_matters(data, inert, m) for rx in regexes for m in rx.finditer(data))
+        return any(self._match_matters(data, inert, m) for m in self._matches(data))
+
+    def _matches(self, data: bytes) -> Iterator[re.Match[bytes]]:
+        """The confirming regexes' matches, in order: a line-confined one's only on the lines
+        that hold the literal (searched in place: its lookbehinds see the line's start)."""
+        if self.file_rx is not None:
+            yield from self.file_rx.finditer(data)
+        if self.line_rx is None:
+            return
+        pos = data.find(self.literal)
+        while pos != -1:
+            start = data.rfind(b"\n", 0, pos) + 1
+            end = data.find(b"\n", pos)
+            end = len(data) if end == -1 else end
+            yield from self.line_rx.finditer(data, start, end)
+            pos = data.find(self.literal, end)
 
     def _match_matters(self, data: bytes, inert: Inert, m: re.Match[bytes]) -> bool:
         if data.find(self.literal, m.start(), m.end()) == -1:
