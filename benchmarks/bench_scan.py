@@ -32,6 +32,7 @@ import os
 import platform
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -177,8 +178,9 @@ def scan_available(override: str | None) -> bool:
 
 def bench_tree(tree: Path, args: argparse.Namespace) -> dict:
     """Best of --repeat for each of ruff, cold and warm; cold always starts from an empty
-    cache folder and warm reuses the cache its cold run just filled."""
-    ruff_runs = time_ruff(tree, args.repeat)
+    cache folder and warm reuses the cache its cold run just filled. Each round runs ruff
+    right before its cold scan, so a round's cold/ruff ratio is measured side by side."""
+    ruff_runs: list[Run] = []
     base, env = migrate_base(args.migrate_cmd)
     colds, warms, edits = [], [], []
     touched = min(tree.rglob("*.py"))
@@ -187,6 +189,7 @@ def bench_tree(tree: Path, args: argparse.Namespace) -> dict:
         scan = [*base, "scan", str(tree), "--format", "json", "-o", str(out), "--exit-zero", *args.scan_args]
         for i in range(args.repeat):
             env["MIGRATE_CACHE_DIR"] = str(Path(tmp) / f"cache{i}")
+            ruff_runs.extend(time_ruff(tree, 1))
             colds.append(run(scan, env))
             report = _read_report(out, colds[-1])
             warms.append(run(scan, env))
@@ -216,6 +219,7 @@ def bench_tree(tree: Path, args: argparse.Namespace) -> dict:
         "edit_s": edit_s,
         "edit_ratio": edit_s / ruff_s,
         "peak_rss_mb": max(r.peak_mb for r in colds + warms + edits),
+        "cold_ratio_rounds": [c.seconds / r.seconds for c, r in zip(colds, ruff_runs, strict=True)],
         "runs_s": {
             "ruff": [round(r.seconds, 3) for r in ruff_runs],
             "cold": [round(r.seconds, 3) for r in colds],
@@ -247,6 +251,15 @@ def print_table(rows: list[dict]) -> None:
             f"{r['cold_ratio']:>9.2f}x{r['warm_ratio']:>9.2f}x{r['edit_ratio']:>9.2f}x"
             f"{r['peak_rss_mb']:>7.0f} MB"
         )
+
+
+def print_rounds(rows: list[dict]) -> None:
+    """Each round's cold/ruff, ruff run right before the cold scan (drift-free, beside the
+    best-of ratio above)."""
+    for r in rows:
+        rounds = r["cold_ratio_rounds"]
+        each = " ".join(f"{x:.2f}x" for x in rounds)
+        print(f"{r['project']}: cold/ruff by round {each} (median {statistics.median(rounds):.2f}x)")
 
 
 def check_targets(row: dict) -> bool:
@@ -292,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = [bench_tree(tree, args) for tree in trees]
     print_table(rows)
+    print_rounds(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     target = [r for r in rows if r["project"].startswith(TARGET + "-")]
