@@ -95,6 +95,15 @@ def models() -> None:
         list(x[[]].shape),
         y.tolist(),
     ]
+    # pytorch/examples mnist_forward_forward: x_[range(x.shape[0]), y] = x.max()
+    labels = torch.tensor([1, 0, 1])
+    sequences = {}
+    for dev in ("cpu", "npu"):
+        z = torch.arange(6.0).reshape(3, 2).to(dev)
+        z[range(3), labels.to(dev)] = z.max()
+        z[(0, 2), (1, 1)] = -z[range(2)].sum()
+        sequences[dev] = [z.tolist(), z[range(1, 3), [0, 1]].tolist(), z[:, range(1)].tolist()]
+    index.append(sequences["npu"] == sequences["cpu"])
     rnn = {}
     for cls in (torch.nn.LSTM, torch.nn.GRU):
         torch.manual_seed(0)

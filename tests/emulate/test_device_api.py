@@ -82,6 +82,7 @@ def test_models_run_as_on_the_cpu(run):
         [[0.0, 1.0], [4.0, 5.0]],
         [0, 2],
         [[-1.0, -1.0], [2.0, 3.0], [-1.0, -1.0]],
+        True,  # range and tuple indices inside a tuple index, read and written, as on the CPU
     ]
     assert max(models["rnn"].values()) < 1e-6, models["rnn"]  # gradients equal the CPU's
     assert models["formats"] == [True, "torch.float16", "torch.float16"]
