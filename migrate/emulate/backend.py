@@ -88,6 +88,19 @@ def installed() -> bool:
     return "module" in _STATE
 
 
+def _same_builtin(original, replacement):
+    """``replacement``, known to TorchScript as the builtin op ``original`` stands for: code
+    that torch scripts (torch 2.13's torch.distributed.optim at import, user functions) keeps
+    compiling ``torch.tensor(...)`` to ``aten::tensor`` instead of compiling the Python
+    replacement, which TorchScript cannot (``*args``, ``**kwargs``)."""
+    from torch.jit import _builtins
+
+    op = _builtins._find_builtin(original)
+    if op is not None:
+        _builtins._register_builtin(replacement, op)
+    return replacement
+
+
 def _patch_from_data() -> None:
     """torch.tensor(data, device="npu") builds the tensor in C++ through a path a Python
     backend cannot serve (an internal assert in torch 2.13): build it on the CPU, then move."""
@@ -113,9 +126,9 @@ def _patch_from_data() -> None:
         as_tensor.__doc__, as_tensor.__name__ = make.__doc__, make.__name__
         return as_tensor
 
-    torch.tensor = wrap(torch.tensor)
-    torch.as_tensor = wrap_as(torch.as_tensor)
-    torch.asarray = wrap(torch.asarray)
+    torch.tensor = _same_builtin(torch.tensor, wrap(torch.tensor))
+    torch.as_tensor = _same_builtin(torch.as_tensor, wrap_as(torch.as_tensor))
+    torch.asarray = _same_builtin(torch.asarray, wrap(torch.asarray))
     new_tensor = torch.Tensor.new_tensor
 
     def npu_new_tensor(self, data, dtype=None, device=None, requires_grad=False, **kwargs):

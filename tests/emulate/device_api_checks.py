@@ -180,8 +180,28 @@ def sparse() -> None:
     ]
 
 
+def scripted() -> None:
+    """TorchScript still compiles torch.tensor / torch.as_tensor as builtins: torch 2.13's
+    torch.distributed.optim scripts its functional optimizers at import (karpathy/llm.c
+    train_gpt2.py imports ZeroRedundancyOptimizer)."""
+
+    def imported():
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+
+        return ZeroRedundancyOptimizer.__name__
+
+    def script():
+        def f(x: torch.Tensor) -> torch.Tensor:
+            return x + torch.tensor(1.0) + torch.as_tensor(2.0)
+
+        return torch.jit.script(f)(torch.ones(2)).tolist()
+
+    results["scripted"] = [attempt(imported), attempt(script), str(torch.tensor([1.0], device="npu").device)]
+
+
 accelerator()
 sparse()
+scripted()
 models()
 save_load()
 reports()

@@ -89,6 +89,11 @@ def test_models_run_as_on_the_cpu(run):
 
 
 @pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
+def test_torchscript_compiles_the_tensor_factories_as_builtins(run):
+    assert run[1]["scripted"] == ["ZeroRedundancyOptimizer", [4.0, 4.0], "npu:0"]
+
+
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_save_and_load_keep_torch_npu_semantics(run):
     found = run[1]["save_load"]
     assert found["default"] == ["npu:0", "npu:0", True, "cpu"]  # step was saved from the CPU
