@@ -62,8 +62,52 @@ def install():
     _patch_pinning()
     serialize.install()
     _patch_from_data()
+    _patch_module_apply()
     _STATE.update(module=module, lib=lib, amp_lib=amp_lib)
     return module
+
+
+def _patch_module_apply() -> None:
+    """``model.to("npu")`` keeps each Parameter object, as on the device: torch_npu declares
+    CPU and NPU tensors shallow-copy compatible, so Module._apply sets ``param.data`` in
+    place. An emulated NPU tensor is a wrapper subclass, for which _apply makes a new
+    Parameter per module: tied weights (GPT's lm_head and wte) came apart and trained as
+    two, and an optimizer built before the move held the CPU ones. After the move, every
+    old Parameter takes the new one's contents (torch.utils.swap_tensors) and every module
+    that held it holds it again."""
+    apply = torch.nn.Module._apply
+    active: list[bool] = []
+
+    def _apply(self, fn, recurse=True):
+        if active or not recurse:
+            return apply(self, fn, recurse)
+        slots = [(m, k, p) for m in self.modules() for k, p in m._parameters.items() if p is not None]
+        active.append(True)
+        try:
+            out = apply(self, fn, recurse)
+        finally:
+            active.pop()
+        kept: dict[int, torch.Tensor] = {}
+        for module, key, old in slots:
+            new = module._parameters.get(key)
+            if new is None or new is old:
+                continue
+            if id(old) not in kept:
+                kept[id(old)] = _swapped(old, new)
+            module._parameters[key] = kept[id(old)]
+        return out
+
+    torch.nn.Module._apply = _apply
+
+
+def _swapped(old: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+    """``old`` holding ``new``'s contents, or ``new`` where they cannot be swapped (another
+    reference holds ``old``'s tensor, e.g. a graph that saved it)."""
+    try:
+        torch.utils.swap_tensors(old, new)
+    except RuntimeError:
+        return new
+    return old
 
 
 def _patch_pinning() -> None:

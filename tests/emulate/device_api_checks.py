@@ -199,9 +199,52 @@ def scripted() -> None:
     results["scripted"] = [attempt(imported), attempt(script), str(torch.tensor([1.0], device="npu").device)]
 
 
+class TiedLM(torch.nn.Module):
+    """nanoGPT / llm.c GPT: the output head shares the token embedding's weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte = torch.nn.Embedding(11, 6)
+        self.ln = torch.nn.LayerNorm(6)
+        self.lm_head = torch.nn.Linear(6, 11, bias=False)
+        self.wte.weight = self.lm_head.weight
+
+    def forward(self, idx, targets):
+        logits = self.lm_head(self.ln(self.wte(idx)))
+        return torch.nn.functional.cross_entropy(logits.view(-1, 11), targets.view(-1))
+
+
+def tied() -> None:
+    """model.to("npu") keeps each Parameter object (torch_npu sets param.data in place):
+    tied weights stay one, an optimizer built before the move trains the moved model."""
+    idx, targets = torch.randint(0, 11, (2, 5), generator=torch.Generator().manual_seed(0)).unbind(0)
+    losses = {}
+    for dev in ("cpu", "npu"):
+        torch.manual_seed(0)
+        model = TiedLM()
+        first = model.lm_head.weight
+        opt = torch.optim.AdamW(model.parameters(), lr=0.1)
+        model.to(dev)
+        losses[dev] = []
+        for _ in range(3):
+            loss = model(idx.to(dev), targets.to(dev))
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses[dev].append(loss.item())
+    results["tied"] = [
+        model.wte.weight is model.lm_head.weight,
+        model.lm_head.weight is first,
+        str(first.device),
+        max(abs(a - b) for a, b in zip(losses["cpu"], losses["npu"])),
+        model.cpu().wte.weight is model.lm_head.weight,
+    ]
+
+
 accelerator()
 sparse()
 scripted()
+tied()
 models()
 save_load()
 reports()

@@ -94,6 +94,13 @@ def test_torchscript_compiles_the_tensor_factories_as_builtins(run):
 
 
 @pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
+def test_moving_a_model_keeps_its_parameters_and_tied_weights(run):
+    tied, same, device, diff, tied_on_cpu = run[1]["tied"]
+    assert tied and same and device == "npu:0" and tied_on_cpu
+    assert diff < 1e-6  # losses of 3 AdamW steps equal the CPU run's
+
+
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_save_and_load_keep_torch_npu_semantics(run):
     found = run[1]["save_load"]
     assert found["default"] == ["npu:0", "npu:0", True, "cpu"]  # step was saved from the CPU
