@@ -198,7 +198,8 @@ def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str, limit: 
         for j in range(j1, j2):
             if len(new[j]) <= limit or new[j].lstrip().startswith("#"):
                 continue
-            was = _counterpart(new[j], old[i1:i2])
+            near = i1 + min(j - j1, i2 - i1)  # where the old line would sit: look around it
+            was = _counterpart(new[j], old[max(i1, near - _NEAR) : min(i2, near + _NEAR)])
             if len(was) > limit and len(new[j][: comments.get(j + 1)].rstrip()) <= limit:
                 continue  # only the comment the line had already overflows: as the author left it
             long_lines.append(j + 1)
@@ -220,13 +221,19 @@ def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str, limit: 
     return text
 
 
+_NEAR = 40  # old lines each side of a changed line's place that may be its counterpart
+
+
 def _counterpart(line: str, candidates: list[str]) -> str:
     """The old line among ``candidates`` that the port rewrote into ``line`` ("" if none)."""
     import difflib
 
     best, score = "", 0.6
     for old in candidates:
-        ratio = difflib.SequenceMatcher(None, old, line, autojunk=False).ratio()
+        matcher = difflib.SequenceMatcher(None, old, line, autojunk=False)
+        if matcher.quick_ratio() <= score:
+            continue
+        ratio = matcher.ratio()
         if ratio > score:
             best, score = old, ratio
     return best
