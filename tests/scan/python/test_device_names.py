@@ -3,26 +3,6 @@ a ``device`` variable only where it is bound on every path that reaches the rewr
 
 from __future__ import annotations
 
-import ast
-import textwrap
-from functools import partial
-
-from migrate.core.rules import default_rules
-from migrate.fix.rewrite import fix_text
-from migrate.fix.run import engine_scan
-
-RULES = list(default_rules())
-
-
-def port(code: str) -> str:
-    text, _, _, error = fix_text(
-        textwrap.dedent(code), "t.py", "python", RULES, partial(engine_scan, target="portable"), unsafe=False
-    )
-    assert error is None
-    ast.parse(text)
-    return text
-
-
 # pytorch/examples imagenet/main.py (before its accelerator change): `device` is bound in
 # the mps arm of the chain, the `.cuda()` sits in another arm and `device` only later
 IMAGENET = """\
@@ -47,10 +27,10 @@ IMAGENET = """\
 """
 
 
-def test_a_device_bound_in_another_arm_of_the_chain_is_not_used(monkeypatch):
+def test_a_device_bound_in_another_arm_of_the_chain_is_not_used(ported, monkeypatch):
     import torch
 
-    out = port(IMAGENET)
+    out = ported(IMAGENET)
     assert "        model.to(device)\n" not in out
     assert "        model.to(get_device_type())\n" in out
     # the port runs the arm the original ran on a GPU host (no `device` bound there yet)
@@ -63,8 +43,8 @@ def test_a_device_bound_in_another_arm_of_the_chain_is_not_used(monkeypatch):
     assert isinstance(model.features, torch.nn.Identity) and device.type == "cpu"
 
 
-def test_a_device_every_arm_binds_is_used_after_the_chain():
-    out = port(
+def test_a_device_every_arm_binds_is_used_after_the_chain(ported):
+    out = ported(
         """\
         import torch
 
@@ -85,8 +65,8 @@ def test_a_device_every_arm_binds_is_used_after_the_chain():
     assert "    model.to(device)\n" in out and "        x = x.to(device)\n" in out
 
 
-def test_an_arm_that_leaves_does_not_need_to_bind():
-    out = port(
+def test_an_arm_that_leaves_does_not_need_to_bind(ported):
+    out = ported(
         """\
         import torch
 
@@ -102,8 +82,8 @@ def test_an_arm_that_leaves_does_not_need_to_bind():
     assert "    return model.to(device)\n" in out
 
 
-def test_a_device_bound_only_in_one_arm_is_not_used_after_the_chain():
-    out = port(
+def test_a_device_bound_only_in_one_arm_is_not_used_after_the_chain(ported):
+    out = ported(
         """\
         import torch
 
