@@ -72,29 +72,31 @@ def _patch_module_apply() -> None:
     CPU and NPU tensors shallow-copy compatible, so Module._apply sets ``param.data`` in
     place. An emulated NPU tensor is a wrapper subclass, for which _apply makes a new
     Parameter per module: tied weights (GPT's lm_head and wte) came apart and trained as
-    two, and an optimizer built before the move held the CPU ones. After the move, every
-    old Parameter takes the new one's contents (torch.utils.swap_tensors) and every module
-    that held it holds it again."""
+    two, and an optimizer built before the move held the CPU ones. Each module's old
+    Parameters now take the new ones' contents (torch.utils.swap_tensors) as soon as its
+    own _apply is done, before an override such as RNNBase._apply reads them; a Parameter
+    that cannot be swapped is replaced once for every module that shares it."""
     apply = torch.nn.Module._apply
-    active: list[bool] = []
+    moves: list[dict[int, torch.Tensor]] = []  # per outermost call: id(old) -> what holds it now
 
     def _apply(self, fn, recurse=True):
-        if active or not recurse:
-            return apply(self, fn, recurse)
-        slots = [(m, k, p) for m in self.modules() for k, p in m._parameters.items() if p is not None]
-        active.append(True)
+        own = [(k, p) for k, p in self._parameters.items() if p is not None]
+        outermost = not moves
+        if outermost:
+            moves.append({})
         try:
             out = apply(self, fn, recurse)
+            moved = moves[-1]
+            for key, old in own:
+                new = self._parameters.get(key)
+                if new is None or new is old:
+                    continue
+                if id(old) not in moved:
+                    moved[id(old)] = _swapped(old, new)
+                self._parameters[key] = moved[id(old)]
         finally:
-            active.pop()
-        kept: dict[int, torch.Tensor] = {}
-        for module, key, old in slots:
-            new = module._parameters.get(key)
-            if new is None or new is old:
-                continue
-            if id(old) not in kept:
-                kept[id(old)] = _swapped(old, new)
-            module._parameters[key] = kept[id(old)]
+            if outermost:
+                moves.pop()
         return out
 
     torch.nn.Module._apply = _apply

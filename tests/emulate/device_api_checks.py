@@ -200,17 +200,19 @@ def scripted() -> None:
 
 
 class TiedLM(torch.nn.Module):
-    """nanoGPT / llm.c GPT: the output head shares the token embedding's weight."""
+    """nanoGPT / llm.c GPT: the output head shares the token embedding's weight; an LSTM
+    inside (word_language_model) keeps weak references to its weights."""
 
     def __init__(self):
         super().__init__()
         self.wte = torch.nn.Embedding(11, 6)
+        self.rnn = torch.nn.LSTM(6, 6)
         self.ln = torch.nn.LayerNorm(6)
         self.lm_head = torch.nn.Linear(6, 11, bias=False)
         self.wte.weight = self.lm_head.weight
 
     def forward(self, idx, targets):
-        logits = self.lm_head(self.ln(self.wte(idx)))
+        logits = self.lm_head(self.ln(self.rnn(self.wte(idx))[0]))
         return torch.nn.functional.cross_entropy(logits.view(-1, 11), targets.view(-1))
 
 
