@@ -243,11 +243,39 @@ def tied() -> None:
     ]
 
 
-accelerator()
-sparse()
-scripted()
-tied()
-models()
-save_load()
-reports()
-(OUT / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+def _hogwild_worker(model, x, seen) -> None:
+    seen.put([str(p.device) for p in model.parameters()])
+    loss = model(x).sum()
+    loss.backward()
+    with torch.no_grad():
+        model.weight.add_(1.0)
+
+
+def shared() -> None:
+    """pytorch/examples mnist_hogwild: a model on the NPU passed to mp.Process arrives on
+    the NPU, over the same memory (the parent sees the child's update)."""
+    import torch.multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    model = torch.nn.Linear(2, 1).to("npu")
+    model.share_memory()
+    before = model.weight.detach().cpu().clone()
+    seen = ctx.Queue()
+    proc = ctx.Process(target=_hogwild_worker, args=(model, torch.ones(3, 2, device="npu"), seen))
+    proc.start()
+    devices = seen.get(timeout=120)
+    proc.join(timeout=120)
+    updated = torch.equal(model.weight.detach().cpu(), before + 1)
+    results["shared"] = [devices, proc.exitcode, updated]
+
+
+if __name__ == "__main__":
+    accelerator()
+    sparse()
+    scripted()
+    tied()
+    shared()
+    models()
+    save_load()
+    reports()
+    (OUT / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")

@@ -101,6 +101,11 @@ def test_moving_a_model_keeps_its_parameters_and_tied_weights(run):
 
 
 @pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
+def test_a_model_sent_to_a_process_stays_on_the_npu_in_shared_memory(run):
+    assert run[1]["shared"] == [["npu:0", "npu:0"], 0, True]
+
+
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_save_and_load_keep_torch_npu_semantics(run):
     found = run[1]["save_load"]
     assert found["default"] == ["npu:0", "npu:0", True, "cpu"]  # step was saved from the CPU
