@@ -62,8 +62,54 @@ def install():
     _patch_pinning()
     serialize.install()
     _patch_from_data()
+    _patch_module_apply()
     _STATE.update(module=module, lib=lib, amp_lib=amp_lib)
     return module
+
+
+def _patch_module_apply() -> None:
+    """``model.to("npu")`` keeps each Parameter object, as on the device: torch_npu declares
+    CPU and NPU tensors shallow-copy compatible, so Module._apply sets ``param.data`` in
+    place. An emulated NPU tensor is a wrapper subclass, for which _apply makes a new
+    Parameter per module: tied weights (GPT's lm_head and wte) came apart and trained as
+    two, and an optimizer built before the move held the CPU ones. Each module's old
+    Parameters now take the new ones' contents (torch.utils.swap_tensors) as soon as its
+    own _apply is done, before an override such as RNNBase._apply reads them; a Parameter
+    that cannot be swapped is replaced once for every module that shares it."""
+    apply = torch.nn.Module._apply
+    moves: list[dict[int, torch.Tensor]] = []  # per outermost call: id(old) -> what holds it now
+
+    def _apply(self, fn, recurse=True):
+        own = [(k, p) for k, p in self._parameters.items() if p is not None]
+        outermost = not moves
+        if outermost:
+            moves.append({})
+        try:
+            out = apply(self, fn, recurse)
+            moved = moves[-1]
+            for key, old in own:
+                new = self._parameters.get(key)
+                if new is None or new is old:
+                    continue
+                if id(old) not in moved:
+                    moved[id(old)] = _swapped(old, new)
+                self._parameters[key] = moved[id(old)]
+        finally:
+            if outermost:
+                moves.pop()
+        return out
+
+    torch.nn.Module._apply = _apply
+
+
+def _swapped(old: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+    """``old`` holding ``new``'s contents, or ``new`` where they cannot be swapped (another
+    reference holds ``old``'s tensor, e.g. a graph that saved it)."""
+    try:
+        torch.utils.swap_tensors(old, new)
+    except RuntimeError:
+        return new
+    return old
 
 
 def _patch_pinning() -> None:
@@ -86,6 +132,19 @@ def _patch_pinning() -> None:
 
 def installed() -> bool:
     return "module" in _STATE
+
+
+def _same_builtin(original, replacement):
+    """``replacement``, known to TorchScript as the builtin op ``original`` stands for: code
+    that torch scripts (torch 2.13's torch.distributed.optim at import, user functions) keeps
+    compiling ``torch.tensor(...)`` to ``aten::tensor`` instead of compiling the Python
+    replacement, which TorchScript cannot (``*args``, ``**kwargs``)."""
+    from torch.jit import _builtins
+
+    op = _builtins._find_builtin(original)
+    if op is not None:
+        _builtins._register_builtin(replacement, op)
+    return replacement
 
 
 def _patch_from_data() -> None:
@@ -113,9 +172,9 @@ def _patch_from_data() -> None:
         as_tensor.__doc__, as_tensor.__name__ = make.__doc__, make.__name__
         return as_tensor
 
-    torch.tensor = wrap(torch.tensor)
-    torch.as_tensor = wrap_as(torch.as_tensor)
-    torch.asarray = wrap(torch.asarray)
+    torch.tensor = _same_builtin(torch.tensor, wrap(torch.tensor))
+    torch.as_tensor = _same_builtin(torch.as_tensor, wrap_as(torch.as_tensor))
+    torch.asarray = _same_builtin(torch.asarray, wrap(torch.asarray))
     new_tensor = torch.Tensor.new_tensor
 
     def npu_new_tensor(self, data, dtype=None, device=None, requires_grad=False, **kwargs):

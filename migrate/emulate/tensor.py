@@ -119,18 +119,19 @@ def _is_index_sequence(obj) -> bool:
 
 
 def _index_tensors(index):
-    """List indices as CPU index tensors: PyTorch turns a list into a tensor on the indexed
-    tensor's device in C++, through a path a Python backend cannot serve (an internal
-    assert); a CPU index tensor is what the NPU's indexing kernels accept too."""
-    if isinstance(index, list) and not _is_index_sequence(index):
+    """Sequence indices (a list, a range; a list, tuple or range inside a tuple index:
+    ``x[range(n), y]``) as CPU index tensors: PyTorch turns a sequence into a tensor on the
+    indexed tensor's device in C++, through a path a Python backend cannot serve (an
+    internal assert); a CPU index tensor is what the NPU's indexing kernels accept too."""
+    if isinstance(index, (list, range)) and not _is_index_sequence(index):
         return _as_tensor(index)
     if isinstance(index, (tuple, list)):
-        return tuple(_as_tensor(i) if isinstance(i, list) else i for i in index)
+        return tuple(_as_tensor(i) if isinstance(i, (list, tuple, range)) else i for i in index)
     return index
 
 
-def _as_tensor(items: list) -> torch.Tensor:
-    return torch.tensor(items) if items else torch.tensor([], dtype=torch.long)
+def _as_tensor(items: list | tuple | range) -> torch.Tensor:
+    return torch.tensor(list(items)) if len(items) else torch.tensor([], dtype=torch.long)
 
 
 def is_npu_device(dev) -> bool:

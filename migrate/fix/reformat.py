@@ -8,10 +8,11 @@ A rewrite makes lines longer (``torch.cuda.empty_cache()`` becomes
   the same way: only what the port changed can move, the rest was formatted already.
 * Elsewhere, a line the port made longer than the project's line length is wrapped as
   ruff format wraps it (``--range``: only the statements holding such lines, quotes as
-  written), never anything else. The line length is the project's formatter setting
-  (``line-length`` of ruff or black in pyproject.toml / ruff.toml, ``max-line-length`` or
-  ``column_limit`` in setup.cfg / tox.ini / .flake8), else 88; a file whose lines all fit
-  in 79 keeps to 79 (PEP 8).
+  written), never anything else; a line that was longer already, where the code fits and
+  only its own trailing comment overflows, stays one line as its author left it. The line
+  length is the project's formatter setting (``line-length`` of ruff or black in
+  pyproject.toml / ruff.toml, ``max-line-length`` or ``column_limit`` in setup.cfg /
+  tox.ini / .flake8), else 88; a file whose lines all fit in 79 keeps to 79 (PEP 8).
 
 Without ruff (neither on PATH nor importable) the text stays exactly as the port wrote it.
 """
@@ -189,12 +190,19 @@ def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str, limit: 
     import difflib
 
     old, new = old_text.splitlines(), new_text.splitlines()
+    comments = _comment_columns(new_text)
     long_lines = []
-    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if tag != "equal":
-            long_lines += [
-                j + 1 for j in range(j1, j2) if len(new[j]) > limit and not new[j].lstrip().startswith("#")
-            ]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        for j in range(j1, j2):
+            if len(new[j]) <= limit or new[j].lstrip().startswith("#"):
+                continue
+            near = i1 + min(j - j1, i2 - i1)  # where the old line would sit: look around it
+            was = _counterpart(new[j], old[max(i1, near - _NEAR) : min(i2, near + _NEAR)])
+            if len(was) > limit and len(new[j][: comments.get(j + 1)].rstrip()) <= limit:
+                continue  # only the comment the line had already overflows: as the author left it
+            long_lines.append(j + 1)
     text = new_text
     for line in sorted(long_lines, reverse=True):
         content = new[line - 1]
@@ -211,6 +219,39 @@ def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str, limit: 
         if wrapped:
             text = _only_at(text, wrapped, line - 1)
     return text
+
+
+_NEAR = 40  # old lines each side of a changed line's place that may be its counterpart
+
+
+def _counterpart(line: str, candidates: list[str]) -> str:
+    """The old line among ``candidates`` most like ``line`` ("" if none is): the one the
+    port rewrote into it."""
+    import difflib
+
+    best, score = "", 0.6
+    for old in candidates:
+        # the characters both share (quick_ratio): linear, where ratio() is quadratic on
+        # the long lines this is asked about
+        ratio = difflib.SequenceMatcher(None, old, line, autojunk=False).quick_ratio()
+        if ratio > score:
+            best, score = old, ratio
+    return best
+
+
+def _comment_columns(text: str) -> dict[int, int]:
+    """Line number (1-based) -> column of the comment that ends that line of code."""
+    import io
+    import tokenize
+
+    columns: dict[int, int] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and tok.line[: tok.start[1]].strip():
+                columns[tok.start[0]] = tok.start[1]
+    except (tokenize.TokenError, SyntaxError):
+        pass  # what was read so far still counts
+    return columns
 
 
 def _only_at(text: str, wrapped: str, index: int) -> str:

@@ -95,6 +95,15 @@ def models() -> None:
         list(x[[]].shape),
         y.tolist(),
     ]
+    # pytorch/examples mnist_forward_forward: x_[range(x.shape[0]), y] = x.max()
+    labels = torch.tensor([1, 0, 1])
+    sequences = {}
+    for dev in ("cpu", "npu"):
+        z = torch.arange(6.0).reshape(3, 2).to(dev)
+        z[range(3), labels.to(dev)] = z.max()
+        z[(0, 2), (1, 1)] = -z[range(2)].sum()
+        sequences[dev] = [z.tolist(), z[range(1, 3), [0, 1]].tolist(), z[:, range(1)].tolist()]
+    index.append(sequences["npu"] == sequences["cpu"])
     rnn = {}
     for cls in (torch.nn.LSTM, torch.nn.GRU):
         torch.manual_seed(0)
@@ -171,9 +180,102 @@ def sparse() -> None:
     ]
 
 
-accelerator()
-sparse()
-models()
-save_load()
-reports()
-(OUT / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+def scripted() -> None:
+    """TorchScript still compiles torch.tensor / torch.as_tensor as builtins: torch 2.13's
+    torch.distributed.optim scripts its functional optimizers at import (karpathy/llm.c
+    train_gpt2.py imports ZeroRedundancyOptimizer)."""
+
+    def imported():
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+
+        return ZeroRedundancyOptimizer.__name__
+
+    def script():
+        def f(x: torch.Tensor) -> torch.Tensor:
+            return x + torch.tensor(1.0) + torch.as_tensor(2.0)
+
+        return torch.jit.script(f)(torch.ones(2)).tolist()
+
+    results["scripted"] = [attempt(imported), attempt(script), str(torch.tensor([1.0], device="npu").device)]
+
+
+class TiedLM(torch.nn.Module):
+    """nanoGPT / llm.c GPT: the output head shares the token embedding's weight; an LSTM
+    inside (word_language_model) keeps weak references to its weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte = torch.nn.Embedding(11, 6)
+        self.rnn = torch.nn.LSTM(6, 6)
+        self.ln = torch.nn.LayerNorm(6)
+        self.lm_head = torch.nn.Linear(6, 11, bias=False)
+        self.wte.weight = self.lm_head.weight
+
+    def forward(self, idx, targets):
+        logits = self.lm_head(self.ln(self.rnn(self.wte(idx))[0]))
+        return torch.nn.functional.cross_entropy(logits.view(-1, 11), targets.view(-1))
+
+
+def tied() -> None:
+    """model.to("npu") keeps each Parameter object (torch_npu sets param.data in place):
+    tied weights stay one, an optimizer built before the move trains the moved model."""
+    idx, targets = torch.randint(0, 11, (2, 5), generator=torch.Generator().manual_seed(0)).unbind(0)
+    losses = {}
+    for dev in ("cpu", "npu"):
+        torch.manual_seed(0)
+        model = TiedLM()
+        first = model.lm_head.weight
+        opt = torch.optim.AdamW(model.parameters(), lr=0.1)
+        model.to(dev)
+        losses[dev] = []
+        for _ in range(3):
+            loss = model(idx.to(dev), targets.to(dev))
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses[dev].append(loss.item())
+    results["tied"] = [
+        model.wte.weight is model.lm_head.weight,
+        model.lm_head.weight is first,
+        str(first.device),
+        max(abs(a - b) for a, b in zip(losses["cpu"], losses["npu"])),
+        model.cpu().wte.weight is model.lm_head.weight,
+    ]
+
+
+def _hogwild_worker(model, x, seen) -> None:
+    seen.put([str(p.device) for p in model.parameters()])
+    loss = model(x).sum()
+    loss.backward()
+    with torch.no_grad():
+        model.weight.add_(1.0)
+
+
+def shared() -> None:
+    """pytorch/examples mnist_hogwild: a model on the NPU passed to mp.Process arrives on
+    the NPU, over the same memory (the parent sees the child's update)."""
+    import torch.multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    model = torch.nn.Linear(2, 1).to("npu")
+    model.share_memory()
+    before = model.weight.detach().cpu().clone()
+    seen = ctx.Queue()
+    proc = ctx.Process(target=_hogwild_worker, args=(model, torch.ones(3, 2, device="npu"), seen))
+    proc.start()
+    devices = seen.get(timeout=120)
+    proc.join(timeout=120)
+    updated = torch.equal(model.weight.detach().cpu(), before + 1)
+    results["shared"] = [devices, proc.exitcode, updated]
+
+
+if __name__ == "__main__":
+    accelerator()
+    sparse()
+    scripted()
+    tied()
+    shared()
+    models()
+    save_load()
+    reports()
+    (OUT / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")

@@ -82,9 +82,27 @@ def test_models_run_as_on_the_cpu(run):
         [[0.0, 1.0], [4.0, 5.0]],
         [0, 2],
         [[-1.0, -1.0], [2.0, 3.0], [-1.0, -1.0]],
+        True,  # range and tuple indices inside a tuple index, read and written, as on the CPU
     ]
     assert max(models["rnn"].values()) < 1e-6, models["rnn"]  # gradients equal the CPU's
     assert models["formats"] == [True, "torch.float16", "torch.float16"]
+
+
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
+def test_torchscript_compiles_the_tensor_factories_as_builtins(run):
+    assert run[1]["scripted"] == ["ZeroRedundancyOptimizer", [4.0, 4.0], "npu:0"]
+
+
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
+def test_moving_a_model_keeps_its_parameters_and_tied_weights(run):
+    tied, same, device, diff, tied_on_cpu = run[1]["tied"]
+    assert tied and same and device == "npu:0" and tied_on_cpu
+    assert diff < 1e-6  # losses of 3 AdamW steps equal the CPU run's
+
+
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
+def test_a_model_sent_to_a_process_stays_on_the_npu_in_shared_memory(run):
+    assert run[1]["shared"] == [["npu:0", "npu:0"], 0, True]
 
 
 @pytest.mark.pinned_torch  # .ci/run's torch 2.14 job

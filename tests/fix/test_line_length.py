@@ -50,3 +50,30 @@ def test_a_long_rewrite_is_wrapped_to_the_configured_length_and_nothing_else_mov
     assert "    return all(\n" in out and "        and p.device.type in ('cuda', 'npu')\n" in out
     assert max(len(x) for x in out.splitlines() if not x.lstrip().startswith("#")) <= 79
     assert out.startswith("import torch\ndef f(params):\n") and out.endswith(")\nx = 'a'\n")
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
+def test_a_line_whose_own_comment_overflowed_already_is_not_wrapped(tmp_path):
+    # karpathy/nanoGPT train.py: no formatter config, settings with long trailing comments
+    examples = "# examples: 'cpu', 'cuda', 'cuda:0', 'cuda:1' etc., or try 'mps' on macbooks"
+    wait = "# wait for the kernels of this step before timing it, on every rank of the job"
+    code = (
+        "import torch\n"
+        "backend = 'nccl' # 'nccl', 'gloo', etc.\n"
+        f"device = 'cuda' {examples}\n"
+        "x = torch.zeros(2).to(device)\n"
+        f"torch.cuda.synchronize() {wait}\n"
+    )
+    (tmp_path / "train.py").write_text(code)
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
+    out = (tmp_path / "train.py").read_text().splitlines()
+    assert f"device = get_device_type() {examples}" in out
+    assert f"get_device_module().synchronize() {wait}" in out
+    assert "backend = get_dist_backend() # 'nccl', 'gloo', etc." in out
+    # a line the port's code makes too long is still wrapped, with its comment
+    stats = "torch.cuda.memory_allocated(), torch.cuda.memory_reserved(), torch.cuda.max_memory_allocated()"
+    (tmp_path / "train.py").write_text(f"import torch\nstats = [{stats}] # bytes\n")
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
+    wrapped = (tmp_path / "train.py").read_text()
+    assert "stats = [\n    get_device_module().memory_allocated(),\n" in wrapped
+    assert max(len(x) for x in wrapped.splitlines()) <= 88

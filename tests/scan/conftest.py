@@ -39,3 +39,24 @@ def fixed():
         return text
 
     return run
+
+
+@pytest.fixture
+def ported():
+    """ported(code, target="portable") -> the text `migrate apply` writes for a snippet
+    (fix_text: edits, imports, the port's helpers), checked to parse."""
+    import ast
+    from functools import partial
+
+    from migrate.fix.rewrite import fix_text
+    from migrate.fix.run import engine_scan
+
+    def run(code: str, target: str = "portable", unsafe: bool = False) -> str:
+        scan = partial(engine_scan, target=target)
+        code = textwrap.dedent(code)
+        text, _, _, error = fix_text(code, "t.py", "python", default_rules(), scan, unsafe=unsafe)
+        assert error is None
+        ast.parse(text)
+        return text
+
+    return run

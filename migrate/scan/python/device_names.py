@@ -264,6 +264,8 @@ class DeviceNames:
                         rf"(?<![\w.]){re.escape(index)}(?!\w)", self.f.source(stmt.value)
                     ):
                         continue
+                    if not self._bound_at(body, name, start):
+                        break
                     return name
         if index is not None:
             return None
@@ -275,6 +277,24 @@ class DeviceNames:
                     if _self_device(owner, attr, self.own) and scope.name != "__init__":
                         return f"self.{attr}"
         return None
+
+    def _bound_at(self, body: list[ast.stmt], name: str, start: int) -> bool:
+        """Is ``name`` bound on every path through ``body`` that reaches offset ``start``?
+        (An assignment in one arm of an if/elif chain is not, in another arm or after the
+        chain unless every arm binds it or leaves.)"""
+        for stmt in body:
+            first, last = self.f.span(stmt)
+            if last <= start:
+                if _binds([stmt], name):
+                    return True
+            elif first <= start:  # the statement holding ``start``: follow its block
+                for block in _blocks(stmt):
+                    if block and self.f.span(block[0])[0] <= start < self.f.span(block[-1])[1]:
+                        return self._bound_at(block, name, start)
+                return False
+            else:
+                break
+        return False
 
     # ----------------------------------------------------------------------------------
     def definitions_edit(self, names: set[str], first_use: int | None = None) -> Edit | None:
@@ -318,6 +338,41 @@ def _bound_in(fn) -> set[str]:
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
             names.add(sub.id)
     return names
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists nested in ``stmt`` (not in a nested function or class)."""
+    if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [stmt.body]
+    if isinstance(stmt, ast.Try):
+        return [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
+    return []
+
+
+def _binds(stmts: list[ast.stmt], name: str) -> bool:
+    """Does running ``stmts`` to their end bind ``name``, or leave the block (raise,
+    return, break, continue) on the way?"""
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Raise, ast.Return, ast.Break, ast.Continue)):
+            return True
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            named = (isinstance(t, ast.Name) and t.id == name for t in _targets(stmt))
+            if stmt.value is not None and any(named):
+                return True
+        elif isinstance(stmt, ast.If):
+            if _binds(stmt.body, name) and _binds(stmt.orelse, name):
+                return True
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            if _binds(stmt.body, name):
+                return True
+        elif isinstance(stmt, ast.Try):
+            if _binds(stmt.finalbody, name) or (
+                _binds(stmt.body + stmt.orelse, name) and all(_binds(h.body, name) for h in stmt.handlers)
+            ):
+                return True
+    return False
 
 
 def _device_param(fn, name: str) -> bool:
