@@ -53,7 +53,7 @@ def install():
     _setup_privateuseone_for_python_backend("npu", module, _Hooks(), _Guard())
     lib = torch.library.Library("_", "IMPL")
     lib.fallback(_fallback, "PrivateUse1")
-    from migrate.emulate import accelerator, amp, autocast, rng, serialize
+    from migrate.emulate import accelerator, amp, autocast, rng, serialize, tensor
 
     amp_lib = autocast.install(lib)
     accelerator.install()
@@ -61,6 +61,7 @@ def install():
     rng.install()
     _patch_pinning()
     serialize.install()
+    tensor.install_sharing()
     _patch_from_data()
     _patch_module_apply()
     _STATE.update(module=module, lib=lib, amp_lib=amp_lib)

@@ -121,30 +121,3 @@ def install() -> None:
         new.__wrapped__ = old  # type: ignore[union-attr]
         new.__emulated__ = True  # type: ignore[union-attr]
     torch.load, torch.save = npu_load, npu_save
-    _install_sharing()
-
-
-def _install_sharing() -> None:
-    """An NPU tensor sent to another process (torch.multiprocessing: a model passed to
-    ``mp.Process``, Hogwild) arrives on the NPU, over the same shared memory: its CPU
-    values go as torch sends a CPU tensor (moved to shared memory), and are wrapped again
-    there. Without this, torch's pickle of the CPU storage rebuilt CPU tensors."""
-    from multiprocessing.reduction import ForkingPickler
-
-    from migrate.emulate.tensor import NpuTensor
-
-    ForkingPickler.register(NpuTensor, _reduce_shared)
-
-
-def _reduce_shared(tensor):
-    is_param = bool(getattr(tensor, "_is_param", False))
-    return (_rebuild_shared, (tensor._data.detach(), tensor.requires_grad, is_param))
-
-
-def _rebuild_shared(data: torch.Tensor, requires_grad: bool, is_param: bool) -> torch.Tensor:
-    from migrate.emulate.tensor import NpuTensor
-
-    out = NpuTensor(data, torch.device("npu", 0))
-    if is_param:
-        return torch.nn.Parameter(out, requires_grad=requires_grad)
-    return out.requires_grad_() if requires_grad else out
