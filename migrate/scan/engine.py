@@ -85,7 +85,7 @@ def scan_paths(paths: Sequence[Path], options: ScanOptions | None = None) -> Sca
     survey = _survey_items(files, discovery, cache, stats, options)
     count = _Progress(options.progress, len(files))
     ruleset = RuleSet(rules)
-    with worker_pool(ruleset, options.jobs, len(survey) + len(files), PARALLEL_THRESHOLD) as workers:
+    with worker_pool(ruleset, options.jobs, len(survey.items) + len(files), PARALLEL_THRESHOLD) as workers:
         settled, needs, project = _first_pass(workers, survey, discovery, count)
         result.project = project
         cache.bind(project.key())
@@ -127,7 +127,7 @@ def _first_pass(
     needs: set[str] = set()
     read: dict[str, dict[str, Any]] = {top: {} for top in discovery.to_read}
     script_uses: dict[str, set[str]] = {}
-    for chunk in workers.survey(survey):
+    for chunk in workers.survey(survey.items):
         for sr in chunk:
             if sr.result is not None:
                 settled[sr.result.rel] = sr.result
@@ -145,10 +145,12 @@ def _first_pass(
     return settled, needs, project
 
 
-class _Survey(list):
-    """The survey's items, the package top of each file read for its facts, and the
+@dataclass
+class _Survey:
+    """The first pass's items, the package top of each file read for its facts, and the
     scripts read for their imports."""
 
+    items: list[SurveyItem]
     tops: dict[str, str]
     scripts: set[str]
 
@@ -159,21 +161,20 @@ def _survey_items(
     """One item per file to read in the first pass: the files the cache may not hold (by
     size and mtime: a hint until the project is known), and the package files discovery
     must read; a file that is both is read once."""
-    items = _Survey()
-    items.tops = {name: top for top, names in discovery.to_read.items() for name in names}
-    items.scripts = set(discovery.scripts)
+    tops = {name: top for top, names in discovery.to_read.items() for name in names}
+    items: list[SurveyItem] = []
     scans: dict[str, WorkItem] = {}
     for sf in files:
         if not cache.seen(sf.rel, stats[sf.rel]):
             target = options.targets.for_path(sf.rel)
             scans[os.fspath(sf.path)] = WorkItem(str(sf.path), sf.rel, sf.kind, None, target)
     configured = options.device_helper
-    for name, top in items.tops.items():
+    for name, top in tops.items():
         items.append(SurveyItem(name, scans.pop(name, None), top, configured))
-    for name in items.scripts:
+    for name in discovery.scripts:
         items.append(SurveyItem(name, scans.pop(name, None), script=True))
     items.extend(SurveyItem(name, item) for name, item in scans.items())
-    return items
+    return _Survey(items, tops, set(discovery.scripts))
 
 
 class _Progress:
