@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from migrate.core.display import escape
+
 MAX_PART_BYTES = 64 * 1024 * 1024  # one process's part: ops and findings, never this big
 KINDS = {
     "unsupported": "no NPU kernel and no CPU fallback (fails on the NPU)",
@@ -15,13 +17,28 @@ KINDS = {
 }
 
 
-def part(rec, rank: str, command: list[str], torch_version: str, target: str) -> dict:
+def part(
+    rec,
+    rank: str,
+    command: list[str],
+    torch_version: str,
+    target: str,
+    end: dict | None = None,
+    worker: bool = False,
+) -> dict:
     """One process's findings; ``torch`` as ``migrate ops --torch`` reports it (the torch this
-    process ran, the torch the judged torch_npu requires, whether they match)."""
+    process ran, the torch the judged torch_npu requires, whether they match); ``end`` how
+    the process ended (activate.PartWriter), None while it runs; ``worker``: a
+    multiprocessing worker."""
+    import os
+
     from migrate.ops.aten.judge import JUDGED_FOR
     from migrate.ops.versions import torch_versions
 
     return {
+        "pid": os.getpid(),
+        "end": end,
+        "worker": worker,
         "rank": rank,
         "command": command,
         "target": target,
@@ -33,7 +50,10 @@ def part(rec, rank: str, command: list[str], torch_version: str, target: str) ->
     }
 
 
-def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
+def merge(parts: list[dict], command: list[str], exit_code: int, main_pid: int | None = None) -> dict:
+    """The run's report from its processes' parts; ``main_pid`` is the process the command
+    started (its end is ``exit_code``): every other process that failed is counted and
+    named in a note."""
     findings: dict[tuple, dict] = {}
     ops: dict[str, int] = {}
     notes: list[str] = []
@@ -59,6 +79,10 @@ def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
             else:
                 findings[key] = {**row, "ranks": [p["rank"]]}
         notes += [n for n in p["notes"] if n not in notes]
+    failed = [p for p in parts if p.get("pid") != main_pid and _failure(p)]
+    notes += [_failure_note(p) for p in failed[:MAX_FAILED_NOTES]]
+    if len(failed) > MAX_FAILED_NOTES:
+        notes.append(f"{len(failed) - MAX_FAILED_NOTES} more processes failed")
     rows = sorted(findings.values(), key=lambda r: (list(KINDS).index(r["kind"]), r["op"], r["site"]))
     summary = {k: sum(1 for r in rows if r["kind"] == k) for k in KINDS}
     return {
@@ -73,8 +97,45 @@ def merge(parts: list[dict], command: list[str], exit_code: int) -> dict:
         "ops": dict(sorted(ops.items())),
         "findings": rows,
         "notes": notes,
-        "summary": {**summary, "npu_ops": sum(ops.values())},
+        "summary": {**summary, "npu_ops": sum(ops.values()), "failed_processes": len(failed)},
     }
+
+
+MAX_FAILED_NOTES = 10
+
+
+def _failure(p: dict) -> str | None:
+    """Why a process failed, or None. Only processes of the computation count: one that ran
+    ops on the NPU or a multiprocessing worker (not a probe such as ``python -c "import
+    apex"`` whose failure its parent expects). A failure: a non-zero exit code or an
+    exception ended it, or it has no end (cut short). SIGTERM is how parents stop their
+    workers (DataLoader, multiprocessing pools, torchrun): not a failure. A part written
+    before ends were recorded (no ``end`` key) says nothing."""
+    if "end" not in p:
+        return None
+    end = p["end"]
+    if not (p.get("ops") or p.get("findings") or p.get("worker") is True):
+        return None
+    if end is None:
+        return (
+            "ended before it could say how (SIGKILL, a crash in native code, or still "
+            "running when the program ended)"
+        )
+    if not isinstance(end, dict):
+        return None
+    code, exc = end.get("exit_code"), end.get("exception")
+    what = []
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        what.append(f"exited with code {code}")
+    if isinstance(exc, str) and exc:
+        what.append(f"raised {exc[:300]}")
+    return ", ".join(what) or None
+
+
+def _failure_note(p: dict) -> str:
+    command = p.get("command")
+    shown = " ".join(str(a) for a in command[:4]) if isinstance(command, list) else "?"
+    return f"process {p.get('pid')} (rank {p.get('rank')}: {shown[:200]}) {_failure(p)}"
 
 
 def read_parts(folder: Path) -> list[dict]:
@@ -117,7 +178,8 @@ def render_text(report: dict) -> str:
     lines.append(
         f"emulated NPU run: {s['npu_ops']} ops on npu in {report['processes']} "
         f"process(es); {failing}{s['cpu_fallback']} without an NPU kernel, {s['dtype']} "
-        f"unsupported-dtype uses, {s['host_sync']} host syncs; exit code "
-        f"{report['exit_code']}"
+        f"unsupported-dtype uses, {s['host_sync']} host syncs; "
+        + (f"{s['failed_processes']} other process(es) failed; " if s.get("failed_processes") else "")
+        + f"exit code {report['exit_code']}"
     )
-    return "\n".join(lines)
+    return "\n".join(escape(line) for line in lines)

@@ -64,7 +64,7 @@ def run(command: list[str], target: str | None = None, cwd: Path | None = None) 
         except OSError as exc:
             raise UsageError(f"cannot run {command[0]}: {exc.strerror}") from None
         code = _wait(proc)
-        report = merge(read_parts(Path(tmp)), command, code)
+        report = merge(read_parts(Path(tmp)), command, code, proc.pid)
     if code > 128 and code - 128 in _SIGNAL_NAMES:
         report["notes"].append(
             f"the program was ended by {_SIGNAL_NAMES[code - 128]}: what it "
