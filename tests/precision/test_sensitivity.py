@@ -56,7 +56,7 @@ def test_fake_quant_granularities():
     w[1, :32] *= 30  # one group of row 1 is large: per-group beats per-channel there
     errs = {g: float((fake_quant(w, 4, g, 32)[1:] - w[1:]).norm()) for g in ("tensor", "channel", "group")}
     assert errs["group"] < errs["channel"] < errs["tensor"]
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="^--to must be"):  # the flag the user typed
         parse_format("int3")
     with pytest.raises(UsageError):
         parse_format("int8", "row")

@@ -71,7 +71,7 @@ def parse_format(
 ) -> Format:
     name = text.lower()
     if name not in ("fp16", "bf16", "hf32", "int8", "int4"):
-        raise UsageError(f"--format must be fp16, bf16, hf32, int8 or int4, got {text!r}")
+        raise UsageError(f"--to must be fp16, bf16, hf32, int8 or int4, got {text!r}")
     if granularity not in GRANULARITY:
         raise UsageError(f"--granularity must be one of {', '.join(GRANULARITY)}, got {granularity!r}")
     if isinstance(group, bool) or not isinstance(group, int) or not 1 <= group <= 65536:
