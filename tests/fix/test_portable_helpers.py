@@ -296,3 +296,31 @@ def test_the_module_the_added_helper_builds_on_does_not_import_it(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "torch.cuda"
+
+
+def test_npu_joins_a_device_collection_as_a_formatter_keeps_it():
+    # repro (timm train.py): `device.type in ('cuda',)` became `('cuda', 'npu',)`, whose
+    # magic trailing comma makes ruff format explode the tuple onto three lines
+    code = """\
+        def f(device):
+            a = device.type in ('cuda',)
+            b = device.type in ["cuda"]
+            c = device.type in (
+                "cuda",
+                "xpu",
+            )
+            d = device.type in ("cuda",  # gpu
+            )
+            return a, b, c, d
+        """
+    got = port(code)
+    assert "a = device.type in ('cuda', 'npu')\n" in got
+    assert 'b = device.type in ["cuda", "npu"]\n' in got
+    assert '        "xpu",\n        "npu",\n    )' in got
+    assert 'd = device.type in ("cuda", "npu"  # gpu\n' in got
+    compile(got, "t.py", "exec")
+    # what ruff format makes of the ported lines: the one-liners stay one line each
+    lines = [line.strip() for line in got.splitlines() if line.strip().startswith(("a =", "b ="))]
+    ruff = [sys.executable, "-m", "ruff", "format", "-"]
+    out = subprocess.run(ruff, input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
+    assert out.stdout.count("\n") == 2, out.stdout

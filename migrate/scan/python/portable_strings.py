@@ -349,9 +349,33 @@ def _collection(f, spec, coll, forms, values, quote) -> Fix | None:
         return None  # only a plain list of names: (check_fn, "cuda") pairs are a table row
     if any(isinstance(e, ast.Constant) and e.value == add for e in coll.elts):
         return None
-    _, last_end = f.span(coll.elts[-1])
     q = quote[-1] if quote else '"'
-    return _fix(spec, [Edit(last_end, last_end, f", {q}{add}{q}")], values, [], f"add {q}{add}{q} beside it")
+    edit = _added_member(f, coll, f"{q}{add}{q}")
+    return _fix(spec, [edit], values, [], f"add {q}{add}{q} beside it")
+
+
+def _added_member(f, coll, member: str) -> Edit:
+    """The edit that adds ``member`` after a collection's last element, laid out as a
+    formatter (ruff, black) keeps it: a one-element tuple's required comma goes, so
+    ``("cuda",)`` becomes ``("cuda", "npu")`` (a comma left after the new last element
+    is a magic trailing comma: the formatter would explode the tuple), and a collection
+    written one element per line with a trailing comma gets the member on a line of its
+    own."""
+    first_start, _ = f.span(coll.elts[0])
+    last_start, last_end = f.span(coll.elts[-1])
+    _, coll_end = f.span(coll)
+    after = f.text[last_end:coll_end]
+    comma = after.find(",")
+    if comma < 0 or after[:comma].strip():
+        return Edit(last_end, last_end, f", {member}")
+    line_start = f.text.rfind("\n", 0, last_start) + 1
+    indent = f.text[line_start:last_start]
+    if "\n" in after[comma:] and not indent.strip():
+        at = last_end + comma + 1
+        return Edit(at, at, f"\n{indent}{member},")
+    if isinstance(coll, ast.Tuple) and len(coll.elts) == 1:
+        return Edit(last_end, last_end + comma + 1, f", {member}")
+    return Edit(last_end, last_end, f", {member}")
 
 
 def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
