@@ -77,14 +77,25 @@ def test_keyword_device_form_is_found_in_the_npu_target():
 def test_no_half_ported_condition():
     code = """\
         import torch
-        dtype = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp16"
+        big = torch.cuda.is_available() and torch.cuda.get_device_properties(0).total_memory > 2**34
         """
     for target in ("npu", "portable"):
         assert port(code, target) == textwrap.dedent(code), target  # nothing half done
         held = [f for f in findings(code, target) if f.rule == "MIG101"]
         assert held and all(f.category == "assisted" and "held back" in f.message for f in held)
     both = port(code, "npu", unsafe=True)
-    assert "torch.npu.is_available() and torch.npu.is_bf16_supported()" in both
+    assert "torch.npu.is_available() and torch.npu.get_device_properties(0)" in both
+
+
+def test_bf16_support_check_is_ported_whole():
+    # torch_npu's is_bf16_supported asks the chip (torch_npu._C._npu_is_bf16_supported, wheel
+    # npu/utils.py): the same question as on CUDA, so the condition is ported in one go
+    code = """\
+        import torch
+        dtype = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp16"
+        """
+    assert "torch.npu.is_available() and torch.npu.is_bf16_supported()" in port(code, "npu")
+    assert "get_device_module().is_bf16_supported()" in port(code, "portable")
 
 
 def test_import_torch_npu_only_where_named():
