@@ -240,6 +240,59 @@ def test_a_package_that_imports_itself_relatively_gets_relative_imports_everywhe
     assert "from .._device import get_amp_device_type\n" in cuda
 
 
+def test_a_script_inside_a_relative_package_imports_the_helper_absolutely(tmp_path):
+    """accelerate 1.6: the package imports itself relatively, but test_utils/scripts/*.py are
+    run by path (`accelerate test` launches test_script.py), where a relative import fails
+    (ImportError: no known parent package). A file with a `__main__` block and no relative
+    import of its own gets `from accelerate._device import ...`."""
+    write(
+        tmp_path,
+        {
+            "acc/__init__.py": "from .state import PartialState\n",
+            "acc/state.py": "from .utils import flag\n\n\nclass PartialState:\n    pass\n",
+            "acc/utils.py": "flag = 1\n",
+            "acc/scripts/__init__.py": "",
+            "acc/scripts/test_cli.py": """\
+                import torch
+
+
+                def main():
+                    if torch.cuda.is_available():
+                        num_gpus = torch.cuda.device_count()
+                    else:
+                        num_gpus = 0
+                    print(f"Successfully ran on {num_gpus} GPUs")
+
+
+                if __name__ == "__main__":
+                    main()
+                """,
+            "acc/scripts/helper.py": """\
+                import torch
+
+
+                def count():
+                    return torch.cuda.device_count()
+                """,
+        },
+    )
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    script = tmp_path / "acc" / "scripts" / "test_cli.py"
+    assert "from acc._device import get_device_module\n" in script.read_text()
+    helper = (tmp_path / "acc" / "scripts" / "helper.py").read_text()
+    assert "from .._device import get_device_module\n" in helper  # the package's own way elsewhere
+    run = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "Successfully ran on 0 GPUs\n"
+
+
 MMENGINE_LIKE = {
     "mm/__init__.py": "",
     "mm/device/__init__.py": "from .utils import get_device, get_max_cuda_memory\n",
