@@ -452,7 +452,11 @@ def _package(top: Path, ctx: ProjectContext, cache: FactsCache) -> PackageInfo:
             info.add_module, info.add_path = own[0], Path(rel).as_posix()
     typed = next((h for h in info.helpers if h.kind == "type" and h.call and not h.ours), None)
     if typed is not None and info.add_module:  # the added module builds on the project's
-        info.type_from = (typed.import_from(info.add_module), typed.name)
+        # from the module defining it, never through a package that re-exports it: files in
+        # that package import the added module, and would run it while the package's
+        # __init__ is half done (peft: peft/utils/__init__ -> integrations -> peft._device ->
+        # `from peft.utils import infer_device`: ImportError, `import peft` failed)
+        info.type_from = (typed.module, typed.name)
     return info
 
 

@@ -198,7 +198,7 @@ def test_one_helper_family_per_project(tmp_path, monkeypatch):
     assert "from kit._device import get_device_module\n" in dist
     assert "return x.to(get_device())" in dist and "def get_device_type" not in dist
     helper = (tmp_path / "kit" / "_device.py").read_text()  # made for a single file too
-    assert "from kit.device import get_device as get_device_type\n" in helper
+    assert "from kit.device.utils import get_device as get_device_type\n" in helper  # defining module
     assert "def get_device_type" not in helper and "def get_device_module" in helper
     assert (tmp_path / "kit" / "device" / "utils.py").read_text().count("torch.cuda") == 1
 
@@ -238,6 +238,108 @@ def test_a_package_that_imports_itself_relatively_gets_relative_imports_everywhe
     cuda = (tmp_path / "timm" / "utils" / "cuda.py").read_text()
     assert "from .._device import get_device_type\n" in erasing
     assert "from .._device import get_amp_device_type\n" in cuda
+
+
+def test_a_script_inside_a_relative_package_imports_the_helper_absolutely(tmp_path):
+    """accelerate 1.6: the package imports itself relatively, but test_utils/scripts/*.py are
+    run by path (`accelerate test` launches test_script.py), where a relative import fails
+    (ImportError: no known parent package). A file with a `__main__` block and no relative
+    import of its own gets `from accelerate._device import ...`."""
+    write(
+        tmp_path,
+        {
+            "acc/__init__.py": "from .state import PartialState\n",
+            "acc/state.py": "from .utils import flag\n\n\nclass PartialState:\n    pass\n",
+            "acc/utils.py": "flag = 1\n",
+            "acc/scripts/__init__.py": "",
+            "acc/scripts/test_cli.py": """\
+                import torch
+
+
+                def main():
+                    if torch.cuda.is_available():
+                        num_gpus = torch.cuda.device_count()
+                    else:
+                        num_gpus = 0
+                    print(f"Successfully ran on {num_gpus} GPUs")
+
+
+                if __name__ == "__main__":
+                    main()
+                """,
+            "acc/scripts/helper.py": """\
+                import torch
+
+
+                def count():
+                    return torch.cuda.device_count()
+                """,
+        },
+    )
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    script = tmp_path / "acc" / "scripts" / "test_cli.py"
+    assert "from acc._device import get_device_module\n" in script.read_text()
+    helper = (tmp_path / "acc" / "scripts" / "helper.py").read_text()
+    assert "from .._device import get_device_module\n" in helper  # the package's own way elsewhere
+    run = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "Successfully ran on 0 GPUs\n"
+
+
+def test_the_added_module_imports_the_project_helper_from_where_it_is_defined(tmp_path):
+    """peft 0.15.2: infer_device() is defined in peft/utils/other.py and re-exported by
+    peft/utils/__init__.py, which imports .integrations first. The port made integrations.py
+    import peft._device, and _device.py import `from peft.utils import infer_device`: importing
+    peft ran _device.py while peft.utils was half initialised (ImportError: cannot import name
+    'infer_device' from partially initialized module). The package must still import."""
+    write(
+        tmp_path,
+        {
+            "pft/__init__.py": "from .utils import infer_device, to_device\n",
+            "pft/utils/__init__.py": "from .integrations import to_device\nfrom .other import infer_device\n",
+            "pft/utils/other.py": """\
+                import torch
+
+
+                def infer_device():
+                    if torch.cuda.is_available():
+                        return "cuda"
+                    elif hasattr(torch, "npu") and torch.npu.is_available():
+                        return "npu"
+                    return "cpu"
+                """,
+            "pft/utils/integrations.py": """\
+                import torch
+
+
+                def to_device(weight):
+                    if torch.cuda.is_available():
+                        torch.cuda.synchronize()
+                    return weight
+                """,
+        },
+    )
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    helper = (tmp_path / "pft" / "_device.py").read_text()
+    assert "from pft.utils.other import infer_device as get_device_type\n" in helper
+    assert "get_device_module()" in (tmp_path / "pft" / "utils" / "integrations.py").read_text()
+    run = subprocess.run(
+        [sys.executable, "-c", "import pft; print(pft.to_device(1), pft.infer_device())"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "1 cpu\n"
 
 
 MMENGINE_LIKE = {
@@ -287,7 +389,7 @@ def test_the_module_the_added_helper_builds_on_does_not_import_it(tmp_path):
     r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
     assert r.exit_code == 0, r.output
     helper = (tmp_path / "mm" / "_device.py").read_text()
-    assert "from mm.device import get_device" in helper
+    assert "from mm.device.utils import get_device" in helper
     assert "mm._device" not in (tmp_path / "mm" / "device" / "utils.py").read_text()
     assert "from mm._device import get_device_module" in (tmp_path / "mm" / "dist.py").read_text()
     check = "import mm.device, mm.dist, mm._device; print(mm.dist.get_device_module().__name__)"

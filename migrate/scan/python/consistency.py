@@ -6,11 +6,18 @@ unit holds a fix that `apply` makes by default and another finding that it does 
 by default, the safe fixes are raised to the stricter category — assisted (made together
 with --unsafe-fixes) or manual (left to a person, who sees the annotation) — so the code
 never ends up half CUDA, half NPU.
+
+The same holds one level up: an ``if`` test that the port would open on an NPU
+(``x.device.type == "cuda"`` -> ``in ("cuda", "npu")``, ``torch.cuda.is_available()`` ->
+``get_device_module().is_available()``) waits while the branch it opens holds CUDA code the
+port leaves as it is (accelerate's ``if model_device.type == "cuda": model.cuda(...)``):
+widened, it would send the NPU into that code, where the original took another branch.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 
 from migrate.core.findings import CATEGORY_RANK
 
@@ -93,4 +100,42 @@ def settle(f, findings: list) -> list:
                 raised[id(x)] = x.held_back("manual", None, note)
             else:
                 raised[id(x)] = x.held_back(strict.category, x.fix.held_back(), note)
-    return [raised.get(id(x), x) for x in findings]
+    settled = [raised.get(id(x), x) for x in findings]
+    return _guards(f, settled, [raised.get(id(x), x) for x in live], offsets)
+
+
+def _blocks(x) -> bool:
+    """Code the port leaves as it is that would do something else on an NPU (not advice,
+    not a no-op)."""
+    return not _by_default(x, False) and x.category != "perf" and x.impact in ("crash", "behaviour")
+
+
+def _guards(f, settled: list, live: list, offsets: list[int]) -> list:
+    """``settled``, with the safe fixes of an ``if`` test held back where the branch the
+    test opens holds a finding `apply` leaves by default (decided on the findings before
+    this step, so holding an inner test never holds the tests around it)."""
+    ifs = f.nodes(ast.If)
+    if not ifs:
+        return settled
+    order = sorted(range(len(live)), key=lambda i: offsets[i])
+    at = [offsets[i] for i in order]
+    raised: dict[int, object] = {}
+    for node in ifs:
+        ha, hb = f.span(node.test)
+        header = [live[order[i]] for i in range(bisect.bisect_left(at, ha), bisect.bisect_left(at, hb))]
+        safe = [x for x in header if _by_default(x, False)]
+        if not safe:
+            continue
+        ba, bb = f.span(node.body[0])[0], f.span(node.body[-1])[1]
+        inside = [live[order[i]] for i in range(bisect.bisect_left(at, ba), bisect.bisect_left(at, bb))]
+        blocking = [x for x in inside if _blocks(x)]
+        if not blocking:
+            continue
+        strict = max(blocking, key=lambda x: CATEGORY_RANK[x.category])
+        note = f"held back: {strict.rule} in the branch this test opens needs review"
+        for x in safe:
+            if strict.category == "manual" or strict.fix is None:
+                raised[id(x)] = x.held_back("manual", None, note)
+            else:
+                raised[id(x)] = x.held_back(strict.category, x.fix.held_back(), note)
+    return [raised.get(id(x), x) for x in settled]

@@ -184,6 +184,8 @@ class DeviceNames:
         if not own:
             return module
         top = own.split(".")[0]
+        if self.top.main_guard and not self.top.relative_import:
+            return module  # also run as a script (by path), where a relative import fails
         if self.fd.relative_imports is not None:
             if not self.fd.relative_imports:
                 return module
@@ -237,9 +239,10 @@ class DeviceNames:
         return False
 
     def _function_of(self, node):
-        cur = self.f.parent(node)
-        while cur is not None and not isinstance(cur, _FUNCS):
-            cur = self.f.parent(cur)
+        """The function whose code holds ``node`` (a def's decorator runs where the def is)."""
+        child, cur = node, self.f.parent(node)
+        while cur is not None and not (isinstance(cur, _FUNCS) and _runs_inside(cur, child)):
+            child, cur = cur, self.f.parent(cur)
         return cur
 
     def local_device(self, node, index: str | None = None) -> str | None:
@@ -395,6 +398,7 @@ class _TopLevel:
         self.first_assign: dict[str, ast.stmt] = {}
         self.relative_import = False
         self.absolute_from: set[str] = set()  # top packages of `from pkg... import`
+        self.main_guard = False  # an `if __name__ == "__main__":` block
         for n in body:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.defs.setdefault(n.name, []).append(n)
@@ -409,6 +413,24 @@ class _TopLevel:
                     self.relative_import = True
                 elif n.module:
                     self.absolute_from.add(n.module.split(".")[0])
+            elif isinstance(n, ast.If) and _is_main_guard(n.test):
+                self.main_guard = True
+
+
+def _runs_inside(fn, child) -> bool:
+    """Is ``child`` (a direct child of the function ``fn``) not one of its decorators (which
+    run where the def is)? Parameter defaults count as inside: `lazy_default` moves them there."""
+    return not any(child is d for d in getattr(fn, "decorator_list", ()))
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    """`__name__ == "__main__"`, either way round."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides) and any(
+        isinstance(x, ast.Constant) and x.value == "__main__" for x in sides
+    )
 
 
 def _assignments(body: list[ast.stmt], name: str):

@@ -24,6 +24,7 @@ import re
 
 from migrate.core.findings import Edit, Fix
 from migrate.scan.python.portable import bare_ok, declines, portable_fix, spell
+from migrate.scan.python.pyfile import partial_target
 
 _AMP = re.compile(r"autocast|GradScaler|amp\.")
 _TIGHT = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Await)
@@ -101,9 +102,11 @@ def _in_class_body(f, node) -> bool:
     resolved in the method's body, see ``lazy_default``)?"""
     if _default_of(f, node) is not None:
         return False
-    cur = f.parent(node)
+    child, cur = node, f.parent(node)
     while cur is not None and not isinstance(cur, ast.stmt):
-        cur = f.parent(cur)
+        child, cur = cur, f.parent(cur)
+    if isinstance(cur, (*_DEFS, ast.ClassDef)) and any(d is child for d in cur.decorator_list):
+        return False  # a method's decorator (`@torch.amp.custom_fwd(device_type="cuda")`)
     return cur is not None and isinstance(f.parent(cur), ast.ClassDef)
 
 
@@ -278,12 +281,10 @@ def _template(f, node, parent, forms, indexed) -> str | None:
     call = parent if isinstance(parent, ast.Call) else None
     if isinstance(parent, ast.keyword):
         call = f.parent(parent)
-    if (
-        isinstance(call, ast.Call)
-        and forms.get("amp")
-        and _AMP.search(f.qualname(call.func) or f.source(call.func))
-    ):
-        return forms["amp"]
+    if isinstance(call, ast.Call) and forms.get("amp"):
+        func = partial_target(f, call)[0]
+        if _AMP.search(f.qualname(func) or f.source(func)):
+            return forms["amp"]
     if not indexed and forms.get("device") and _moved_to(parent, node):
         return forms["device"]
     return forms.get("literal")

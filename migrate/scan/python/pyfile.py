@@ -167,6 +167,15 @@ def _hit_lines(text: str, index: LineIndex, hit, bindings: Bindings) -> list[int
     return sorted(lines)
 
 
+def partial_target(f: PyFile, call: ast.Call) -> tuple[ast.expr, list[ast.expr]]:
+    """The function a call calls and its positional arguments, seeing through
+    `functools.partial(F, *args, **kw)` (which binds F's arguments: kornia's
+    `autocast = partial(torch.amp.autocast, "cuda")`)."""
+    if call.args and f.qualname(call.func) == "functools.partial":
+        return call.args[0], call.args[1:]
+    return call.func, call.args
+
+
 _FAR = 1 << 62
 
 
@@ -235,7 +244,9 @@ def _index_nodes(tree: ast.AST, lines: list[int] | None):
                 ):
                     continue
                 if lines is not None and isinstance(child, ast.expr | ast.stmt):
-                    i = bisect.bisect_left(lines, child.lineno)
+                    # a decorated def/class starts at its first decorator (its lineno is the def's)
+                    decorators = getattr(child, "decorator_list", None)
+                    i = bisect.bisect_left(lines, decorators[0].lineno if decorators else child.lineno)
                     if i == len(lines) or lines[i] > (child.end_lineno or child.lineno):
                         continue
                 parents[id(child)] = node

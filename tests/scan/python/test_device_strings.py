@@ -145,3 +145,44 @@ def test_format_templates_and_variables_used_as_devices(found, fixed):
     assert "loc = 'npu:{}'.format(args.gpu)" in out and "other = 'npu:%d' % args.gpu" in out
     assert "label = 'cuda:{}'.format(3)" in out
     assert 'torch.device("npu:{}".format(args.gpu))' in out
+
+
+def test_a_decorator_line_is_scanned(found, ported):
+    """The prefilter prunes the tree to the lines holding a CUDA token; a decorated def starts
+    at its first decorator (ast gives the `def` line as its lineno), so
+    `@torch.amp.custom_fwd(device_type="cuda")` was never looked at."""
+    code = """
+    import torch
+
+
+    class Mul(torch.autograd.Function):
+        @staticmethod
+        @torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)
+        def forward(ctx, x):
+            return x * 2
+    """
+    assert found(code) == [("MIG201", 7)]
+    out = ported(code)
+    assert "@torch.amp.custom_fwd(device_type=get_amp_device_type(), cast_inputs=torch.float32)" in out
+
+
+def test_functools_partial_binds_the_arguments_of_the_function_it_wraps(found, ported):
+    """kornia/utils/_compat.py: `partial(_custom_fwd, device_type="cuda")` is an amp device
+    type (the autocast helper keeps "cuda" on a CPU host, as before: get_device_type() would
+    turn custom_fwd's casts on under CPU autocast), and `partial(_autocast, "cuda")` binds
+    autocast's device type positionally."""
+    code = """
+    from functools import partial
+
+    from torch.amp import autocast as _autocast
+    from torch.amp import custom_fwd as _custom_fwd
+
+    custom_fwd = partial(_custom_fwd, device_type="cuda")
+    autocast = partial(_autocast, "cuda")
+    square = partial(pow, "cuda")
+    """
+    assert found(code) == [("MIG201", 7), ("MIG201", 8)]
+    out = ported(code)
+    assert "custom_fwd = partial(_custom_fwd, device_type=get_amp_device_type())\n" in out
+    assert "autocast = partial(_autocast, get_amp_device_type())\n" in out
+    assert 'square = partial(pow, "cuda")\n' in out

@@ -98,6 +98,42 @@ def test_bf16_support_check_is_ported_whole():
     assert "get_device_module().is_bf16_supported()" in port(code, "portable")
 
 
+def test_no_test_opens_a_branch_the_port_leaves_cuda_only():
+    """accelerate 1.6 utils/bnb.py and state.py: the tests would widen to the NPU while the
+    branches they open keep CUDA-only code (`.cuda(torch.cuda.current_device())` is manual,
+    so is `get_device_capability()`): on an NPU that code would now run, where the original
+    went to the next branch. The tests wait; a branch the port makes whole is opened."""
+    code = """\
+        import torch
+
+
+        def quantize(model, model_device):
+            if model_device.type == "cuda":
+                model.cuda(torch.cuda.current_device())
+            elif torch.cuda.is_available():
+                model.to(torch.cuda.current_device())
+            return model
+
+
+        def precision(mixed_precision):
+            if torch.cuda.is_available() and mixed_precision == "fp8":
+                print(f"capability {torch.cuda.get_device_capability()} is too low")
+                mixed_precision = "fp16"
+            return mixed_precision
+        """
+    portable = port(code, "portable")
+    assert 'if model_device.type == "cuda":\n        model.cuda(torch.cuda.current_device())' in portable
+    opened = "elif get_device_module().is_available():\n        model.to(get_device_module().current_device"
+    assert opened in portable
+    assert "if torch.cuda.is_available() and mixed_precision" in portable
+    held = [f for f in findings(code, "portable") if f.line in (5, 13)]
+    assert len(held) == 2 and all(f.category == "manual" for f in held)
+    assert all("in the branch this test opens needs review" in f.message for f in held)
+    npu = port(code, "npu")  # .cuda(i) has an NPU form there: that branch is ported whole
+    assert 'if model_device.type == "npu":\n        model.npu(torch.npu.current_device())' in npu
+    assert "if torch.cuda.is_available() and mixed_precision" in npu
+
+
 def test_import_torch_npu_only_where_named():
     code = "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
     assert "import torch_npu" not in port(code, "npu")

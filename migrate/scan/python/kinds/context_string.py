@@ -29,7 +29,7 @@ from migrate.core.rules import Rule
 from migrate.core.schema import mapping, record, regex, strings
 from migrate.core.targets import template
 from migrate.scan.python.portable_strings import portable_literal
-from migrate.scan.python.pyfile import PyFile
+from migrate.scan.python.pyfile import PyFile, partial_target
 
 _STRING_PREFIX = re.compile(r"[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
 
@@ -166,13 +166,14 @@ def _positions(f: PyFile, spec: Spec, node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _call_positions(f: PyFile, spec: Spec, call: ast.Call) -> Iterator[ast.AST]:
-    qual = f.qualname(call.func)
+    func, args = partial_target(f, call)
+    qual = f.qualname(func)
     wanted: list = spec.calls.get(qual, []) if qual else []
-    if not wanted and isinstance(call.func, ast.Attribute):
-        wanted = spec.calls.get("*." + call.func.attr, [])
+    if not wanted and isinstance(func, ast.Attribute):
+        wanted = spec.calls.get("*." + func.attr, [])
     for pos in wanted:
-        if isinstance(pos, int) and pos < len(call.args):
-            yield call.args[pos]
+        if isinstance(pos, int) and pos < len(args):
+            yield args[pos]
     for kw in call.keywords:
         if kw.arg and (kw.arg in spec.keywords or kw.arg in wanted):
             yield kw.value
