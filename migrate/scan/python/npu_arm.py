@@ -15,7 +15,10 @@ Upstream NPU ports keep the CUDA arm and add one for the NPU before the fallback
     elif get_device_type() == "npu":
         torch_device = "npu"
 
-(the condition spelled with the project's type helper, or the port's). The findings of the
+(the condition spelled with the project's type helper, or the port's; where the file imports
+from a library that answers "is an NPU usable?" (rules/npu_checks.yaml: accelerate.utils,
+transformers, mmengine.device ...), with that function, added to the file's import of it:
+``elif is_npu_available():``). The findings of the
 CUDA arm (its test, its device string) all carry that one insertion, so apply makes it once;
 the chain then has an NPU arm and a second run leaves it (scan/python/awareness.py).
 """
@@ -25,8 +28,12 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
+from functools import cache
+
+import yaml
 
 from migrate.core.findings import Edit, Finding, Fix
+from migrate.core.resources import rules_dir
 from migrate.scan.python.device_names import Unspellable
 from migrate.scan.python.portable import spell
 
@@ -133,7 +140,13 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
         if end_line >= len(f.index.starts):
             return None  # the chain ends the file without a line break
         at = f.index.offset(end_line + 1, 0)
-    cond, imports = spell(f, '{device_type} == "npu"', None, head.test)
+    check = _library_check(f)
+    more: list[Edit] = []
+    if check is not None:
+        cond, more = check
+        imports: list[str] = []
+    else:
+        cond, imports = spell(f, '{device_type} == "npu"', None, head.test)
     a, b = f.span(stmt)
     source = text[a:b]
     arm_stmt = re.sub(r"""(['"])cuda\1""", lambda m: f"{m.group(1)}npu{m.group(1)}", source, count=1)
@@ -144,7 +157,7 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
     return replace(
         model,
         description=f"Portable: an NPU arm beside the CUDA one (`elif {cond}:`)",
-        edits=[Edit(at, at, arm)],
+        edits=[Edit(at, at, arm), *more],
         imports=imports,
         ranges=[],
     )
@@ -163,4 +176,41 @@ def _else_line(f, first: ast.stmt) -> int | None:
         if line < first.lineno and stripped and not stripped.startswith("#"):
             return None
         line -= 1
+    return None
+
+
+@cache
+def npu_checks() -> dict[str, str]:
+    """module -> the function it exports that tells whether an NPU is usable
+    (rules/npu_checks.yaml)."""
+    data = yaml.safe_load((rules_dir() / "npu_checks.yaml").read_text(encoding="utf-8")) or {}
+    return {str(k): str(v) for k, v in (data.get("npu_checks") or {}).items()}
+
+
+def _library_check(f) -> tuple[str, list[Edit]] | None:
+    """(``is_npu_available()``, the edits binding it) where the file has a library's NPU
+    check bound, or imports from its module on one line (the name is added there, in the
+    order the names are written); else None."""
+    table = npu_checks()
+    for module, name in table.items():
+        local = f.bindings.local_for(f"{module}.{name}")
+        if local and "." not in local:
+            return f"{local}()", []
+    for stmt in f.tree.body:
+        if not isinstance(stmt, ast.ImportFrom) or stmt.level or stmt.module not in table:
+            continue
+        name = table[stmt.module]
+        if name in f.bindings.names or stmt.lineno != stmt.end_lineno:
+            continue
+        names = stmt.names
+        if any(a.name == "*" for a in names):
+            continue
+        a, _ = f.span(names[0])
+        _, b = f.span(names[-1])
+        written = [f.source(x) for x in names]
+        if written == sorted(written):
+            new = ", ".join(sorted([*written, name]))
+        else:
+            new = ", ".join([*written, name])
+        return f"{name}()", [Edit(a, b, new)]
     return None

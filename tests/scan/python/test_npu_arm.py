@@ -136,3 +136,23 @@ def test_other_arms_are_ported_in_place():
     assert "elif get_device_type()" not in out
     assert "get_device_module().set_device(0)" in out
     assert '    if torch.cuda.is_available():\n        return "cuda"\n    elif is_npu_available():' in out
+
+
+def test_the_arm_asks_the_library_the_file_already_imports_from():
+    # peft 0.4's infer_device, ported upstream with accelerate's own NPU check
+    code = PEFT.replace(
+        "    import torch\n\n\n    def is_xpu_available():\n        return False\n",
+        "    import torch\n    from accelerate.utils import is_xpu_available\n",
+    )
+    out = port(code)
+    assert out.startswith("import torch\nfrom accelerate.utils import is_npu_available, is_xpu_available\n")
+    assert '    elif is_npu_available():\n        torch_device = "npu"\n    else:\n' in out
+    assert "get_device_type" not in out
+    assert port(out) == out
+    # already bound (mmengine's own), under another name: used as it is, nothing imported
+    bound = port(
+        "import torch\nfrom mmengine.device import is_npu_available as npu_ok\n\n\n"
+        "def pick(mlu):\n    if torch.cuda.is_available():\n        return 'cuda'\n"
+        "    elif mlu:\n        return 'mlu'\n    return 'cpu'\n"
+    )
+    assert "    elif mlu:\n        return 'mlu'\n    elif npu_ok():\n        return 'npu'\n" in bound
