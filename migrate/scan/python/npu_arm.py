@@ -56,10 +56,11 @@ def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
             continue
         start, end = f.span(node.test)[0], f.span(node.body[-1])[1]
         inside = [x for x in live if start <= offsets[id(x)] < end]
-        if not inside or any(x.fix is None or x.fix.applicability != "safe" for x in inside):
+        model = inside[0].fix if inside else None
+        if model is None or any(x.fix is None or x.fix.applicability != "safe" for x in inside):
             continue
         try:
-            fix = _fix(f, node, arm, inside[0].fix)
+            fix = _fix(f, node, arm, model)
         except Unspellable:
             continue
         if fix is None:
