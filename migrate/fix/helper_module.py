@@ -2,14 +2,17 @@
 
 Rewritten files import ``get_device_type`` & co. from ``<package>/_device.py``
 (migrate/scan/project.py decides where); once `apply` has rewritten a package's files, the
-module is created if one of them imports from it and it does not exist yet. It is created,
-never overwritten: exclusively, without following a symlink, inside the scanned tree, with
-the template's text (migrate/core/device_helpers/template.py). A second run finds it as the
-package's own helper and changes nothing.
+module is created if one of them imports from it and it does not exist yet, with the
+helpers they import and what those call (migrate/core/device_helpers/template.py), as an
+engineer adds the one function a port needs. It is created exclusively, without following a
+symlink, inside the scanned tree. A second run finds it as the package's own helper; where
+that run's files import a helper it lacks, the helper is added at its end (only to a module
+of the port's own helpers, never through a link).
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from pathlib import Path
@@ -20,27 +23,32 @@ from migrate.fix.rewrite import Outcome
 _IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(.+)$", re.MULTILINE)
 
 
-def needed(outcomes: list[Outcome], project) -> dict[str, tuple[Path, str, tuple | None]]:
-    """add_path -> (path, module, type_from) for every helper module a rewritten file now
-    imports and that does not exist yet."""
-    out: dict[str, tuple[Path, str, tuple | None]] = {}
+def needed(outcomes: list[Outcome], project) -> dict[str, tuple[Path, str, tuple | None, list[str]]]:
+    """add_path -> (path, module, type_from, names) for every helper module a rewritten file
+    now imports: the helper names imported from it (the module may exist: create() adds
+    what it lacks)."""
+    out: dict[str, tuple[Path, str, tuple | None, list[str]]] = {}
     if project is None:
         return out
     for o in outcomes:
         if not o.changed or not o.rel.endswith(".py"):
             continue
         fd = project.for_file(o.rel)
-        if not fd.add_module or not fd.add_path or fd.add_path in out:
+        if not fd.add_module or not fd.add_path:
+            continue
+        names = [
+            n
+            for m in _IMPORT.finditer(o.new_text)
+            if _absolute(m.group(1), fd.module, o.rel) == fd.add_module
+            for n in re.findall(r"\w+", m.group(2))
+            if n in device_helpers.KINDS
+        ]
+        if not names:
             continue
         path = project.root / fd.add_path
-        if os.path.lexists(path):
-            continue
-        if any(
-            _absolute(m.group(1), fd.module, o.rel) == fd.add_module
-            for m in _IMPORT.finditer(o.new_text)
-            if any(n in m.group(2) for n in device_helpers.NAMES.values())
-        ):
-            out[fd.add_path] = (path, fd.add_module, fd.type_from)
+        known = out.get(fd.add_path)
+        have = known[3] if known else []
+        out[fd.add_path] = (path, fd.add_module, fd.type_from, [*have, *(n for n in names if n not in have)])
     return out
 
 
@@ -56,10 +64,16 @@ def _absolute(module: str, here: str | None, rel: str) -> str:
     return ".".join([*base, rest] if rest else base)
 
 
-def create(path: Path, rel: str, write: bool, type_from: tuple | None = None) -> Outcome:
-    """The outcome of adding the helper module at ``path`` (written when ``write``);
-    ``type_from``: the project's type helper it imports instead of defining one."""
-    text = device_helpers.module_text(type_from)
+def create(
+    path: Path, rel: str, write: bool, type_from: tuple | None = None, names: list[str] | None = None
+) -> Outcome | None:
+    """The outcome of adding the helper module at ``path`` with the helpers ``names``
+    (written when ``write``); ``type_from``: the project's type helper it imports instead of
+    defining one. Where the module exists: the helpers it lacks added at its end (None when
+    it has them all, or is not the port's own module)."""
+    if os.path.lexists(path):
+        return _extend(path, rel, write, names or [])
+    text = device_helpers.module_text(type_from, names)
     out = Outcome(path, rel, old_text="", new_text=text, created=True)
     if not write:
         return out
@@ -72,4 +86,44 @@ def create(path: Path, rel: str, write: bool, type_from: tuple | None = None) ->
         out.written = True
     except OSError as exc:
         out.error = f"not written: {exc.strerror or exc}"
+    return out
+
+
+def _extend(path: Path, rel: str, write: bool, names: list[str]) -> Outcome | None:
+    """The port's own helper module at ``path`` with the helpers of ``names`` it lacks
+    appended, or None."""
+    if os.path.islink(path) or not path.is_file():
+        return None
+    try:
+        old = path.read_text(encoding="utf-8")
+        tree = ast.parse(old)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    if not defs or not all(device_helpers.recognise(n) for n in defs):
+        return None  # not (only) the port's helpers: a person's module is never edited
+    bound = {n.name for n in defs} | {
+        a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+    missing = [n for n in device_helpers.needed_names(names) if n not in bound]
+    if not missing:
+        return None
+    code = device_helpers.definitions(missing, callees=False)
+    new = old.rstrip("\n") + "\n\n\n" + code
+    if "torch." in code and not re.search(r"^import torch$", old, re.MULTILINE):
+        return None  # cannot happen for a module the port wrote (it defines get_device_type)
+    out = Outcome(path, rel, old_text=old, new_text=new)
+    if not write:
+        return out
+    tmp = path.with_name(f".{path.name}.migrate-tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(new)
+        os.replace(tmp, path)
+        out.written = True
+    except OSError as exc:
+        out.error = f"not written: {exc.strerror or exc}"
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
     return out

@@ -150,8 +150,10 @@ def _add_helper_modules(run: ApplyRun, project, options: Options) -> None:
     """Create the device helper module of each package whose rewritten files import it."""
     from migrate.fix import helper_module
 
-    for rel, (path, _module, type_from) in sorted(helper_module.needed(run.outcomes, project).items()):
-        out = helper_module.create(path, rel, options.write, type_from)
+    for rel, (path, _module, type_from, names) in sorted(helper_module.needed(run.outcomes, project).items()):
+        out = helper_module.create(path, rel, options.write, type_from, names)
+        if out is None:
+            continue
         run.outcomes.append(out)
         if out.error:
             run.errors.append(FileError(rel, out.error))

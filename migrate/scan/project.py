@@ -363,6 +363,8 @@ def _discover(
     for info in list(ctx.packages.values()):
         if not info.helpers:
             donor = _donor(info.uses, _ancestors(info.path.parent, root), root, ctx, others, facts)
+            if donor is not None and not donor.helpers and _size(ctx, donor) < _size(ctx, info):
+                donor = None  # torchchat importing its small `tokenizer`: the module goes in torchchat
             if donor is not None:
                 info.helpers, info.adopted = donor.helpers, donor.name
                 if donor.add_module:  # one helper module for the project, in the package used
@@ -375,6 +377,12 @@ def _discover(
         donor = _donor(uses, _ancestors(path.parent, root), root, ctx, others, facts)
         if donor is not None:
             ctx.scripts[rel] = donor
+
+
+def _size(ctx: ProjectContext, info: PackageInfo) -> int:
+    """How many Python files the package has (listed when its facts were read)."""
+    listed = ctx.listed.get(str(info.path))
+    return len(listed[0]) if listed else 0
 
 
 # a line's first word, found from the newline before it (a literal the regex engine skips

@@ -426,3 +426,60 @@ def test_npu_joins_a_device_collection_as_a_formatter_keeps_it():
     ruff = [sys.executable, "-m", "ruff", "format", "-"]
     out = subprocess.run(ruff, input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
     assert out.stdout.count("\n") == 2, out.stdout
+
+
+def test_the_helper_module_holds_the_helpers_the_port_uses_and_grows_with_it(tmp_path):
+    """Where the port needs the device type only, the module it adds holds that one function
+    (an engineer adds what the port needs, not a kit); a later port needing another helper
+    adds it to the end of the port's module."""
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/utils.py": """\
+                import torch
+
+
+                def infer_device(x):
+                    return x.to("cuda").device
+                """,
+        },
+    )
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    module = (tmp_path / "pkg" / "_device.py").read_text()
+    assert "def get_device_type()" in module
+    assert "get_device_module" not in module and "get_dist_backend" not in module
+    assert module.count('"""Device helpers') == 1 and module.startswith('"""')
+    (tmp_path / "pkg" / "dist.py").write_text(
+        "import torch.distributed as dist\n\n\ndef init():\n    dist.init_process_group(backend='nccl')\n"
+    )
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    grown = (tmp_path / "pkg" / "_device.py").read_text()
+    assert grown.startswith(module.rstrip("\n") + "\n\n\ndef get_dist_backend() -> str:")
+    assert grown.count("def get_device_type()") == 1
+    assert "from pkg._device import get_dist_backend" in (tmp_path / "pkg" / "dist.py").read_text()
+    again = migrate_cli(["apply", str(tmp_path), "--check", "--no-cache"])
+    assert again.exit_code == 0 and "0 files would change" in again.output
+    pytest.importorskip("torch")
+    probe = (
+        "import sys; sys.modules['torch_npu'] = None; sys.path.insert(0, sys.argv[1]); "
+        "import torch, pkg._device as d, pkg.utils as u; "
+        "print(d.get_dist_backend(), u.infer_device(torch.ones(1)).type)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    assert out.stdout.strip() == "nccl cpu", out.stderr[-2000:]
+
+
+def test_a_persons_device_module_is_never_extended(tmp_path):
+    """The module at the helper's path that a person wrote (or edited beyond the port's
+    helpers) is not the port's to grow: the port picks another free name."""
+    person = '"""Ours."""\n\n\ndef get_device_type():\n    return "cuda"\n\n\ndef helper():\n    return 1\n'
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": "import torch\ntorch.cuda.synchronize()\n"})
+    (tmp_path / "pkg" / "_device.py").write_text(person)
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "pkg" / "_device.py").read_text() == person

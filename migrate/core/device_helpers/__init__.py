@@ -21,6 +21,7 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 
@@ -35,11 +36,46 @@ KINDS = {name: kind for kind, name in NAMES.items()}
 MODULE_NAME = "_device"  # the module added to a package: <package>/_device.py
 
 
-@cache
-def module_text(type_from: tuple[str, str] | None = None) -> str:
+def module_text(type_from: tuple[str, str] | None = None, names: Iterable[str] | None = None) -> str:
     """The helper module as it is written into a package. ``type_from`` (module, name): the
     project's own type helper, which the module then imports as ``get_device_type`` instead
-    of defining its own (one helper family per project)."""
+    of defining its own (one helper family per project). ``names``: only these helpers
+    (and what they call), as an engineer adds the one function the port needs; None: the
+    whole template."""
+    if names is None:
+        return _module_text(type_from)
+    return _partial_module(type_from, tuple(sorted(set(names))))
+
+
+@cache
+def _partial_module(type_from: tuple[str, str] | None, names: tuple[str, ...]) -> str:
+    wanted = needed_names(names)
+    doc = ast.get_docstring(ast.parse(_module_text()), clean=False) or ""
+    head = f'"""{doc.splitlines()[0]}"""\n' if doc else ""
+    defined = [n for n in wanted if not (type_from and n == NAMES["type"])]
+    code = definitions(defined, callees=False) if defined else ""
+    lines = []
+    if re.search(r"(?<![\w.])torch\.", code):
+        lines.append("import torch")
+    if type_from is not None and NAMES["type"] in wanted:
+        module, name = type_from
+        alias = f"{name} as {NAMES['type']}" if name != NAMES["type"] else name
+        lines.append(f"from {module} import {alias}")
+    text = head + ("\n" if head and lines else "") + "\n".join(lines) + ("\n" if lines else "")
+    return text + ("\n\n" + code if code else "")
+
+
+def needed_names(names: Iterable[str]) -> list[str]:
+    """``names`` and the template functions they call, in template order."""
+    wanted: list[str] = []
+    for name in names:
+        wanted += [n for n in depends(name) if n not in wanted]
+    order = list(_functions())
+    return sorted(wanted, key=order.index)
+
+
+@cache
+def _module_text(type_from: tuple[str, str] | None = None) -> str:
     text = resources.files(__package__).joinpath("template.py").read_text(encoding="utf-8")
     if type_from is None:
         return text
@@ -59,7 +95,7 @@ def module_text(type_from: tuple[str, str] | None = None) -> str:
 @cache
 def _functions() -> dict[str, tuple[str, str]]:
     """Template function name -> (source, normalised ast dump)."""
-    text = module_text()
+    text = _module_text()
     tree = ast.parse(text)
     out = {}
     for node in tree.body:
@@ -82,12 +118,13 @@ def depends(name: str) -> list[str]:
     return [*needed, name]
 
 
-def definitions(names: list[str], torch_local: str = "torch") -> str:
-    """Source of the template functions ``names`` (and what they call), in template order,
-    separated as a formatter separates top-level functions; ``torch`` spelled ``torch_local``."""
+def definitions(names: list[str], torch_local: str = "torch", callees: bool = True) -> str:
+    """Source of the template functions ``names`` (and what they call, unless not
+    ``callees``), in template order, separated as a formatter separates top-level
+    functions; ``torch`` spelled ``torch_local``."""
     wanted: list[str] = []
     for name in names:
-        wanted += [n for n in depends(name) if n not in wanted]
+        wanted += [n for n in (depends(name) if callees else [name]) if n not in wanted]
     order = list(_functions())
     blocks = [_functions()[n][0] for n in sorted(wanted, key=order.index)]
     code = "\n\n\n".join(blocks) + "\n"

@@ -115,26 +115,31 @@ class PyFile:
     def fix_context(self, qualname: str = "", target: str | None = None) -> FixContext:
         return FixContext(self.text, self.index, self.bindings, qualname, target)
 
-    def report(self, rule: Rule, start: int, end: int, values: dict, fix: Fix | None) -> None:
+    def report(
+        self, rule: Rule, start: int, end: int, values: dict, fix: Fix | None, held: str | None = None
+    ) -> None:
+        """Record a finding; ``held``: why its (unsafe) fix waits for --unsafe-fixes (the
+        finding is then assisted)."""
         key = (rule.code, start, end)
         if key in self._seen:
             return
         self._seen.add(key)
         symbol = symbol_of(values)
-        self.findings.append(
-            finding_at(
-                rule,
-                self.index,
-                self.rel,
-                start,
-                end,
-                values,
-                fix,
-                symbol=symbol,
-                guarded=self.guards.covers(start, symbol),
-                target=self.target,
-            )
+        finding = finding_at(
+            rule,
+            self.index,
+            self.rel,
+            start,
+            end,
+            values,
+            fix,
+            symbol=symbol,
+            guarded=self.guards.covers(start, symbol),
+            target=self.target,
         )
+        if held is not None and fix is not None:
+            finding = finding.held_back("assisted", fix, held)
+        self.findings.append(finding)
 
     @property
     def devices(self) -> DeviceNames:

@@ -116,7 +116,10 @@ def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> lis
     generic = frozenset(r.code for r in rules if r.portable)
     findings = awareness.mark(f, findings, portable=target == "portable", generic=generic)
     if target == "portable":
+        from migrate.scan.python.npu_arm import add_npu_arms
+
         findings = env_vars_beside(f, findings, by_code)
+        findings = add_npu_arms(f, findings)
     if target == "transfer":
         findings = transfer.settle(f, findings, by_code)
     findings = consistency.settle(f, findings)

@@ -40,7 +40,9 @@ def test_a_device_bound_in_another_arm_of_the_chain_is_not_used(ported, monkeypa
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
     scope["get_device_type"] = lambda: "cpu"  # where the model goes: not what is tested
     model, device = scope["main_worker"](0, torch.nn.Linear(2, 2), type("Args", (), {"gpu": None}))
-    assert isinstance(model.features, torch.nn.Identity) and device.type == "cpu"
+    # the device chain kept its CUDA arm (and gained an NPU one): this GPU host picks CUDA
+    assert 'elif get_device_type() == "npu":\n        device = torch.device("npu")\n    else:' in out
+    assert isinstance(model.features, torch.nn.Identity) and device.type == "cuda"
 
 
 def test_a_device_every_arm_binds_is_used_after_the_chain(ported):

@@ -1,9 +1,4 @@
-"""Device helpers: which device this code runs on (CUDA GPU, Ascend NPU, CPU).
-
-One place decides the device, so the rest of the code names no backend. On an
-Ascend host (torch_npu installed) every call reaches the NPU; elsewhere the
-code does exactly what it did when it named CUDA.
-"""
+"""Device helpers: which device this code runs on (CUDA GPU, Ascend NPU, CPU)."""
 
 import torch
 
@@ -16,23 +11,3 @@ def get_device_type() -> str:
         if device_type in ("cuda", "npu"):
             return device_type
     return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def get_device_module():
-    """torch.npu on an Ascend host, else torch.cuda (on a host without a GPU
-    its calls do what they did before the port: no-ops, zeros, errors)."""
-    if get_device_type() == "npu":
-        return torch.get_device_module("npu")
-    return torch.cuda
-
-
-def get_amp_device_type() -> str:
-    """The device type for autocast and GradScaler: "cuda" without an
-    accelerator, so they stay disabled on a CPU-only host as before."""
-    device_type = get_device_type()
-    return "cuda" if device_type == "cpu" else device_type
-
-
-def get_dist_backend() -> str:
-    """The collective backend: "hccl" on an Ascend host, else "nccl"."""
-    return "hccl" if get_device_type() == "npu" else "nccl"

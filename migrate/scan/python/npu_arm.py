@@ -1,0 +1,217 @@
+"""--target portable: a device-choosing chain gains an NPU arm; its CUDA arm stays.
+
+peft's ``infer_device``, Dolphin's ``detect_device``, torchchat's ``BuilderArgs``: an
+``if torch.cuda.is_available():`` arm that only names the device, beside other arms::
+
+    if torch.cuda.is_available():
+        torch_device = "cuda"
+    elif is_xpu_available():
+        torch_device = "xpu"
+    else:
+        torch_device = "cpu"
+
+Upstream NPU ports keep the CUDA arm and add one for the NPU before the fallback::
+
+    elif get_device_type() == "npu":
+        torch_device = "npu"
+
+(the condition spelled with the project's type helper, or the port's; where the file imports
+from a library that answers "is an NPU usable?" (rules/npu_checks.yaml: accelerate.utils,
+transformers, mmengine.device ...), with that function, added to the file's import of it:
+``elif is_npu_available():``). The findings of the
+CUDA arm (its test, its device string) all carry that one insertion, so apply makes it once;
+the chain then has an NPU arm and a second run leaves it (scan/python/awareness.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+from functools import cache
+
+import yaml
+
+from migrate.core.findings import Edit, Finding, Fix
+from migrate.core.resources import rules_dir
+from migrate.scan.python.device_names import Unspellable
+from migrate.scan.python.portable import spell
+
+_AVAILABLE = "torch.cuda.is_available"
+
+
+def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
+    """``findings``, those in the CUDA arm of a device-choosing chain fixed by the chain's
+    new NPU arm instead (new findings)."""
+    if "is_available" not in f.text:
+        return findings
+    live = [x for x in findings if not x.npu_aware]
+    if not live:
+        return findings
+    offsets = {id(x): f.index.offset(x.line, x.column - 1) for x in live}
+    changed: dict[int, Finding] = {}
+    for node in f.nodes(ast.If):
+        arm = _arm(f, node)
+        if arm is None:
+            continue
+        start, end = f.span(node.test)[0], f.span(node.body[-1])[1]
+        inside = [x for x in live if start <= offsets[id(x)] < end]
+        model = inside[0].fix if inside else None
+        if model is None or any(x.fix is None or x.fix.applicability != "safe" for x in inside):
+            continue
+        try:
+            fix = _fix(f, node, arm, model)
+        except Unspellable:
+            continue
+        if fix is None:
+            continue
+        for x in inside:
+            changed[id(x)] = x.with_fix(fix.locate(f.index))
+    return [changed.get(id(x), x) for x in findings]
+
+
+def _arm(f, node: ast.If) -> ast.stmt | None:
+    """The CUDA arm's one statement where ``node`` is ``if torch.cuda.is_available():``
+    choosing a device by name (``x = "cuda"``, ``return torch.device("cuda")``) with an
+    alternative after it that does not name the NPU; else None."""
+    test = node.test
+    if not (isinstance(test, ast.Call) and not test.args and not test.keywords):
+        return None
+    if f.qualname(test.func) != _AVAILABLE or len(node.body) != 1 or not node.orelse:
+        return None
+    parent = f.parent(node)
+    if isinstance(parent, ast.If) and parent.orelse == [node]:
+        return None  # an elif: the chain's head decides
+    stmt = node.body[0]
+    value = stmt.value if isinstance(stmt, (ast.Assign, ast.Return)) else None
+    if isinstance(stmt, ast.Assign) and (
+        len(stmt.targets) != 1 or not isinstance(stmt.targets[0], (ast.Name, ast.Attribute))
+    ):
+        return None
+    if value is None or not _names_cuda(f, value):
+        return None
+    cur = node
+    while True:
+        if "npu" in f.source(cur.test).lower() and cur is not node:
+            return None
+        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) and _is_elif(f, cur.orelse[0]):
+            cur = cur.orelse[0]
+            continue
+        break
+    return stmt
+
+
+def _names_cuda(f, value: ast.expr) -> bool:
+    """``"cuda"`` or ``torch.device("cuda")``."""
+    if isinstance(value, ast.Constant):
+        return value.value == "cuda"
+    return (
+        isinstance(value, ast.Call)
+        and f.qualname(value.func) == "torch.device"
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], ast.Constant)
+        and value.args[0].value == "cuda"
+    )
+
+
+def _is_elif(f, node: ast.If) -> bool:
+    line = f.text[f.index.offset(node.lineno, 0) :].lstrip()
+    return line.startswith("elif")
+
+
+def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
+    """The insertion of the NPU arm: before the chain's ``else:``, or after its last arm."""
+    last = head
+    while len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If) and _is_elif(f, last.orelse[0]):
+        last = last.orelse[0]
+    text = f.text
+    indent = re.match(r"[ \t]*", text[f.index.offset(head.lineno, 0) :])
+    lead = indent.group() if indent else ""
+    body_line = text[f.index.offset(stmt.lineno, 0) :]
+    inner = re.match(r"[ \t]*", body_line)
+    one = inner.group() if inner else lead + "    "
+    if last.orelse:
+        first = last.orelse[0]
+        at = _else_line(f, first)
+        if at is None:
+            return None
+    else:
+        end_line = last.body[-1].end_lineno or last.body[-1].lineno
+        if end_line >= len(f.index.starts):
+            return None  # the chain ends the file without a line break
+        at = f.index.offset(end_line + 1, 0)
+    check = _library_check(f)
+    more: list[Edit] = []
+    if check is not None:
+        cond, more = check
+        imports: list[str] = []
+    else:
+        cond, imports = spell(f, '{device_type} == "npu"', None, head.test)
+    a, b = f.span(stmt)
+    source = text[a:b]
+    arm_stmt = re.sub(r"""(['"])cuda\1""", lambda m: f"{m.group(1)}npu{m.group(1)}", source, count=1)
+    if arm_stmt == source or "\n" in source:
+        return None
+    nl = "\r\n" if "\r\n" in text else "\n"
+    arm = f"{lead}elif {cond}:{nl}{one}{arm_stmt}{nl}"
+    return replace(
+        model,
+        description=f"Portable: an NPU arm beside the CUDA one (`elif {cond}:`)",
+        edits=[Edit(at, at, arm), *more],
+        imports=imports,
+        ranges=[],
+    )
+
+
+def _else_line(f, first: ast.stmt) -> int | None:
+    """The offset of the line holding the ``else:`` of the else block starting with
+    ``first``: its own line (``else: x = "cpu"``) or the nearest one above it."""
+    line = first.lineno
+    while line >= 1:
+        at = f.index.offset(line, 0)
+        nxt = f.index.offset(line + 1, 0) if line < len(f.index.starts) else len(f.text)
+        stripped = f.text[at:nxt].strip()
+        if re.match(r"else\s*:", stripped):
+            return at
+        if line < first.lineno and stripped and not stripped.startswith("#"):
+            return None
+        line -= 1
+    return None
+
+
+@cache
+def npu_checks() -> dict[str, str]:
+    """module -> the function it exports that tells whether an NPU is usable
+    (rules/npu_checks.yaml)."""
+    data = yaml.safe_load((rules_dir() / "npu_checks.yaml").read_text(encoding="utf-8")) or {}
+    return {str(k): str(v) for k, v in (data.get("npu_checks") or {}).items()}
+
+
+def _library_check(f) -> tuple[str, list[Edit]] | None:
+    """(``is_npu_available()``, the edits binding it) where the file has a library's NPU
+    check bound, or imports from its module on one line (the name is added there, in the
+    order the names are written); else None."""
+    table = npu_checks()
+    for module, name in table.items():
+        local = f.bindings.local_for(f"{module}.{name}")
+        if local and "." not in local:
+            return f"{local}()", []
+    for stmt in f.tree.body:
+        if not isinstance(stmt, ast.ImportFrom) or stmt.level or stmt.module not in table:
+            continue
+        name = table[stmt.module]
+        if name in f.bindings.names or stmt.lineno != stmt.end_lineno:
+            continue
+        names = stmt.names
+        if any(a.name == "*" for a in names):
+            continue
+        a, _ = f.span(names[0])
+        _, b = f.span(names[-1])
+        written = [f.source(x) for x in names]
+        if written == sorted(written):
+            new = ", ".join(sorted([*written, name]))
+        else:
+            new = ", ".join([*written, name])
+        return f"{name}()", [Edit(a, b, new)]
+    return None

@@ -1,0 +1,158 @@
+"""A device-choosing chain gains an NPU arm before its fallback; the CUDA arm stays (as
+peft's infer_device and Dolphin's detect_device were ported upstream)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from functools import partial
+
+from migrate.core.rules import default_rules
+from migrate.fix.rewrite import fix_text
+from migrate.fix.run import engine_scan
+
+RULES = list(default_rules())
+
+
+def port(code: str) -> str:
+    text, _, _, error = fix_text(
+        textwrap.dedent(code), "t.py", "python", RULES, partial(engine_scan, target="portable"), unsafe=False
+    )
+    assert error is None
+    ast.parse(text)
+    return text
+
+
+# peft/utils/other.py infer_device (before its NPU port)
+PEFT = """\
+    import torch
+
+
+    def is_xpu_available():
+        return False
+
+
+    def infer_device():
+        if torch.cuda.is_available():
+            torch_device = "cuda"
+        elif is_xpu_available():
+            torch_device = "xpu"
+        else:
+            torch_device = "cpu"
+        return torch_device
+    """
+
+
+def test_the_cuda_arm_stays_and_an_npu_arm_goes_before_the_fallback():
+    out = port(PEFT)
+    assert '    if torch.cuda.is_available():\n        torch_device = "cuda"\n' in out
+    assert (
+        '    elif is_xpu_available():\n        torch_device = "xpu"\n'
+        '    elif get_device_type() == "npu":\n        torch_device = "npu"\n'
+        '    else:\n        torch_device = "cpu"\n'
+    ) in out
+    assert out.count("def get_device_type()") == 1  # a script defines the helper it uses
+    assert port(out) == out
+    namespace: dict = {}
+    exec(compile(out, "t.py", "exec"), namespace)
+    import torch
+
+    assert namespace["infer_device"]() == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_a_returned_device_and_a_one_line_else():
+    code = """\
+        import torch
+
+
+        def detect_device(mps):
+            if torch.cuda.is_available():
+                return torch.device('cuda')
+            elif mps:
+                return torch.device('mps')
+            else: return torch.device('cpu')
+        """
+    out = port(code)
+    assert (
+        "    elif get_device_type() == 'npu':\n        return torch.device('npu')\n"
+        "    else: return torch.device('cpu')\n"
+    ) in out
+    assert "return torch.device('cuda')" in out
+
+
+def test_a_chain_without_a_fallback_gets_the_arm_at_its_end():
+    code = """\
+        import torch
+
+
+        class Args:
+            device = None
+
+            def __post_init__(self):
+                if self.device is None:
+                    if torch.cuda.is_available():
+                        self.device = "cuda"
+                    elif torch.xpu.is_available():
+                        self.device = "xpu"
+                print(self.device)
+        """
+    out = port(code)
+    assert (
+        '            elif torch.xpu.is_available():\n                self.device = "xpu"\n'
+        '            elif get_device_type() == "npu":\n                self.device = "npu"\n'
+        "        print(self.device)\n"
+    ) in out
+
+
+def test_other_arms_are_ported_in_place():
+    # more than the device in the CUDA arm, no alternative arm, or an NPU arm already there
+    code = """\
+        import torch
+
+
+        def a():
+            if torch.cuda.is_available():
+                torch.cuda.set_device(0)
+                return "cuda"
+            return "cpu"
+
+
+        def b():
+            device = "cpu"
+            if torch.cuda.is_available():
+                device = "cuda"
+            return device
+
+
+        def c(is_npu_available):
+            if torch.cuda.is_available():
+                return "cuda"
+            elif is_npu_available():
+                return "npu"
+            else:
+                return "cpu"
+        """
+    out = port(code)
+    assert "elif get_device_type()" not in out
+    assert "get_device_module().set_device(0)" in out
+    assert '    if torch.cuda.is_available():\n        return "cuda"\n    elif is_npu_available():' in out
+
+
+def test_the_arm_asks_the_library_the_file_already_imports_from():
+    # peft 0.4's infer_device, ported upstream with accelerate's own NPU check
+    code = PEFT.replace(
+        "    import torch\n\n\n    def is_xpu_available():\n        return False\n",
+        "    import torch\n    from accelerate.utils import is_xpu_available\n",
+    )
+    out = port(code)
+    assert out.startswith("import torch\nfrom accelerate.utils import is_npu_available, is_xpu_available\n")
+    assert '    elif is_npu_available():\n        torch_device = "npu"\n    else:\n' in out
+    assert "get_device_type" not in out
+    assert port(out) == out
+    # already bound (mmengine's own), under another name: used as it is, nothing imported
+    bound = port(
+        "import torch\nfrom mmengine.device import is_npu_available as npu_ok\n\n\n"
+        "def pick(mlu):\n    if torch.cuda.is_available():\n        return 'cuda'\n"
+        "    elif mlu:\n        return 'mlu'\n    return 'cpu'\n"
+    )
+    assert "    elif mlu:\n        return 'mlu'\n    elif npu_ok():\n        return 'npu'\n" in bound
