@@ -39,27 +39,7 @@ def portable_literal(
     default = _default_of(f, node)
     if default is not None:
         fix = lazy_default(f, spec.rule, *default, fix)
-    elif _cli_default(f, node):
-        fix = fix.held_back()
     return fix
-
-
-API_DEFAULT = "a default of the API: callers pass the device; --unsafe-fixes changes it"
-
-
-def _cli_default(f, node) -> bool:
-    """Is ``node`` the ``default=`` of a command-line option (``add_argument("--device",
-    default="cuda")``)? Like a parameter's default, it is part of the program's interface:
-    upstream ports keep it and users pass ``--device npu``."""
-    parent = f.parent(node)
-    if not isinstance(parent, ast.keyword) or parent.arg != "default":
-        return False
-    call = f.parent(parent)
-    return (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "add_argument"
-    )
 
 
 @declines
@@ -153,8 +133,10 @@ def _default_of(f, node) -> tuple[ast.AST, ast.arg, ast.AST] | None:
 def lazy_default(f, rule, fn, arg: ast.arg, default: ast.AST, fix: Fix) -> Fix | None:
     """A default that would ask the accelerator when the module is imported
     (``device="cuda"`` -> ``device=get_device_type()``) becomes ``None``, resolved on the
-    first line of the body, with --unsafe-fixes only: a parameter's default is part of the
-    function's API, which upstream NPU ports leave as it is (callers pass the device)::
+    first line of the body, as engineers write it. Upstream NPU ports of libraries often
+    leave such a default alone (their callers pass the device), but a default that keeps
+    naming CUDA sends every call that relies on it to CUDA: on an NPU host the program never
+    reaches the NPU (a script's ``train(model)``, timm train.py's ``--device``)::
 
         def f(x, device=None):
             if device is None:
@@ -186,8 +168,7 @@ def lazy_default(f, rule, fn, arg: ast.arg, default: ast.AST, fix: Fix) -> Fix |
         (start, end, text), more = widened
         edits.append(Edit(start, end, text))
         imports += more
-    fix = portable_fix(rule, edits, imports, f"`{name}=None`, then `{name} = {new}` in the body")
-    return fix.held_back()  # the default is part of the function's API: callers pass the device
+    return portable_fix(rule, edits, imports, f"`{name}=None`, then `{name} = {new}` in the body")
 
 
 def _admitting_none(f, ann: ast.expr | None) -> tuple[tuple[int, int, str], list[str]] | None:

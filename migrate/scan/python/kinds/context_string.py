@@ -28,7 +28,7 @@ from migrate.core.kinds import param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
 from migrate.core.schema import mapping, record, regex, strings
 from migrate.core.targets import template
-from migrate.scan.python.portable_strings import API_DEFAULT, portable_literal
+from migrate.scan.python.portable_strings import portable_literal
 from migrate.scan.python.pyfile import PyFile, partial_target
 
 _STRING_PREFIX = re.compile(r"[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
@@ -336,7 +336,4 @@ def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: b
                 fix = fix_for(
                     spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)], values
                 )
-    held = None
-    if fix is not None and fix.applicability == "unsafe" and spec.rule.category == "auto":
-        held = API_DEFAULT
-    f.report(spec.rule, start, end, values, fix, held=held)
+    f.report(spec.rule, start, end, values, fix)
