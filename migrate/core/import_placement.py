@@ -9,7 +9,10 @@ and no module-level name ``M`` is bound, in which case the binding is added.
 Placement: the line after the first top-level ``import torch...``/``from torch...``
 statement (after the ``import torch.x`` lines that directly follow it, as isort orders
 them); else after the module docstring and ``__future__`` imports; else before the
-first statement (so shebang, coding cookie and licence header stay on top).
+first statement (so shebang, coding cookie and licence header stay on top). Imports of
+the project's own modules go where isort puts them: among the file's imports of that
+package (relative ones among its relative imports, furthest first), else in a section of
+their own (a blank line apart) after the third-party imports and before the relative ones.
 """
 
 from __future__ import annotations
@@ -262,6 +265,7 @@ def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: s
     placed: dict[int, list[str]] = {}
     torchish = []
     gap: set[int] = set()  # insertions that open the standard library's section
+    sections: dict[int, str] = {}  # insertions that open a section: "before" / "after" a blank line
     for stmt in rest:
         m = _FROM.fullmatch(stmt)
         top = m.group(1).split(".")[0] if m else ""
@@ -272,15 +276,23 @@ def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: s
                 if std[1]:
                     gap.add(index.starts[std[0]])
                 continue
-        line = _project_anchor(tree, top, m.group(1)) if m and not top.startswith("torch") else None
+        line, opens = (
+            _project_anchor(tree, top, m.group(1)) if m and not top.startswith("torch") else (None, "")
+        )
         if line is None or line >= len(index.starts):
             torchish.append(stmt)
         else:
             placed.setdefault(index.starts[line], []).append(stmt)
+            if opens:
+                sections[index.starts[line]] = opens
     edit = import_edit(text, tree, torchish, new_code)
     nl = newline_of(text)
     for pos, stmts in placed.items():
         content = "".join(s + nl for s in stmts) + (nl if pos in gap else "")
+        if sections.get(pos) == "before":
+            content = nl + content
+        elif sections.get(pos) == "after":
+            content += nl
         if edit is not None and edit.start == pos and edit.end == pos and edit.content.endswith(nl):
             edit = Edit(pos, pos, edit.content + content)
         else:
@@ -326,12 +338,14 @@ def _top_of(node: ast.stmt) -> str:
     return ""
 
 
-def _project_anchor(tree: ast.Module, top: str, module: str = "") -> int | None:
-    """The line after which an import from ``module`` of the project's package ``top``
-    goes: where it sorts among the file's top-level ``from top...`` imports when those are
-    sorted (as isort keeps them), else after the last top-level import of ``top``, else
-    after the last of the file's leading imports (each on its own line, outside any block);
-    None where there is no such import."""
+def _project_anchor(tree: ast.Module, top: str, module: str = "") -> tuple[int | None, str]:
+    """(the line after which an import from ``module`` of the project's package ``top``
+    goes, and whether it opens an isort section: "before" / "after" a blank line, or "").
+    Where it sorts among the file's top-level ``from top...`` imports (relative ones: among
+    the file's relative imports, furthest first, as ruff's isort orders them) when those are
+    sorted, else after the last of them; without any, in a section of its own: the
+    project's before the file's relative imports, either after the file's last leading
+    import (each on its own line, outside any block); None where there is no import."""
     leading: list[ast.stmt] = []
     for i, node in enumerate(tree.body):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -339,19 +353,42 @@ def _project_anchor(tree: ast.Module, top: str, module: str = "") -> int | None:
         elif not ((i == 0 and _is_docstring(node)) or isinstance(node, (ast.Try, ast.If))):
             break
     if not leading:
+        return None, ""
+    relatives = [n for n in leading if getattr(n, "level", 0)]
+    if module.startswith("."):
+        level = len(module) - len(module.lstrip("."))
+        new_key: tuple = (-level, module[level:].lower())
+        same = relatives
+        keys: list[tuple] = [
+            (-getattr(n, "level", 0), (getattr(n, "module", None) or "").lower()) for n in same
+        ]
+    else:
+        new_key = (0, module.lower())
+        same = [n for n in leading if _top_of(n) == top and not getattr(n, "level", 0)]
+        same = [n for n in same if isinstance(n, ast.ImportFrom)] or same
+        keys = [(0, (getattr(n, "module", None) or "").lower()) for n in same]
+    start = len(same) - 1  # the sorted run the block ends with (a block after an `if` sorts alone)
+    while start > 0 and keys[start - 1] <= keys[start]:
+        start -= 1
+    if module and same and all(isinstance(n, ast.ImportFrom) for n in same):
+        after = next((n for n, k in zip(same[start:], keys[start:]) if k > new_key), None)
+        if after is not None and _line_before(tree, after) is not None:
+            return _line_before(tree, after), ""
+    if same:
+        return _line_after(tree, same[-1]), ""
+    if relatives and not module.startswith("."):
+        return _line_before(tree, relatives[0]), "after"
+    return _line_after(tree, leading[-1]), "before"
+
+
+def _line_before(tree: ast.Module, node: ast.stmt) -> int | None:
+    """The line an insertion before ``node`` goes after (None: ``node`` shares its line)."""
+    if any(other is not node and other.end_lineno == node.lineno for other in tree.body):
         return None
-    same = [n for n in leading if _top_of(n) == top and not getattr(n, "level", 0)]
-    froms = [n for n in same if isinstance(n, ast.ImportFrom)]
-    keys = [(n.module or "").lower() for n in froms]
-    if module and froms and keys == sorted(keys):
-        after = next((n for n, k in zip(froms, keys) if k > module.lower()), None)
-        if (
-            after is not None
-            and after.lineno > 1
-            and not any(other is not after and other.end_lineno == after.lineno for other in tree.body)
-        ):
-            return after.lineno - 1
-    node = (same or leading)[-1]
+    return node.lineno - 1
+
+
+def _line_after(tree: ast.Module, node: ast.stmt) -> int | None:
     if any(other is not node and other.lineno == node.end_lineno for other in tree.body):
         return None
     return node.end_lineno

@@ -31,6 +31,7 @@ from migrate.core.targets import TargetChoice
 from migrate.fix.annotate import annotate, strip_annotations
 from migrate.fix.applier import AppliedEdit, apply_fixes
 from migrate.fix.hoist import helper_calls, hoist
+from migrate.fix.prune import drop_unused_torch
 from migrate.fix.reformat import keep_formatted, line_limit
 from migrate.fix.verify import verify_python
 from migrate.scan.ruleset import RuleSet
@@ -170,6 +171,7 @@ def _rewrite(
         if kind == "python" and out.edits:  # after the annotations: they point at lines
             limit = line_limit(path, out.old_text)
             text = hoist(out.old_text, text, helper_calls([e.after for e in out.edits]), limit)
+            text = drop_unused_torch(out.old_text, text)
             text = keep_formatted(path, out.old_text, text, limit)
     out.new_text = text
     if text == out.old_text:

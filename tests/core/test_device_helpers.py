@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -130,3 +131,27 @@ def test_on_torch_2_14_cpu_and_emulated(tmp_path):
     assert cpu.stdout.split() == ["cpu", "True", "nccl"], cpu.stderr[-2000:]
     out = _emulated(str(TORCH214), tmp_path, {"MIGRATE_EMULATE_ANY_TORCH": "1"})
     assert out == '["npu", true, "npu", "hccl", "npu:0", true]'
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
+@pytest.mark.parametrize("convention", ["google", "numpy", "pep257"])
+def test_the_added_module_passes_docstring_and_import_order_lints(tmp_path, convention):
+    """kornia lints with pydocstyle (google) and isort: the added kornia/_device.py had two
+    multi-line summaries (D205, D209), and peft's, which builds on peft's infer_device, had
+    `import torch` and the first-party import in one block (I001)."""
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.ruff.lint]\n"
+        'select = ["D205", "D209", "D210", "D300", "D403", "E501", "I"]\n'
+        f'[tool.ruff.lint.pydocstyle]\nconvention = "{convention}"\n'
+        '[tool.ruff.lint.isort]\nknown-first-party = ["pkg"]\n'
+    )
+    (tmp_path / "m0.py").write_text(device_helpers.module_text())
+    (tmp_path / "m1.py").write_text(device_helpers.module_text(("pkg.utils", "infer")))
+    run = subprocess.run(
+        ["ruff", "check", "--output-format", "concise", "m0.py", "m1.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr

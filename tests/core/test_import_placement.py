@@ -43,3 +43,36 @@ def test_a_module_import_goes_where_it_sorts_among_sorted_project_imports():
 def test_isort_order_puts_constants_then_classes_then_functions():
     names = ["get_device", "DeviceSupport", "MAX", "batch_to_device", "Get"]
     assert sorted(names, key=isort_key) == ["MAX", "DeviceSupport", "Get", "batch_to_device", "get_device"]
+
+
+def test_a_relative_import_goes_where_it_sorts_among_the_relative_ones():
+    """accelerate/checkpointing.py: `from ._device import ...` went after `from .state`
+    (I001); the relative block after the `if` sorts on its own, `._device` first."""
+    text = (
+        "import torch\n\nfrom .utils import (\n    a,\n    b,\n)\n\n\n"
+        "if is_torch_xla_available():\n    import torch_xla.core.xla_model as xm\n\n"
+        "from .logging import get_logger\nfrom .state import PartialState\n\n\nlogger = 1\n"
+    )
+    out = add(text, "from ._device import get_device_module")
+    assert "    import torch_xla.core.xla_model as xm\n\nfrom ._device import get_device_module\n" in out
+    assert "from ._device import get_device_module\nfrom .logging import get_logger\n" in out
+    # peft/tuners/lora/layer.py: furthest first, as ruff's isort orders relative imports
+    layer = "import torch\n\nfrom peft.utils.other import transpose\n\nfrom .config import Config\nx = 1\n"
+    assert "from peft.utils.other import transpose\n\nfrom ...utils import infer_device\nfrom .config" in add(
+        layer, "from ...utils import infer_device"
+    )
+
+
+def test_the_first_import_of_the_package_opens_its_own_section():
+    """kornia/utils/_compat.py imports only torch and third-party modules: the project's
+    import goes in a section of its own after them (kornia lints with isort), and before a
+    file's relative imports where it has some."""
+    text = "import torch\nfrom packaging import version\nfrom torch import Tensor\n\n\ndef f():\n    pass\n"
+    assert add(text, "from kornia._device import get_device_module") == (
+        "import torch\nfrom packaging import version\nfrom torch import Tensor\n\n"
+        "from kornia._device import get_device_module\n\n\ndef f():\n    pass\n"
+    )
+    rel = "import torch\n\nfrom .ops import run\n\nx = 1\n"
+    assert add(rel, "from pkg._device import get_device_type") == (
+        "import torch\n\nfrom pkg._device import get_device_type\n\nfrom .ops import run\n\nx = 1\n"
+    )

@@ -69,7 +69,8 @@ def test_a_package_gets_one_helper_module_that_every_file_imports(tmp_path):
     assert "y = x.to(get_device_type())" in ops and "get_device_module().empty_cache()" in ops
     util = (tmp_path / "pkg" / "util.py").read_text()
     # one import style per package (a tie: absolute), whatever each file does itself
-    assert util.startswith("from .ops import run\nfrom pkg._device import get_device_type\n")
+    # in isort's order: the package's absolute imports, a blank line, then the relative ones
+    assert util.startswith("from pkg._device import get_device_type\n\nfrom .ops import run\n")
     assert "DEFAULT_DEVICE = get_device_type()" in util
     assert sorted(p.name for p in (tmp_path / "pkg").glob("*.py")) == [
         "__init__.py",

@@ -88,8 +88,9 @@ def _module_text(type_from: tuple[str, str] | None = None) -> str:
     while end < len(lines) and not lines[end].strip():
         end += 1
     alias = f"{name} as {NAMES['type']}" if name != NAMES["type"] else name
-    body = "".join(lines[:start]).rstrip("\n") + f"\nfrom {module} import {alias}\n\n\n"
-    return body.replace("\nimport torch\n\nfrom", "\nimport torch\nfrom") + "".join(lines[end:])
+    # the project's import in its own block after `import torch`, as isort places first-party code
+    body = "".join(lines[:start]).rstrip("\n") + f"\n\nfrom {module} import {alias}\n\n\n"
+    return body + "".join(lines[end:])
 
 
 @cache

@@ -19,16 +19,22 @@ def get_device_type() -> str:
 
 
 def get_device_module():
-    """torch.npu on an Ascend host, else torch.cuda (on a host without a GPU
-    its calls do what they did before the port: no-ops, zeros, errors)."""
+    """torch.npu on an Ascend host, else torch.cuda.
+
+    On a host without a GPU its calls do what they did before the port:
+    no-ops, zeros, errors.
+    """
     if get_device_type() == "npu":
         return torch.get_device_module("npu")
     return torch.cuda
 
 
 def get_amp_device_type() -> str:
-    """The device type for autocast and GradScaler: "cuda" without an
-    accelerator, so they stay disabled on a CPU-only host as before."""
+    """The device type for autocast and GradScaler.
+
+    "cuda" without an accelerator, so they stay disabled on a CPU-only host
+    as before.
+    """
     device_type = get_device_type()
     return "cuda" if device_type == "cpu" else device_type
 

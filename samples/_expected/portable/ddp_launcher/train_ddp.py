@@ -26,8 +26,11 @@ def get_device_type() -> str:
 
 
 def get_device_module():
-    """torch.npu on an Ascend host, else torch.cuda (on a host without a GPU
-    its calls do what they did before the port: no-ops, zeros, errors)."""
+    """torch.npu on an Ascend host, else torch.cuda.
+
+    On a host without a GPU its calls do what they did before the port:
+    no-ops, zeros, errors.
+    """
     if get_device_type() == "npu":
         return torch.get_device_module("npu")
     return torch.cuda

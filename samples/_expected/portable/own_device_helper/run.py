@@ -1,7 +1,5 @@
 """Train for one epoch and report where the weights ended up."""
 
-import torch
-
 from trainkit import get_torch_device
 from trainkit.train import build_model, train_epoch
 

@@ -2,6 +2,7 @@
 
 import torch
 import torch.nn.functional as F
+
 from fused_ops._device import get_device_type
 
 try:

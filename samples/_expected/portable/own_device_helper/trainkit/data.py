@@ -2,6 +2,7 @@
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
+
 from trainkit.accel import get_device_name, get_torch_device
 
 
