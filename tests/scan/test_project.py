@@ -139,7 +139,7 @@ def test_scan_reports_the_chosen_helpers_and_apply_uses_them(tmp_path):
     assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
     out = (tmp_path / "kit" / "train.py").read_text()
     assert out == (
-        "import torch\nfrom kit.accel import get_device_name, get_torch_device\n"
+        "import torch\n\nfrom kit.accel import get_device_name, get_torch_device\n"
         "x = torch.ones(2).to(get_device_name())\nget_torch_device().empty_cache()\n"
     )
     assert not (tmp_path / "kit" / "_device.py").exists()  # no second helper
