@@ -139,7 +139,7 @@ def test_scan_reports_the_chosen_helpers_and_apply_uses_them(tmp_path):
     assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
     out = (tmp_path / "kit" / "train.py").read_text()
     assert out == (
-        "import torch\n\nfrom kit.accel import get_device_name, get_torch_device\n"  # isort sections
+        "import torch\n\nfrom kit.accel import get_device_name, get_torch_device\n"
         "x = torch.ones(2).to(get_device_name())\nget_torch_device().empty_cache()\n"
     )
     assert not (tmp_path / "kit" / "_device.py").exists()  # no second helper
@@ -159,29 +159,3 @@ def test_npu_inside_a_word_is_not_an_npu_arm(tmp_path):
     )
     fd = context(tmp_path, ["m/model.py"]).for_file("m/model.py")
     assert set(fd.npu_arms) == {"is_npu_available", "NPUAccelerator"}
-
-
-def test_a_package_importing_a_smaller_sibling_without_helpers_keeps_its_own_module(tmp_path):
-    # torchchat's layout: torchchat/ (the project) and tokenizer/ (a few files) at the root,
-    # neither with device helpers: the port's module goes in torchchat, not in tokenizer
-    write(
-        tmp_path,
-        {
-            "tokenizer/__init__.py": "",
-            "tokenizer/base.py": "",
-            "torchchat/__init__.py": "",
-            "torchchat/cli/__init__.py": "",
-            "torchchat/cli/builder.py": "import torch\nfrom tokenizer.base import X\n"
-            "torch.cuda.empty_cache()\n",
-            "torchchat/generate.py": "",
-            "torchchat/model.py": "",
-            "train.py": "import torch\nimport torchchat\ntorch.cuda.empty_cache()\n",
-        },
-    )
-    ctx = context(tmp_path, ["torchchat/cli/builder.py", "train.py"])
-    assert ctx.for_file("torchchat/cli/builder.py").add_path == "torchchat/_device.py"
-    assert ctx.for_file("train.py").add_path == "torchchat/_device.py"  # a script: the package
-    # the smaller package importing the larger one still shares its module
-    write(tmp_path, {"tokenizer/base.py": "import torch\nimport torchchat\ntorch.cuda.empty_cache()\n"})
-    ctx = context(tmp_path, ["tokenizer/base.py"])
-    assert ctx.for_file("tokenizer/base.py").add_path == "torchchat/_device.py"
