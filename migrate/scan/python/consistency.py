@@ -93,15 +93,21 @@ def settle(f, findings: list) -> list:
         rest = [x for x in group if not _by_default(x, False)]
         if not safe or not rest:
             continue
-        strict = max(rest, key=lambda x: CATEGORY_RANK[x.category])
-        note = f"held back: {strict.rule} in the same statement needs review"
-        for x in safe:
-            if strict.category == "manual" or strict.fix is None:
-                raised[id(x)] = x.held_back("manual", None, note)
-            else:
-                raised[id(x)] = x.held_back(strict.category, x.fix.held_back(), note)
+        _hold(safe, rest, "in the same statement", raised)
     settled = [raised.get(id(x), x) for x in findings]
     return _guards(f, settled, [raised.get(id(x), x) for x in live], offsets)
+
+
+def _hold(safe: list, reasons: list, where: str, raised: dict[int, object]) -> None:
+    """Hold ``safe`` findings back behind the strictest of ``reasons`` (into ``raised``, by
+    id): its category, and no fix where it is manual or has none."""
+    strict = max(reasons, key=lambda x: CATEGORY_RANK[x.category])
+    note = f"held back: {strict.rule} {where} needs review"
+    for x in safe:
+        if strict.category == "manual" or strict.fix is None:
+            raised[id(x)] = x.held_back("manual", None, note)
+        else:
+            raised[id(x)] = x.held_back(strict.category, x.fix.held_back(), note)
 
 
 def _blocks(x) -> bool:
@@ -131,11 +137,5 @@ def _guards(f, settled: list, live: list, offsets: list[int]) -> list:
         blocking = [x for x in inside if _blocks(x)]
         if not blocking:
             continue
-        strict = max(blocking, key=lambda x: CATEGORY_RANK[x.category])
-        note = f"held back: {strict.rule} in the branch this test opens needs review"
-        for x in safe:
-            if strict.category == "manual" or strict.fix is None:
-                raised[id(x)] = x.held_back("manual", None, note)
-            else:
-                raised[id(x)] = x.held_back(strict.category, x.fix.held_back(), note)
+        _hold(safe, blocking, "in the branch this test opens", raised)
     return [raised.get(id(x), x) for x in settled]
