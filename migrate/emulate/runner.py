@@ -58,7 +58,7 @@ def run(command: list[str], target: str | None = None, cwd: Path | None = None) 
 
     check_torch()
     argv = resolve(command)
-    with tempfile.TemporaryDirectory(prefix="migrate-emulate-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="migrate-emulate-", ignore_cleanup_errors=True) as tmp:
         try:
             proc = subprocess.Popen(argv, env=environment(Path(tmp), target), cwd=cwd)
         except OSError as exc:
