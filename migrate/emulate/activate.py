@@ -199,7 +199,9 @@ def _write_part(folder: Path, rec, end: dict | None = None, worker: bool = False
 
     rank = os.environ.get("RANK", "0")
     data = part(rec, rank, sys.argv, torch.__version__, rec.judge.reg.version, end, worker)
-    folder.mkdir(parents=True, exist_ok=True)
+    # No mkdir: the run made the folder and removes it once it has merged the parts; a
+    # process that outlives the run (a spawn resource tracker, a detached child) finds it
+    # gone and writes nothing, rather than leaving a new folder behind.
     tmp = folder / f".part-{os.getpid()}.tmp"
     tmp.write_text(json.dumps(data), encoding="utf-8")
     os.replace(tmp, folder / f"part-{os.getpid()}.json")

@@ -222,3 +222,37 @@ def test_workers_stopped_by_their_parent_and_probes_are_not_failures(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert report["summary"]["failed_processes"] == 0, report["notes"]
     assert report["processes"] >= 4
+
+
+def test_a_process_that_outlives_the_run_leaves_nothing_behind(tmp_path):
+    # repro (torch 2.14 CI job, once): a process still writing its part while the run removed
+    # its folder ended `migrate run` with "Directory not empty"; a part written after the
+    # removal made the folder again and left it in the temporary directory
+    import time
+
+    late = "import time, torch; torch.ones(2, device='npu').sum(); time.sleep(2)"
+    body = f"import subprocess\nsubprocess.Popen([sys.executable, '-c', {late!r}])\n"
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    script = tmp_path / "prog.py"
+    script.write_text(NPU_WORK + body)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TMPDIR": str(temp)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate", "run", "-f", "none", "--", "python", str(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _late_child_done():
+        time.sleep(0.5)
+    time.sleep(1)  # the late process's exit writes
+    assert [p.name for p in temp.iterdir() if p.name.startswith("migrate-emulate-")] == []
+
+
+def _late_child_done() -> bool:
+    out = subprocess.run(["pgrep", "-f", "time.sleep\\(2\\)"], capture_output=True, text=True)
+    return not out.stdout.strip()
