@@ -19,12 +19,14 @@ _LINE = re.compile(r"import torch[ \t]*\r?\n")
 
 def drop_unused_torch(original: str, text: str) -> str:
     """``text`` without its top-level ``import torch`` line where the rewrite made it unused."""
+    if "import torch" not in text or "torch_npu" in text:
+        return text  # nothing to drop, or a file naming torch_npu: the author's (npu target)
     try:
         old, new = ast.parse(original), ast.parse(text)
     except SyntaxError:
         return text
-    if not _names_torch(old) or _names_torch(new) or _strings_name_torch(new) or "torch_npu" in text:
-        return text  # (torch_npu's own code: the npu target's, perf advice's: left to the author)
+    if not _names_torch(old) or _names_torch(new) or _strings_name_torch(new):
+        return text
     node = next((n for n in new.body if _plain_import_torch(n)), None)
     if node is None:
         return text
