@@ -125,7 +125,7 @@ def _failure(p: dict) -> str | None:
         return None
     code, exc = end.get("exit_code"), end.get("exception")
     what = []
-    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0 and -(2**31) <= code < 2**31:
         what.append(f"exited with code {code}")
     if isinstance(exc, str) and exc:
         what.append(f"raised {exc[:300]}")
@@ -135,7 +135,8 @@ def _failure(p: dict) -> str | None:
 def _failure_note(p: dict) -> str:
     command = p.get("command")
     shown = " ".join(str(a) for a in command[:4]) if isinstance(command, list) else "?"
-    return f"process {p.get('pid')} (rank {p.get('rank')}: {shown[:200]}) {_failure(p)}"
+    pid, rank = str(p.get("pid"))[:20], str(p.get("rank"))[:20]
+    return f"process {pid} (rank {rank}: {shown[:200]}) {_failure(p)}"
 
 
 def read_parts(folder: Path) -> list[dict]:

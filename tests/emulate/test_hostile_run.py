@@ -145,6 +145,13 @@ def test_unreadable_report_parts_are_left_out(tmp_path):
     report = merge(read_parts(tmp_path), ["x"], 0)
     assert report["processes"] == 1 and report["ops"] == {"aten::add": 2}
     assert report["summary"]["failed_processes"] == 0  # a part with no end key says nothing
+    # ends a program's processes could write over their parts: judged by what they hold
+    odd = [None, [], "x", {"exit_code": True}, {"exit_code": "1"}, {"exit_code": 10**100}, {"exception": 5}]
+    parts = [{**good, "pid": i, "end": end} for i, end in enumerate(odd)]
+    parts.append({**good, "pid": "p" * 1000, "rank": {"a": 1}, "command": "x", "end": {"exit_code": 2}})
+    report = merge(parts, ["x"], 0)
+    assert report["summary"]["failed_processes"] == 2, report["notes"]  # no end; exit code 2
+    assert all(len(n) < 400 for n in report["notes"]), report["notes"]
 
 
 def test_report_on_a_fifo_is_refused_before_the_program_starts(tmp_path, capsys):
