@@ -16,6 +16,7 @@ from migrate.commands import apply as apply_cmd
 from migrate.commands import bisect as bisect_cmd
 from migrate.commands import doctor as doctor_cmd
 from migrate.commands import ops as ops_cmd
+from migrate.commands import perf as perf_cmd
 from migrate.commands import precision as precision_cmd
 from migrate.commands import rules as rules_cmd
 from migrate.commands import run as run_cmd
@@ -61,6 +62,7 @@ for module in (
     sensitivity_cmd,
     doctor_cmd,
     bisect_cmd,
+    perf_cmd,
 ):
     module.register(app)
 

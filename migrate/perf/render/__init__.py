@@ -1,0 +1,20 @@
+"""Renderers of a perf Report, one module per format, found by name."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+
+from migrate.perf.model import Report
+
+FORMATS = ("text", "json", "markdown", "html")
+
+
+def render(report: Report, fmt: str) -> str:
+    """The report in format ``fmt`` (one of FORMATS)."""
+    if fmt == "json":
+        return json.dumps(report.to_json(), indent=2, allow_nan=False, default=str) + "\n"
+    module = importlib.import_module(f"migrate.perf.render.{fmt}")
+    fn: Callable[[Report], str] = getattr(module, f"render_{fmt}")
+    return fn(report)
