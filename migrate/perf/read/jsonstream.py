@@ -69,9 +69,11 @@ class _Bounded(io.RawIOBase):
         return len(data)
 
 
-def open_bounded(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> tuple[BinaryIO, BinaryIO]:
+def open_bounded(path: str | os.PathLike, limit: int | None = None) -> tuple[BinaryIO, BinaryIO]:
     """(file, stream): the regular file ``path`` opened without blocking, and a stream of
-    its (decompressed) bytes capped at ``limit``. TraceError for anything else."""
+    its (decompressed) bytes capped at ``limit`` (default MAX_FILE_BYTES). TraceError for
+    anything else."""
+    limit = MAX_FILE_BYTES if limit is None else limit
     reads.file(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
@@ -145,12 +147,13 @@ class _Text:
             try:
                 value, end = _DECODER.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
-                # a value cut by the chunk's end fails at the end, or as a string left open
-                incomplete = exc.pos >= len(self.buf) - 1 or exc.msg.startswith("Unterminated string")
-                if incomplete and self._grow():
+                # a value cut by the chunk's end fails near the end (a \uXXXX escape cut in
+                # two fails at its backslash), or as a string left open: read on and retry
+                left_open = exc.msg.startswith("Unterminated string")
+                at_end, where = exc.pos >= len(self.buf) - 1, self.base + exc.pos
+                if (left_open or exc.pos >= len(self.buf) - 8) and self._grow():
                     continue
-                where = self.base + exc.pos
-                if self.eof and incomplete:
+                if self.eof and (left_open or at_end):
                     raise TraceError(
                         f"cut short at character {where} (the JSON ends inside a value)"
                     ) from None
