@@ -9,7 +9,8 @@ A generated block sits between two HTML comments (invisible in rendered Markdown
 
 and holds what BLOCKS[NAME] renders from its registry: ONNX decompositions (README), the
 emulator's fused operators and optimizers (docs/emulate.md), the precision metrics
-(docs/precision.md) and the metric fields of a compare entry (docs/contracts.md §5). A new
+(docs/precision.md), the metric fields of a compare entry (docs/contracts.md §5) and the
+findings `migrate perf` knows (docs/perf.md). A new
 decomposition, fused op or metric shows up in the docs by running this; the freshness test
 (tests/meta/test_docs_current.py) fails until then. docs/rules.md is `migrate rules
 --format markdown`.
@@ -81,11 +82,22 @@ def metric_fields() -> str:
     return ", ".join(f'`"{f}"`' for f in fields())
 
 
+def perf_findings() -> str:
+    from migrate.perf.catalog import catalog
+
+    lines = ["", "| ID | name | kind | from | what it finds | fix made by |", "|---|---|---|---|---|---|"]
+    for e in catalog().values():
+        rule = f"`{e.rule}`" if e.rule else "-"
+        lines.append(f"| {e.id} | `{e.name}` | {e.kind} | {', '.join(e.sources)} | {e.title} | {rule} |")
+    return "\n".join(lines) + "\n"
+
+
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "decompositions": ("README.md", decompositions),
     "fused-ops": ("docs/emulate.md", fused_ops),
     "metrics": ("docs/precision.md", metrics),
     "metric-fields": ("docs/contracts.md", metric_fields),
+    "perf-findings": ("docs/perf.md", perf_findings),
 }
 
 

@@ -37,6 +37,9 @@ def run_cmd(
         load_aten(target)
     check_report(report, list(ctx.args))  # before the program starts, not after it ran
     result = run(list(ctx.args), target)
+    from migrate.perf.emulated import performance_section, render_section
+
+    result["performance"] = performance_section(result)
     if report is not None:
         try:
             write(result, report)
@@ -44,7 +47,7 @@ def run_cmd(
             typer.echo(f"migrate: error: {exc}", err=True)
             raise typer.Exit(result["exit_code"] or 2) from None
     if fmt == "text":
-        typer.echo(render_text(result), err=True)
+        typer.echo("\n".join([render_text(result), *render_section(result["performance"])]), err=True)
     elif fmt == "json":
         import json
 

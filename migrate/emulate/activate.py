@@ -58,6 +58,7 @@ class PartWriter:
             sum(rec.ops.values()),
             len(rec.findings),
             sum(r["count"] for r in list(rec.findings.values())),
+            rec.perf.state(),
             len(rec.notes),
             repr(self.end),
             self.worker,

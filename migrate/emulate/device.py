@@ -16,6 +16,16 @@ from migrate.emulate.current import index as _index
 DEVICE_NAME = "Ascend (emulated on CPU)"
 
 
+def set_compile_mode(jit_compile=True, *args, **kwargs) -> None:
+    """torch_npu.npu.set_compile_mode: the mode is kept for the run's performance section
+    (operators compiled per shape, PERF102), nothing else changes."""
+    from migrate.emulate.monitor import RECORD
+
+    rec = RECORD["current"]
+    if rec is not None:
+        rec.perf.jit_compile = bool(jit_compile)
+
+
 def current_device() -> int:
     return _CURRENT["device"]
 
@@ -100,7 +110,7 @@ def build_device_module() -> types.ModuleType:
         "get_device_properties": get_device_properties,
         "get_amp_supported_dtype": get_amp_supported_dtype,
         "get_device_capability": get_device_capability,
-        "set_compile_mode": lambda *a, **k: None,
+        "set_compile_mode": set_compile_mode,
         "is_jit_compile_false": lambda: True,
         "set_option": lambda *a, **k: None,
         "set_op_timeout_ms": lambda *a, **k: None,

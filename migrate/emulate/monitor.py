@@ -21,12 +21,32 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from migrate.emulate import modules
 from migrate.emulate.callsite import call_site, where
 from migrate.emulate.data import settings
+from migrate.emulate.perf import PerfRecord, watch_steps
 from migrate.emulate.tensor import HOST_SYNC_HOOKS, NpuTensor, _leaves, is_npu_device
 from migrate.ops.aten.judge import NO_KERNEL_REASON, namespace
 from migrate.ops.aten.rows import _host_sync
 from migrate.ops.aten.where import current_fused_backward, tag_fused
 
 SUPPORTED = "supported"
+
+
+def _site() -> str:
+    site = where(4)
+    return "<backward>" if site.startswith("<unknown>") and modules.current() == "<backward>" else site
+
+
+_VIEWS: dict = {}
+
+
+def _is_view(func) -> bool:
+    """A view or alias op (no kernel runs on the device): not a shape that compiles."""
+    got = _VIEWS.get(func)
+    if got is None:
+        schema = func._schema
+        got = _VIEWS[func] = any(r.alias_info is not None for r in schema.returns) and not schema.is_mutable
+    return got
+
+
 _METADATA = settings().metadata_ops
 
 
@@ -41,6 +61,7 @@ class Record:
         self.findings: dict[tuple, dict] = {}
         self.notes: list[str] = []
         self.suppress = 0
+        self.perf = PerfRecord()
 
     def add(
         self,
@@ -66,6 +87,8 @@ class Record:
                 "reason": reason,
             }
         row["count"] += 1
+        if kind == "host_sync":
+            self.perf.sync()
 
 
 RECORD: dict[str, Record | None] = {"current": None}
@@ -106,6 +129,7 @@ class DispatchMonitor(TorchDispatchMode):
             if verdict.status != SUPPORTED:
                 self._fallback(rec, name, verdict)
         rec.ops[name] = rec.ops.get(name, 0) + 1
+        rec.perf.op(name, flat, NpuTensor, _site, shaped=not _is_view(func))
         sync = _sync_reason(rec, func, name, args, kwargs)
         if sync:
             rec.add("host_sync", name, sync)
@@ -209,6 +233,7 @@ class FunctionMonitor(TorchFunctionMode):
         if op is None or not _on_npu(_leaves(kwargs, _leaves(args, [])), kwargs):
             return func(*args, **kwargs)
         rec.ops[op] = rec.ops.get(op, 0) + 1
+        rec.perf.op(op, _leaves(kwargs, _leaves(args, [])), NpuTensor, _site)
         sync = _host_sync(rec.judge, op, args)
         if sync:
             rec.add("host_sync", op, sync[1])
@@ -282,6 +307,7 @@ def start(target: str | None = None) -> Record:
         return RECORD["current"]
     rec = Record(target)
     RECORD["current"] = rec
+    watch_steps(rec.perf)
     modules.install()
     FunctionMonitor(rec).__enter__()
     DispatchMonitor(rec).__enter__()

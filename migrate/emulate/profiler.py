@@ -79,6 +79,11 @@ class profile:  # noqa: N801 - torch_npu's name
 
     def step(self):
         self.steps += 1
+        from migrate.emulate.monitor import RECORD
+
+        rec = RECORD["current"]
+        if rec is not None:
+            rec.perf.boundary()  # a step of the run's performance section (emulate/perf.py)
 
     def __enter__(self):
         return self.start()

@@ -47,6 +47,7 @@ def part(
         "ops": dict(sorted(rec.ops.items())),
         "findings": list(rec.findings.values()),
         "notes": list(rec.notes),
+        "perf": rec.perf.to_json(),
     }
 
 
@@ -84,6 +85,11 @@ def merge(parts: list[dict], command: list[str], exit_code: int, main_pid: int |
     if len(failed) > MAX_FAILED_NOTES:
         notes.append(f"{len(failed) - MAX_FAILED_NOTES} more processes failed")
     rows = sorted(findings.values(), key=lambda r: (list(KINDS).index(r["kind"]), r["op"], r["site"]))
+    perf = [
+        {"rank": p.get("rank"), "pid": p.get("pid"), **p["perf"]}
+        for p in parts
+        if isinstance(p.get("perf"), dict)
+    ]
     summary = {k: sum(1 for r in rows if r["kind"] == k) for k in KINDS}
     return {
         "tool": "ascend-migrate",
@@ -97,6 +103,7 @@ def merge(parts: list[dict], command: list[str], exit_code: int, main_pid: int |
         "ops": dict(sorted(ops.items())),
         "findings": rows,
         "notes": notes,
+        "perf": perf,
         "summary": {**summary, "npu_ops": sum(ops.values()), "failed_processes": len(failed)},
     }
 
