@@ -47,7 +47,7 @@ def run_cmd(
             typer.echo(f"migrate: error: {exc}", err=True)
             raise typer.Exit(result["exit_code"] or 2) from None
     if fmt == "text":
-        typer.echo("\n".join([render_text(result), *render_section(result["performance"])]), err=True)
+        typer.echo(render_text(result, render_section(result["performance"])), err=True)
     elif fmt == "json":
         import json
 

@@ -167,7 +167,9 @@ def read_parts(folder: Path) -> list[dict]:
     return parts
 
 
-def render_text(report: dict) -> str:
+def render_text(report: dict, section: list[str] | None = None) -> str:
+    """The report as text; ``section``: lines shown after the findings and notes, before the
+    closing summary (the performance section the command adds)."""
     lines = []
     s = report["summary"]
     for row in report["findings"]:
@@ -176,6 +178,7 @@ def render_text(report: dict) -> str:
             f"{row['site']}: {row['kind']}: {what} in {row['module']} (x{row['count']}): {row['reason']}"
         )
     lines += [f"note: {n}" for n in report["notes"]]
+    lines += section or []
     ran = (report.get("torch") or {}).get("build")
     if report.get("target"):
         lines.append(

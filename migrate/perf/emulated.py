@@ -185,14 +185,12 @@ def performance_section(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_section(section: dict[str, Any]) -> list[str]:
-    """Text lines of the section for the run's stderr report."""
-    from migrate.core.display import escape
-
+    """Text lines of the section for the run's stderr report (the report escapes them)."""
     lines = []
     for f in section["findings"]:
-        lines.append(f"{f['id']} {f['name']}: {escape(f['message'])}")
-        lines.append(f"    fix{' [' + f['rule'] + ']' if f['rule'] else ''}: {escape(f['fix'])}")
-        lines += [f"    at {escape(loc)}" for loc in f["locations"][:5]]
+        lines.append(f"{f['id']} {f['name']}: {f['message']}")
+        lines.append(f"    fix{' [' + f['rule'] + ']' if f['rule'] else ''}: {f['fix']}")
+        lines += [f"    at {loc}" for loc in f["locations"][:5]]
     steps = len({(s.get("rank"), s.get("step")) for s in section["steps"]})
     if lines:
         lines.insert(

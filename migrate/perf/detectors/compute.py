@@ -40,7 +40,7 @@ def aicpu_operators(a: Analysis) -> list[Finding]:
     seen = (
         "; ".join(dtypes[:4])
         if dtypes
-        else "the input dtypes are not in this profile (kernel_details.csv has them)"
+        else "not recorded here: kernel_details.csv's Input Data Types has them"
     )
     return [
         make(

@@ -4,12 +4,15 @@ lines), MFU, the compare with the reference, the gate, and what the profile lack
 
 from __future__ import annotations
 
+import textwrap
+
 from migrate.core.display import escape
 from migrate.perf.model import Report, StepBreakdown
 
 __all__ = ["render_text", "us"]
 
 MAX_STEP_ROWS = 12  # per rank; the rest are summarised
+WIDTH = 110  # findings are wrapped at this width
 
 
 def us(value: float | None) -> str:
@@ -86,8 +89,11 @@ def _findings(report: Report) -> list[str]:
         )
         saving = f"  [saves up to {us(f.saving_us)} per step]" if f.saving_us else ""
         rule = f" [{f.rule}]" if f.rule else ""
-        lines.append(f"{f.id} {f.name}{where}: {escape(f.message)}{saving}")
-        lines.append(f"    fix{rule}: {escape(f.fix)}")
+        head = f"{f.id} {f.name}{where}: {escape(f.message)}{saving}"
+        lines += textwrap.wrap(head, WIDTH, subsequent_indent="    ")
+        lines += textwrap.wrap(
+            f"fix{rule}: {escape(f.fix)}", WIDTH, initial_indent="    ", subsequent_indent="      "
+        )
         for loc in f.locations[:5]:
             lines.append(f"    at {escape(loc)}")
     return lines
