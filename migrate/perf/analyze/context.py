@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -131,17 +132,33 @@ class RankContext:
     def ops_in_steps(self) -> list[int]:
         return [i for w in self.windows for i in w.ops]
 
-    def host_ops_in(self, window: StepWindow, names: frozenset[str] | None = None) -> list[HostOp]:
-        """Host ops that start in ``window``'s host window (only those named in ``names``)."""
-        cols, strings = self.tl.host_ops.cols, self.tl.strings
-        wanted = None if names is None else {strings.id(n) for n in names} - {0}
-        out = []
-        for i in range(len(self.tl.host_ops)):
-            if wanted is not None and cols["name"][i] not in wanted:
-                continue
-            if window.host_start <= cols["start"][i] < window.host_end:
-                out.append(self.tl.host_ops.get(i))
+    @cached_property
+    def host_by_name(self) -> dict[int, list[int]]:
+        """name id -> indices of the host ops of that name (one pass, built on first use)."""
+        out: dict[int, list[int]] = {}
+        for i, name in enumerate(self.tl.host_ops.cols["name"]):
+            out.setdefault(name, []).append(i)
         return out
+
+    def host_ops_in(
+        self,
+        window: StepWindow,
+        names: frozenset[str] | None = None,
+        match: Callable[[str], bool] | None = None,
+    ) -> list[HostOp]:
+        """Host ops that start in ``window``'s host window whose name is in ``names`` or
+        passes ``match``, in time order. Only the ops of the wanted names are visited, so a
+        detector asking for a few names costs what those ops cost, not the trace."""
+        cols, strings = self.tl.host_ops.cols, self.tl.strings
+        ids = [
+            sid
+            for sid in self.host_by_name
+            if (names and strings[sid] in names) or (match and match(strings[sid]))
+        ]
+        lo, hi = window.host_start, window.host_end
+        found = [i for sid in ids for i in self.host_by_name[sid] if lo <= cols["start"][i] < hi]
+        found.sort(key=lambda i: cols["start"][i])
+        return [self.tl.host_ops.get(i) for i in found]
 
     def window_of_host(self, t: float) -> int:
         return self._window_at(t, [w.host_start for w in self.windows], strict=True)

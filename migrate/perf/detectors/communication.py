@@ -118,7 +118,7 @@ def unaligned_transfers(a: Analysis) -> list[Finding]:
 def sync_batchnorm(a: Analysis) -> list[Finding]:
     calls: list[HostOp] = []
     for w in a.ctx.windows:
-        calls.extend(op for op in a.ctx.host_ops_in(w) if op.name.startswith(SYNC_BN_OPS))
+        calls.extend(a.ctx.host_ops_in(w, match=lambda name: name.startswith(SYNC_BN_OPS)))
     steps = max(1, len(a.ctx.windows))
     if not calls or len(calls) / steps < limit("PERF306", "min_per_step"):
         return []

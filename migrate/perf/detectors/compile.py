@@ -26,7 +26,7 @@ COMPILED_REGIONS = ("Torch-Compiled Region", "CompiledFunction", "TorchDynamo Ca
 def _compile_calls(a: Analysis) -> tuple[list[HostOp], float]:
     calls: list[HostOp] = []
     for w in a.ctx.windows:
-        calls.extend(op for op in a.ctx.host_ops_in(w) if op.name.startswith(COMPILE_CALLS))
+        calls.extend(a.ctx.host_ops_in(w, match=lambda name: name.startswith(COMPILE_CALLS)))
     # aclopCompileAndExecute holds opCompile: count the outermost of each thread's calls
     calls.sort(key=lambda o: (o.tid, o.start, -o.dur))
     outer: list[HostOp] = []
@@ -96,7 +96,7 @@ def compiled_module(a: Analysis) -> list[Finding]:
         return []
     regions: list[HostOp] = []
     for w in a.ctx.windows:
-        regions.extend(op for op in a.ctx.host_ops_in(w) if op.name.startswith(COMPILED_REGIONS))
+        regions.extend(a.ctx.host_ops_in(w, match=lambda name: name.startswith(COMPILED_REGIONS)))
     if not regions:
         return []
     spent = sum(op.dur for op in regions) / max(1, len(a.ctx.windows))

@@ -78,9 +78,8 @@ def _sequences(a: Analysis) -> dict[int, list[HostOp]]:
     """thread -> its outermost aten ops in the steps, in time order."""
     by_tid: dict[int, list[HostOp]] = defaultdict(list)
     for w in a.ctx.windows:
-        for op in a.ctx.host_ops_in(w):
-            if op.name.startswith("aten::"):
-                by_tid[op.tid].append(op)
+        for op in a.ctx.host_ops_in(w, match=lambda name: name.startswith("aten::")):
+            by_tid[op.tid].append(op)
     out = {}
     for tid, ops in by_tid.items():
         ops.sort(key=lambda o: (o.start, -o.dur))

@@ -166,7 +166,7 @@ def slow_dataloader(a: Analysis) -> list[Finding]:
         return []
     loads = []
     for w in a.ctx.windows:
-        ops = [op for op in a.ctx.host_ops_in(w) if op.name.startswith(LOADER_PREFIX)]
+        ops = a.ctx.host_ops_in(w, match=lambda name: name.startswith(LOADER_PREFIX))
         loads.append(sum(op.dur for op in _outermost(ops)))
     spent = sum(loads) / max(1, len(loads))
     if not spent or spent / step_us < limit("PERF205", "min_share"):

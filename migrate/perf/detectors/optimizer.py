@@ -36,7 +36,7 @@ def unfused_optimizer(a: Analysis) -> list[Finding]:
     fused = fused_counterparts()
     found: dict[str, list] = {}
     for w in a.ctx.windows:
-        for op in a.ctx.host_ops_in(w):
+        for op in a.ctx.host_ops_in(w, match=lambda name: _STEP.fullmatch(name) is not None):
             m = _STEP.fullmatch(op.name)
             if m and m.group(1) in fused:
                 found.setdefault(m.group(1), []).append(op)
