@@ -17,6 +17,8 @@ In every case ``total_us`` = computing + communication not overlapped + free.
 
 from __future__ import annotations
 
+import bisect
+
 from migrate.perf.analyze.context import RankContext, StepWindow
 from migrate.perf.analyze.intervals import covered, length, union
 from migrate.perf.model import StepBreakdown
@@ -66,12 +68,13 @@ def _from_overlap(ctx: RankContext, rank) -> list[StepBreakdown]:
     spans = [(w.dev_start, w.dev_end, k) for k, w in enumerate(ctx.windows) if w.has_device]
     if len(ctx.windows) == 1 and not spans:
         spans = [(float("-inf"), float("inf"), 0)]
+    spans.sort()
+    starts = [lo for lo, _, _ in spans]
     for i in range(len(ctx.tl.overlap)):
         start = cols["start"][i]
-        for lo, hi, k in spans:
-            if lo <= start < hi:
-                sums[k][strings[cols["kind"][i]]] += cols["dur"][i]
-                break
+        j = bisect.bisect_right(starts, start) - 1
+        if j >= 0 and start < spans[j][1]:
+            sums[spans[j][2]][strings[cols["kind"][i]]] += cols["dur"][i]
     return [
         _row(
             rank,
