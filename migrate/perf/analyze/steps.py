@@ -73,6 +73,8 @@ def _from_overlap(ctx: RankContext, rank) -> list[StepBreakdown]:
     for i in range(len(ctx.tl.overlap)):
         start = cols["start"][i]
         j = bisect.bisect_right(starts, start) - 1
+        while j > 0 and start < spans[j - 1][1]:  # windows that overlap: the earlier step, as torch_npu
+            j -= 1
         if j >= 0 and start < spans[j][1]:
             sums[spans[j][2]][strings[cols["kind"][i]]] += cols["dur"][i]
     return [
