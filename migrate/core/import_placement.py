@@ -2,8 +2,9 @@
 
 A statement ``import M`` counts as present when the module imports M in any form
 (``import M``, ``import M as x``, ``from M import y``, ``import M.sub``) at module level,
-including inside a top-level ``try``/``if`` block — unless the new code spells ``M.``
-and no module-level name ``M`` is bound, in which case the binding is added.
+including inside a top-level ``try``/``if`` block — unless the new code names ``M``
+(``M.x``, ``getattr(M, ...)``) and no module-level name ``M`` is bound, in which case the
+binding is added.
 ``from M import n`` is present when ``n`` is imported from M (or ``*``).
 
 Placement: the line after the first top-level ``import torch...``/``from torch...``
@@ -72,7 +73,8 @@ def _missing(statement: str, have: ModuleImports, new_code: str) -> bool:
                 return True
             if alias.asname and alias.asname not in have.bound:
                 return True
-            if re.search(rf"(?<![\w.]){re.escape(name)}\.", new_code) and name not in have.bound:
+            named = re.search(rf"(?<![\w.]){re.escape(name)}(?:\.|\b(?!\s*=))", new_code)
+            if named and name not in have.bound:
                 return True
         return False
     if isinstance(node, ast.ImportFrom):
@@ -394,6 +396,18 @@ def _line_after(tree: ast.Module, node: ast.stmt) -> int | None:
     return node.end_lineno
 
 
+def _before_torch_submodules(tree: ast.Module) -> int | None:
+    """The line index before the file's first torch import where that is not ``import
+    torch`` itself (``import torch.x``, ``from torch.x import y``: isort puts ``import
+    torch`` above both), else None."""
+    if guarded_torch_import(tree) is not None:
+        return None
+    first = next((n for n in tree.body if _is_torch_import(n)), None)
+    if first is None or (isinstance(first, ast.Import) and any(a.name == "torch" for a in first.names)):
+        return None
+    return _line_before(tree, first)
+
+
 def import_edit(text: str, tree: ast.Module, statements: list[str], new_code: str = "") -> Edit | None:
     """The one insertion that adds the missing ``statements`` to ``text``, or None."""
     have = module_imports(tree)
@@ -407,6 +421,9 @@ def import_edit(text: str, tree: ast.Module, statements: list[str], new_code: st
         return None
     nl = newline_of(text)
     index = LineIndex(text)
+    ahead = _before_torch_submodules(tree) if wanted == ["import torch"] else None
+    if ahead is not None:  # isort: `import torch` sorts before `import torch.distributed`
+        return Edit(index.starts[ahead], index.starts[ahead], "import torch" + nl)
     after, before = _anchor(tree)
     guarded = guarded_torch_import(tree)
     indent = " " * guarded.col_offset if guarded is not None else ""

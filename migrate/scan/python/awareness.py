@@ -30,6 +30,7 @@ import re
 from dataclasses import replace
 
 from migrate.scan.npu_names import names_npu
+from migrate.scan.python.npu_checks import bound_check, own_check
 from migrate.scan.python.spans import SpanIndex
 
 _CUDA_FN = re.compile(r"cuda|rocm|(?<![a-z])hip(?![a-z])|nccl|nvml|nvidia", re.IGNORECASE)
@@ -267,7 +268,9 @@ _OWN_FORM_TYPES = (ast.Compare, ast.Call, ast.BoolOp, ast.IfExp)  # what _own_fo
 def _own_form(f, node) -> bool:
     """A form a portable port writes, recognised exactly: `x in ("cuda", "npu")`,
     `s.startswith(("cuda", "npu"))`, `("cuda" in d or "npu" in d)`, and the NPU arms
-    `(A if get_device_type() == "npu" else B)` (with the file's type helper)."""
+    `(A if get_device_type() == "npu" else B)` (with the file's type helper), `A if
+    is_npu_available() else B` and `torch.cuda.is_available() or is_npu_available()` (with
+    the file's NPU check)."""
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
         return _pair(node.comparators[0])
     if (
@@ -278,6 +281,9 @@ def _own_form(f, node) -> bool:
     ):
         return _pair(node.args[0])
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
+        first = node.values[0]
+        if _check_call(f, node.values[1]) and isinstance(first, ast.Call) and not first.args:
+            return f.qualname(first.func) == "torch.cuda.is_available"  # `... or is_npu_available()`
         consts = [
             v.left.value
             for v in node.values
@@ -288,6 +294,8 @@ def _own_form(f, node) -> bool:
         return set(consts) in _OWN_PAIRS
     if isinstance(node, ast.IfExp):
         test = node.test
+        if _check_call(f, test):  # `"npu" if is_npu_available() else "cuda"`
+            return True
         return (
             isinstance(test, ast.Compare)
             and isinstance(test.ops[0], ast.Eq)
@@ -300,6 +308,16 @@ def _own_form(f, node) -> bool:
             or _imported_type_helper(f, test)
         )
     return False
+
+
+def _check_call(f, node) -> bool:
+    """A call of the file's NPU check (migrate/scan/python/npu_checks.py): a library's it
+    imports, or a function of its own named as one."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args):
+        return False
+    name = node.func.id
+    own = own_check(f)
+    return name == bound_check(f) or (own is not None and own.name == name)
 
 
 def _imported_type_helper(f, test) -> bool:

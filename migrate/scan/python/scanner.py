@@ -145,13 +145,14 @@ def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
     users = [x for x in findings if uses.get(id(x))]
     if not users:
         return findings
-    first = min(e.start for x in users for e in fixes[id(x)].edits)
+    first = min(e.start for x in users for e in fixes[id(x)].edits if calls.search(e.content))
     try:
-        edit = f.devices.definitions_edit(set().union(*uses.values()), first)
+        made = f.devices.definitions_edit(set().union(*uses.values()), first)
     except Unspellable as exc:
         return [x.for_a_person(f"portable: {exc}") if uses.get(id(x)) else x for x in findings]
-    if edit is None:
+    if made is None:
         return findings
+    edit, imports = made
     out = []
     for x in findings:
         if uses.get(id(x)):
@@ -160,6 +161,7 @@ def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
             fix = replace(
                 own,
                 edits=[*own.edits, edit],
+                imports=list(dict.fromkeys([*own.imports, *imports])),
                 description=f"{own.description}; defines {names} after the imports",
             )
             x = x.with_fix(fix.locate(f.index))
