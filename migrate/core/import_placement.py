@@ -408,6 +408,33 @@ def _before_torch_submodules(tree: ast.Module) -> int | None:
     return _line_before(tree, first)
 
 
+def _third_party_place(tree: ast.Module) -> tuple[int, bool] | None:
+    """(line index, opens a section) where ``import torch`` goes in a file without a torch
+    import, as isort sorts it: among the file's leading third-party imports (straight
+    imports first, by name), else in a section of its own after the standard library's;
+    None where the file has no leading imports or they share lines with other code."""
+    leading: list[ast.stmt] = []
+    for i, node in enumerate(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            leading.append(node)
+        elif not (i == 0 and _is_docstring(node)):
+            break
+    if not leading or any(n.lineno != n.end_lineno or _line_before(tree, n) is None for n in leading):
+        return None
+    if any(_is_torch_import(n) for n in _toplevel(tree.body)):
+        return None
+    third = [n for n in leading if _top_of(n) not in _STDLIB and not getattr(n, "level", 0)]
+    for n in third:
+        if isinstance(n, ast.ImportFrom) or _top_of(n).lower() > "torch":
+            return n.lineno - 1, False
+    if third:
+        return third[-1].end_lineno or third[-1].lineno, False
+    std = [n for n in leading if _top_of(n) in _STDLIB and _top_of(n) != "__future__"]
+    if not std:
+        return None
+    return std[-1].end_lineno or std[-1].lineno, True
+
+
 def import_edit(text: str, tree: ast.Module, statements: list[str], new_code: str = "") -> Edit | None:
     """The one insertion that adds the missing ``statements`` to ``text``, or None."""
     have = module_imports(tree)
@@ -424,6 +451,10 @@ def import_edit(text: str, tree: ast.Module, statements: list[str], new_code: st
     ahead = _before_torch_submodules(tree) if wanted == ["import torch"] else None
     if ahead is not None:  # isort: `import torch` sorts before `import torch.distributed`
         return Edit(index.starts[ahead], index.starts[ahead], "import torch" + nl)
+    section = _third_party_place(tree) if wanted == ["import torch"] else None
+    if section is not None:  # isort: a third-party import, after the standard library's
+        line, opens = section
+        return Edit(index.starts[line], index.starts[line], (nl if opens else "") + "import torch" + nl)
     after, before = _anchor(tree)
     guarded = guarded_torch_import(tree)
     indent = " " * guarded.col_offset if guarded is not None else ""

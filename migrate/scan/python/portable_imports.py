@@ -64,14 +64,20 @@ def _uses(f, local: str) -> list[ast.Name] | None:
 def _module_form(f, m, node: ast.Name, values: dict) -> Fix | None:
     """``GradScaler`` (from torch.cuda.amp) -> ``<device module>.amp.GradScaler``: where the
     generic call is newer than the torch the code supports."""
-    if not m.qualname.startswith(CUDA_MODULE + "."):
-        return None
+    parent = f.parent(node)
+    called = isinstance(parent, ast.Call) and parent.func is node
+    if not m.qualname.startswith(CUDA_MODULE + ".") or not (called or _decorates(parent, node)):
+        return None  # a reference kept or passed on: which object it means is a person's call
     code, imports = spell(f, "{device_module}", quote_for(f, node), node)
     if " if " in code and not code.startswith("("):
         code = f"({code})"
     new = code + m.qualname[len(CUDA_MODULE) :]
     start, end = f.span(node)
     return portable_fix(m.entry.rule, [Edit(start, end, new)], imports, f"`{new}`")
+
+
+def _decorates(parent, node) -> bool:
+    return any(d is node for d in getattr(parent, "decorator_list", ()))
 
 
 def _drop(f, stmt: ast.ImportFrom, alias: ast.alias) -> Edit | None:
@@ -85,6 +91,8 @@ def _drop(f, stmt: ast.ImportFrom, alias: ast.alias) -> Edit | None:
     if f.text[line_start:start].strip() or f.text[end : end + 1] not in ("\n", "\r", ""):
         return None  # not a statement on its own line
     if len(stmt.names) == 1:
+        if f.bindings.local_for("torch") is None:  # the generic forms need it: it takes the line
+            return Edit(start, end, "import torch")
         stop = end + (2 if f.text[end : end + 2] == "\r\n" else 1 if f.text[end : end + 1] else 0)
         return Edit(line_start, stop, "")
     if stmt.lineno != stmt.end_lineno:
