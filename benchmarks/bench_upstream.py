@@ -88,9 +88,20 @@ _FOLDS = [
 ]
 
 
+# a device spelled around an NPU check counts as the spelling it chooses
+_CHOICES = [
+    (r"\(?\b\w+\.npu if \w+\(\) else \w+\.cuda\)?", "torch.npu"),
+    (r'"npu" if \w+\(\) else "cuda"', '"npu"'),
+    (r'"hccl" if \w+\(\) else "nccl"', '"hccl"'),
+]
+
+
 def fold(line: str) -> str:
     """A line as compared: quotes as one, spaces gone, device spellings folded."""
-    text = re.sub(r"\s+", "", line.replace("'", '"'))
+    text = re.sub(r"\s+", " ", line.replace("'", '"'))
+    for pattern, token in _CHOICES:
+        text = re.sub(pattern, token, text)
+    text = text.replace(" ", "")
     for pattern, token in _FOLDS:
         text = re.sub(pattern, token, text)
     return text

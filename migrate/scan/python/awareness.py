@@ -116,6 +116,8 @@ def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
     arms = _npu_arms(f) if portable else set()
     cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))
     proven = portable and '"cuda"' in text.replace("'", '"')
+    out.aware += _nvidia_only(f, nodes)
+    out.aware += _needs_no_port(f, nodes)
     if not (has_npu or portable):
         return out
     if has_npu:
@@ -161,6 +163,69 @@ def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
         ):
             out.renames.append((*f.span(node), node.name))
     return out
+
+
+_NVIDIA = re.compile(r"pynvml|\bnvml|nvidia-smi|nvidia_smi|\bhorovod|\bhvd\.", re.IGNORECASE)
+_NVIDIA_ONLY = "NVIDIA-only code (NVML, nvidia-smi, Horovod): it never runs on an NPU"
+
+
+def _nvidia_only(f, nodes) -> list[tuple[int, int, str]]:
+    """Regions that stay as written in every target: a block that asks NVML or nvidia-smi or
+    runs Horovod (opening its CUDA test to the NPU would run NVIDIA-only code there), and a
+    constant naming a backend itself (ignite's ``NCCL = "nccl"``: a name, not a choice)."""
+    out = []
+    if _NVIDIA.search(f.text):
+        for node in nodes(ast.If):  # only under a test that CUDA (or NVML) is there
+            if _NVIDIA.search(f.source(node)) and (
+                _CUDA_WORD.search(f.source(node.test)) or _NVIDIA.search(f.source(node.test))
+            ):
+                out.append((f.span(node)[0], f.span(node.body[-1])[1], _NVIDIA_ONLY))  # not its else
+        for node in nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+            if _NVIDIA.search(node.name):
+                out.append((*f.span(node), _NVIDIA_ONLY))
+    for node in nodes(ast.Assign):
+        value = node.value
+        if (
+            len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(value, ast.Constant)
+            and isinstance(value.value, str)
+            and node.targets[0].id.lower() == value.value.lower()
+            and _CUDA_WORD.search(value.value)
+        ):
+            out.append((*f.span(node), f"`{node.targets[0].id}` names the {value.value} backend itself"))
+    return out
+
+
+def _needs_no_port(f, nodes) -> list[tuple[int, int, str]]:
+    """Code that needs no port, in every target: a type check's class (``isinstance(x,
+    torch.cuda.FloatTensor)`` only asks), and a fallback for an older torch (the ``except
+    ImportError`` arm of ``try: from torch.amp import GradScaler``: torch_npu's torch has
+    the name, the fallback never runs)."""
+    out = []
+    for node in nodes(ast.Call):
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id in ("isinstance", "issubclass")
+            and len(node.args) == 2
+        ):
+            out.append((*f.span(node.args[1]), "a type check, which runs nothing on the device"))
+    for node in nodes(ast.Try):
+        if not any(_imports_torch(s) for s in node.body):
+            continue
+        for handler in node.handlers:
+            if handler.body and _catches_import_error(handler):
+                start, end = f.span(handler.body[0])[0], f.span(handler.body[-1])[1]
+                out.append(
+                    (start, end, "a fallback for an older torch: it never runs with torch_npu's torch")
+                )
+    return out
+
+
+def _imports_torch(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.ImportFrom):
+        return not stmt.level and (stmt.module or "").split(".")[0] == "torch"
+    return isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "torch" for a in stmt.names)
 
 
 # every node type the loop at the end of regions() looks at
