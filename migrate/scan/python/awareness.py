@@ -166,7 +166,10 @@ def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
 
 
 _NVIDIA = re.compile(r"pynvml|\bnvml|nvidia-smi|nvidia_smi|\bhorovod|\bhvd\.", re.IGNORECASE)
+_HOROVOD = re.compile(r"\bhorovod|\bhvd\.")
+_NVML = re.compile(r"pynvml|\bnvml|nvidia-smi|nvidia_smi", re.IGNORECASE)
 _NVIDIA_ONLY = "NVIDIA-only code (NVML, nvidia-smi, Horovod): it never runs on an NPU"
+_NVIDIA_DEF_LINES = 60  # a def this short that asks NVML is an NVML tool, not a program
 
 
 def _nvidia_only(f, nodes) -> list[tuple[int, int, str]]:
@@ -180,21 +183,36 @@ def _nvidia_only(f, nodes) -> list[tuple[int, int, str]]:
                 _CUDA_WORD.search(f.source(node.test)) or _NVIDIA.search(f.source(node.test))
             ):
                 out.append((f.span(node)[0], f.span(node.body[-1])[1], _NVIDIA_ONLY))  # not its else
-        for node in nodes(ast.FunctionDef, ast.AsyncFunctionDef):
-            if _NVIDIA.search(node.name):
-                out.append((*f.span(node), _NVIDIA_ONLY))
+        for node in nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            lines = (node.end_lineno or node.lineno) - node.lineno
+            source = f.source(node)
+            tool = lines <= _NVIDIA_DEF_LINES and _NVML.search(source) and _tests_cuda(f, node)
+            horovod = isinstance(node, ast.ClassDef) and _HOROVOD.search(source)  # Horovod has no NPU
+            if _NVIDIA.search(node.name) or tool or horovod:
+                out.append((*f.span(node), _NVIDIA_ONLY))  # ignite's GpuInfo: an NVML tool
     for node in nodes(ast.Assign):
         value = node.value
+        named = (
+            value.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str)
+            else value.attr
+            if isinstance(value, ast.Attribute)
+            else None
+        )
         if (
-            len(node.targets) == 1
+            named
+            and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
-            and isinstance(value, ast.Constant)
-            and isinstance(value.value, str)
-            and node.targets[0].id.lower() == value.value.lower()
-            and _CUDA_WORD.search(value.value)
-        ):
-            out.append((*f.span(node), f"`{node.targets[0].id}` names the {value.value} backend itself"))
+            and node.targets[0].id.lower() == named.lower()
+            and _CUDA_WORD.search(named)
+        ):  # `NCCL = "nccl"`, `NCCL = dist.Backend.NCCL`
+            out.append((*f.span(node), f"`{node.targets[0].id}` names the {named} backend itself"))
     return out
+
+
+def _tests_cuda(f, node) -> bool:
+    """Does the def hold an ``if`` that asks for CUDA (it guards itself to NVIDIA hosts)?"""
+    return any(isinstance(n, ast.If) and _CUDA_WORD.search(f.source(n.test)) for n in ast.walk(node))
 
 
 def _needs_no_port(f, nodes) -> list[tuple[int, int, str]]:
