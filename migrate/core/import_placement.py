@@ -305,17 +305,24 @@ def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: s
 _STDLIB = frozenset(sys.stdlib_module_names)
 
 
-def _stdlib_anchor(tree: ast.Module) -> tuple[int, bool] | None:
-    """(line index, opens a section) where a standard-library import goes, as isort places
-    it: after the last standard-library import among the file's leading imports, else
-    before the first of them that is not ``__future__`` (then a blank line follows it);
-    None where the file has no leading imports."""
+def _leading_imports(tree: ast.Module) -> list[ast.stmt]:
+    """The module's import statements before its first other statement (a docstring
+    aside)."""
     leading: list[ast.stmt] = []
     for i, node in enumerate(tree.body):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             leading.append(node)
         elif not (i == 0 and _is_docstring(node)):
             break
+    return leading
+
+
+def _stdlib_anchor(tree: ast.Module) -> tuple[int, bool] | None:
+    """(line index, opens a section) where a standard-library import goes, as isort places
+    it: after the last standard-library import among the file's leading imports, else
+    before the first of them that is not ``__future__`` (then a blank line follows it);
+    None where the file has no leading imports."""
+    leading = _leading_imports(tree)
     std = [
         n
         for n in leading
@@ -413,12 +420,7 @@ def _third_party_place(tree: ast.Module) -> tuple[int, bool] | None:
     import, as isort sorts it: among the file's leading third-party imports (straight
     imports first, by name), else in a section of its own after the standard library's;
     None where the file has no leading imports or they share lines with other code."""
-    leading: list[ast.stmt] = []
-    for i, node in enumerate(tree.body):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            leading.append(node)
-        elif not (i == 0 and _is_docstring(node)):
-            break
+    leading = _leading_imports(tree)
     if not leading or any(n.lineno != n.end_lineno or _line_before(tree, n) is None for n in leading):
         return None
     if any(_is_torch_import(n) for n in _toplevel(tree.body)):
