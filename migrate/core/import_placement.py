@@ -2,8 +2,9 @@
 
 A statement ``import M`` counts as present when the module imports M in any form
 (``import M``, ``import M as x``, ``from M import y``, ``import M.sub``) at module level,
-including inside a top-level ``try``/``if`` block — unless the new code spells ``M.``
-and no module-level name ``M`` is bound, in which case the binding is added.
+including inside a top-level ``try``/``if`` block — unless the new code names ``M``
+(``M.x``, ``getattr(M, ...)``) and no module-level name ``M`` is bound, in which case the
+binding is added.
 ``from M import n`` is present when ``n`` is imported from M (or ``*``).
 
 Placement: the line after the first top-level ``import torch...``/``from torch...``
@@ -72,7 +73,8 @@ def _missing(statement: str, have: ModuleImports, new_code: str) -> bool:
                 return True
             if alias.asname and alias.asname not in have.bound:
                 return True
-            if re.search(rf"(?<![\w.]){re.escape(name)}\.", new_code) and name not in have.bound:
+            named = re.search(rf"(?<![\w.]){re.escape(name)}(?:\.|\b(?!\s*=))", new_code)
+            if named and name not in have.bound:
                 return True
         return False
     if isinstance(node, ast.ImportFrom):
@@ -303,17 +305,24 @@ def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: s
 _STDLIB = frozenset(sys.stdlib_module_names)
 
 
-def _stdlib_anchor(tree: ast.Module) -> tuple[int, bool] | None:
-    """(line index, opens a section) where a standard-library import goes, as isort places
-    it: after the last standard-library import among the file's leading imports, else
-    before the first of them that is not ``__future__`` (then a blank line follows it);
-    None where the file has no leading imports."""
+def _leading_imports(tree: ast.Module) -> list[ast.stmt]:
+    """The module's import statements before its first other statement (a docstring
+    aside)."""
     leading: list[ast.stmt] = []
     for i, node in enumerate(tree.body):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             leading.append(node)
         elif not (i == 0 and _is_docstring(node)):
             break
+    return leading
+
+
+def _stdlib_anchor(tree: ast.Module) -> tuple[int, bool] | None:
+    """(line index, opens a section) where a standard-library import goes, as isort places
+    it: after the last standard-library import among the file's leading imports, else
+    before the first of them that is not ``__future__`` (then a blank line follows it);
+    None where the file has no leading imports."""
+    leading = _leading_imports(tree)
     std = [
         n
         for n in leading
@@ -394,6 +403,40 @@ def _line_after(tree: ast.Module, node: ast.stmt) -> int | None:
     return node.end_lineno
 
 
+def _before_torch_submodules(tree: ast.Module) -> int | None:
+    """The line index before the file's first torch import where that is not ``import
+    torch`` itself (``import torch.x``, ``from torch.x import y``: isort puts ``import
+    torch`` above both), else None."""
+    if guarded_torch_import(tree) is not None:
+        return None
+    first = next((n for n in tree.body if _is_torch_import(n)), None)
+    if first is None or (isinstance(first, ast.Import) and any(a.name == "torch" for a in first.names)):
+        return None
+    return _line_before(tree, first)
+
+
+def _third_party_place(tree: ast.Module) -> tuple[int, bool] | None:
+    """(line index, opens a section) where ``import torch`` goes in a file without a torch
+    import, as isort sorts it: among the file's leading third-party imports (straight
+    imports first, by name), else in a section of its own after the standard library's;
+    None where the file has no leading imports or they share lines with other code."""
+    leading = _leading_imports(tree)
+    if not leading or any(n.lineno != n.end_lineno or _line_before(tree, n) is None for n in leading):
+        return None
+    if any(_is_torch_import(n) for n in _toplevel(tree.body)):
+        return None
+    third = [n for n in leading if _top_of(n) not in _STDLIB and not getattr(n, "level", 0)]
+    for n in third:
+        if isinstance(n, ast.ImportFrom) or _top_of(n).lower() > "torch":
+            return n.lineno - 1, False
+    if third:
+        return third[-1].end_lineno or third[-1].lineno, False
+    std = [n for n in leading if _top_of(n) in _STDLIB and _top_of(n) != "__future__"]
+    if not std:
+        return None
+    return std[-1].end_lineno or std[-1].lineno, True
+
+
 def import_edit(text: str, tree: ast.Module, statements: list[str], new_code: str = "") -> Edit | None:
     """The one insertion that adds the missing ``statements`` to ``text``, or None."""
     have = module_imports(tree)
@@ -407,6 +450,13 @@ def import_edit(text: str, tree: ast.Module, statements: list[str], new_code: st
         return None
     nl = newline_of(text)
     index = LineIndex(text)
+    ahead = _before_torch_submodules(tree) if wanted == ["import torch"] else None
+    if ahead is not None:  # isort: `import torch` sorts before `import torch.distributed`
+        return Edit(index.starts[ahead], index.starts[ahead], "import torch" + nl)
+    section = _third_party_place(tree) if wanted == ["import torch"] else None
+    if section is not None:  # isort: a third-party import, after the standard library's
+        line, opens = section
+        return Edit(index.starts[line], index.starts[line], (nl if opens else "") + "import torch" + nl)
     after, before = _anchor(tree)
     guarded = guarded_torch_import(tree)
     indent = " " * guarded.col_offset if guarded is not None else ""

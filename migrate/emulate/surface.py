@@ -84,6 +84,8 @@ def build_tree() -> dict[str, types.ModuleType]:
     for mod, obj in modules.items():
         for leaf in sorted(surf.names(mod) | kids.get(mod, set())):
             qual = f"{mod}.{leaf}"
+            if qual in modules and getattr(modules[qual], "__on_import__", None) is not None:
+                continue  # `from torch_npu.contrib import transfer_to_npu` must import it: its hook runs
             if qual in modules:
                 setattr(obj, leaf, modules[qual])
             elif qual in impl:

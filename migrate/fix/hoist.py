@@ -8,6 +8,11 @@ that function, as maintainers do there::
     torch_device = get_torch_device_namespace()
     log.info(f"peak: {torch_device.max_memory_allocated() / 1e9:.02f} GB")
 
+A script's port spells the module through its NPU check (``(torch.npu if
+is_npu_available() else torch.cuda).synchronize()``); a function using that twice, or
+overflowing a line with it, binds it once the same way
+(``torch_device = torch.npu if is_npu_available() else torch.cuda``).
+
 The binding goes before the first statement that uses it, in the innermost block holding every
 use, at that statement's indentation. Only calls on lines the port changed are hoisted, only
 inside functions (a module's top level is left as written), and never where the function
@@ -26,6 +31,8 @@ from migrate.scan.python.bindings import chain_parts
 NAME = "torch_device"
 # a zero-argument call of a device-module helper, used for an attribute: `helper().attr`
 _CALL = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\(\)\.[A-Za-z_]")
+# the device module spelled through an NPU check, used for an attribute
+_CHOICE = re.compile(r"\(((\w+)\.npu if \w+\(\) else \2\.cuda)\)\.[A-Za-z_]")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -33,8 +40,9 @@ def helper_calls(contents: list[str]) -> set[str]:
     """The device-module helper spellings the port wrote (``get_device_module``,
     ``utils.get_torch_device_namespace``): zero-argument calls whose name says device and
     that are used for an attribute (a module), not a device type or name."""
-    out = set()
+    out: set[str] = set()
     for content in contents:
+        out.update(m.group(1) for m in _CHOICE.finditer(content))
         for m in _CALL.finditer(content):
             last = m.group(1).rsplit(".", 1)[-1]
             if "device" in last and not last.endswith(("_type", "_name", "_id", "_index")):
@@ -67,15 +75,18 @@ def hoist(old_text: str, new_text: str, spellings: set[str], limit: int | None =
     for anchor, calls, spelling in plans:
         indent = new[anchor.lineno - 1][: _char(new, anchor.lineno, anchor.col_offset)]
         at = offsets[anchor.lineno - 1]
-        edits.append((at, at, f"{indent}{NAME} = {spelling}()\n"))
+        value = spelling if " if " in spelling else f"{spelling}()"
+        edits.append((at, at, f"{indent}{NAME} = {value}\n"))
         for call in calls:
-            edits.append(
-                (
-                    offsets[call.lineno - 1] + _char(new, call.lineno, call.col_offset),
-                    offsets[call.end_lineno - 1] + _char(new, call.end_lineno, call.end_col_offset),
-                    NAME,
-                )
-            )
+            start = offsets[call.lineno - 1] + _char(new, call.lineno, call.col_offset)
+            end = offsets[call.end_lineno - 1] + _char(new, call.end_lineno, call.end_col_offset)
+            if (
+                isinstance(call, ast.IfExp)
+                and new_text[start - 1 : start] == "("
+                and new_text[end : end + 1] == ")"
+            ):
+                start, end = start - 1, end + 1  # the parentheses that held it
+            edits.append((start, end, NAME))
     out = new_text
     for start, end, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         out = out[:start] + text + out[end:]
@@ -93,18 +104,18 @@ def _plan(fn, lines: list[str], changed: set[int], spellings: set[str], limit: i
         for n in ast.walk(fn)
     ):
         return None
-    calls: dict[str, list[ast.Call]] = {}
+    calls: dict[str, list[ast.expr]] = {}
     for node in _own_nodes(fn):
-        if (
-            isinstance(node, ast.Call)
-            and not node.args
-            and not node.keywords
-            and node.lineno in changed
-            and (name := _dotted(node.func)) in spellings
-        ):
+        name: str | None = None
+        if isinstance(node, ast.Call) and not node.args and not node.keywords and node.lineno in changed:
+            name = _dotted(node.func)
+        elif isinstance(node, ast.IfExp) and node.lineno in changed:
+            name = ast.unparse(node)  # the module chosen by the NPU check
+        if name is not None and name in spellings:
             calls.setdefault(name, []).append(node)
     for spelling, found in sorted(calls.items(), key=lambda kv: -len(kv[1])):
-        if not any(len(lines[c.lineno - 1].rstrip("\r\n")) > limit for c in found):
+        repeated = " if " in spelling and len(found) > 1
+        if not repeated and not any(len(lines[c.lineno - 1].rstrip("\r\n")) > limit for c in found):
             continue
         anchor = _anchor(fn, found, lines)
         if anchor is not None:
@@ -123,7 +134,7 @@ def _own_nodes(fn):
                 stack.append(child)
 
 
-def _anchor(fn, calls: list[ast.Call], lines: list[str]):
+def _anchor(fn, calls: list[ast.expr], lines: list[str]):
     """The statement before which the binding goes: in the deepest block that holds every
     call, the statement holding the first one; None if it cannot start a line of its own."""
     paths = [_block_path(fn, c) for c in calls]

@@ -8,11 +8,13 @@ A rewrite makes lines longer (``torch.cuda.empty_cache()`` becomes
   the same way: only what the port changed can move, the rest was formatted already.
 * Elsewhere, a line the port made longer than the project's line length is wrapped as
   ruff format wraps it (``--range``: only the statements holding such lines, quotes as
-  written), never anything else; a line that was longer already, where the code fits and
-  only its own trailing comment overflows, stays one line as its author left it. The line
-  length is the project's formatter setting (``line-length`` of ruff or black in
-  pyproject.toml / ruff.toml, ``max-line-length`` or ``column_limit`` in setup.cfg /
-  tox.ini / .flake8), else 88; a file whose lines all fit in 79 keeps to 79 (PEP 8).
+  written), never anything else; a line whose original already exceeded that length, or
+  whose code fits and only its own trailing comment overflows, stays one line as its author
+  left it. The line length is the project's formatter setting
+  (``line-length`` of ruff or black in pyproject.toml / ruff.toml, ``max-line-length`` or
+  ``column_limit`` in setup.cfg / tox.ini / .flake8), else the file's own: its longest line
+  of code, 79 at least (PEP 8), so a file whose lines run to 195 columns is not rewrapped
+  at 88.
 
 Without ruff (neither on PATH nor importable) the text stays exactly as the port wrote it.
 """
@@ -31,6 +33,7 @@ from pathlib import Path
 TIMEOUT = 30
 DEFAULT_LINE_LENGTH = 88  # ruff's and black's
 PEP8_LINE_LENGTH = 79
+MAX_LINE_LENGTH = 320  # ruff's largest
 _MAX_CONFIG_BYTES = 1024 * 1024
 _TOML_KEYS = (("tool", "ruff", "line-length"), ("tool", "black", "line-length"))
 _CFG_KEYS = (
@@ -110,8 +113,9 @@ def line_limit(path: Path, old_text: str) -> int:
     configured = configured_line_length(path)
     if configured is not None:
         return configured
-    longest = max((len(x) for x in old_text.splitlines()), default=0)
-    return PEP8_LINE_LENGTH if longest <= PEP8_LINE_LENGTH else DEFAULT_LINE_LENGTH
+    code = (x.rstrip() for x in old_text.splitlines() if not x.lstrip().startswith("#"))
+    longest = max((len(x) for x in code), default=0)
+    return min(max(longest, PEP8_LINE_LENGTH), MAX_LINE_LENGTH)
 
 
 def _read_config(path: Path) -> str | None:
@@ -200,8 +204,8 @@ def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str, limit: 
                 continue
             near = i1 + min(j - j1, i2 - i1)  # where the old line would sit: look around it
             was = _counterpart(new[j], old[max(i1, near - _NEAR) : min(i2, near + _NEAR)])
-            if len(was) > limit and len(new[j][: comments.get(j + 1)].rstrip()) <= limit:
-                continue  # only the comment the line had already overflows: as the author left it
+            if len(was) > limit or len(new[j][: comments.get(j + 1)].rstrip()) <= limit:
+                continue  # longer already, or only its own comment overflows: as its author left it
             long_lines.append(j + 1)
     text = new_text
     for line in sorted(long_lines, reverse=True):
@@ -209,7 +213,7 @@ def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str, limit: 
         extra = (
             "--isolated",
             "--line-length",
-            str(min(limit, 320)),
+            str(min(limit, MAX_LINE_LENGTH)),
             "--config",
             "format.quote-style='preserve'",
             "--range",

@@ -5,7 +5,11 @@ a project's ``[tool.migrate.effort]``), not measurements; see migrate/core/effor
 for the fields. The rules of the model:
 
 * one package per library across the project, or per unique symbol per file (as the rule
-  says), never one per occurrence: 17 imports of one library are one decision;
+  says), never one per occurrence: 17 imports of one library are one decision; and symbols
+  a person ports together are one decision too: per-symbol packages of one file whose
+  findings lie within ``DECISION_LINES`` lines of each other (one DataParallel branch with
+  its ``device_count()`` test and its ``.cuda(i)``) are one package, at the dearest of
+  their figures;
 * code that does nothing on an NPU (impact ``noop``, e.g. ``cudnn.benchmark``) and code
   that already handles NPU (a finding marked ``npu_aware``) cost nothing and are listed
   as free packages;
@@ -134,6 +138,9 @@ def _key(f: Finding, spec: EffortSpec) -> tuple:
 
 def _label(key: tuple, spec: EffortSpec, rules: Mapping[str, Rule]) -> str:
     kind = key[0]
+    if kind == "decision":
+        path, line, symbols = key[1], key[2], key[3]
+        return f"{symbols[0]} and {len(symbols) - 1} more at {path}:{line} (one decision)"
     if kind == "project":
         return spec.title or _rule_label(key[1], rules)
     if kind == "library":
@@ -156,6 +163,9 @@ def _free_reason(f: Finding, spec: EffortSpec) -> str | None:
     return None
 
 
+DECISION_LINES = 3  # findings this close in one file belong to one decision
+
+
 def estimate(findings: Iterable[Finding], model: EffortModel | Mapping[str, Rule]) -> Effort:
     if not isinstance(model, EffortModel):
         model = EffortModel(model)
@@ -169,6 +179,7 @@ def estimate(findings: Iterable[Finding], model: EffortModel | Mapping[str, Rule
         elif f.guarded:
             key = ("guarded", *key)
         groups.setdefault(key, []).append((f, spec))
+    groups = _by_decision(groups)
     effort = Effort(basis=basis(model.base))
     for key, members in groups.items():
         pkg, category = _package(key, members, model)
@@ -181,6 +192,42 @@ def estimate(findings: Iterable[Finding], model: EffortModel | Mapping[str, Rule
     effort.packages.sort(key=_order)
     effort.optional.sort(key=_order)
     return effort
+
+
+def _by_decision(groups: dict[tuple, list]) -> dict[tuple, list]:
+    """Per-symbol packages of one file joined where their findings sit together (within
+    DECISION_LINES lines, chained): one decision a person makes once."""
+    keys = [k for k in groups if k[0] == "symbol"]
+    parent = {k: k for k in keys}
+
+    def root(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    by_file: dict[str, list[tuple[int, tuple]]] = {}
+    for k in keys:
+        for f, _ in groups[k]:
+            by_file.setdefault(f.path, []).append((f.line, k))
+    for rows in by_file.values():
+        rows.sort(key=lambda r: r[0])
+        for (a_line, a), (b_line, b) in zip(rows, rows[1:], strict=False):
+            if b_line - a_line <= DECISION_LINES:
+                parent[root(b)] = root(a)
+    out: dict[tuple, list] = {k: v for k, v in groups.items() if k[0] != "symbol"}
+    members: dict[tuple, list[tuple]] = {}
+    for k in keys:
+        members.setdefault(root(k), []).append(k)
+    for head, ks in members.items():
+        if len(ks) == 1:
+            out[head] = groups[head]
+            continue
+        joined = [m for k in sorted(ks, key=str) for m in groups[k]]
+        first = min(f.line for f, _ in joined)
+        symbols = sorted({k[2] for k in ks})
+        out[("decision", head[3], first, tuple(symbols))] = joined
+    return out
 
 
 def _order(p: Package) -> tuple:

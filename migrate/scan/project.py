@@ -134,6 +134,9 @@ class PackageInfo:
     uses: frozenset[str] = frozenset()  # top-level packages its modules import
     adopted: str | None = None  # the package whose helpers it uses (it has none)
     relative_imports: bool = False  # see FileDevices
+    # its modules also run by path (a `__main__` block, siblings imported by bare name:
+    # pytorch/examples fast_neural_style), as paths relative to the package folder
+    run_by_path: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -178,6 +181,9 @@ class ProjectContext:
         info = self.packages.get(str(top))
         if info is None:
             return FileDevices()
+        if _relative_to(path, top) in info.run_by_path:
+            # run by path, its package is not importable there: ported as a script is
+            return FileDevices(min_torch=info.min_torch)
         return FileDevices(
             module=module,
             package=info.name,
@@ -196,7 +202,7 @@ class ProjectContext:
             "devices="
             + ";".join(
                 f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}:{p.type_from}"
-                f":{p.relative_imports}"
+                f":{p.relative_imports}:{sorted(p.run_by_path)}"
                 for k, p in sorted(self.packages.items())
             )
             + f";{sorted(self.scripts_min_torch.items())};"
@@ -449,7 +455,7 @@ def _package(top: Path, ctx: ProjectContext, cache: FactsCache) -> PackageInfo:
     if facts is None:
         facts = _package_facts(top, files, configured, ctx.jobs, ctx.read.get(str(top)))
         cache.put(top, sig, _facts_data(facts))
-    info.helpers, info.npu_arms, info.uses, info.relative_imports = facts
+    info.helpers, info.npu_arms, info.uses, info.relative_imports, info.run_by_path = facts
     own = _own_module_path(top, configured)
     if own is not None:
         real = os.path.realpath(own[1])
@@ -468,10 +474,11 @@ def _package(top: Path, ctx: ProjectContext, cache: FactsCache) -> PackageInfo:
     return info
 
 
-# what a package's files say: its helpers (one per kind), its NPU arms, the packages it imports
-# and whether it imports its own modules relatively (more relative imports than imports of
-# the package by name: a tie, or neither, is absolute, as PEP 8 recommends)
-Facts = tuple[tuple[HelperRef, ...], frozenset[str], frozenset[str], bool]
+# what a package's files say: its helpers (one per kind), its NPU arms, the packages it imports,
+# whether it imports its own modules relatively (more relative imports than imports of the
+# package by name: a tie, or neither, is absolute, as PEP 8 recommends), and its modules run
+# by path (PackageInfo.run_by_path)
+Facts = tuple[tuple[HelperRef, ...], frozenset[str], frozenset[str], bool, frozenset[str]]
 
 
 @dataclass(frozen=True)
@@ -484,6 +491,7 @@ class _FileFacts:
     init: tuple[str, str] | None = None  # (package module, text) of an __init__.py
     relative: int = 0  # its relative imports
     absolute: int = 0  # its imports of its own package by name
+    alone: bool = False  # run by path: a `__main__` block, a sibling imported by bare name
 
 
 def file_facts(
@@ -502,23 +510,51 @@ def file_facts(
         init = (".".join([top.name, *Path(name).parent.relative_to(top).parts]), text)
     heads = _import_heads(text)
     uses = frozenset(heads) - {"."}
-    rel, absolute = heads.count("."), heads.count(top.name)
+    facts = functools.partial(
+        _FileFacts,
+        relative=heads.count("."),
+        absolute=heads.count(top.name),
+        alone=_runs_alone(name, text, uses - {top.name}),
+    )
     if not _candidate(data):
-        return _FileFacts(uses, init=init, relative=rel, absolute=absolute)
+        return facts(uses, init=init)
     arms = frozenset(_npu_arm_names(text))
     if not _may_define_helper(data):
-        return _FileFacts(uses, arms, init=init, relative=rel, absolute=absolute)
+        return facts(uses, arms, init=init)
     parts = Path(name).relative_to(top).with_suffix("").parts
     module = ".".join([top.name, *parts]).removesuffix(".__init__")
     if configured and module != configured:
-        return _FileFacts(uses, arms, init=init, relative=rel, absolute=absolute)
+        return facts(uses, arms, init=init)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return _FileFacts(uses, arms, init=init, relative=rel, absolute=absolute)
+        return facts(uses, arms, init=init)
     found = find_helpers(tree, _torch_local(tree)).values()
     helpers = tuple(HelperRef(h.kind, module, h.name, h.call, h.ours) for h in found)
-    return _FileFacts(uses, arms, helpers, init, relative=rel, absolute=absolute)
+    return facts(uses, arms, helpers, init)
+
+
+_MAIN_GUARD = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]""", re.MULTILINE)
+
+
+def _runs_alone(name: str, text: str, heads: frozenset[str]) -> bool:
+    """A package module that is also run by path: it has a ``__main__`` block and imports a
+    module beside it by bare name (``import utils`` with utils.py in its folder), which
+    works only when its folder is the script's (pytorch/examples fast_neural_style)."""
+    if not _MAIN_GUARD.search(text):
+        return False
+    folder = os.path.dirname(name)
+    return any(
+        os.path.isfile(os.path.join(folder, head + ".py")) or os.path.isdir(os.path.join(folder, head))
+        for head in heads
+    )
+
+
+def _relative_to(path: Path, top: Path) -> str:
+    try:
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(top)).as_posix()
+    except ValueError:
+        return ""
 
 
 def _names_in(name: str, words: tuple[str, ...]) -> tuple[str, ...]:
@@ -537,6 +573,11 @@ def _package_facts(
     read in worker processes when there are many."""
     if read is None or len(read) != len(files):
         read = map_in_workers(functools.partial(file_facts, top, configured=configured), files, jobs)
+    alone = frozenset(
+        _relative_to(Path(name), top)
+        for name, f in zip(files, read, strict=True)
+        if f is not None and f.alone
+    )
     per_file = [f for f in read if f is not None]
     found = [h for f in per_file for h in f.helpers]
     inits = dict(f.init for f in per_file if f.init is not None)
@@ -552,7 +593,7 @@ def _package_facts(
     arms = frozenset().union(*(f.arms for f in per_file))
     uses = frozenset().union(*(f.uses for f in per_file))
     relative = sum(f.relative for f in per_file) > sum(f.absolute for f in per_file)
-    return helpers, arms, uses - {top.name}, relative
+    return helpers, arms, uses - {top.name}, relative, alone
 
 
 # a top-level def and its parameters (to the first ")": a default holding a call ends the
@@ -574,7 +615,7 @@ _COMMENT = re.compile(rb"#[^\n]*")
 
 
 def _facts_data(facts: Facts) -> dict:
-    helpers, arms, uses, relative = facts
+    helpers, arms, uses, relative, alone = facts
     return {
         "helpers": [
             {
@@ -590,12 +631,14 @@ def _facts_data(facts: Facts) -> dict:
         "npu_arms": sorted(arms),
         "uses": sorted(uses),
         "relative_imports": relative,
+        "run_by_path": sorted(alone),
     }
 
 
 _HELPER_KINDS = frozenset(device_helpers.NAMES)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z", re.ASCII)
 _NAME = re.compile(r"[A-Za-z_]\w*\Z", re.ASCII)
+_RELATIVE_PATH = re.compile(r"(?:\w[\w.-]*/)*\w[\w.-]*\.py\Z", re.ASCII)
 
 
 def _facts_from_data(data: dict | None) -> Facts | None:
@@ -632,10 +675,12 @@ def _facts_from_data(data: dict | None) -> Facts | None:
             return None
         if not all(isinstance(n, str) and _NAME.match(n) for n in (*arms, *uses)):
             return None
-        relative = data["relative_imports"]
-        if not isinstance(relative, bool):
+        relative, alone = data["relative_imports"], data["run_by_path"]
+        if not isinstance(relative, bool) or not isinstance(alone, list):
             return None
-        return tuple(helpers), frozenset(arms), frozenset(uses), relative
+        if not all(isinstance(p, str) and _RELATIVE_PATH.match(p) for p in alone):
+            return None
+        return tuple(helpers), frozenset(arms), frozenset(uses), relative, frozenset(alone)
     except (KeyError, TypeError):
         return None
 

@@ -19,6 +19,9 @@ from migrate.fix.run import engine_scan
 from .goldens import migrate_cli
 
 RULES = list(default_rules())
+# a script's device type, spelled around its NPU check, in the file's quotes
+TYPE1 = "'npu' if is_npu_available() else 'cuda'"
+TYPE2 = '"npu" if is_npu_available() else "cuda"'
 
 
 def port(code: str, rel: str = "t.py") -> str:
@@ -104,7 +107,9 @@ def test_the_helper_module_is_never_written_through_a_link(tmp_path):
     assert (tmp_path / "pkg" / "_device_helpers.py").is_file()
 
 
-def test_a_script_defines_the_helpers_it_uses_once_after_its_imports():
+def test_a_script_defines_one_short_check_once_after_its_imports():
+    """No pasted helper block: a script gets the one function a device decision needs, and
+    every decision is spelled around it, CUDA's side as the code wrote it."""
     out = port("""\
         import torch as th
         import os
@@ -114,9 +119,14 @@ def test_a_script_defines_the_helpers_it_uses_once_after_its_imports():
         """)
     head = out.split("\n\n\n")
     assert head[0] == "import torch as th\nimport os"
-    assert "def get_device_type() -> str:" in out and "def get_device_module():" in out
-    assert "return th.cuda" in out and "get_dist_backend" not in out  # only what it uses
-    assert out.endswith("\n\n\nget_device_module().synchronize()\nx = th.ones(1).to(get_device_type())\n")
+    assert "def is_npu_available() -> bool:" in out and "th.accelerator" not in out
+    assert 'getattr(th, "accelerator", None)' in out
+    assert "def get_device" not in out and out.count("\ndef ") == 1
+    assert len(head[1].splitlines()) <= 6  # one short function
+    assert out.endswith(
+        "\n\n\n(th.npu if is_npu_available() else th.cuda).synchronize()\n"
+        'x = th.ones(1).to("npu" if is_npu_available() else "cuda")\n'
+    )
     assert port(out) == out
 
 
@@ -132,12 +142,12 @@ def test_a_script_defines_the_helpers_it_uses_once_after_its_imports():
             "return x.to(self.device)",
         ),
         # ... not where it may be None or the CPU on purpose
-        ("def f(x, device=None):\n    return x.cuda()\n", "return x.to(get_device_type())"),
-        ("def f(x):\n    device = 'cpu'\n    return x.cuda()\n", "return x.to(get_device_type())"),
+        ("def f(x, device=None):\n    return x.cuda()\n", f"return x.to({TYPE2})"),
+        ("def f(x):\n    device = 'cpu'\n    return x.cuda()\n", f"return x.to({TYPE1})"),
         # ... nor inside its own definition, nor before it
         (
             "def f(x):\n    y = x.cuda()\n    device = torch.device('cuda')\n    return y\n",
-            "y = x.to(get_device_type())",
+            f"y = x.to({TYPE1})",
         ),
     ],
 )
@@ -154,8 +164,8 @@ def test_module_level_code_before_the_functions_can_use_the_helper():
         def f():
             return np.zeros(1)
         """)
-    defs = out.index("def get_device_type")
-    assert defs < out.index("DEVICE = torch.device(get_device_type())")
+    defs = out.index("def is_npu_available")
+    assert defs < out.index('DEVICE = torch.device("npu" if is_npu_available() else "cuda")')
     compile(out, "t.py", "exec")
 
 
@@ -238,7 +248,9 @@ def test_a_package_that_imports_itself_relatively_gets_relative_imports_everywhe
     erasing = (tmp_path / "timm" / "data" / "random_erasing.py").read_text()
     cuda = (tmp_path / "timm" / "utils" / "cuda.py").read_text()
     assert "from .._device import get_device_type\n" in erasing
-    assert "from .._device import get_amp_device_type\n" in cuda
+    # no minimum torch declared, none shown by the code: the GradScaler every torch has
+    assert "from .._device import get_device_module\n" in cuda
+    assert "get_device_module().amp.GradScaler()" in cuda
 
 
 def test_a_script_inside_a_relative_package_imports_the_helper_absolutely(tmp_path):

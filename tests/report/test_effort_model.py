@@ -128,3 +128,51 @@ def test_bad_effort_tables_fail_clearly(tmp_path, table, message):
     (tmp_path / "a.py").write_text("x = 1\n")
     with pytest.raises(UsageError, match=message):
         run_session(ScanRequest([tmp_path], no_cache=True))
+
+
+def test_one_decision_is_one_package_however_many_symbols_it_holds():
+    """A DataParallel branch (its device_count test, the wrapper, the .cuda(i)) is one thing a
+    person ports: one package at the dearest figure, not three; far apart, two packages."""
+    code = """
+    import torch
+
+
+    def wrap(model, args):
+        if torch.cuda.device_count() > 1:
+            model = torch.nn.DataParallel(model)
+        return model
+    """
+    found = scan_text(textwrap.dedent(code), "m.py", "python", default_rules(), "portable")
+    manual = [f for f in found if f.category == "manual"]
+    assert len({f.symbol for f in manual}) == 2
+    (package,) = [p for p in estimate(manual, EffortModel(RULES)).packages]
+    assert package.minutes == 60 and "one decision" in package.name and package.findings == 2
+    apart = textwrap.dedent(code).replace("        if", "\n" * 8 + "        if", 1)
+    spread = scan_text(
+        apart.replace("model = torch.nn", "\n" * 8 + "            model = torch.nn"),
+        "m.py",
+        "python",
+        default_rules(),
+        "portable",
+    )
+    assert (
+        len([p for p in estimate([f for f in spread if f.category == "manual"], EffortModel(RULES)).packages])
+        == 2
+    )
+
+
+def test_type_checks_and_fallbacks_for_an_older_torch_cost_nothing():
+    code = """
+    import torch
+    try:
+        from torch.amp import GradScaler
+    except ImportError:
+        from torch.cuda.amp import GradScaler
+
+
+    def on_gpu(x):
+        return isinstance(x, torch.cuda.FloatTensor)
+    """
+    found = _scan(code)
+    assert found and all(f.npu_aware for f in found)
+    assert estimate(found, EffortModel(RULES)).minutes == 0

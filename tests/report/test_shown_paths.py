@@ -47,7 +47,7 @@ def test_text_github_and_diff_name_files_from_the_current_directory(tmp_path, mo
     subprocess.run(["git", "init", "-q"], check=True)
     (tmp_path / "change.diff").write_text(diff)
     subprocess.run(["git", "apply", "change.diff"], check=True)
-    assert "get_device_type()" in (tmp_path / "proj" / "a.py").read_text()
+    assert "is_npu_available()" in (tmp_path / "proj" / "a.py").read_text()
 
 
 def test_code_left_as_it_is_is_not_counted_as_work(tmp_path):

@@ -47,9 +47,9 @@ def test_device_variable_lookup_walks_each_body_once(tmp_path, monkeypatch):
     fixes = ["".join(e.content for e in f.fix.edits) for f in result.findings if f.rule == "MIG202"]
     assert len(fixes) == 2 * n + 2
     assert len(calls) <= 4  # the module body and f's body, for "device"
-    # before the assignment the port's helper; after it (and in f) the variable
-    assert all("get_device_type()" in fix for fix in fixes[:n])
-    assert all("device" in fix and "get_device_type" not in fix for fix in fixes[n:])
+    # before the assignment the port's check; after it (and in f) the variable
+    assert all("is_npu_available()" in fix for fix in fixes[:n])
+    assert all("device" in fix and "is_npu_available" not in fix for fix in fixes[n:])
 
 
 def test_annotate_and_fix_thousands_of_lines(tmp_path, capsys):

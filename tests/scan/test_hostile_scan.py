@@ -81,7 +81,7 @@ def test_unreadable_folder_and_file_are_errors_not_tracebacks():  # defect 2
         assert "cannot read folder" in scan_errors["closed"]
         assert "cannot read" in scan_errors["secret.py"]
         assert set(apply_errors) == {"closed", "secret.py"}
-        assert "get_device_module()" in (root / "ok.py").read_text()  # the default: portable
+        assert "is_npu_available()" in (root / "ok.py").read_text()  # the default: portable
     finally:
         os.chmod(root / "closed", 0o755)
         shutil.rmtree(root)

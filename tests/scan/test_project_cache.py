@@ -122,6 +122,7 @@ def test_a_cache_written_under_another_key_is_not_believed(tmp_path, monkeypatch
             "npu_arms": [],
             "uses": [],
             "relative_imports": False,
+            "run_by_path": [],
         },
         {
             "helpers": [
@@ -130,6 +131,7 @@ def test_a_cache_written_under_another_key_is_not_believed(tmp_path, monkeypatch
             "npu_arms": [],
             "uses": [],
             "relative_imports": False,
+            "run_by_path": [],
         },
         {
             "helpers": [
@@ -138,6 +140,7 @@ def test_a_cache_written_under_another_key_is_not_believed(tmp_path, monkeypatch
             "npu_arms": [],
             "uses": [],
             "relative_imports": False,
+            "run_by_path": [],
         },
         {
             "helpers": [
@@ -146,19 +149,22 @@ def test_a_cache_written_under_another_key_is_not_believed(tmp_path, monkeypatch
             "npu_arms": [],
             "uses": [],
             "relative_imports": False,
+            "run_by_path": [],
         },
-        {"helpers": [], "npu_arms": "abc", "uses": [], "relative_imports": False},
-        {"helpers": [], "npu_arms": [], "uses": ["x y"], "relative_imports": False},
-        {"helpers": {}, "npu_arms": [], "uses": [], "relative_imports": False},
-        {"helpers": [], "npu_arms": [], "relative_imports": False},
-        {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": "yes"},
+        {"helpers": [], "npu_arms": "abc", "uses": [], "relative_imports": False, "run_by_path": []},
+        {"helpers": [], "npu_arms": [], "uses": ["x y"], "relative_imports": False, "run_by_path": []},
+        {"helpers": {}, "npu_arms": [], "uses": [], "relative_imports": False, "run_by_path": []},
+        {"helpers": [], "npu_arms": [], "relative_imports": False, "run_by_path": []},
+        {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": "yes", "run_by_path": []},
         {"helpers": [], "npu_arms": [], "uses": []},
-        {"helpers": [7], "npu_arms": [], "uses": [], "relative_imports": False},
+        {"helpers": [7], "npu_arms": [], "uses": [], "relative_imports": False, "run_by_path": []},
+        {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": False, "run_by_path": ["../x.py"]},
+        {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": False},
     ],
 )
 def test_facts_of_the_wrong_shape_are_refused(data):
     assert _facts_from_data(data) is None
-    good = {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": False}
+    good = {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": False, "run_by_path": []}
     assert _facts_from_data(good) is not None  # each case above breaks one field of this
 
 
@@ -170,9 +176,10 @@ def test_facts_round_trip():
         "npu_arms": ["NPU_Accelerator"],
         "uses": ["torch"],
         "relative_imports": True,
+        "run_by_path": ["tools/run.py"],
     }
-    helpers_, arms, uses, relative = _facts_from_data(data)
-    assert relative is True
+    helpers_, arms, uses, relative, alone = _facts_from_data(data)
+    assert relative is True and alone == {"tools/run.py"}
     assert helpers_[0].describe() == "a.f()" and arms == {"NPU_Accelerator"} and uses == {"torch"}
 
 

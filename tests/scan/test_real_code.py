@@ -53,6 +53,7 @@ def test_torch_sources_fix_to_valid_python():
         assert fix_text(new, "random.py", "python", rules, scan, unsafe=False)[1] == [], target
         if target == "npu":
             assert "torch.npu.manual_seed_all(seed)" in new
-        else:  # through the device helper, defined once in the file (not in a package)
-            assert "get_device_module().manual_seed_all(seed)" in new
-            assert new.count("def get_device_module():") == 1
+        else:  # through the NPU check, defined once in the file (not in a package)
+            assert "torch.npu if is_npu_available() else torch.cuda" in new
+            assert ".manual_seed_all(seed)" in new and "torch.cuda.manual_seed_all(seed)" not in new
+            assert new.count("def is_npu_available() -> bool:") == 1

@@ -12,7 +12,10 @@ Each helper has a *kind*, the question it answers:
 * ``module``  — the torch module to call where the code said ``torch.cuda``;
 * ``amp``     — the device type for autocast / GradScaler ("cuda" off the accelerator, so
   they stay disabled on CPU as before);
-* ``backend`` — the collective backend where the code said "nccl".
+* ``backend`` — the collective backend where the code said "nccl";
+* ``check``   — whether an Ascend NPU is the host's accelerator: a script's one helper, the
+  NPU side of each device decision spelled around it (``"npu" if is_npu_available() else
+  "cuda"``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ NAMES = {
     "module": "get_device_module",
     "amp": "get_amp_device_type",
     "backend": "get_dist_backend",
+    "check": "is_npu_available",
 }
 KINDS = {name: kind for kind, name in NAMES.items()}
 MODULE_NAME = "_device"  # the module added to a package: <package>/_device.py

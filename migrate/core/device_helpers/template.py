@@ -42,3 +42,11 @@ def get_amp_device_type() -> str:
 def get_dist_backend() -> str:
     """The collective backend: "hccl" on an Ascend host, else "nccl"."""
     return "hccl" if get_device_type() == "npu" else "nccl"
+
+
+def is_npu_available() -> bool:
+    """Whether this host's accelerator is an Ascend NPU."""
+    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
+    if accelerator is None or not accelerator.is_available():
+        return False
+    return accelerator.current_accelerator().type == "npu"

@@ -30,6 +30,7 @@ import re
 from dataclasses import replace
 
 from migrate.scan.npu_names import names_npu
+from migrate.scan.python.npu_checks import bound_check, own_check
 from migrate.scan.python.spans import SpanIndex
 
 _CUDA_FN = re.compile(r"cuda|rocm|(?<![a-z])hip(?![a-z])|nccl|nvml|nvidia", re.IGNORECASE)
@@ -115,6 +116,8 @@ def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
     arms = _npu_arms(f) if portable else set()
     cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))
     proven = portable and '"cuda"' in text.replace("'", '"')
+    out.aware += _nvidia_only(f, nodes)
+    out.aware += _needs_no_port(f, nodes)
     if not (has_npu or portable):
         return out
     if has_npu:
@@ -160,6 +163,87 @@ def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
         ):
             out.renames.append((*f.span(node), node.name))
     return out
+
+
+_NVIDIA = re.compile(r"pynvml|\bnvml|nvidia-smi|nvidia_smi|\bhorovod|\bhvd\.", re.IGNORECASE)
+_HOROVOD = re.compile(r"\bhorovod|\bhvd\.")
+_NVML = re.compile(r"pynvml|\bnvml|nvidia-smi|nvidia_smi", re.IGNORECASE)
+_NVIDIA_ONLY = "NVIDIA-only code (NVML, nvidia-smi, Horovod): it never runs on an NPU"
+_NVIDIA_DEF_LINES = 60  # a def this short that asks NVML is an NVML tool, not a program
+
+
+def _nvidia_only(f, nodes) -> list[tuple[int, int, str]]:
+    """Regions that stay as written in every target: a block that asks NVML or nvidia-smi or
+    runs Horovod (opening its CUDA test to the NPU would run NVIDIA-only code there), and a
+    constant naming a backend itself (ignite's ``NCCL = "nccl"``: a name, not a choice)."""
+    out = []
+    if _NVIDIA.search(f.text):
+        for node in nodes(ast.If):  # only under a test that CUDA (or NVML) is there
+            if _NVIDIA.search(f.source(node)) and (
+                _CUDA_WORD.search(f.source(node.test)) or _NVIDIA.search(f.source(node.test))
+            ):
+                out.append((f.span(node)[0], f.span(node.body[-1])[1], _NVIDIA_ONLY))  # not its else
+        for node in nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            lines = (node.end_lineno or node.lineno) - node.lineno
+            source = f.source(node)
+            tool = lines <= _NVIDIA_DEF_LINES and _NVML.search(source) and _tests_cuda(f, node)
+            horovod = isinstance(node, ast.ClassDef) and _HOROVOD.search(source)  # Horovod has no NPU
+            if _NVIDIA.search(node.name) or tool or horovod:
+                out.append((*f.span(node), _NVIDIA_ONLY))  # ignite's GpuInfo: an NVML tool
+    for node in nodes(ast.Assign):
+        value = node.value
+        named = (
+            value.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str)
+            else value.attr
+            if isinstance(value, ast.Attribute)
+            else None
+        )
+        if (
+            named
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id.lower() == named.lower()
+            and _CUDA_WORD.search(named)
+        ):  # `NCCL = "nccl"`, `NCCL = dist.Backend.NCCL`
+            out.append((*f.span(node), f"`{node.targets[0].id}` names the {named} backend itself"))
+    return out
+
+
+def _tests_cuda(f, node) -> bool:
+    """Does the def hold an ``if`` that asks for CUDA (it guards itself to NVIDIA hosts)?"""
+    return any(isinstance(n, ast.If) and _CUDA_WORD.search(f.source(n.test)) for n in ast.walk(node))
+
+
+def _needs_no_port(f, nodes) -> list[tuple[int, int, str]]:
+    """Code that needs no port, in every target: a type check's class (``isinstance(x,
+    torch.cuda.FloatTensor)`` only asks), and a fallback for an older torch (the ``except
+    ImportError`` arm of ``try: from torch.amp import GradScaler``: torch_npu's torch has
+    the name, the fallback never runs)."""
+    out = []
+    for node in nodes(ast.Call):
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id in ("isinstance", "issubclass")
+            and len(node.args) == 2
+        ):
+            out.append((*f.span(node.args[1]), "a type check, which runs nothing on the device"))
+    for node in nodes(ast.Try):
+        if not any(_imports_torch(s) for s in node.body):
+            continue
+        for handler in node.handlers:
+            if handler.body and _catches_import_error(handler):
+                start, end = f.span(handler.body[0])[0], f.span(handler.body[-1])[1]
+                out.append(
+                    (start, end, "a fallback for an older torch: it never runs with torch_npu's torch")
+                )
+    return out
+
+
+def _imports_torch(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.ImportFrom):
+        return not stmt.level and (stmt.module or "").split(".")[0] == "torch"
+    return isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "torch" for a in stmt.names)
 
 
 # every node type the loop at the end of regions() looks at
@@ -267,7 +351,9 @@ _OWN_FORM_TYPES = (ast.Compare, ast.Call, ast.BoolOp, ast.IfExp)  # what _own_fo
 def _own_form(f, node) -> bool:
     """A form a portable port writes, recognised exactly: `x in ("cuda", "npu")`,
     `s.startswith(("cuda", "npu"))`, `("cuda" in d or "npu" in d)`, and the NPU arms
-    `(A if get_device_type() == "npu" else B)` (with the file's type helper)."""
+    `(A if get_device_type() == "npu" else B)` (with the file's type helper), `A if
+    is_npu_available() else B` and `torch.cuda.is_available() or is_npu_available()` (with
+    the file's NPU check)."""
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
         return _pair(node.comparators[0])
     if (
@@ -278,6 +364,9 @@ def _own_form(f, node) -> bool:
     ):
         return _pair(node.args[0])
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
+        first = node.values[0]
+        if _check_call(f, node.values[1]) and isinstance(first, ast.Call) and not first.args:
+            return f.qualname(first.func) == "torch.cuda.is_available"  # `... or is_npu_available()`
         consts = [
             v.left.value
             for v in node.values
@@ -288,6 +377,8 @@ def _own_form(f, node) -> bool:
         return set(consts) in _OWN_PAIRS
     if isinstance(node, ast.IfExp):
         test = node.test
+        if _check_call(f, test):  # `"npu" if is_npu_available() else "cuda"`
+            return True
         return (
             isinstance(test, ast.Compare)
             and isinstance(test.ops[0], ast.Eq)
@@ -300,6 +391,16 @@ def _own_form(f, node) -> bool:
             or _imported_type_helper(f, test)
         )
     return False
+
+
+def _check_call(f, node) -> bool:
+    """A call of the file's NPU check (migrate/scan/python/npu_checks.py): a library's it
+    imports, or a function of its own named as one."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args):
+        return False
+    name = node.func.id
+    own = own_check(f)
+    return name == bound_check(f) or (own is not None and own.name == name)
 
 
 def _imported_type_helper(f, test) -> bool:

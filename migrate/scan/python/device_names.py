@@ -28,12 +28,42 @@ from migrate.core.findings import Edit
 from migrate.core.targets import DEVICE_PLACEHOLDERS
 from migrate.scan.helper_finder import DEVICE_TYPES, Found, find_helpers
 from migrate.scan.project import SCRIPT, FileDevices
+from migrate.scan.python.npu_checks import bound_check, importable_check, own_check
 from migrate.scan.python.quotes import dominant_quote, lexed_quote
 
 PLACEHOLDERS = DEVICE_PLACEHOLDERS
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _DEVICE_NAMES = ("device",)
+
+
+# a kind spelled through an NPU check (``{check}``: its call), as upstream ports write it;
+# off the NPU each is what the CUDA code said
+_THROUGH = {
+    "type": '"npu" if {check} else "cuda"',
+    "amp": '"npu" if {check} else "cuda"',
+    "module": "torch.npu if {check} else torch.cuda",
+    "backend": '"hccl" if {check} else "nccl"',
+}
+_THROUGH_CHECK = re.compile(r'"npu" if (\w+\(\)) else "cuda"')
+_TYPE_IS_NPU = re.compile(r"""\{device_type\}\s*(==|!=)\s*(["'])npu\2""")
+
+
+def _loose(code: str) -> bool:
+    """A conditional expression not already in parentheses."""
+    return " if " in code and not (code.startswith("(") and code.endswith(")"))
+
+
+def _slot(template: str, m: re.Match, bare: bool) -> bool:
+    """Does the placeholder ``m`` fill a whole slot: a call argument or keyword value of the
+    template, or (``bare``) the whole template, which the caller puts in one?"""
+    before, after = template[: m.start()].rstrip(), template[m.end() :].lstrip()
+    if not before and not after:
+        return bare
+    opens = before.endswith(("(", "[", ",")) or (
+        before.endswith("=") and not before.endswith(("==", "!=", "<=", ">="))
+    )
+    return opens and after[:1] in (")", "]", ",")
 
 
 class Unspellable(Exception):
@@ -77,16 +107,36 @@ class DeviceNames:
         return self._quote
 
     # ----------------------------------------------------------------------------------
-    def spell(self, template: str, node: ast.AST | None) -> tuple[str, list[str]]:
-        """``template`` with its placeholders spelled for ``node``: (code, imports)."""
+    def spell(self, template: str, node: ast.AST | None, bare: bool = False) -> tuple[str, list[str]]:
+        """``template`` with its placeholders spelled for ``node``: (code, imports). A spelling
+        through an NPU check (``"npu" if is_npu_available() else "cuda"``) is parenthesised
+        unless it fills a whole slot of the template (a call argument) or, ``bare``, the
+        template is the placeholder alone and the caller puts it in a whole slot;
+        ``{device_type} == "npu"`` is the check itself."""
         imports: list[str] = []
+        template = self._checks_in(template, node, imports)
 
         def one(m: re.Match) -> str:
             code, more = self.name(PLACEHOLDERS[m.group(1)], node)
             imports.extend(more)
+            if _loose(code) and not _slot(template, m, bare):
+                code = f"({code})"
             return code
 
         return _PLACEHOLDER.sub(one, template), imports
+
+    def _checks_in(self, template: str, node, imports: list[str]) -> str:
+        """``{device_type} == "npu"`` (or ``!=``) as the check the type is spelled with."""
+
+        def one(m: re.Match) -> str:
+            code, more = self.name("type", node)
+            found = _THROUGH_CHECK.fullmatch(code)
+            if found is None:
+                return m.group()
+            imports.extend(more)
+            return found.group(1) if m.group(1) == "==" else f"not {found.group(1)}"
+
+        return _TYPE_IS_NPU.sub(one, template)
 
     def name(self, kind: str, node: ast.AST | None) -> tuple[str, list[str]]:
         if kind == "device":
@@ -106,7 +156,34 @@ class DeviceNames:
         hit = self._found(kind, node)
         if hit is not None:
             return hit
+        check = self._check(node)
+        if check is not None:
+            code, imports = check
+            return _THROUGH[kind].format(check=code), imports
         return self._ours(kind)
+
+    def _check(self, node) -> tuple[str, list[str]] | None:
+        """The NPU check this file spells its device decisions with (migrate/scan/python/
+        npu_checks.py): a library's the file imports, the file's own, or in a script without
+        a helper module the port's one function, defined once; None in a package, whose
+        port imports from its helper module."""
+        local = bound_check(self.f)
+        if local:
+            return f"{local}()", []
+        own = own_check(self.f)
+        if own is not None and not self._shadowed(own.name, node) and self._defined_before(own.name, node):
+            return f"{own.name}()", []
+        library = importable_check(self.f)
+        if library is not None and not self._taken(library[1]) and not self._shadowed(library[1], node):
+            return f"{library[1]}()", [f"from {library[0]} import {library[1]}"]
+        fd = self.fd
+        if fd.add_module and fd.add_module != fd.module:
+            return None
+        name = device_helpers.NAMES["check"]
+        if self._taken(name):
+            return None
+        self.planned.add(name)
+        return f"{name}()", []
 
     # ----------------------------------------------------------------------------------
     def _found(self, kind: str, node) -> tuple[str, list[str]] | None:
@@ -300,16 +377,18 @@ class DeviceNames:
         return False
 
     # ----------------------------------------------------------------------------------
-    def definitions_edit(self, names: set[str], first_use: int | None = None) -> Edit | None:
+    def definitions_edit(
+        self, names: set[str], first_use: int | None = None
+    ) -> tuple[Edit, list[str]] | None:
         """The insertion that defines the port's helpers ``names`` in this (script) file,
         after its imports (before the statement holding ``first_use``, the first call, if
-        that comes earlier), spaced as a formatter spaces top-level functions."""
+        that comes earlier), spaced as a formatter spaces top-level functions; and the
+        imports it needs (``import torch``, placed with the file's imports)."""
         names = {n for n in names if n not in self.own}
         if not names:
             return None
         code = device_helpers.definitions(sorted(names), self.torch)
-        if self.f.bindings.local_for("torch") is None:
-            code = "import torch\n\n\n" + code
+        imports = ["import torch"] if self.f.bindings.local_for("torch") is None else []
         text = self.f.text
         pos = _after_imports(self.f.tree, self.f.index, text)
         if first_use is not None and first_use < pos:
@@ -324,7 +403,7 @@ class DeviceNames:
         if pos == len(text) and text and not text.endswith("\n"):
             lead = nl * 3
         tail = nl * max(0, 2 - following) if pos < len(text) else ""
-        return Edit(pos, pos, lead + code.replace("\n", nl) + tail)
+        return Edit(pos, pos, lead + code.replace("\n", nl) + tail), imports
 
 
 def _targets(stmt):

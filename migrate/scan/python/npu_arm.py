@@ -28,13 +28,10 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
-from functools import cache
-
-import yaml
 
 from migrate.core.findings import Edit, Finding, Fix
-from migrate.core.resources import rules_dir
 from migrate.scan.python.device_names import Unspellable
+from migrate.scan.python.npu_checks import bound_check, npu_checks
 from migrate.scan.python.portable import spell
 
 _AVAILABLE = "torch.cuda.is_available"
@@ -180,23 +177,14 @@ def _else_line(f, first: ast.stmt) -> int | None:
     return None
 
 
-@cache
-def npu_checks() -> dict[str, str]:
-    """module -> the function it exports that tells whether an NPU is usable
-    (rules/npu_checks.yaml)."""
-    data = yaml.safe_load((rules_dir() / "npu_checks.yaml").read_text(encoding="utf-8")) or {}
-    return {str(k): str(v) for k, v in (data.get("npu_checks") or {}).items()}
-
-
 def _library_check(f) -> tuple[str, list[Edit]] | None:
     """(``is_npu_available()``, the edits binding it) where the file has a library's NPU
     check bound, or imports from its module on one line (the name is added there, in the
     order the names are written); else None."""
     table = npu_checks()
-    for module, name in table.items():
-        local = f.bindings.local_for(f"{module}.{name}")
-        if local and "." not in local:
-            return f"{local}()", []
+    local = bound_check(f)
+    if local:
+        return f"{local}()", []
     for stmt in f.tree.body:
         if not isinstance(stmt, ast.ImportFrom) or stmt.level or stmt.module not in table:
             continue

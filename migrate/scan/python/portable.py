@@ -18,12 +18,15 @@ from migrate.scan.python.device_names import Unspellable
 __all__ = ["Unspellable", "declines", "enclosing", "portable_fix", "quote_for", "spell"]
 
 
-def spell(f, template: str, quote: str | None = None, node=None, **values: str) -> tuple[str, list[str]]:
+def spell(
+    f, template: str, quote: str | None = None, node=None, bare: bool = False, **values: str
+) -> tuple[str, list[str]]:
     """(code, imports needed): ``template`` with ``values`` and the device placeholders filled
     for ``node``, ``torch.`` spelled as the file binds it (``import torch as th``), the
     string quotes the port writes switched to ``quote`` (None: the file's own quote; inside
     an f-string, the other one). ``values`` (the user's code) are written as they are.
-    Raises Unspellable."""
+    ``bare``: the caller puts the result in a whole slot (DeviceNames.spell). Raises
+    Unspellable."""
     if quote is None:
         quote = f.devices.quote
     code = template
@@ -32,7 +35,7 @@ def spell(f, template: str, quote: str | None = None, node=None, **values: str) 
         slot = f"\x00{len(slots)}\x00"
         slots[slot] = value
         code = code.replace("{" + key + "}", slot)
-    code, imports = f.devices.spell(code, node)
+    code, imports = f.devices.spell(code, node, bare)
     dist = f.bindings.local_for("torch.distributed")
     if dist and dist != "torch.distributed":  # `import torch.distributed as dist`
         code = re.sub(r"(?<![\w.])torch\.distributed\b", dist, code)
@@ -98,6 +101,18 @@ def quote_for(f, node) -> str:
         return f.devices.quote
     m = _PREFIX.match(f.source(outer))
     return "'" if m and m.group(1)[0] == '"' else '"'
+
+
+def whole_slot(f, node) -> bool:
+    """Does ``node`` fill a whole slot, where any expression may stand unparenthesised: an
+    assigned or returned value, a call argument, a keyword value, an element of a list,
+    tuple or set, an f-string's replacement field?"""
+    parent = f.parent(node)
+    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return, ast.keyword, ast.FormattedValue)):
+        return parent.value is node
+    if isinstance(parent, ast.Call):
+        return any(a is node for a in parent.args)
+    return isinstance(parent, (ast.List, ast.Tuple, ast.Set))
 
 
 def bare_ok(f, node, lowest: str = "compare") -> bool:

@@ -17,9 +17,18 @@ get the row's ``default``:
 from __future__ import annotations
 
 import ast
+import re
 
 from migrate.core.findings import Edit, Fix
-from migrate.scan.python.portable import chain_form, declines, portable_fix, quote_for, spell
+from migrate.scan.python.portable import (
+    bare_ok,
+    chain_form,
+    declines,
+    portable_fix,
+    quote_for,
+    spell,
+    whole_slot,
+)
 
 BRANCH = '({npu} if {device_type} == "npu" else {cuda})'
 CUDA_MODULE = "torch.cuda"
@@ -37,11 +46,34 @@ def portable_form(rule, qualname: str):
     return None, []
 
 
+# APIs whose use shows the code runs on at least that torch (for a file whose project
+# declares no minimum), newest first; code showing none is taken to support torch 1.10, the
+# oldest torch.amp.autocast
+_SHOWN_FLOORS = (
+    (re.compile(r"\btorch\.accelerator\b"), (2, 6)),
+    (re.compile(r"\btorch\.amp\.GradScaler\b|\btorch\.get_device_module\b"), (2, 3)),
+    (re.compile(r"\btorch\.compile\(|\btorch\.func\b"), (2, 0)),
+)
+UNKNOWN_FLOOR = (1, 10)
+
+
+def code_floor(text: str) -> tuple[int, int]:
+    """The oldest torch ``text`` shows it needs (UNKNOWN_FLOOR where it shows none)."""
+    for pattern, floor in _SHOWN_FLOORS:
+        if pattern.search(text):
+            return floor
+    return UNKNOWN_FLOOR
+
+
 def _below(f, version: str | None) -> bool:
-    """Is the project's declared minimum torch older than ``version``?"""
-    floor = f.file_devices.min_torch if f.file_devices else None
-    if not version or floor is None:
+    """Is the oldest torch the code supports older than ``version``? The project's declared
+    minimum, else what the file's own code needs: a file handed over alone that calls
+    ``torch.cuda.amp.GradScaler()`` keeps a spelling every torch has."""
+    if not version:
         return False
+    floor = f.file_devices.min_torch if f.file_devices else None
+    if floor is None:
+        floor = code_floor(f.text)
     want = tuple(int(x) for x in str(version).split(".")[:2])
     return floor < want
 
@@ -61,32 +93,77 @@ def portable_use(f, m, node: ast.AST, parts: list[str], parent, values: dict) ->
         form = None
     if isinstance(form, str):
         if "(" in form or "{" in form:  # an expression standing for the whole use
-            code, imports = spell(f, form, q, node)
+            code, imports = spell(f, form, q, node, bare=whole_slot(f, node))
             return _fix(rule, [Edit(start, end, code)], values, imports, code)
         code, imports = spell(f, ".".join([form, *rest]), q, node)
         return _fix(rule, [Edit(start, end, code)], values, imports, code)
     if isinstance(form, dict):
-        if not is_call or rest:
+        if rest:
             return None
-        code, imports = spell(f, form["call"], q, node)
-        edits = [Edit(start, end, code)]
-        shown = code + "("
-        if form.get("device_arg"):
-            arg, more = spell(f, "{" + form["device_arg"] + "}", q, node)
-            imports += more
-            paren = f.text.find("(", end)
-            if paren == -1 or f.text[end:paren].strip():
-                return None
-            sep = ", " if parent.args or parent.keywords else ""
-            edits.append(Edit(paren + 1, paren + 1, arg + sep))
-            shown += arg + (", ...)" if sep else ")")
-        return _fix(rule, edits, values, imports, shown)
+        if not is_call:
+            return _decorator_form(f, rule, form, node, values, q)
+        return _call_form(f, rule, form, node, parent, values, q)
     default = rule.portable.get("default")
     if default == "module":
         return _module(f, m, node, parts, values, q)
     if default == "branch" and m.new_qualname is not None:
         return _branch(f, m, start, end, source, values, q, node)
     return None
+
+
+def _call_form(f, rule, form: dict, node, call: ast.Call, values: dict, q: str) -> Fix | None:
+    """``torch.cuda.amp.autocast(...)`` -> ``torch.amp.autocast(<amp device type>, ...)``:
+    the generic call, the device type first (``device_arg``) or by keyword
+    (``device_keyword``), the original's positional arguments passed on by the keywords
+    ``keywords`` names where the generic call orders its parameters otherwise."""
+    start, end = f.span(node)
+    code, imports = spell(f, form["call"], q, node)
+    edits = [Edit(start, end, code)]
+    paren = f.text.find("(", end)
+    if paren == -1 or f.text[end:paren].strip():
+        return None
+    names = form.get("keywords") or []
+    inserts: dict[int, str] = {}  # one insertion per place: two at one point conflict
+    if names:
+        if len(call.args) > len(names) or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        for a, k in zip(call.args, names, strict=False):
+            inserts[f.span(a)[0]] = f"{k}="
+    shown = code + "("
+    if form.get("device_arg"):
+        arg, more = spell(f, "{" + form["device_arg"] + "}", q, node, bare=True)
+        imports += more
+        sep = ", " if call.args or call.keywords else ""
+        inserts[paren + 1] = arg + sep + inserts.get(paren + 1, "")
+        shown += arg + (", ...)" if sep else ")")
+    elif form.get("device_keyword"):
+        if any(k.arg == form["device_keyword"] for k in call.keywords):
+            return None
+        arg, more = spell(f, "{" + form["device_keyword_value"] + "}", q, node, bare=True)
+        imports += more
+        given = [*call.args, *call.keywords]
+        if call.args:  # after them: a keyword may not come before a positional argument
+            at = f.span(call.args[-1])[1]
+            edits.append(Edit(at, at, f", {form['device_keyword']}={arg}"))
+        else:
+            sep = ", " if call.keywords else ""
+            edits.append(Edit(paren + 1, paren + 1, f"{form['device_keyword']}={arg}{sep}"))
+        shown += f"{form['device_keyword']}={arg}" + (", ...)" if given else ")")
+    edits += [Edit(at, at, text) for at, text in sorted(inserts.items())]
+    return _fix(rule, edits, values, imports, shown)
+
+
+def _decorator_form(f, rule, form: dict, node, values: dict, q: str) -> Fix | None:
+    """``@torch.cuda.amp.custom_fwd`` (a decorator, not called) -> ``@torch.amp.custom_fwd(
+    device_type=<amp device type>)``, which returns the same decorator."""
+    parent = f.parent(node)
+    if not form.get("device_keyword") or not any(d is node for d in getattr(parent, "decorator_list", ())):
+        return None
+    start, end = f.span(node)
+    code, imports = spell(f, form["call"], q, node)
+    arg, more = spell(f, "{" + form["device_keyword_value"] + "}", q, node, bare=True)
+    new = f"{code}({form['device_keyword']}={arg})"
+    return _fix(rule, [Edit(start, end, new)], values, imports + more, new)
 
 
 def _module(f, m, node, parts: list[str], values: dict, q: str) -> Fix | None:
@@ -101,8 +178,29 @@ def _module(f, m, node, parts: list[str], values: dict, q: str) -> Fix | None:
         return None
     start, end = f.span(node)
     code, imports = spell(f, "{device_module}", q, node)
+    if parts[covered:] == ["is_available"] and " if " in code:
+        return _available(f, m, node, code, values, imports)
     new = ".".join([code, *parts[covered:]])
     return _fix(m.entry.rule, [Edit(start, end, new)], values, imports, new)
+
+
+def _available(f, m, node, module: str, values: dict, imports: list[str]) -> Fix | None:
+    """``torch.cuda.is_available()`` where the NPU is spelled through a check: CUDA's test
+    stays and the NPU's joins it (``torch.cuda.is_available() or is_npu_available()``)."""
+    call = f.parent(node)
+    found = _CHECK_OF.search(module)
+    if not (isinstance(call, ast.Call) and call.func is node and not call.args and not call.keywords):
+        return None
+    if found is None:
+        return None
+    start, end = f.span(call)
+    code = f"{f.text[start:end]} or {found.group(1)}"
+    if not bare_ok(f, call, lowest="or"):
+        code = f"({code})"
+    return _fix(m.entry.rule, [Edit(start, end, code)], values, imports, code)
+
+
+_CHECK_OF = re.compile(r" if (\w+\(\)) else ")
 
 
 def _branch(f, m, start: int, end: int, source: str, values: dict, q: str, node) -> Fix | None:

@@ -23,7 +23,7 @@ import ast
 import re
 
 from migrate.core.findings import Edit, Fix
-from migrate.scan.python.portable import bare_ok, declines, portable_fix, spell
+from migrate.scan.python.portable import bare_ok, declines, portable_fix, spell, whole_slot
 from migrate.scan.python.pyfile import partial_target
 
 _AMP = re.compile(r"autocast|GradScaler|amp\.")
@@ -71,7 +71,10 @@ def _literal(
     ):
         return _startswith(f, spec, node, parent, forms, values)
     if not tail and not fstring and _guarded(f, node, parent) and forms.get("guarded"):
-        code, imports = spell(f, forms["guarded"], quote[-1], parent)
+        arm = _npu_arm(f, parent, quote[-1])
+        if arm is not None:
+            return _fix(spec, [arm[0]], values, arm[1], f"`{f.text[arm[0].start : arm[0].end]}`")
+        code, imports = spell(f, forms["guarded"], quote[-1], parent, bare=whole_slot(f, parent))
         a, b = f.span(parent)
         return _fix(spec, [Edit(a, b, code)], values, imports, f"`{code}`")
     template = _template(f, node, parent, forms, tail or fstring)
@@ -80,7 +83,7 @@ def _literal(
     start, end = f.span(node)
     if fstring and isinstance(node, ast.JoinedStr):
         other = "'" if quote.endswith('"') else '"'
-        code, imports = spell(f, template, other, node)
+        code, imports = spell(f, template, other, node, bare=True)
         return _fix(
             spec,
             [Edit(body_start, body_start + len(prefix), "{" + code + "}")],
@@ -88,7 +91,7 @@ def _literal(
             imports,
             f"`f{quote}{{{code}}}{body[len(prefix) :]}{quote}`",
         )
-    code, imports = spell(f, template, quote[-1], node)
+    code, imports = spell(f, template, quote[-1], node, bare=not tail and whole_slot(f, node))
     if tail:
         rest = quote + tail + quote if not fstring else quote + body[len(prefix) :] + quote
         code = f"{code} + {rest}"
@@ -130,6 +133,13 @@ def _default_of(f, node) -> tuple[ast.AST, ast.arg, ast.AST] | None:
     return None
 
 
+def _expression(code: str) -> ast.expr | None:
+    try:
+        return ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return None
+
+
 def lazy_default(f, rule, fn, arg: ast.arg, default: ast.AST, fix: Fix) -> Fix | None:
     """A default that would ask the accelerator when the module is imported
     (``device="cuda"`` -> ``device=get_device_type()``) becomes ``None``, resolved on the
@@ -152,6 +162,8 @@ def lazy_default(f, rule, fn, arg: ast.arg, default: ast.AST, fix: Fix) -> Fix |
         new = new[: e.start - a] + e.content + new[e.end - a :]
     if "(" not in new or "\n" in new:
         return fix  # a name, read when the def runs: as cheap as the literal was
+    if new.startswith("(") and new.endswith(")") and isinstance(_expression(new), ast.IfExp):
+        new = new[1:-1]  # the whole value of an assignment needs no parentheses
     name = arg.arg
     if _tests_none(fn, name) or any(isinstance(n, ast.Lambda) for n in ast.walk(default)):
         return None
@@ -311,6 +323,20 @@ def _moved_to(parent, node) -> bool:
 
 
 _AVAILABLE = ("torch.cuda.is_available",)
+
+
+def _npu_arm(f, ifexp: ast.IfExp, quote: str) -> tuple[Edit, list[str]] | None:
+    """`"cuda" if torch.cuda.is_available() else "cpu"` keeps its CUDA arm and gains the NPU
+    one before its fallback, where the file spells the NPU through a check (``"cuda" if
+    torch.cuda.is_available() else "npu" if is_npu_available() else "cpu"``); the edit
+    spans the whole expression, so its test is not ported too. None elsewhere."""
+    check, imports = spell(f, '{device_type} == "npu"', quote, ifexp)
+    if "{" in check or " if " in check or "==" in check:
+        return None
+    start, end = f.span(ifexp)
+    at = f.span(ifexp.orelse)[0]
+    npu = f"{quote}npu{quote}"
+    return Edit(start, end, f.text[start:at] + f"{npu} if {check} else " + f.text[at:end]), imports
 
 
 def _guarded(f, node, parent) -> bool:

@@ -6,7 +6,6 @@ import warnings
 from typing import TYPE_CHECKING
 
 from migrate.core.findings import Finding
-from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.scan.project import FileDevices
 from migrate.scan.python.pyfile import PyFile
@@ -66,47 +65,6 @@ def drop_own_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
     return [x for x in findings if not any(a <= f.index.offset(x.line, x.column - 1) < b for a, b in spans)]
 
 
-def env_vars_beside(f: PyFile, findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
-    """Portable: CUDA_VISIBLE_DEVICES keeps meaning something on CUDA hosts. In a list of
-    names the Ascend one is added beside it; elsewhere the fix is left to a person."""
-    import ast
-
-    from migrate.core.findings import Edit, fix_for
-    from migrate.scan.python.spans import SpanIndex
-
-    consts = SpanIndex([(*f.span(n), n) for n in f.nodes(ast.Constant) if isinstance(n.value, str)])
-    out = []
-    for x in findings:
-        rule = rules.get(x.rule)
-        if rule is None or rule.kind != "env-var" or x.fix is None or len(x.fix.edits) != 1:
-            out.append(x)
-            continue
-        start = f.index.offset(x.line, x.column - 1)
-        node = consts.at(start)
-        parent = f.parent(node) if node is not None else None
-        new = x.fix.edits[0].content
-        if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and any(
-            isinstance(e, ast.Constant) and e.value == new for e in parent.elts
-        ):
-            x = x.left_as_is(f"{new} is already beside it: left as is")
-        elif isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and new.isidentifier() and node is not None:
-            a, b = f.span(node)
-            q = f.text[a:b][-1]
-            end = f.span(parent.elts[-1])[1]
-            x = x.with_fix(
-                fix_for(
-                    rule,
-                    [Edit(end, end, f", {q}{new}{q}")],
-                    {},
-                    description=f"Portable: add {q}{new}{q} beside it",
-                ).locate(f.index)
-            )
-        else:
-            x = x.for_a_person(f"portable: keep it for CUDA hosts and set {new} beside it")
-        out.append(x)
-    return out
-
-
 def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> list[Finding]:
     """What every target shares after matching: NPU-aware code is left alone, transfer
     leaves what it patches, no statement is left half ported. Each pass makes new findings."""
@@ -117,6 +75,7 @@ def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> lis
     findings = awareness.mark(f, findings, portable=target == "portable", generic=generic)
     if target == "portable":
         from migrate.scan.python.npu_arm import add_npu_arms
+        from migrate.scan.python.portable_env import env_vars_beside
 
         findings = env_vars_beside(f, findings, by_code)
         findings = add_npu_arms(f, findings)
@@ -145,13 +104,14 @@ def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
     users = [x for x in findings if uses.get(id(x))]
     if not users:
         return findings
-    first = min(e.start for x in users for e in fixes[id(x)].edits)
+    first = min(e.start for x in users for e in fixes[id(x)].edits if calls.search(e.content))
     try:
-        edit = f.devices.definitions_edit(set().union(*uses.values()), first)
+        made = f.devices.definitions_edit(set().union(*uses.values()), first)
     except Unspellable as exc:
         return [x.for_a_person(f"portable: {exc}") if uses.get(id(x)) else x for x in findings]
-    if edit is None:
+    if made is None:
         return findings
+    edit, imports = made
     out = []
     for x in findings:
         if uses.get(id(x)):
@@ -160,6 +120,7 @@ def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
             fix = replace(
                 own,
                 edits=[*own.edits, edit],
+                imports=list(dict.fromkeys([*own.imports, *imports])),
                 description=f"{own.description}; defines {names} after the imports",
             )
             x = x.with_fix(fix.locate(f.index))

@@ -2,7 +2,8 @@
 torch, `.cuda()` and the NCCL backend at run time. Rules whose row says ``transfer: patched``
 are then left as written (reported as handled, no effort) — except comparisons, which no
 patch can reach (``x.device.type == "cuda"`` is False on an NPU). Entry points (a
-``__main__`` block, or a console script named in pyproject.toml) get the import once.
+``__main__`` block, a package's ``__main__.py``, a script whose work runs at module level, as
+torchrun scripts often are) get the import once.
 """
 
 from __future__ import annotations
@@ -40,13 +41,38 @@ def _in_compare(f, offset: int) -> bool:
 
 
 def is_entry_point(f) -> bool:
-    """A script: a top-level ``if __name__ == "__main__":`` block, or a package's __main__.py."""
+    """A script: a top-level ``if __name__ == "__main__":`` block, a package's __main__.py, or
+    a script body that runs at module level (torchrun scripts without a ``__main__`` block:
+    ``main()``, ``args = parser.parse_args()``, a training loop at the top level)."""
     if f.rel.rsplit("/", 1)[-1] == "__main__.py":
         return True
-    return any(
+    if any(
         isinstance(node, ast.If) and re.search(r"__name__\s*==\s*['\"]__main__['\"]", f.source(node.test))
         for node in f.tree.body
-    )
+    ):
+        return True
+    return f.rel.rsplit("/", 1)[-1] != "__init__.py" and _script_body(f.tree)
+
+
+# calls that do a program's work when made at module level (a library's import does not
+# start process groups, print, or train)
+_WORK = frozenset({"parse_args", "init_process_group", "print", "set_device", "all_reduce", "barrier"})
+
+
+def _script_body(tree: ast.Module) -> bool:
+    """Module-level code that does the program's work, not a library's set-up: a call of a
+    function the file defines, ``parse_args()``, ``init_process_group()``, ``print()``, a loop."""
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for node in tree.body:
+        if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
+            return True
+        value = node.value if isinstance(node, (ast.Expr, ast.Assign)) else None
+        if isinstance(value, ast.Call):
+            func = value.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if (isinstance(func, ast.Name) and name in defined) or name in _WORK:
+                return True
+    return False
 
 
 def entry_finding(f, rule) -> None:

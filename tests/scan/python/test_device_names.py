@@ -32,16 +32,20 @@ def test_a_device_bound_in_another_arm_of_the_chain_is_not_used(ported, monkeypa
 
     out = ported(IMAGENET)
     assert "        model.to(device)\n" not in out
-    assert "        model.to(get_device_type())\n" in out
+    assert '        model.to("npu" if is_npu_available() else "cuda")\n' in out
     # the port runs the arm the original ran on a GPU host (no `device` bound there yet)
     scope: dict = {}
     exec(compile(out, "t.py", "exec"), scope)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
-    scope["get_device_type"] = lambda: "cpu"  # where the model goes: not what is tested
-    model, device = scope["main_worker"](0, torch.nn.Linear(2, 2), type("Args", (), {"gpu": None}))
+
+    class Model(torch.nn.Linear):
+        def to(self, *args, **kwargs):  # where the model goes: not what is tested
+            return self
+
+    model, device = scope["main_worker"](0, Model(2, 2), type("Args", (), {"gpu": None}))
     # the device chain kept its CUDA arm (and gained an NPU one): this GPU host picks CUDA
-    assert 'elif get_device_type() == "npu":\n        device = torch.device("npu")\n    else:' in out
+    assert 'elif is_npu_available():\n        device = torch.device("npu")\n    else:' in out
     assert isinstance(model.features, torch.nn.Identity) and device.type == "cuda"
 
 
@@ -96,4 +100,5 @@ def test_a_device_bound_only_in_one_arm_is_not_used_after_the_chain(ported):
             return model.cuda()
         """
     )
-    assert "model.to(device)" not in out and "return model.to(get_device_type())\n" in out
+    assert "model.to(device)" not in out
+    assert 'return model.to("npu" if is_npu_available() else "cuda")\n' in out

@@ -48,10 +48,10 @@ def test_the_cuda_arm_stays_and_an_npu_arm_goes_before_the_fallback():
     assert '    if torch.cuda.is_available():\n        torch_device = "cuda"\n' in out
     assert (
         '    elif is_xpu_available():\n        torch_device = "xpu"\n'
-        '    elif get_device_type() == "npu":\n        torch_device = "npu"\n'
+        '    elif is_npu_available():\n        torch_device = "npu"\n'
         '    else:\n        torch_device = "cpu"\n'
     ) in out
-    assert out.count("def get_device_type()") == 1  # a script defines the helper it uses
+    assert out.count("def is_npu_available()") == 1  # a script defines the one check it uses
     assert port(out) == out
     namespace: dict = {}
     exec(compile(out, "t.py", "exec"), namespace)
@@ -74,7 +74,7 @@ def test_a_returned_device_and_a_one_line_else():
         """
     out = port(code)
     assert (
-        "    elif get_device_type() == 'npu':\n        return torch.device('npu')\n"
+        "    elif is_npu_available():\n        return torch.device('npu')\n"
         "    else: return torch.device('cpu')\n"
     ) in out
     assert "return torch.device('cuda')" in out
@@ -99,7 +99,7 @@ def test_a_chain_without_a_fallback_gets_the_arm_at_its_end():
     out = port(code)
     assert (
         '            elif torch.xpu.is_available():\n                self.device = "xpu"\n'
-        '            elif get_device_type() == "npu":\n                self.device = "npu"\n'
+        '            elif is_npu_available():\n                self.device = "npu"\n'
         "        print(self.device)\n"
     ) in out
 
@@ -133,8 +133,8 @@ def test_other_arms_are_ported_in_place():
                 return "cpu"
         """
     out = port(code)
-    assert "elif get_device_type()" not in out
-    assert "get_device_module().set_device(0)" in out
+    assert "elif get_device_type()" not in out and out.count("elif is_npu_available():") == 1
+    assert "(torch.npu if is_npu_available() else torch.cuda).set_device(0)" in out
     assert '    if torch.cuda.is_available():\n        return "cuda"\n    elif is_npu_available():' in out
 
 

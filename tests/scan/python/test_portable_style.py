@@ -7,6 +7,8 @@ import ast
 import textwrap
 from functools import partial
 
+import pytest
+
 from migrate.core.rules import default_rules
 from migrate.fix.rewrite import fix_text
 from migrate.fix.run import engine_scan
@@ -121,18 +123,19 @@ def test_a_cli_option_default_reaches_the_npu():
         """
     out = port(code)
     assert "default='cuda'" not in out and "default='nccl'" not in out
-    assert "parser.add_argument('--device', default=get_device_type(), type=str)" in out
+    assert "parser.add_argument('--device', default='npu' if is_npu_available() else 'cuda', type=str)" in out
 
 
 def test_device_defaults_are_resolved_in_the_body_not_at_import():
     out = port(DEFAULTS)
     assert "dtype=torch.float32, device=None):\n" in out
-    assert "    if device is None:\n        device = get_device_type()\n    if per_pixel:" in out
+    typ = "'npu' if is_npu_available() else 'cuda'"
+    assert f"    if device is None:\n        device = {typ}\n    if per_pixel:" in out
     assert "        device: Optional[torch.device] = None,\n" in out  # the annotation takes None
     assert out.startswith("from typing import Optional\n\nimport torch\n")  # as isort places it
     assert (
         "    '''Build a loader.'''\n    if device is None:\n"
-        "        device = torch.device(get_device_type())\n    return torch.zeros" in out
+        f"        device = torch.device({typ})\n    return torch.zeros" in out
     )
     assert "    def __init__(self, *, device: Optional[str] = None):\n" in out
     assert "        '''Only a docstring.'''\n        if device is None:\n" in out
@@ -143,7 +146,7 @@ def test_device_defaults_are_resolved_in_the_body_not_at_import():
     for fn in ast.walk(tree):
         if isinstance(fn, ast.FunctionDef) and fn.name != "keeps_none":
             for default in fn.args.defaults + fn.args.kw_defaults:
-                assert "get_device_type" not in ast.unparse(default) if default else True
+                assert "is_npu_available" not in ast.unparse(default) if default else True
     assert port(out) == out
 
 
@@ -164,10 +167,18 @@ def test_a_widened_annotation_is_written_as_the_file_writes_them():
 def test_resolved_defaults_run_on_cpu():
     import torch
 
-    namespace: dict = {}
-    exec(compile(port(DEFAULTS), "t.py", "exec"), namespace)
-    assert namespace["_get_pixels"](False, (3, 2, 2)).device.type == torch.zeros(1).device.type
-    assert namespace["create_loader"](2, device=torch.device("cpu")).shape == (2,)
+    ported: dict = {}
+    exec(compile(port(DEFAULTS), "t.py", "exec"), ported)
+    assert ported["create_loader"](2, device=torch.device("cpu")).shape == (2,)
+    # off the NPU a default means what it meant: CUDA, which this host lacks, as before
+    original: dict = {}
+    exec(compile(textwrap.dedent(DEFAULTS), "t.py", "exec"), original)
+    for scope in (original, ported):
+        with pytest.raises((AssertionError, RuntimeError), match="CUDA"):
+            scope["_get_pixels"](False, (3, 2, 2))
+    ported["is_npu_available"] = lambda: True  # an Ascend host: the default reaches the NPU
+    with pytest.raises(RuntimeError, match="npu"):
+        ported["_get_pixels"](False, (3, 2, 2))
 
 
 # timm/data/loader.py PrefetchLoader and timm/utils/distributed.py: the NPU arm is a

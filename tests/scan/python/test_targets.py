@@ -12,6 +12,7 @@ from migrate.fix.rewrite import fix_text
 from migrate.fix.run import engine_scan
 
 RULES = list(default_rules())
+M = "(torch.npu if is_npu_available() else torch.cuda)"  # a script's device module
 
 
 def port(code: str, target: str, unsafe: bool = False, rel: str = "t.py") -> str:
@@ -61,12 +62,14 @@ def test_portable_keeps_cuda_working():
         """,
         "portable",
     )
-    assert "\ndevice = get_device_type()\n" in out  # the whole `"cuda" if ... else "cpu"`
-    assert 'if x.device.type in ("cuda", "npu"):\n    get_device_module().synchronize()' in out
+    # the CUDA arm as written, the NPU's before the fallback
+    chain = '"cuda" if torch.cuda.is_available() else "npu" if is_npu_available() else "cpu"'
+    assert f"\ndevice = {chain}\n" in out
+    assert f'if x.device.type in ("cuda", "npu"):\n    {M}.synchronize()' in out
     assert 'devices = ["cuda", "cpu", "npu"]' in out
-    assert "torch.device(type=get_device_type(), index=rank)" in out
+    assert 'torch.device(type="npu" if is_npu_available() else "cuda", index=rank)' in out
     assert "torch_npu" not in out and 'hasattr(torch, "npu")' not in out
-    assert out.count("def get_device_type()") == 1  # a script: defined once, in the file
+    assert out.count("def is_npu_available()") == 1  # a script: one check, defined once
 
 
 def test_keyword_device_form_is_found_in_the_npu_target():
@@ -95,7 +98,8 @@ def test_bf16_support_check_is_ported_whole():
         dtype = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp16"
         """
     assert "torch.npu.is_available() and torch.npu.is_bf16_supported()" in port(code, "npu")
-    assert "get_device_module().is_bf16_supported()" in port(code, "portable")
+    portable = port(code, "portable")
+    assert f"(torch.cuda.is_available() or is_npu_available()) and {M}.is_bf16_supported()" in portable
 
 
 def test_no_test_opens_a_branch_the_port_leaves_cuda_only():
@@ -123,7 +127,7 @@ def test_no_test_opens_a_branch_the_port_leaves_cuda_only():
         """
     portable = port(code, "portable")
     assert 'if model_device.type == "cuda":\n        model.cuda(torch.cuda.current_device())' in portable
-    opened = "elif get_device_module().is_available():\n        model.to(get_device_module().current_device"
+    opened = f"elif torch.cuda.is_available() or is_npu_available():\n        model.to({M}.current_device"
     assert opened in portable
     assert "if torch.cuda.is_available() and mixed_precision" in portable
     held = [f for f in findings(code, "portable") if f.line in (5, 13)]
@@ -175,7 +179,7 @@ def test_dispatch_over_other_backends_gains_npu_in_its_cuda_arm():
                 torch.xpu.synchronize()
         """
     out = port(code, "portable")
-    assert "if get_device_module().is_available():\n        get_device_module().synchronize()" in out
+    assert f"if torch.cuda.is_available() or is_npu_available():\n        {M}.synchronize()" in out
     assert "elif torch.xpu.is_available():\n        torch.xpu.synchronize()" in out
 
 
@@ -189,8 +193,8 @@ def test_names_do_not_decide_what_is_ported():
         use_cuda = torch.cuda.is_available()
         """
     out = port(code, "portable")
-    assert "get_device_module().set_device(rank)" in out
-    assert "use_cuda = get_device_module().is_available()" in out
+    assert f"{M}.set_device(rank)" in out
+    assert "use_cuda = torch.cuda.is_available() or is_npu_available()" in out
     (inside,) = [f for f in findings(code, "portable") if f.line == 4]
     assert "`_setup_cuda_device` is named for CUDA" in inside.message  # a rename is advice
 
@@ -220,7 +224,7 @@ def test_cuda_proven_by_the_condition_beside_a_generic_arm_stays():
         """
     out = port(code, "portable")
     assert 'device_type = "cuda" if (is_xla() and xla_on_gpu()) else state.device.type' in out
-    assert "other = get_device_type()" in out
+    assert 'other = "cuda" if torch.cuda.is_available() else "npu" if is_npu_available() else "cpu"' in out
 
 
 def test_portable_is_a_fixpoint_and_runs_on_cpu():
@@ -254,7 +258,9 @@ def test_device_string_containment_gains_npu():
     assert env["device_type"] == "cpu"
 
 
-@pytest.mark.parametrize("target,new", [("npu", 'f"npu:{'), ("portable", 'f"{get_device_type()}:{')])
+@pytest.mark.parametrize(
+    "target,new", [("npu", 'f"npu:{'), ("portable", "f\"{'npu' if is_npu_available() else 'cuda'}:{")]
+)
 def test_device_strings_meeting_in_a_comparison_are_rewritten_together(target, new):
     code = 'import torch\nd = torch.device(f"cuda:{n}")\nok = str(d) in {f"cuda:{i}" for i in range(8)}\n'
     out = port(code, target)
@@ -265,14 +271,15 @@ def test_portable_keeps_cuda_env_vars_and_adds_the_ascend_name_to_lists():
     code = 'import os\nENVS = ["CUDA_VISIBLE_DEVICES"]\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'
     out = port(code, "portable")
     assert 'ENVS = ["CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"]' in out
-    assert 'os.environ["CUDA_VISIBLE_DEVICES"] = "0"' in out
+    # a write sets both names, the value computed once
+    assert 'os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0"' in out
     assert port(out, "portable") == out
 
 
 def test_a_backend_spec_with_devices_gets_its_npu_arm():
     code = 'import torch.distributed as dist\ndist.init_process_group(backend="cpu:gloo,cuda:nccl")\n'
     out = port(code, "portable")
-    assert 'backend="cpu:gloo,npu:hccl" if get_device_type() == "npu" else "cpu:gloo,cuda:nccl"' in out
+    assert 'backend="cpu:gloo,npu:hccl" if is_npu_available() else "cpu:gloo,cuda:nccl"' in out
     assert findings(out, "portable") == []  # the port's own NPU arm is not a finding
     assert 'backend="cpu:gloo,npu:hccl"' in port(code, "npu")
 
@@ -284,8 +291,8 @@ def test_rng_states_are_ported_whole_whatever_the_variables_are_called():
         torch.cuda.set_rng_state_all(cuda_states)
         """
     out = port(code, "portable")
-    assert "cuda_states = get_device_module().get_rng_state_all()" in out
-    assert "get_device_module().set_rng_state_all(cuda_states)" in out
+    assert f"cuda_states = {M}.get_rng_state_all()" in out
+    assert f"{M}.set_rng_state_all(cuda_states)" in out
 
 
 def test_backend_logic_beside_an_hccl_test_is_left_alone():

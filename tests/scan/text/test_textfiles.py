@@ -208,6 +208,8 @@ def test_every_example_in_my_rule_files_behaves_as_declared():
         for ex in rule.examples:
             kind = file_kind(PurePath(ex["file"]))
             assert kind in rule.files, (rule.code, ex["file"])
+            if kind == "python":
+                continue  # the Python engine's (tests/meta/test_rule_examples.py)
             text = ex["noop"] if "noop" in ex else ex["before"]
             mine = [f for f in scan_text_file(text, ex["file"], kind, RULES) if f.rule == rule.code]
             if "noop" in ex:

@@ -142,7 +142,7 @@ def _portable(f: PyFile, rule: Rule, node: ast.Attribute, call: ast.Call | None,
     elif any(kw.arg == "device" for kw in call.keywords):
         return None
     else:
-        device, imports = spell(f, form["device_arg"], quote_for(f, node), node)
+        device, imports = spell(f, form["device_arg"], quote_for(f, node), node, bare=True)
         sep = ", " if call.keywords else ""
         edits.append(Edit(paren + 1, paren + 1, device + sep))
     return portable_fix(rule, edits, imports, f"`.to({device}{', ...' if call.keywords else ''})`")

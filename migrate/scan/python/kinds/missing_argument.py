@@ -65,7 +65,7 @@ def run(f: PyFile, rules: list[Rule]) -> None:
 def _portable(f: PyFile, rule: Rule, node: ast.Call, paren: int, sep: str):
     if not rule.portable.get("value"):
         return None
-    value, imports = spell(f, rule.portable["value"], None, node)
+    value, imports = spell(f, rule.portable["value"], None, node, bare=True)
     return portable_fix(
         rule, [Edit(paren + 1, paren + 1, value + sep)], imports, f"pass `{value}` as the device"
     )

@@ -24,6 +24,7 @@ from migrate.core.targets import template
 from migrate.scan.python.bindings import chain_parts
 from migrate.scan.python.fixers import FIXERS
 from migrate.scan.python.portable import chain_form
+from migrate.scan.python.portable_imports import portable_import
 from migrate.scan.python.portable_names import portable_use
 from migrate.scan.python.prefilter import key_token, segment_counts
 from migrate.scan.python.pyfile import PyFile
@@ -150,6 +151,9 @@ PORTABLE = {
             fields={
                 "call": param(str, required=True, doc="the generic call"),
                 "device_arg": param(str, check=template, doc="the device type it is given first"),
+                "device_keyword": param(str, doc="... or the keyword it is given by (device_type)"),
+                "device_keyword_value": param(str, check=template, doc="what that keyword is given"),
+                "keywords": strings(doc="the original's positional parameters, passed on by keyword"),
                 "min_torch": param(str, check=_version, doc="the oldest torch with the call"),
             },
         ),
@@ -291,13 +295,15 @@ def _imports(f: PyFile, table: Table) -> set[str]:
 
 
 def _report_imports(f: PyFile, table: Table) -> None:
-    """Portable: `from torch.cuda.amp import autocast` has no generic import form."""
+    """Portable: `from torch.cuda.amp import autocast` has no generic import form; its uses
+    may have, and then one fix ports them all and drops the name (portable_imports.py)."""
     for node in f.imports:
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 m = table.lookup(f"{node.module}.{alias.name}") if alias.name != "*" else None
                 if m is not None:
-                    f.report_node(m.entry.rule, alias, _values(m), None)
+                    fix = None if m.entry.fixer else portable_import(f, m, node, alias, _values(m))
+                    f.report_node(m.entry.rule, alias, _values(m), fix)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 m = table.lookup(alias.name)

@@ -64,10 +64,7 @@ def main():
         sampler.set_epoch(epoch)
         start, running = time.time(), 0.0
         for x, y in loader:
-            x, y = (
-                x.npu(local_rank, non_blocking=True),
-                y.npu(local_rank, non_blocking=True),
-            )
+            x, y = x.npu(local_rank, non_blocking=True), y.npu(local_rank, non_blocking=True)
             loss = nn.functional.cross_entropy(model(x), y)
             optimizer.zero_grad()
             loss.backward()

@@ -15,39 +15,22 @@ from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 
-def get_device_type() -> str:
-    """The device type: "cuda" or "npu" (Ascend), else "cpu"."""
+def is_npu_available() -> bool:
+    """Whether this host's accelerator is an Ascend NPU."""
     accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
-    if accelerator is not None and accelerator.is_available():
-        device_type = accelerator.current_accelerator().type
-        if device_type in ("cuda", "npu"):
-            return device_type
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def get_device_module():
-    """torch.npu on an Ascend host, else torch.cuda.
-
-    On a host without a GPU its calls do what they did before the port:
-    no-ops, zeros, errors.
-    """
-    if get_device_type() == "npu":
-        return torch.get_device_module("npu")
-    return torch.cuda
-
-
-def get_dist_backend() -> str:
-    """The collective backend: "hccl" on an Ascend host, else "nccl"."""
-    return "hccl" if get_device_type() == "npu" else "nccl"
+    if accelerator is None or not accelerator.is_available():
+        return False
+    return accelerator.current_accelerator().type == "npu"
 
 
 def setup(backend: str):
     local_rank = int(os.environ["LOCAL_RANK"])
-    get_device_module().set_device(local_rank)
+    torch_device = torch.npu if is_npu_available() else torch.cuda
+    torch_device.set_device(local_rank)
     dist.init_process_group(backend=backend, init_method="env://")
     if dist.get_backend() in ("nccl", "hccl"):
         # NCCL reduces in place on the device; make sure every rank sees its own GPU.
-        assert get_device_module().current_device() == local_rank
+        assert torch_device.current_device() == local_rank
     return local_rank, dist.get_rank(), dist.get_world_size()
 
 
@@ -71,7 +54,9 @@ def average(value: float, device) -> float:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument(
-        "--backend", default=get_dist_backend(), choices=["nccl", "gloo", "hccl"]
+        "--backend",
+        default="hccl" if is_npu_available() else "nccl",
+        choices=["nccl", "gloo", "hccl"],
     )
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--width", type=int, default=1024)
@@ -79,7 +64,7 @@ def main():
     args = parser.parse_args()
 
     local_rank, rank, world = setup(args.backend)
-    device = torch.device(f"{get_device_type()}:{local_rank}")
+    device = torch.device(f"{'npu' if is_npu_available() else 'cuda'}:{local_rank}")
     model = build_model(args.width).to(device)
     model = DDP(model, device_ids=[local_rank], output_device=local_rank)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
@@ -98,11 +83,12 @@ def main():
             loss.backward()
             optimizer.step()
             running += loss.item()
-        get_device_module().synchronize()
+        torch_device = torch.npu if is_npu_available() else torch.cuda
+        torch_device.synchronize()
         mean_loss = average(running / len(loader), device)
         if rank == 0:
             print(f"epoch {epoch}: loss {mean_loss:.4f} ({time.time() - start:.1f}s, "
-                  f"{world} x {get_device_module().get_device_name(local_rank)})")
+                  f"{world} x {torch_device.get_device_name(local_rank)})")
             torch.save(model.module.state_dict(), "model.pt")
 
     dist.barrier()

@@ -25,25 +25,12 @@ except ImportError:  # pragma: no cover - depends on the environment
 from apex.normalization import FusedRMSNorm
 
 
-def get_device_type() -> str:
-    """The device type: "cuda" or "npu" (Ascend), else "cpu"."""
+def is_npu_available() -> bool:
+    """Whether this host's accelerator is an Ascend NPU."""
     accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
-    if accelerator is not None and accelerator.is_available():
-        device_type = accelerator.current_accelerator().type
-        if device_type in ("cuda", "npu"):
-            return device_type
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def get_device_module():
-    """torch.npu on an Ascend host, else torch.cuda.
-
-    On a host without a GPU its calls do what they did before the port:
-    no-ops, zeros, errors.
-    """
-    if get_device_type() == "npu":
-        return torch.get_device_module("npu")
-    return torch.cuda
+    if accelerator is None or not accelerator.is_available():
+        return False
+    return accelerator.current_accelerator().type == "npu"
 
 
 @dataclass
@@ -58,7 +45,7 @@ class LiteConfig:
 
 
 def use_flash_attention() -> bool:
-    if not (_FLASH_ATTN_AVAILABLE and get_device_module().is_available()):
+    if not (_FLASH_ATTN_AVAILABLE and (torch.cuda.is_available() or is_npu_available())):
         return False
     # FlashAttention-2 needs sm80 or newer.
     # migrate[MIG104]: `torch.cuda.get_device_capability` maps to `torch.npu.get_device_capability`, but it returns None unless the environment variable TORCH_NPU_DEVICE_CAPABILITY ... (see `migrate rules MIG104`)
@@ -152,8 +139,8 @@ class LiteDecoderLayer(nn.Module):
 
 if __name__ == "__main__":
     cfg = LiteConfig()
-    layer = LiteDecoderLayer(cfg).to(get_device_type()).half()
+    layer = LiteDecoderLayer(cfg).to("npu" if is_npu_available() else "cuda").half()
     x = torch.randn(
-        2, 128, cfg.hidden_size, device=get_device_type(), dtype=torch.float16
+        2, 128, cfg.hidden_size, device="npu" if is_npu_available() else "cuda", dtype=torch.float16
     )
-    print(layer(x, torch.arange(128, device=get_device_type())).shape)
+    print(layer(x, torch.arange(128, device="npu" if is_npu_available() else "cuda")).shape)

@@ -5,35 +5,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def get_device_type() -> str:
-    """The device type: "cuda" or "npu" (Ascend), else "cpu"."""
+def is_npu_available() -> bool:
+    """Whether this host's accelerator is an Ascend NPU."""
     accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
-    if accelerator is not None and accelerator.is_available():
-        device_type = accelerator.current_accelerator().type
-        if device_type in ("cuda", "npu"):
-            return device_type
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def get_device_module():
-    """torch.npu on an Ascend host, else torch.cuda.
-
-    On a host without a GPU its calls do what they did before the port:
-    no-ops, zeros, errors.
-    """
-    if get_device_type() == "npu":
-        return torch.get_device_module("npu")
-    return torch.cuda
-
-
-def get_amp_device_type() -> str:
-    """The device type for autocast and GradScaler.
-
-    "cuda" without an accelerator, so they stay disabled on a CPU-only host
-    as before.
-    """
-    device_type = get_device_type()
-    return "cuda" if device_type == "cpu" else device_type
+    if accelerator is None or not accelerator.is_available():
+        return False
+    return accelerator.current_accelerator().type == "npu"
 
 
 def make_batch(device, n=16):
@@ -45,26 +22,31 @@ def make_batch(device, n=16):
 
 def train_step(steps=1):
     torch.manual_seed(0)
-    device = get_device_type()
-    if get_device_module().is_available():
-        get_device_module().manual_seed_all(0)
+    device = (
+        "cuda" if torch.cuda.is_available() else "npu" if is_npu_available() else "cpu"
+    )
+    torch_device = torch.npu if is_npu_available() else torch.cuda
+    if torch.cuda.is_available() or is_npu_available():
+        torch_device.manual_seed_all(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     use_amp = torch.device(device).type in ("cuda", "npu")
-    scaler = torch.amp.GradScaler(get_amp_device_type(), enabled=use_amp)
+    scaler = torch_device.amp.GradScaler(enabled=use_amp)
     x, y = make_batch(device)
     for _ in range(steps):
         opt.zero_grad()
         with torch.autocast(
-            device_type=get_amp_device_type(), dtype=torch.float16, enabled=use_amp
+            device_type="npu" if is_npu_available() else "cuda",
+            dtype=torch.float16,
+            enabled=use_amp,
         ):
             loss = F.cross_entropy(model(x), y)
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
-    if get_device_module().is_available():
-        get_device_module().synchronize()
-    print(f"peak {get_device_module().max_memory_allocated() / 2**20:.0f} MiB")
+    if torch.cuda.is_available() or is_npu_available():
+        torch_device.synchronize()
+    print(f"peak {torch_device.max_memory_allocated() / 2**20:.0f} MiB")
     return loss.item()
 
 

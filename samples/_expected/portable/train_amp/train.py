@@ -19,35 +19,12 @@ from torch.utils.data import DataLoader
 from data import build_datasets
 
 
-def get_device_type() -> str:
-    """The device type: "cuda" or "npu" (Ascend), else "cpu"."""
+def is_npu_available() -> bool:
+    """Whether this host's accelerator is an Ascend NPU."""
     accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
-    if accelerator is not None and accelerator.is_available():
-        device_type = accelerator.current_accelerator().type
-        if device_type in ("cuda", "npu"):
-            return device_type
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def get_device_module():
-    """torch.npu on an Ascend host, else torch.cuda.
-
-    On a host without a GPU its calls do what they did before the port:
-    no-ops, zeros, errors.
-    """
-    if get_device_type() == "npu":
-        return torch.get_device_module("npu")
-    return torch.cuda
-
-
-def get_amp_device_type() -> str:
-    """The device type for autocast and GradScaler.
-
-    "cuda" without an accelerator, so they stay disabled on a CPU-only host
-    as before.
-    """
-    device_type = get_device_type()
-    return "cuda" if device_type == "cpu" else device_type
+    if accelerator is None or not accelerator.is_available():
+        return False
+    return accelerator.current_accelerator().type == "npu"
 
 
 logger = logging.getLogger("train")
@@ -75,7 +52,9 @@ def parse_args():
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--resume", default=None, help="checkpoint to resume from")
     p.add_argument(
-        "--device", default=get_device_type(), help="device to train on (cuda or cpu)"
+        "--device",
+        default="npu" if is_npu_available() else "cuda",
+        help="device to train on (cuda or cpu)",
     )
     p.add_argument("--no-amp", action="store_true", help="disable mixed precision on cuda")
     return p.parse_args()
@@ -83,7 +62,7 @@ def parse_args():
 
 def load_checkpoint(path, model, optimizer, scaler):
     # Checkpoints written on any GPU load onto the current one.
-    state = torch.load(path, map_location=get_device_type() + ":0")
+    state = torch.load(path, map_location=("npu" if is_npu_available() else "cuda") + ":0")
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     scaler.load_state_dict(state["scaler"])
@@ -97,7 +76,7 @@ def train_one_epoch(model, loader, optimizer, scaler, device, use_amp):
         images = images.to(device, non_blocking=True)
         labels = labels.to(device, non_blocking=True)
         optimizer.zero_grad(set_to_none=True)
-        with torch.amp.autocast(get_amp_device_type(), enabled=use_amp):
+        with torch.amp.autocast("npu" if is_npu_available() else "cuda", enabled=use_amp):
             loss = F.cross_entropy(model(images), labels)
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
@@ -105,9 +84,10 @@ def train_one_epoch(model, loader, optimizer, scaler, device, use_amp):
         scaler.step(optimizer)
         scaler.update()
         total += loss.item()
-    get_device_module().synchronize()
+    torch_device = torch.npu if is_npu_available() else torch.cuda
+    torch_device.synchronize()
     logger.info("epoch done in %.1fs, peak memory %.0f MiB", time.time() - start,
-                get_device_module().max_memory_allocated() / 2**20)
+                torch_device.max_memory_allocated() / 2**20)
     return total / max(len(loader), 1)
 
 
@@ -117,7 +97,9 @@ def evaluate(model, loader, device):
     correct = seen = 0
     for images, labels in loader:
         images, labels = images.to(device), labels.to(device)
-        with torch.autocast(device_type=get_amp_device_type(), dtype=torch.float16):
+        with torch.autocast(
+            device_type="npu" if is_npu_available() else "cuda", dtype=torch.float16
+        ):
             pred = model(images).argmax(dim=1)
         correct += (pred == labels).sum().item()
         seen += labels.numel()
@@ -127,13 +109,16 @@ def evaluate(model, loader, device):
 def main():
     args = parse_args()
     logging.basicConfig(level=logging.INFO)
-    device = torch.device(args.device if get_device_module().is_available() else "cpu")
+    device = torch.device(
+        args.device if (torch.cuda.is_available() or is_npu_available()) else "cpu"
+    )
     use_amp = device.type in ("cuda", "npu") and not args.no_amp
     # migrate[MIG401]: `torch.backends.cudnn.benchmark` does nothing on NPU: NPUs have no cuDNN autotuner. (see `migrate rules MIG401`)
     torch.backends.cudnn.benchmark = True
     # migrate[MIG402]: `torch.backends.cuda.matmul.allow_tf32` switches TF32, which NPUs lack; the nearest NPU switch is `torch.npu.matmul.allow_hf32` (HF32 for matmuls, off by ... (see `migrate rules MIG402`)
     torch.backends.cuda.matmul.allow_tf32 = True
-    get_device_module().manual_seed_all(0)
+    torch_device = torch.npu if is_npu_available() else torch.cuda
+    torch_device.manual_seed_all(0)
 
     train_set, val_set = build_datasets(args.data)
     train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
@@ -142,7 +127,7 @@ def main():
 
     model = SmallNet().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
-    scaler = torch.amp.GradScaler(get_amp_device_type(), enabled=use_amp)
+    scaler = torch_device.amp.GradScaler(enabled=use_amp)
     first_epoch = 0
     if args.resume and os.path.exists(args.resume):
         first_epoch = load_checkpoint(args.resume, model, optimizer, scaler)
@@ -155,7 +140,7 @@ def main():
         logger.info("epoch %d: loss %.4f, val acc %.3f", epoch, loss, acc)
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                     "scaler": scaler.state_dict(), "epoch": epoch}, "checkpoints/last.pt")
-        get_device_module().empty_cache()
+        torch_device.empty_cache()
 
 
 if __name__ == "__main__":

@@ -59,9 +59,7 @@ def npu_flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False
         softmax_scale = q.shape[-1] ** -0.5
     atten_mask, sparse_mode = None, 0
     if causal:
-        atten_mask = torch.triu(
-            torch.ones(2048, 2048, device=q.device), diagonal=1
-        ).bool()
+        atten_mask = torch.triu(torch.ones(2048, 2048, device=q.device), diagonal=1).bool()
         sparse_mode = 3
     return torch_npu.npu_fusion_attention(
         q, k, v, q.shape[2], "BSND",
@@ -82,21 +80,12 @@ def npu_flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q
         softmax_scale = q.shape[-1] ** -0.5
     atten_mask, sparse_mode = None, 0
     if causal:
-        atten_mask = torch.triu(
-            torch.ones(2048, 2048, device=q.device), diagonal=1
-        ).bool()
+        atten_mask = torch.triu(torch.ones(2048, 2048, device=q.device), diagonal=1).bool()
         sparse_mode = 3
     return torch_npu.npu_fusion_attention(
-        q,
-        k,
-        v,
-        q.shape[1],
-        "TND",
-        atten_mask=atten_mask,
-        scale=softmax_scale,
-        keep_prob=1.0 - dropout_p,
-        actual_seq_qlen=cu_seqlens_q[1:].tolist(),
-        actual_seq_kvlen=cu_seqlens_k[1:].tolist(),
+        q, k, v, q.shape[1], "TND",
+        atten_mask=atten_mask, scale=softmax_scale, keep_prob=1.0 - dropout_p,
+        actual_seq_qlen=cu_seqlens_q[1:].tolist(), actual_seq_kvlen=cu_seqlens_k[1:].tolist(),
         sparse_mode=sparse_mode,
     )[0]
 
@@ -162,9 +151,7 @@ class LiteAttention(nn.Module):
             )
             out = out.view(bsz, seqlen, -1)
         elif self.use_flash:
-            out = npu_flash_attn_func(
-                q, k, v, dropout_p=dropout, softmax_scale=scale, causal=True
-            )
+            out = npu_flash_attn_func(q, k, v, dropout_p=dropout, softmax_scale=scale, causal=True)
             out = out.reshape(bsz, seqlen, -1)
         else:
             out = F.scaled_dot_product_attention(
@@ -191,9 +178,7 @@ class LiteDecoderLayer(nn.Module):
         super().__init__()
         self.input_layernorm = NpuRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
         self.self_attn = LiteAttention(config)
-        self.post_attention_layernorm = NpuRMSNorm(
-            config.hidden_size, eps=config.rms_norm_eps
-        )
+        self.post_attention_layernorm = NpuRMSNorm(config.hidden_size, eps=config.rms_norm_eps)
         self.mlp = LiteMLP(config)
 
     def forward(self, hidden_states, positions, cu_seqlens=None, max_seqlen=None):

@@ -19,7 +19,7 @@ def build_model() -> nn.Module:
 def train_epoch(model: nn.Module, steps: int = 4) -> float:
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     use_amp = get_torch_device().is_available()
-    scaler = torch.amp.GradScaler(get_device_name(), enabled=use_amp)
+    scaler = get_torch_device().amp.GradScaler(enabled=use_amp)
     loss = torch.zeros(())
     for i, batch in enumerate(make_loader()):
         if i == steps:

@@ -1,0 +1,68 @@
+"""Where a file already has a way to ask "is an Ascend NPU in use here?".
+
+A portable port spells the NPU side of a device decision with the check the code already
+has, as upstream ports do (``"npu" if is_torch_npu_available() else "cuda"``,
+``elif is_npu_available():``):
+
+* a library's check the file imports (rules/npu_checks.yaml: accelerate.utils,
+  transformers, mmengine.device ...), or imports from where the file imports other names of
+  that library's module (added to that import);
+* a function of the file's own with a check's name and no required argument
+  (FunASR's ``is_npu_available()``);
+* in a script with neither, the port's own one-function check (``is_npu_available`` in
+  migrate/core/device_helpers/template.py), defined once after the imports.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+
+import yaml
+
+from migrate.core.resources import rules_dir
+
+# names a function of the file's own answers the question by (no required argument)
+CHECK_NAMES = ("is_npu_available", "is_torch_npu_available", "npu_is_available")
+
+
+@cache
+def npu_checks() -> dict[str, str]:
+    """module -> the function it exports that tells whether an NPU is usable
+    (rules/npu_checks.yaml)."""
+    data = yaml.safe_load((rules_dir() / "npu_checks.yaml").read_text(encoding="utf-8")) or {}
+    return {str(k): str(v) for k, v in (data.get("npu_checks") or {}).items()}
+
+
+def bound_check(f) -> str | None:
+    """The local name of a library's NPU check the file imports by name, or None."""
+    for module, name in npu_checks().items():
+        local = f.bindings.local_for(f"{module}.{name}")
+        if local and "." not in local:
+            return local
+    return None
+
+
+def importable_check(f) -> tuple[str, str] | None:
+    """(module, name) of a library's NPU check where the file imports other names from that
+    module (``from accelerate.utils import is_xpu_available``): the port imports it there."""
+    table = npu_checks()
+    for stmt in f.tree.body:
+        if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module in table:
+            if not any(a.name == "*" for a in stmt.names):
+                return stmt.module, table[stmt.module]
+    return None
+
+
+def own_check(f) -> ast.FunctionDef | None:
+    """A top-level function of the file's own named as a check, callable without
+    arguments (its body is the file's business: the port only calls it)."""
+    for node in f.tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in CHECK_NAMES and _no_required(node.args):
+            return node
+    return None
+
+
+def _no_required(a: ast.arguments) -> bool:
+    positional = a.posonlyargs + a.args
+    return len(a.defaults) >= len(positional) and all(d is not None for d in a.kw_defaults)

@@ -1,0 +1,96 @@
+"""--target portable keeps CUDA's environment variables and adds Ascend's
+(migrate/scan/python/portable_env.py); command templates are found in every target."""
+
+from __future__ import annotations
+
+import textwrap
+from functools import partial
+
+from migrate.core.rules import default_rules
+from migrate.fix.rewrite import fix_text
+from migrate.fix.run import engine_scan
+
+RULES = list(default_rules())
+
+# opencompass runners/local.py before its NPU port: the variable is read, counted and set
+# on a child's command line
+RUNNER = """\
+    import os
+    import re
+
+
+    def get_command_template(gpu_ids):
+        tmpl = 'CUDA_VISIBLE_DEVICES=' + ','.join(str(i) for i in gpu_ids)
+        return tmpl + ' {task_cmd}'
+
+
+    def visible():
+        if 'CUDA_VISIBLE_DEVICES' in os.environ:
+            return [int(i) for i in re.findall(r'\\d+', os.getenv('CUDA_VISIBLE_DEVICES'))]
+        return []
+
+
+    def pin(ids):
+        os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(map(str, ids))
+        return f'CUDA_VISIBLE_DEVICES={ids[0]} python x.py'
+    """
+
+
+def port(code: str, target: str = "portable") -> str:
+    text, _, _, error = fix_text(
+        textwrap.dedent(code), "t.py", "python", RULES, partial(engine_scan, target=target), unsafe=False
+    )
+    assert error is None
+    return text
+
+
+def findings(code: str, target: str = "portable"):
+    return engine_scan(textwrap.dedent(code), "t.py", "python", RULES, target)
+
+
+def test_npu_target_renames_reads_writes_and_command_templates():
+    out = port(RUNNER, "npu")
+    assert "CUDA_VISIBLE_DEVICES" not in out
+    assert "tmpl = 'ASCEND_RT_VISIBLE_DEVICES=' + ','.join" in out
+    assert "return f'ASCEND_RT_VISIBLE_DEVICES={ids[0]} python x.py'" in out
+
+
+def test_portable_sets_both_and_reads_the_hosts_own(monkeypatch):
+    out = port(RUNNER)
+    assert "os.environ['CUDA_VISIBLE_DEVICES'] = os.environ['ASCEND_RT_VISIBLE_DEVICES'] = " in out
+    assert (
+        "('ASCEND_RT_VISIBLE_DEVICES' if is_npu_available() else 'CUDA_VISIBLE_DEVICES') in os.environ" in out
+    )
+    assert "os.getenv('ASCEND_RT_VISIBLE_DEVICES' if is_npu_available() else 'CUDA_VISIBLE_DEVICES')" in out
+    assert port(out) == out  # a fixpoint: the port's forms are not findings again
+    assert all(f.npu_aware or f.fix is None for f in findings(out))
+    scope: dict = {}
+    exec(compile(out, "t.py", "exec"), scope)
+    for npu, name in ((False, "CUDA_VISIBLE_DEVICES"), (True, "ASCEND_RT_VISIBLE_DEVICES")):
+        scope["is_npu_available"] = lambda npu=npu: npu
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+        monkeypatch.delenv("ASCEND_RT_VISIBLE_DEVICES", raising=False)
+        assert scope["get_command_template"]([0, 1]) == f"{name}=0,1 {{task_cmd}}"
+        assert scope["pin"]([2, 3]) == f"{name}=2 python x.py"
+        assert scope["visible"]() == [2, 3]  # each host reads back what it set
+        import os
+
+        assert os.environ["CUDA_VISIBLE_DEVICES"] == os.environ["ASCEND_RT_VISIBLE_DEVICES"] == "2,3"
+
+
+def test_messages_and_docstrings_are_not_command_templates():
+    code = '''\
+        """Run with CUDA_VISIBLE_DEVICES=0 to use one GPU."""
+        import logging
+        logging.info("set CUDA_VISIBLE_DEVICES=0,1 first")
+        def f(parser, x):
+            parser.add_argument("--gpus", help="like CUDA_VISIBLE_DEVICES=0,1")
+            raise ValueError(f"bad CUDA_VISIBLE_DEVICES={x}")
+        '''
+    assert [f for f in findings(code, "npu") if f.rule == "MIG701"] == []
+
+
+def test_a_template_with_a_variable_that_has_no_counterpart_is_reported():
+    code = "cmd = 'NCCL_DEBUG=INFO ' + base\n"
+    (found,) = [f for f in findings(code, "npu") if f.rule.startswith("MIG70")]
+    assert found.rule == "MIG702" and found.fix is None
