@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Finding", "OpRow", "ProfileInfo", "RankResult", "Report", "StepBreakdown"]
+__all__ = ["Finding", "LinkPair", "LinkRow", "OpRow", "ProfileInfo", "RankResult", "Report", "StepBreakdown"]
 
 
 @dataclass
@@ -77,6 +77,39 @@ class Finding:
 
 
 @dataclass
+class LinkRow:
+    """What one rank moved over one link type (HCCS, PCIE, SIO, SDMA, RDMA) in one
+    communication group, summed over the group's collectives: the slow-link figures."""
+
+    group: str
+    rank: int
+    link: str
+    bytes: float
+    ms: float
+
+    @property
+    def bandwidth_gbs(self) -> float:
+        return self.bytes / 1e9 / (self.ms / 1e3) if self.ms > 0 else 0.0
+
+
+@dataclass
+class LinkPair:
+    """What went from rank ``src`` to rank ``dst`` over one transport in one group (a
+    cluster's communication matrix), summed over the group's collectives."""
+
+    group: str
+    src: int
+    dst: int
+    transport: str
+    bytes: float
+    ms: float
+
+    @property
+    def bandwidth_gbs(self) -> float:
+        return self.bytes / 1e9 / (self.ms / 1e3) if self.ms > 0 else 0.0
+
+
+@dataclass
 class RankResult:
     """What one rank's worker hands back: small, whatever the trace's size."""
 
@@ -89,6 +122,7 @@ class RankResult:
     framework_ops: dict[str, list[float]] = field(default_factory=dict)  # op -> [count, device us]
     collectives: dict[str, list[float]] = field(default_factory=dict)  # name -> [count, us, bytes]
     device_us: float = 0.0  # device op time in the profiled steps
+    links: list[LinkRow] = field(default_factory=list)  # per group and link type (rank: this one)
 
     @property
     def mean_step_us(self) -> float:

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO
 
 from migrate.core import reads
 
-__all__ = ["MAX_FILE_BYTES", "TraceError", "items", "open_bounded"]
+__all__ = ["MAX_FILE_BYTES", "TraceError", "items", "load_json", "open_bounded"]
 
 MAX_FILE_BYTES = 64 << 30  # 64 GiB of JSON (decompressed) per file
 MAX_VALUE_CHARS = 64 << 20  # one event or one metadata value
@@ -265,3 +265,30 @@ def size_of(path: str | os.PathLike) -> int:
         return Path(path).stat().st_size
     except OSError:
         return 0
+
+
+MAX_DOCUMENT_BYTES = 256 << 20  # a JSON document read whole (communication.json and the like)
+
+
+def load_json(path: str | os.PathLike, limit: int = MAX_DOCUMENT_BYTES) -> Any:
+    """A JSON document (not a trace) read whole from the regular file ``path``, at most
+    ``limit`` bytes after decompression (read in chunks, so a gzip bomb stops at the limit);
+    TraceError (one line) for anything else. NaN and Infinity decode as floats: readers keep
+    finite numbers only."""
+    raw, stream = open_bounded(path, limit)
+    parts: list[bytes] = []
+    try:
+        while chunk := stream.read(CHUNK):
+            parts.append(chunk)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceError(f"cannot read: {exc}") from None
+    finally:
+        raw.close()
+    try:
+        return json.loads(b"".join(parts).decode("utf-8"))
+    except UnicodeDecodeError:
+        raise TraceError("not UTF-8 text") from None
+    except RecursionError:
+        raise TraceError("not JSON: nested too deeply") from None
+    except ValueError as exc:
+        raise TraceError(f"not JSON: {str(exc).splitlines()[0][:120]}") from None
