@@ -73,6 +73,7 @@ class Collective:
 @dataclass
 class Run:
     rank: int = 0
+    world: int = 2  # ranks of the (one) communication group
     steps: list[tuple[int, int, int]] = field(default_factory=list)  # (id, start ns, end ns)
     ops: list[TorchOp] = field(default_factory=list)
     kernels: list[Kernel] = field(default_factory=list)
@@ -242,11 +243,18 @@ def total_info(ops: list[dict]) -> dict:
     return {"Communication Time Info": dict(times), "Communication Bandwidth Info": bands}
 
 
-def sample_run(rank: int = 0, hccs_slow: float = 1.0, sizes: tuple[int, ...] = (3072, 3072, 3000)) -> Run:
+def sample_run(
+    rank: int = 0,
+    hccs_slow: float = 1.0,
+    sizes: tuple[int, ...] = (3072, 3072, 3000),
+    world: int = 2,
+    collective_ns: int = 1_000_000,
+) -> Run:
     """Two steps of a data-parallel training step: matmuls, vector ops, an AI CPU cast, two
     all-reduces per step (HCCS + PCIE transfers of ``sizes`` bytes, notify waits), a wait
-    task; ``hccs_slow`` stretches this rank's HCCS transfers (a slow link)."""
-    run = Run(rank=rank, env={"TASK_QUEUE_ENABLE": "2", "HCCL_CONNECT_TIMEOUT": "1200"})
+    task; ``hccs_slow`` stretches this rank's HCCS transfers (a slow link); ``collective_ns``
+    is how long each all-reduce takes on this rank (shorter on the rank the others wait for)."""
+    run = Run(rank=rank, world=world, env={"TASK_QUEUE_ENABLE": "2", "HCCL_CONNECT_TIMEOUT": "1200"})
     for sid in (1, 2):
         base = NS + (sid - 1) * 10_000_000  # 10 ms steps
         run.steps.append((sid, base, base + 10_000_000))
@@ -313,7 +321,7 @@ def sample_run(rank: int = 0, hccs_slow: float = 1.0, sizes: tuple[int, ...] = (
             tasks.append(Task("Memcpy", t, 500, link="ON_CHIP", size=4096))  # a local copy: not a transfer
             run.collectives.append(
                 Collective(
-                    f"hcom_allReduce__{sid}{k}1_0_1", "12345", start, 1_000_000, count=1024, tasks=tasks
+                    f"hcom_allReduce__{sid}{k}1_0_1", "12345", start, collective_ns, count=1024, tasks=tasks
                 )
             )
     return run

@@ -310,26 +310,32 @@ def write_step_trace(run: Run, path: Path) -> None:
 
 
 def matrix(run: Run) -> dict:
-    """communication_matrix.json: per step, the collective type's top1 and total entries."""
+    """communication_matrix.json: per step, each collective type's top1 and total entries; a
+    rank's links to itself (LOCAL: how the cluster tool maps local to global ranks) and to its
+    next peer (its HCCS transfers), local ranks being the global ones in a one-group job."""
     out: dict[str, dict] = {}
+    peer, me = (run.rank + 1) % run.world, run.rank
     for c in run.collectives:
         step = out.setdefault(f"step{run.step_of(c.start)}", {"collective": {}, "p2p": {}})
-        size = sum(t.size for t in c.tasks if t.name == "Memcpy" and t.link != "ON_CHIP") / 1e6
-        ms = sum(t.dur for t in c.tasks if t.name == "Memcpy" and t.link != "ON_CHIP") / 1e6
-        link = {
-            "Transport Type": "HCCS",
-            "Transit Size(MB)": size,
-            "Transit Time(ms)": ms,
-            "Bandwidth(GB/s)": round(size / ms, 4) if ms else 0,
-            "Op Name": c.name,
+        moved = [t for t in c.tasks if t.name == "Memcpy" and t.link == "HCCS"]
+        size, ms = sum(t.size for t in moved) / 1e6, sum(t.dur for t in moved) / 1e6
+        links = {
+            f"{me}-{me}": {
+                "Transport Type": "LOCAL",
+                "Transit Size(MB)": 0.004096,
+                "Transit Time(ms)": 0.0005,
+            },
+            f"{me}-{peer}": {"Transport Type": "HCCS", "Transit Size(MB)": size, "Transit Time(ms)": ms},
         }
-        step["collective"][f"allreduce-top1@{c.group}"] = {f"{run.rank}-{1 - run.rank}": dict(link)}
+        for link in links.values():
+            ratio = link["Transit Size(MB)"] / link["Transit Time(ms)"]
+            link.update({"Bandwidth(GB/s)": round(ratio, 4), "Op Name": c.name})
+        step["collective"][f"allreduce-top1@{c.group}"] = {k: dict(v) for k, v in links.items()}
         total = step["collective"].setdefault(f"allreduce-total@{c.group}", {})
-        got = total.setdefault(
-            f"{run.rank}-{1 - run.rank}", {**link, "Transit Size(MB)": 0, "Transit Time(ms)": 0}
-        )
-        got["Transit Size(MB)"] += size
-        got["Transit Time(ms)"] += ms
+        for key, link in links.items():
+            got = total.setdefault(key, {**link, "Transit Size(MB)": 0, "Transit Time(ms)": 0})
+            got["Transit Size(MB)"] += link["Transit Size(MB)"]
+            got["Transit Time(ms)"] += link["Transit Time(ms)"]
     return out
 
 
