@@ -37,7 +37,7 @@ MISSING = {
 def _metadata(path: Path, tl: Timeline) -> None:
     try:
         data = json.loads(read_head(path, 1 << 20) or b"{}")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         tl.note("profiler_metadata.json is not JSON: not read")
         return
     if not isinstance(data, dict):

@@ -108,7 +108,7 @@ def _rank_of(result: Path) -> int | None:
             continue
         try:
             info = json.loads(read_head(result / name, 1 << 20) or b"{}")
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             info = {}
         rank = info.get("rank_id") if isinstance(info, dict) else None
         if isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank < 1 << 20:

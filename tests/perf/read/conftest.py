@@ -30,6 +30,33 @@ def ascend_data() -> Path:
 
 
 @pytest.fixture(scope="session")
+def perf_loaded() -> None:
+    """The CLI and every reader and detector imported (and the catalog checked) in this
+    process, so that each forked `migrate perf` of the hostile tests starts at once."""
+    import migrate.cli  # noqa: F401
+    import migrate.commands.perf  # noqa: F401
+    from migrate.perf.catalog import DETECTORS, catalog
+    from migrate.perf.read import ascend, ascend_db, cluster, kineto  # noqa: F401
+
+    catalog()
+    list(DETECTORS.items())
+
+
+@pytest.fixture(scope="session")
+def gzip_bomb(tmp_path_factory) -> Path:
+    """A gzip file of some 250 KB that inflates to 256 MiB of spaces: past the 200x its size
+    (+ 16 MiB) a gzip'd profile file may inflate to (read/jsonstream.py MAX_RATIO)."""
+    import gzip
+
+    path = tmp_path_factory.mktemp("bomb") / "bomb.gz"
+    block = b" " * (16 << 20)
+    with gzip.open(path, "wb", compresslevel=1) as fh:
+        for _ in range(16):
+            fh.write(block)
+    return path
+
+
+@pytest.fixture(scope="session")
 def built(tmp_path_factory) -> dict[str, Path]:
     """The sample run as a text result and as a .db export (one folder each)."""
     root = tmp_path_factory.mktemp("ascend_run")
