@@ -89,7 +89,7 @@ class LinkRow:
 
     @property
     def bandwidth_gbs(self) -> float:
-        return self.bytes / 1e9 / (self.ms / 1e3) if self.ms > 0 else 0.0
+        return gbs(self.bytes, self.ms)
 
 
 @dataclass
@@ -106,7 +106,12 @@ class LinkPair:
 
     @property
     def bandwidth_gbs(self) -> float:
-        return self.bytes / 1e9 / (self.ms / 1e3) if self.ms > 0 else 0.0
+        return gbs(self.bytes, self.ms)
+
+
+def gbs(nbytes: float, ms: float) -> float:
+    """Bandwidth in GB/s (10**9 bytes a second, the profiles' unit) of ``nbytes`` in ``ms``."""
+    return nbytes / 1e9 / (ms / 1e3) if ms > 0 else 0.0
 
 
 @dataclass

@@ -29,6 +29,7 @@ by design) and needs a link 30% below its peers, as bandwidth varies with messag
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 
 from migrate.perf.analyze.cluster import ClusterView, median_of
 from migrate.perf.catalog import detector, limit, make
@@ -103,66 +104,44 @@ def _judged(rows: list[LinkRow]) -> list[LinkRow]:
     return [r for r in rows if r.link != "SDMA" or (r.group, r.rank) not in parts]
 
 
-def _slow_rows(rows: list[LinkRow]) -> list[Finding]:
-    by_type: dict[tuple[str, str], list[LinkRow]] = defaultdict(list)
-    for row in _judged(rows):
-        by_type[(row.group, row.link)].append(row)
-    out = []
-    for (group, link), found in sorted(by_type.items()):
-        base = median_of([r.bandwidth_gbs for r in found]) if len(found) >= 2 else 0.0
-        for r in found:
-            if base > 0 and r.bandwidth_gbs < limit("PERF305", "max_ratio") * base:
-                out.append(
-                    make(
-                        "PERF305",
-                        f"rank {r.rank}'s {link} link in group {group} reached {r.bandwidth_gbs:.3g} GB/s, "
-                        f"{pct(r.bandwidth_gbs / base)} of the group's median {base:.3g} GB/s",
-                        {
-                            "group": group,
-                            "link": link,
-                            "rank": r.rank,
-                            "bandwidth_gbs": round(r.bandwidth_gbs, 4),
-                            "median_gbs": round(base, 4),
-                        },
-                        None,
-                        rank=r.rank,
-                        link=f"rank {r.rank} and its peers over {link}",
-                    )
-                )
+Link = LinkRow | LinkPair
+
+
+def _below_median(items: Sequence[Link], kind: Callable[[Link], str]) -> list[tuple[Link, float]]:
+    """(link, the median bandwidth of its kind in its group) for each link below
+    ``max_ratio`` of that median (kinds with one link are not judged)."""
+    by_kind: dict[tuple[str, str], list[Link]] = defaultdict(list)
+    for item in items:
+        by_kind[(item.group, kind(item))].append(item)
+    out: list[tuple[Link, float]] = []
+    for _, found in sorted(by_kind.items()):
+        base = median_of([x.bandwidth_gbs for x in found]) if len(found) >= 2 else 0.0
+        out.extend(
+            (x, base) for x in found if base > 0 and x.bandwidth_gbs < limit("PERF305", "max_ratio") * base
+        )
     return out
 
 
-def _slow_pairs(pairs: list[LinkPair]) -> list[Finding]:
-    by_type: dict[tuple[str, str], list[LinkPair]] = defaultdict(list)
-    for pair in pairs:
-        by_type[(pair.group, pair.transport)].append(pair)
-    out = []
-    for (group, transport), found in sorted(by_type.items()):
-        base = median_of([p.bandwidth_gbs for p in found]) if len(found) >= 2 else 0.0
-        for p in found:
-            if base > 0 and p.bandwidth_gbs < limit("PERF305", "max_ratio") * base:
-                out.append(
-                    make(
-                        "PERF305",
-                        f"the {transport} link from rank {p.src} to rank {p.dst} in group {group} reached "
-                        f"{p.bandwidth_gbs:.3g} GB/s, {pct(p.bandwidth_gbs / base)} of the group's median "
-                        f"{base:.3g} GB/s",
-                        {
-                            "group": group,
-                            "link": transport,
-                            "src": p.src,
-                            "dst": p.dst,
-                            "bandwidth_gbs": round(p.bandwidth_gbs, 4),
-                            "median_gbs": round(base, 4),
-                        },
-                        None,
-                        rank=p.src,
-                        link=f"rank {p.src} and rank {p.dst} ({transport})",
-                    )
-                )
-    return out
+def _slow_link(item: Link, base: float) -> Finding:
+    figures = {"bandwidth_gbs": round(item.bandwidth_gbs, 4), "median_gbs": round(base, 4)}
+    share = pct(item.bandwidth_gbs / base)
+    reached = f"reached {item.bandwidth_gbs:.3g} GB/s, {share} of the group's median {base:.3g} GB/s"
+    if isinstance(item, LinkRow):
+        where, rank = f"rank {item.rank}'s {item.link} link in group {item.group}", item.rank
+        evidence = {"group": item.group, "link": item.link, "rank": item.rank, **figures}
+        link = f"rank {item.rank} and its peers over {item.link}"
+    else:
+        where, rank = (
+            f"the {item.transport} link from rank {item.src} to rank {item.dst} in group {item.group}",
+            item.src,
+        )
+        evidence = {"group": item.group, "link": item.transport, "src": item.src, "dst": item.dst, **figures}
+        link = f"rank {item.src} and rank {item.dst} ({item.transport})"
+    return make("PERF305", f"{where} {reached}", evidence, None, rank=rank, link=link)
 
 
 @detector("PERF305", scope="cluster")
 def slow_link(view: ClusterView) -> list[Finding]:
-    return _slow_rows(view.links()) + _slow_pairs(view.pairs())
+    slow = _below_median(_judged(view.links()), lambda x: x.link if isinstance(x, LinkRow) else "")
+    slow += _below_median(view.pairs(), lambda x: x.transport if isinstance(x, LinkPair) else "")
+    return [_slow_link(item, base) for item, base in slow]

@@ -136,6 +136,26 @@ class Run:
         return doc
 
 
+# The figure columns of step_trace_time.csv and msprof-analyze's cluster files, in order.
+FIGURE_HEADER = [
+    "Computing",
+    "Communication(Not Overlapped)",
+    "Overlapped",
+    "Communication",
+    "Free",
+    "Stage",
+    "Bubble",
+    "Communication(Not Overlapped and Exclude Receive)",
+    "Preparing",
+]
+
+
+def figure_row(f: dict) -> list:
+    """One step's FIGURE_HEADER values (no stage, bubble or preparing time in these runs)."""
+    exposed = f["communication_not_overlapped"]
+    return [f["computing"], exposed, f["overlapped"], f["communication"], f["free"], 0, 0, exposed, 0]
+
+
 def union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for s, e in sorted(spans):

@@ -12,7 +12,7 @@ import csv
 import json
 from pathlib import Path
 
-from ascend_run import Run
+from ascend_run import FIGURE_HEADER, Run, figure_row
 
 PIDS = {"python": 4242, "cann": 424202, "hardware": 800, "hccl": 900, "overlap": 4242110}
 KERNEL_HEADER = [
@@ -276,37 +276,9 @@ def write_kernel_details(run: Run, path: Path, old: bool = False, duplicate: int
 def write_step_trace(run: Run, path: Path) -> None:
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(
-            [
-                "Device_id",
-                "Step",
-                "Computing",
-                "Communication(Not Overlapped)",
-                "Overlapped",
-                "Communication",
-                "Free",
-                "Stage",
-                "Bubble",
-                "Communication(Not Overlapped and Exclude Receive)",
-                "Preparing",
-            ]
-        )
+        w.writerow(["Device_id", "Step", *FIGURE_HEADER])
         for f in run.step_figures():
-            w.writerow(
-                [
-                    run.device,
-                    f["step"],
-                    f["computing"],
-                    f["communication_not_overlapped"],
-                    f["overlapped"],
-                    f["communication"],
-                    f["free"],
-                    0,
-                    0,
-                    f["communication_not_overlapped"],
-                    0,
-                ]
-            )
+            w.writerow([run.device, f["step"], *figure_row(f)])
 
 
 def matrix(run: Run) -> dict:

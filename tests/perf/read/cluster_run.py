@@ -13,7 +13,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from ascend_run import Run
+from ascend_run import FIGURE_HEADER, Run, figure_row
 from ascend_run_text import matrix
 
 STEP_COLUMNS = [
@@ -107,40 +107,10 @@ def write_cluster_text(runs: list[Run], folder: Path) -> Path:
     out.mkdir(parents=True)
     with open(out / "cluster_step_trace_time.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(
-            [
-                "Step",
-                "Type",
-                "Index",
-                "Computing",
-                "Communication(Not Overlapped)",
-                "Overlapped",
-                "Communication",
-                "Free",
-                "Stage",
-                "Bubble",
-                "Communication(Not Overlapped and Exclude Receive)",
-                "Preparing",
-            ]
-        )
+        w.writerow(["Step", "Type", "Index", *FIGURE_HEADER])
         for run in runs:
             for f in run.step_figures():
-                w.writerow(
-                    [
-                        f["step"],
-                        "rank",
-                        run.rank,
-                        f["computing"],
-                        f["communication_not_overlapped"],
-                        f["overlapped"],
-                        f["communication"],
-                        f["free"],
-                        0,
-                        0,
-                        f["communication_not_overlapped"],
-                        0,
-                    ]
-                )
+                w.writerow([f["step"], "rank", run.rank, *figure_row(f)])
     (out / "cluster_communication.json").write_text(json.dumps(communication(runs)))
     (out / "cluster_communication_matrix.json").write_text(json.dumps(cluster_matrix(runs)))
     return out
@@ -150,25 +120,7 @@ def _rows(runs: list[Run]) -> tuple[list, list, list]:
     steps, bands, links = [], [], []
     for run in runs:
         for f in run.step_figures():
-            steps.append(
-                [
-                    str(f["step"]),
-                    "rank",
-                    str(run.rank),
-                    f["computing"],
-                    f["communication_not_overlapped"],
-                    f["overlapped"],
-                    f["communication"],
-                    f["free"],
-                    0,
-                    0,
-                    f["communication_not_overlapped"],
-                    0,
-                    0,
-                    0,
-                    0,
-                ]
-            )
+            steps.append([str(f["step"]), "rank", str(run.rank), *figure_row(f), 0, 0, 0])  # dp, pp, tp
         for step, kinds in run.communication().items():
             for ops in kinds.values():
                 for key, info in ops.items():
