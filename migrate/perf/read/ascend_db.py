@@ -62,7 +62,58 @@ from migrate.perf.read.jsonstream import TraceError
 from migrate.perf.read.sqlite_ro import Db, open_db
 from migrate.perf.timeline import Timeline
 
-__all__ = ["read_ascend_db"]
+__all__ = ["NEEDS", "read_ascend_db"]
+
+# The columns each table must have to be read (the others are optional: ascend_db_*.py).
+NEEDS: dict[str, tuple[str, ...]] = {
+    "STRING_IDS": ("id", "value"),
+    "META_DATA": ("name", "value"),
+    "NPU_INFO": ("name",),
+    "RANK_DEVICE_MAP": ("rankId",),
+    "STEP_TIME": ("id", "startNs", "endNs"),
+    "PYTORCH_API": ("startNs", "endNs", "globalTid"),
+    "PYTORCH_CALLCHAINS": ("id", "stack", "stackDepth"),
+    "CONNECTION_IDS": ("id", "connectionId"),
+    "CANN_API": ("startNs", "endNs", "type", "globalTid", "connectionId"),
+    "TASK": ("startNs", "endNs", "globalTaskId"),
+    "COMPUTE_TASK_INFO": ("globalTaskId",),
+    "COMMUNICATION_OP": ("startNs", "endNs"),
+    "COMMUNICATION_TASK_INFO": ("globalTaskId", "opId"),
+    "OVERLAP_ANALYSIS": ("startNs", "endNs", "type"),
+    "ENUM_HCCL_DATA_TYPE": ("id", "name"),
+    "ENUM_HCCL_LINK_TYPE": ("id", "name"),
+    "ENUM_HCCL_TRANSPORT_TYPE": ("id", "name"),
+    "ENUM_OVERLAP_ANALYSIS_TYPE": ("id", "name"),
+    "CommAnalyzerTime": (
+        "hccl_op_name",
+        "group_name",
+        "start_timestamp",
+        "elapse_time",
+        "transit_time",
+        "wait_time",
+        "synchronization_time",
+        "idle_time",
+    ),
+    "CommAnalyzerBandwidth": (
+        "hccl_op_name",
+        "group_name",
+        "transport_type",
+        "transit_size",
+        "transit_time",
+        "package_size",
+        "count",
+        "total_duration",
+    ),
+    "CommAnalyzerMatrix": (
+        "hccl_op_name",
+        "group_name",
+        "src_rank",
+        "dst_rank",
+        "transport_type",
+        "transit_size",
+        "transit_time",
+    ),
+}
 
 
 def _json(value: object) -> object:
@@ -101,6 +152,13 @@ def _identity(db: Db, tl: Timeline) -> None:
                 break
 
 
+def _schema_notes(db: Db, tl: Timeline, name: str) -> None:
+    if db.refused:
+        tl.note(f"{name}: {', '.join(db.refused[:5])} not plain tables: not read")
+    if db.lacking:
+        tl.note(f"{name}: {'; '.join(db.lacking[:5])}: not read")
+
+
 def _analysis_path(src: Source) -> Path | None:
     given = src.files.get("analysis_db")
     if given is not None:
@@ -116,21 +174,21 @@ def read_ascend_db(src: Source, progress=None) -> Timeline:
     tl = Timeline(str(src.path), "ascend", device="npu", rank=src.rank)
     clock = DbClock()
     try:
-        with open_db(path) as db:
+        with open_db(path, NEEDS) as db:
             _metadata(db, tl)
             _identity(db, tl)
             read_host(db, tl, clock)
             read_device(db, tl, clock, path.name)
-            if db.refused:
-                tl.note(f"{path.name}: {', '.join(db.refused[:5])} not plain tables: not read")
+            _schema_notes(db, tl, path.name)
     except TraceError as exc:
         raise TraceError(f"{path.name}: {exc}") from None
     tl.files.append(path.name)
     analysis = _analysis_path(src)
     if analysis is not None:
         try:
-            with open_db(analysis) as db:
+            with open_db(analysis, NEEDS) as db:
                 read_analysis_db(db, tl)
+                _schema_notes(db, tl, analysis.name)
         except TraceError as exc:
             raise TraceError(f"{analysis.name}: {exc}") from None
         tl.files.append(analysis.name)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from migrate.perf.read.ascend_comm import KINDS
-from migrate.perf.read.ascend_db_host import MAX_ROWS, DbClock, column
+from migrate.perf.read.ascend_db_host import MAX_ROWS, DbClock, column, named
 from migrate.perf.read.ascend_hccl import MB, Collectives, add_link, add_size, finish_sizes, op_record
 from migrate.perf.read.ascend_names import core_of, op_type
 from migrate.perf.read.ascend_tables import STEP_TRACE_COLUMNS
@@ -76,7 +76,7 @@ def _compute(db: Db, tl: Timeline, clock: DbClock, device: int | None, collectiv
     if info is None or task is None:
         return
     exprs, joins = _strings(
-        info[1], ("name", "opType", "taskType", "inputShapes", "inputDataTypes", "opState")
+        named(db, info[1]), ("name", "opType", "taskType", "inputShapes", "inputDataTypes", "opState")
     )
     where = "WHERE t.deviceId = ?" if device is not None else ""
     sql = (
@@ -119,7 +119,7 @@ def _collectives(db: Db, tl: Timeline, clock: DbClock, device: int | None) -> Co
     if found is None:
         return None
     cols = found[1]
-    exprs, joins = _strings(cols, ("opName", "groupName"))
+    exprs, joins = _strings(named(db, cols), ("opName", "groupName"))
     dtypes = _enum(db, "ENUM_HCCL_DATA_TYPE")
     where = "WHERE c.deviceId = ?" if device is not None and "deviceId" in cols else ""
     sql = (
@@ -157,7 +157,7 @@ def _collective_tasks(db: Db, clock: DbClock, built: Collectives, by_id: dict[An
     if info is None or task is None or not by_id:
         return
     transports, links = _enum(db, "ENUM_HCCL_TRANSPORT_TYPE"), _enum(db, "ENUM_HCCL_LINK_TYPE")
-    exprs, joins = _strings(info[1], ("taskType",))
+    exprs, joins = _strings(named(db, info[1]), ("taskType",))
     sql = (
         f"SELECT c.opId, {exprs[0]}, {column(info[1], 'transportType', 'c.transportType')}, "
         f"{column(info[1], 'linkType', 'c.linkType')}, {column(info[1], 'size', 'c.size')}, "

@@ -10,7 +10,7 @@ from migrate.perf.read.chrome import HostSide, integer
 from migrate.perf.read.sqlite_ro import Db
 from migrate.perf.timeline import Step, Timeline
 
-__all__ = ["MAX_ROWS", "DbClock", "column", "read_host"]
+__all__ = ["MAX_ROWS", "DbClock", "column", "named", "read_host"]
 
 MAX_ROWS = 20_000_000  # rows read from one table
 MAX_TEXT = 4096
@@ -49,6 +49,11 @@ def column(columns: list[str], name: str, expr: str | None = None) -> str:
 
 def _text(value: Any) -> str:
     return value[:MAX_TEXT] if isinstance(value, str) else ""
+
+
+def named(db: Db, columns: list[str]) -> list[str]:
+    """``columns`` whose ids STRING_IDS can name: none when the file has no STRING_IDS."""
+    return columns if db.table("STRING_IDS") is not None else []
 
 
 def _string(columns: list[str], name: str, alias: str) -> tuple[str, str]:
@@ -91,9 +96,9 @@ def _framework(db: Db, tl: Timeline, clock: DbClock, host: HostSide) -> None:
     if found is None:
         return
     columns = found[1]
-    name, j1 = _string(columns, "name", "n")
-    shapes, j2 = _string(columns, "inputShapes", "s")
-    dtypes, j3 = _string(columns, "inputDtypes", "d")
+    name, j1 = _string(named(db, columns), "name", "n")
+    shapes, j2 = _string(named(db, columns), "inputShapes", "s")
+    dtypes, j3 = _string(named(db, columns), "inputDtypes", "d")
     sql = (
         f"SELECT t.startNs, t.endNs, t.globalTid, {column(columns, 'type')}, {name}, {shapes}, "
         f"{dtypes}, {column(columns, 'callchainId')} FROM PYTORCH_API t {j1} {j2} {j3}"
@@ -125,7 +130,7 @@ def _cann(db: Db, tl: Timeline, clock: DbClock, host: HostSide) -> None:
     found = db.table("CANN_API")
     if found is None:
         return
-    name, join = _string(found[1], "name", "n")
+    name, join = _string(named(db, found[1]), "name", "n")
     sql = f"SELECT t.startNs, t.endNs, t.type, t.globalTid, t.connectionId, {name} FROM CANN_API t {join}"
     for start, end, level, gtid, conn, api in db.rows(sql, cap=MAX_ROWS):
         got = clock.span(start, end)

@@ -50,6 +50,46 @@ __all__ = ["ClusterData", "LinkPair", "LinkRow", "read_cluster"]
 MAX_JSON = 1 << 30
 MAX_ROWS = 20_000_000
 TOTAL = "Total Op Info"
+# The columns each table of cluster_analysis.db must have to be read.
+NEEDS = {
+    "ClusterStepTraceTime": ("type", "index", "computing", "free"),
+    "CommunicationGroupMapping": ("group_name", "rank_set"),
+    "CommunicationGroup": ("group_name", "rank_set"),
+    "ClusterCommunicationBandwidth": (
+        "step",
+        "rank_id",
+        "hccl_op_name",
+        "group_name",
+        "transit_size",
+        "transit_time",
+    ),
+    "ClusterCommAnalyzerBandwidth": (
+        "step",
+        "rank_id",
+        "hccl_op_name",
+        "group_name",
+        "transit_size",
+        "transit_time",
+    ),
+    "ClusterCommunicationMatrix": (
+        "hccl_op_name",
+        "group_name",
+        "src_rank",
+        "dst_rank",
+        "transport_type",
+        "transit_size",
+        "transit_time",
+    ),
+    "ClusterCommAnalyzerMatrix": (
+        "hccl_op_name",
+        "group_name",
+        "src_rank",
+        "dst_rank",
+        "transport_type",
+        "transit_size",
+        "transit_time",
+    ),
+}
 Sums = dict[tuple[str, int, str], list[float]]
 
 
@@ -169,8 +209,8 @@ def _matrix(path: Path, data: ClusterData) -> None:
 
 
 def _db(path: Path, data: ClusterData) -> None:
-    with open_db(path) as db:
-        found = db.table("ClusterStepTraceTime")
+    with open_db(path, NEEDS) as db:  # what the text files gave already is not read again
+        found = db.table("ClusterStepTraceTime") if not data.steps else None
         if found is not None:
             names = [
                 c
@@ -191,8 +231,10 @@ def _db(path: Path, data: ClusterData) -> None:
                 if str(row.get("type", "")).strip() == "rank":
                     _step_row(data, row)
         groups = _group_names(db)
-        _db_links(db, data, groups)
-        _db_pairs(db, data, groups)
+        if not data.links:
+            _db_links(db, data, groups)
+        if not data.pairs:
+            _db_pairs(db, data, groups)
 
 
 def _group_names(db: Db) -> dict[str, str]:
@@ -258,7 +300,7 @@ def read_cluster(src: Source) -> ClusterData:
     data = ClusterData(str(src.path))
     for role, read in READERS:
         path = src.files.get(role)
-        if path is None or (role == "cluster_db" and data.steps and data.links):
+        if path is None:
             continue
         try:
             read(path, data)

@@ -9,9 +9,10 @@ with side effects), strings and blobs are capped at ``MAX_VALUE`` bytes
 and the connection is ``query_only``.
 
 :meth:`Db.table` answers only for real tables (not views, virtual tables, or tables with
-generated columns: a hostile file could make any of those run without end) and gives their
-column names; :meth:`Db.rows` runs one query with a row cap. Any SQLite error (not a
-database, a page corrupt, the file cut short) is a TraceError of one line.
+generated columns: a hostile file could make any of those run without end) that have the
+columns the reader says it needs, and gives their column names; :meth:`Db.rows` runs one
+query with a row cap. Any SQLite error (not a database, a page corrupt, the file cut short)
+is a TraceError of one line.
 """
 
 from __future__ import annotations
@@ -45,10 +46,12 @@ def _error(exc: sqlite3.Error) -> TraceError:
 class Db:
     """A read-only connection and what its schema holds (see the module doc)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, needs: dict[str, tuple[str, ...]] | None = None) -> None:
         self.conn = conn
+        self.needs = needs or {}
         self._tables: dict[str, list[str]] | None = None
         self.refused: list[str] = []  # names that are not plain tables
+        self.lacking: list[str] = []  # tables without the columns the reader needs
 
     def close(self) -> None:
         self.conn.close()
@@ -66,10 +69,13 @@ class Db:
                 if not isinstance(name, str) or not _NAME.fullmatch(name) or kind not in ("table", "view"):
                     continue
                 columns = self._columns(name) if kind == "table" else None
-                if columns is None or (
-                    isinstance(sql, str) and sql.lstrip()[:14].upper() == "CREATE VIRTUAL"
-                ):
+                virtual = isinstance(sql, str) and sql.lstrip()[:14].upper() == "CREATE VIRTUAL"
+                if columns is None or virtual:
                     self.refused.append(name)
+                    continue
+                missing = [c for c in self.needs.get(name, ()) if c not in columns]
+                if missing:
+                    self.lacking.append(f"{name} (no {', '.join(missing)})")
                     continue
                 found[name] = columns
             self._tables = found
@@ -85,7 +91,8 @@ class Db:
         return columns
 
     def table(self, *names: str) -> tuple[str, list[str]] | None:
-        """The first of ``names`` the file holds as a plain table, with its columns."""
+        """The first of ``names`` the file holds as a plain table with the columns ``needs``
+        asks of it, and its columns."""
         schema = self._schema()
         for name in names:
             if name in schema:
@@ -113,8 +120,9 @@ class Db:
             raise _error(exc) from None
 
 
-def open_db(path: str | os.PathLike) -> Db:
-    """The SQLite file ``path`` opened read-only (TraceError when it is not one)."""
+def open_db(path: str | os.PathLike, needs: dict[str, tuple[str, ...]] | None = None) -> Db:
+    """The SQLite file ``path`` opened read-only (TraceError when it is not one); a table
+    named in ``needs`` counts only with the columns it lists."""
     reads.file(path)
     try:
         st = os.stat(path)
@@ -140,4 +148,4 @@ def open_db(path: str | os.PathLike) -> Db:
     except sqlite3.Error as exc:
         conn.close()
         raise _error(exc) from None
-    return Db(conn)
+    return Db(conn, needs)

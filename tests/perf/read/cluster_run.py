@@ -104,7 +104,7 @@ def cluster_matrix(runs: list[Run]) -> dict:
 
 def write_cluster_text(runs: list[Run], folder: Path) -> Path:
     out = folder / "cluster_analysis_output"
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
     with open(out / "cluster_step_trace_time.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["Step", "Type", "Index", *FIGURE_HEADER])
@@ -167,7 +167,7 @@ def _rows(runs: list[Run]) -> tuple[list, list, list]:
 
 def write_cluster_db(runs: list[Run], folder: Path) -> Path:
     out = folder / "cluster_analysis_output"
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
     steps, bands, links = _rows(runs)
     with sqlite3.connect(out / "cluster_analysis.db") as conn:
         for table, columns, rows in (

@@ -160,3 +160,14 @@ def test_msprof_analyze_names_the_same_rank_and_link(tmp_path):
     shutil.copytree(cluster, tmp_path / "only" / "cluster_analysis_output")
     got = verdicts(tmp_path / "only" / "cluster_analysis_output")
     assert got["PERF304"] == [(2, "free")] and (3, "HCCS") in got["PERF305"]
+
+
+def test_text_files_and_the_db_side_by_side_count_once(tmp_path):
+    runs = ranks()
+    write_cluster_text(runs, tmp_path)
+    out = write_cluster_db(runs, tmp_path)
+    (src,) = discover([out])
+    assert {"cluster_step_trace_time", "cluster_db"} <= set(src.files)
+    data = read_cluster(src)
+    assert {rank: len(steps) for rank, steps in data.steps.items()} == {0: 2, 1: 2, 2: 2, 3: 2}
+    assert len({(r.group, r.rank, r.link) for r in data.links}) == len(data.links)

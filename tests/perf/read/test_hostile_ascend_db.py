@@ -95,6 +95,7 @@ SCHEMA_CASES = {
     ),
     "ids pointing nowhere": ("UPDATE COMPUTE_TASK_INFO SET opType = 99999999, taskType = -3",),
     "a table without its columns": ("DROP TABLE CANN_API", "CREATE TABLE CANN_API (x INTEGER)"),
+    "no STRING_IDS": ("DROP TABLE STRING_IDS",),
 }
 
 
@@ -169,3 +170,12 @@ def test_odd_profiler_info_leaves_the_rank_to_the_file_name(tmp_path, info):
     code, out, err = perf(result)
     assert code == 0, err
     assert json.loads(out)["profiles"][0]["ranks"] == [5]
+
+
+def test_a_table_without_the_columns_read_is_skipped_with_a_note(tmp_path):
+    folder = export(tmp_path)
+    sql(folder / DB, *SCHEMA_CASES["a table without its columns"])
+    code, out, err = perf(folder.parent)
+    assert code == 0, err
+    notes = json.loads(out)["notes"]
+    assert any("CANN_API (no startNs, endNs, type, globalTid, connectionId): not read" in n for n in notes), notes
