@@ -263,6 +263,58 @@ def total_info(ops: list[dict]) -> dict:
     return {"Communication Time Info": dict(times), "Communication Bandwidth Info": bands}
 
 
+def _compute(run: Run, base: int) -> None:
+    """A step's framework ops and the kernels they launch (a matmul, an add, a cast on the
+    AI CPU), a host sync and a stream wait."""
+    square, half = "4096,4096;4096,4096", "FLOAT16;FLOAT16"
+    work = [  # (op, its source line, kernel name, type, core, kernel start, duration, shapes, dtypes)
+        (
+            "aten::mm",
+            "train.py(12): forward",
+            "aclnnMm_MatMulV3Common_MatMulV3",
+            "MatMulV3",
+            "AI_CORE",
+            1_000_000,
+            900_000,
+            square,
+            half,
+        ),
+        (
+            "aten::add",
+            "train.py(13): forward",
+            "aclnnAdd_AddAiCore_Add",
+            "Add",
+            "AI_VECTOR_CORE",
+            2_000_000,
+            300_000,
+            square,
+            half,
+        ),
+        (
+            "aten::sum",
+            "train.py(14): forward",
+            "aclnnReduceSum_CastAiCpu_Cast",
+            "Cast",
+            "AI_CPU",
+            2_500_000,
+            400_000,
+            "4096",
+            "INT64",
+        ),
+    ]
+    for k, (op, line, name, kind, core, start, dur, shapes, dtypes) in enumerate(work):
+        at = base + 100_000 + 300_000 * k
+        stack = [line, "train.py(30): main"] if op == "aten::mm" else [line]
+        run.ops.append(TorchOp(op, at, at + 200_000 if k == 0 else at + 100_000, stack=stack))
+        run.kernels.append(
+            Kernel(
+                name, kind, core, base + start, dur, launcher=len(run.ops) - 1, shapes=shapes, dtypes=dtypes
+            )
+        )
+    run.ops.append(TorchOp("aten::item", base + 8_000_000, base + 8_200_000, stack=["train.py(40): main"]))
+    run.waits.append((3, base + 2_950_000, 40_000))
+
+
 def sample_run(
     rank: int = 0,
     hccs_slow: float = 1.0,
@@ -278,58 +330,8 @@ def sample_run(
     for sid in (1, 2):
         base = NS + (sid - 1) * 10_000_000  # 10 ms steps
         run.steps.append((sid, base, base + 10_000_000))
-        step = len(run.ops)
         run.ops.append(TorchOp(f"ProfilerStep#{sid}", base, base + 9_000_000))
-        mm = len(run.ops)
-        run.ops.append(
-            TorchOp(
-                "aten::mm",
-                base + 100_000,
-                base + 300_000,
-                stack=["train.py(12): forward", "train.py(30): main"],
-            )
-        )
-        add = len(run.ops)
-        run.ops.append(TorchOp("aten::add", base + 400_000, base + 500_000, stack=["train.py(13): forward"]))
-        cast = len(run.ops)
-        run.ops.append(TorchOp("aten::sum", base + 600_000, base + 700_000, stack=["train.py(14): forward"]))
-        run.ops.append(
-            TorchOp("aten::item", base + 8_000_000, base + 8_200_000, stack=["train.py(40): main"])
-        )
-        del step
-        run.kernels += [
-            Kernel(
-                "aclnnMm_MatMulV3Common_MatMulV3",
-                "MatMulV3",
-                "AI_CORE",
-                base + 1_000_000,
-                900_000,
-                launcher=mm,
-                shapes="4096,4096;4096,4096",
-                dtypes="FLOAT16;FLOAT16",
-            ),
-            Kernel(
-                "aclnnAdd_AddAiCore_Add",
-                "Add",
-                "AI_VECTOR_CORE",
-                base + 2_000_000,
-                300_000,
-                launcher=add,
-                shapes="4096,4096;4096,4096",
-                dtypes="FLOAT16;FLOAT16",
-            ),
-            Kernel(
-                "aclnnReduceSum_CastAiCpu_Cast",
-                "Cast",
-                "AI_CPU",
-                base + 2_500_000,
-                400_000,
-                launcher=cast,
-                shapes="4096",
-                dtypes="INT64",
-            ),
-        ]
-        run.waits.append((3, base + 2_950_000, 40_000))
+        _compute(run, base)
         for k, start in enumerate((base + 3_000_000, base + 6_000_000)):
             tasks = [Task("Notify_Wait", start + 10_000, 100_000)]
             t = start + 120_000
@@ -339,9 +341,6 @@ def sample_run(
                 tasks.append(Task("Memcpy", t, dur, link=link, size=size))
                 t += dur + 1_000
             tasks.append(Task("Memcpy", t, 500, link="ON_CHIP", size=4096))  # a local copy: not a transfer
-            run.collectives.append(
-                Collective(
-                    f"hcom_allReduce__{sid}{k}1_0_1", "12345", start, collective_ns, count=1024, tasks=tasks
-                )
-            )
+            name = f"hcom_allReduce__{sid}{k}1_0_1"
+            run.collectives.append(Collective(name, "12345", start, collective_ns, count=1024, tasks=tasks))
     return run

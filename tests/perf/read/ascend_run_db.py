@@ -180,14 +180,40 @@ def _table(conn, drop, table, rows, columns=None) -> None:
     _insert(conn, table, cols, rows)
 
 
-def _main_db(conn: sqlite3.Connection, run: Run, drop: tuple[str, ...]) -> None:
-    s = Strings()
-    gtid = lambda tid: (run.pid << 32) | tid  # noqa: E731  (contact_2num(pid, tid))
-    api = [
-        {
+def _row(table: str, *values) -> dict:
+    """A row of one of CANN's tables, its values in CANN_TABLES's column order."""
+    return dict(zip(CANN_TABLES[table], values, strict=False))
+
+
+class _Rows:
+    """The rows of every table of the .db, built from the run."""
+
+    def __init__(self, run: Run) -> None:
+        self.run, self.s = run, Strings()
+        self.tasks: list[dict] = []
+        self.compute: list[dict] = []
+        self.cann: list[dict] = []
+        self.connections: list[dict] = []
+        self.comm_ops: list[dict] = []
+        self.comm_tasks: list[dict] = []
+        self.api = [self._api(i, op) for i, op in enumerate(run.ops)]
+        self.chains = [
+            {"id": i, "stack": self.s(frame), "stackDepth": d}
+            for i, op in enumerate(run.ops)
+            for d, frame in enumerate(op.stack)
+        ]
+        self._kernels()
+        self._collectives()
+
+    def gtid(self, tid: int) -> int:
+        return (self.run.pid << 32) | tid  # contact_2num(pid, tid)
+
+    def _api(self, i: int, op) -> dict:
+        s = self.s
+        return {
             "startNs": str(op.start),
             "endNs": str(op.end),
-            "globalTid": gtid(op.tid),
+            "globalTid": self.gtid(op.tid),
             "name": s(op.name),
             "connectionId": None,
             "inputShapes": s(op.shapes),
@@ -195,121 +221,131 @@ def _main_db(conn: sqlite3.Connection, run: Run, drop: tuple[str, ...]) -> None:
             "callchainId": i if op.stack else None,
             "type": 50001,
         }
-        for i, op in enumerate(run.ops)
-    ]
-    chains = [
-        {"id": i, "stack": s(frame), "stackDepth": d}
-        for i, op in enumerate(run.ops)
-        for d, frame in enumerate(op.stack)
-    ]
-    tasks, compute, cann, connections = [], [], [], []
-    for g, k in enumerate(run.kernels):
-        conn_id = 1000 + g
-        tasks.append(
-            {
-                "startNs": k.start,
-                "endNs": k.start + k.dur,
-                "deviceId": run.device,
-                "connectionId": conn_id,
-                "globalTaskId": g,
-                "globalPid": run.pid,
-                "taskType": s("KERNEL_AICORE"),
-                "contextId": 0,
-                "streamId": k.stream,
-                "taskId": g,
-                "modelId": 4294967295,
-            }
-        )
-        compute.append(
-            {
-                "name": s(k.name),
-                "globalTaskId": g,
-                "blockDim": 24,
-                "mixBlockDim": 0,
-                "taskType": s(k.core),
-                "opType": s(k.type),
-                "inputShapes": s(k.shapes),
-                "inputDataTypes": s(k.dtypes),
-                "opState": s(k.state),
-                "hf32Eligible": s("NO"),
-            }
-        )
-        if k.launcher is not None:
-            op = run.ops[k.launcher]
-            api[k.launcher]["connectionId"] = len(connections)
-            connections.append({"id": len(connections), "connectionId": conn_id})
-            cann.append(
-                {
-                    "startNs": op.start + 1000,
-                    "endNs": op.start + 6000,
-                    "type": 10000,
-                    "globalTid": gtid(op.tid),
-                    "connectionId": conn_id,
-                    "name": s("launch"),
-                }
+
+    def _kernels(self) -> None:
+        run, s = self.run, self.s
+        for g, k in enumerate(run.kernels):
+            conn = 1000 + g
+            self.tasks.append(
+                _row(
+                    "TASK",
+                    k.start,
+                    k.start + k.dur,
+                    run.device,
+                    conn,
+                    g,
+                    run.pid,
+                    s("KERNEL_AICORE"),
+                    0,
+                    k.stream,
+                    g,
+                    4294967295,
+                )
             )
-    comm_ops, comm_tasks = [], []
-    for o, c in enumerate(run.collectives):
-        comm_ops.append(
-            {
-                "opName": s(c.name),
-                "startNs": c.start,
-                "endNs": c.end,
-                "connectionId": 5000 + o,
-                "groupName": s(c.group),
-                "opId": o,
-                "relay": 0,
-                "retry": 0,
-                "dataType": DTYPES[c.dtype],
-                "algType": s("HD-MESH"),
-                "count": c.count,
-                "opType": s("hcom_allReduce_"),
-                "deviceId": run.device,
-            }
-        )
-        for t in c.tasks:
-            g = len(tasks)
-            tasks.append(
-                {
-                    "startNs": t.start,
-                    "endNs": t.start + t.dur,
-                    "deviceId": run.device,
-                    "connectionId": 5000 + o,
-                    "globalTaskId": g,
-                    "globalPid": run.pid,
-                    "taskType": s("SDMA"),
-                    "streamId": t.stream,
-                    "taskId": g,
-                }
+            self.compute.append(
+                _row(
+                    "COMPUTE_TASK_INFO",
+                    s(k.name),
+                    g,
+                    24,
+                    0,
+                    s(k.core),
+                    s(k.type),
+                    None,
+                    s(k.dtypes),
+                    s(k.shapes),
+                    None,
+                    None,
+                    None,
+                    None,
+                    s(k.state),
+                    s("NO"),
+                )
             )
-            comm_tasks.append(
-                {
-                    "name": s(c.name),
-                    "globalTaskId": g,
-                    "taskType": s(t.name),
-                    "planeId": t.plane,
-                    "groupName": s(c.group),
-                    "transportType": TRANSPORTS[t.transport],
-                    "size": t.size,
-                    "dataType": 4,
-                    "linkType": LINKS.get(t.link, 255),
-                    "opId": o,
-                    "isMaster": 1,
-                }
+            if k.launcher is not None:
+                op = run.ops[k.launcher]
+                self.api[k.launcher]["connectionId"] = len(self.connections)
+                self.connections.append({"id": len(self.connections), "connectionId": conn})
+                self.cann.append(
+                    _row(
+                        "CANN_API",
+                        op.start + 1000,
+                        op.start + 6000,
+                        10000,
+                        self.gtid(op.tid),
+                        conn,
+                        s("launch"),
+                    )
+                )
+
+    def _collectives(self) -> None:
+        run, s = self.run, self.s
+        for o, c in enumerate(run.collectives):
+            self.comm_ops.append(
+                _row(
+                    "COMMUNICATION_OP",
+                    s(c.name),
+                    c.start,
+                    c.end,
+                    5000 + o,
+                    s(c.group),
+                    o,
+                    0,
+                    0,
+                    DTYPES[c.dtype],
+                    s("HD-MESH"),
+                    c.count,
+                    s("hcom_allReduce_"),
+                    run.device,
+                )
             )
-    _table(conn, drop, "PYTORCH_API", api)
-    _table(conn, drop, "PYTORCH_CALLCHAINS", chains)
-    _table(conn, drop, "CONNECTION_IDS", connections)
+            for t in c.tasks:
+                g = len(self.tasks)
+                self.tasks.append(
+                    _row(
+                        "TASK",
+                        t.start,
+                        t.start + t.dur,
+                        run.device,
+                        5000 + o,
+                        g,
+                        run.pid,
+                        s("SDMA"),
+                        0,
+                        t.stream,
+                        g,
+                    )
+                )
+                self.comm_tasks.append(
+                    _row(
+                        "COMMUNICATION_TASK_INFO",
+                        s(c.name),
+                        g,
+                        s(t.name),
+                        t.plane,
+                        s(c.group),
+                        None,
+                        None,
+                        None,
+                        None,
+                        TRANSPORTS[t.transport],
+                        t.size,
+                        4,
+                        LINKS.get(t.link, 255),
+                        o,
+                        1,
+                    )
+                )
+
+
+def _main_db(conn: sqlite3.Connection, run: Run, drop: tuple[str, ...]) -> None:
+    r = _Rows(run)
+    _table(conn, drop, "PYTORCH_API", r.api)
+    _table(conn, drop, "PYTORCH_CALLCHAINS", r.chains)
+    _table(conn, drop, "CONNECTION_IDS", r.connections)
     _table(conn, drop, "STEP_TIME", [{"id": sid, "startNs": a, "endNs": b} for sid, a, b in run.steps])
-    _table(
-        conn,
-        drop,
-        "ENUM_API_TYPE",
-        [
-            {"id": i, "name": n}
-            for i, n in ((50001, "op"), (50002, "queue"), (50003, "trace"), (50004, "mstx"))
-        ],
-    )
+    api_types = ((50001, "op"), (50002, "queue"), (50003, "trace"), (50004, "mstx"))
+    _table(conn, drop, "ENUM_API_TYPE", [{"id": i, "name": n} for i, n in api_types])
     meta = [
         {"name": "ENV_VARIABLES", "value": json.dumps(run.env)},
         {"name": "SCHEMA_VERSION", "value": "1.0.2"},
@@ -317,11 +353,11 @@ def _main_db(conn: sqlite3.Connection, run: Run, drop: tuple[str, ...]) -> None:
     _table(conn, drop, "META_DATA", meta)
     _table(conn, drop, "RANK_DEVICE_MAP", [{"rankId": run.rank, "deviceId": run.device}])
     for table, rows in (
-        ("TASK", tasks),
-        ("COMPUTE_TASK_INFO", compute),
-        ("CANN_API", cann),
-        ("COMMUNICATION_OP", comm_ops),
-        ("COMMUNICATION_TASK_INFO", comm_tasks),
+        ("TASK", r.tasks),
+        ("COMPUTE_TASK_INFO", r.compute),
+        ("CANN_API", r.cann),
+        ("COMMUNICATION_OP", r.comm_ops),
+        ("COMMUNICATION_TASK_INFO", r.comm_tasks),
         ("NPU_INFO", [{"id": run.device, "name": run.chip}]),
     ):
         _table(conn, drop, table, rows, CANN_TABLES[table])
@@ -331,7 +367,7 @@ def _main_db(conn: sqlite3.Connection, run: Run, drop: tuple[str, ...]) -> None:
         ("ENUM_HCCL_TRANSPORT_TYPE", TRANSPORTS),
     ):
         _table(conn, drop, table, [{"id": v, "name": k} for k, v in values.items()], CANN_TABLES[table])
-    _table(conn, drop, "STRING_IDS", [{"id": v, "value": k} for k, v in s.ids.items()])
+    _table(conn, drop, "STRING_IDS", [{"id": v, "value": k} for k, v in r.s.ids.items()])
 
 
 def _analysis_db(conn: sqlite3.Connection, run: Run) -> None:

@@ -69,6 +69,96 @@ def _meta(pid: int, name: str, label: str | None = None, threads: dict[int, str]
     return out
 
 
+def _x(name: str, pid: str, tid: int, start: int, dur: int, args: dict | None = None, **extra) -> dict:
+    """A complete event as torch_npu writes it (ts a string in us, dur in us)."""
+    event = {
+        "ph": "X",
+        "name": name,
+        "pid": PIDS[pid],
+        "tid": tid,
+        "ts": ts(start),
+        "dur": dur / 1e3,
+        **extra,
+    }
+    if args is not None:
+        event["args"] = args
+    return event
+
+
+def _flow(ph: str, fid: int, pid: str, tid: int, start: int) -> dict:
+    return {
+        "ph": ph,
+        "bp": "e",
+        "cat": "async_npu",
+        "name": "torch_to_npu",
+        "id": fid,
+        "pid": PIDS[pid],
+        "tid": tid,
+        "ts": ts(start),
+    }
+
+
+def _host_and_kernels(run: Run) -> list[dict]:
+    ev = []
+    for op in run.ops:
+        args = {"Sequence number": -1, "Fwd thread id": 0}
+        if op.stack:
+            args["Call stack"] = ";\r\n".join(op.stack)
+        ev.append(_x(op.name, "python", op.tid, op.start, op.end - op.start, args, cat="cpu_op"))
+    for k in run.kernels:
+        ev.append(
+            _x(
+                k.name,
+                "hardware",
+                k.stream,
+                k.start,
+                k.dur,
+                {"Task Type": k.core, "Physic Stream Id": k.stream},
+            )
+        )
+        if k.launcher is not None:
+            op = run.ops[k.launcher]
+            ev += [
+                _flow("s", k.start, "python", op.tid, op.start),
+                _flow("f", k.start, "hardware", k.stream, k.start),
+            ]
+            ev.append(_x("AscendCL@aclnnLaunch", "cann", op.tid, op.start + 1000, 5000, {}))
+    for stream, start, dur in run.waits:
+        ev.append(
+            _x(
+                "EVENT_WAIT",
+                "hardware",
+                stream,
+                start,
+                dur,
+                {"Task Type": "EVENT_WAIT_SQE", "Physic Stream Id": stream},
+            )
+        )
+    return ev
+
+
+def _collectives(run: Run, groups: list[str]) -> list[dict]:
+    """The HCCL process (a Group thread of ops, a Plane thread of tasks per group), and the
+    tasks again on the Ascend Hardware streams they ran on."""
+    ev = []
+    for c in run.collectives:
+        g = groups.index(c.group) * 10
+        args = {"count": c.count, "data_type": c.dtype, "alg_type": "HD-MESH", "rank_size": 2}
+        ev.append(_x(c.name, "hccl", g, c.start, c.dur, args))
+        for t in c.tasks:
+            args = {
+                "task type": t.name,
+                "stream id": t.stream,
+                "transport type": t.transport,
+                "link type": t.link,
+                "size(Byte)": t.size,
+            }
+            ev.append(_x(t.name, "hccl", g + 1 + t.plane, t.start, t.dur, args))
+            again = {"Task Type": "SDMA_SQE", "Physic Stream Id": t.stream}
+            ev.append(_x(t.name.upper(), "hardware", t.stream, t.start, t.dur, again))
+    return ev
+
+
 def trace_events(run: Run) -> list[dict]:
     ev = _meta(PIDS["python"], "Python", "CPU") + _meta(PIDS["cann"], "CANN", "CPU")
     ev += _meta(PIDS["hardware"], "Ascend Hardware", "NPU")
@@ -79,139 +169,9 @@ def trace_events(run: Run) -> list[dict]:
         threads[g * 10 + 1] = "Plane 0"
     ev += _meta(PIDS["hccl"], "HCCL", "NPU", threads)
     ev += _meta(PIDS["overlap"], "Overlap Analysis", "NPU")
-    for op in run.ops:
-        args = {"Sequence number": -1, "Fwd thread id": 0}
-        if op.stack:
-            args["Call stack"] = ";\r\n".join(op.stack)
-        ev.append(
-            {
-                "ph": "X",
-                "cat": "cpu_op",
-                "name": op.name,
-                "pid": PIDS["python"],
-                "tid": op.tid,
-                "ts": ts(op.start),
-                "dur": (op.end - op.start) / 1e3,
-                "args": args,
-            }
-        )
-    for k in run.kernels:
-        ev.append(
-            {
-                "ph": "X",
-                "name": k.name,
-                "pid": PIDS["hardware"],
-                "tid": k.stream,
-                "ts": ts(k.start),
-                "dur": k.dur / 1e3,
-                "args": {"Task Type": k.core, "Physic Stream Id": k.stream},
-            }
-        )
-        if k.launcher is not None:
-            op = run.ops[k.launcher]
-            fid = k.start
-            ev.append(
-                {
-                    "ph": "s",
-                    "cat": "async_npu",
-                    "name": "torch_to_npu",
-                    "id": fid,
-                    "pid": PIDS["python"],
-                    "tid": op.tid,
-                    "ts": ts(op.start),
-                }
-            )
-            ev.append(
-                {
-                    "ph": "f",
-                    "bp": "e",
-                    "cat": "async_npu",
-                    "name": "torch_to_npu",
-                    "id": fid,
-                    "pid": PIDS["hardware"],
-                    "tid": k.stream,
-                    "ts": ts(k.start),
-                }
-            )
-            ev.append(
-                {
-                    "ph": "X",
-                    "cat": None,
-                    "name": "AscendCL@aclnnLaunch",
-                    "pid": PIDS["cann"],
-                    "tid": op.tid,
-                    "ts": ts(op.start + 1000),
-                    "dur": 5.0,
-                    "args": {},
-                }
-            )
-    for stream, start, dur in run.waits:
-        ev.append(
-            {
-                "ph": "X",
-                "name": "EVENT_WAIT",
-                "pid": PIDS["hardware"],
-                "tid": stream,
-                "ts": ts(start),
-                "dur": dur / 1e3,
-                "args": {"Task Type": "EVENT_WAIT_SQE", "Physic Stream Id": stream},
-            }
-        )
-    for c in run.collectives:
-        g = groups.index(c.group) * 10
-        ev.append(
-            {
-                "ph": "X",
-                "name": c.name,
-                "pid": PIDS["hccl"],
-                "tid": g,
-                "ts": ts(c.start),
-                "dur": c.dur / 1e3,
-                "args": {"count": c.count, "data_type": c.dtype, "alg_type": "HD-MESH", "rank_size": 2},
-            }
-        )
-        for t in c.tasks:
-            args = {
-                "task type": t.name,
-                "stream id": t.stream,
-                "transport type": t.transport,
-                "link type": t.link,
-                "size(Byte)": t.size,
-            }
-            ev.append(
-                {
-                    "ph": "X",
-                    "name": t.name,
-                    "pid": PIDS["hccl"],
-                    "tid": g + 1 + t.plane,
-                    "ts": ts(t.start),
-                    "dur": t.dur / 1e3,
-                    "args": args,
-                }
-            )
-            ev.append(
-                {
-                    "ph": "X",
-                    "name": t.name.upper(),
-                    "pid": PIDS["hardware"],
-                    "tid": t.stream,
-                    "ts": ts(t.start),
-                    "dur": t.dur / 1e3,
-                    "args": {"Task Type": "SDMA_SQE", "Physic Stream Id": t.stream},
-                }
-            )
+    ev += _host_and_kernels(run) + _collectives(run, groups)
     tids = {"Computing": 0, "Communication": 1, "Communication(Not Overlapped)": 2, "Free": 3}
-    for kind, s, e in run.overlap():
-        ev.append(
-            {
-                "ph": "X",
-                "name": kind,
-                "pid": PIDS["overlap"],
-                "tid": tids[kind],
-                "ts": ts(s),
-                "dur": (e - s) / 1e3,
-            }
-        )
+    ev += [_x(kind, "overlap", tids[kind], s, e - s) for kind, s, e in run.overlap()]
     return ev
 
 

@@ -178,4 +178,6 @@ def test_a_table_without_the_columns_read_is_skipped_with_a_note(tmp_path):
     code, out, err = perf(folder.parent)
     assert code == 0, err
     notes = json.loads(out)["notes"]
-    assert any("CANN_API (no startNs, endNs, type, globalTid, connectionId): not read" in n for n in notes), notes
+    assert any("CANN_API (no startNs, endNs, type, globalTid, connectionId): not read" in n for n in notes), (
+        notes
+    )
