@@ -101,7 +101,7 @@ def open_bounded(path: str | os.PathLike, limit: int | None = None) -> tuple[Bin
     # that inflates more is a gzip bomb, refused before it costs minutes to stream)
     inflated = min(limit, st.st_size * MAX_RATIO + (16 << 20))
     stream: Any = gzip.GzipFile(fileobj=raw, mode="rb")
-    bomb = "decompresses to more than {limit} bytes (a gzip bomb?)"
+    bomb = "more than {limit} bytes after decompression (the limit for this gzip file: a gzip bomb?)"
     return raw, _Bounded(stream, inflated, bomb)  # type: ignore[return-value]
 
 
