@@ -18,9 +18,11 @@ The file is a Chrome trace whose processes say what they hold (``process_name``)
   step_trace_time.csv computes it.
 
 The Ascend Hardware process shows every task of every stream, the collectives' tasks again
-among them: tasks on a communication stream are dropped (their collective stands for them),
-and so are event and notify waits and records (a stream waiting, not computing: CANN's
-overlap analysis counts neither as Computing), counted in ``facts["stream_waits"]``. A
+among them: tasks on a communication stream are dropped (their collective stands for them;
+counted in ``facts["communication_stream_tasks"]``), and so are event and notify waits and
+records (a stream waiting, not computing: CANN's overlap analysis counts neither as
+Computing; counted in ``facts["stream_waits"]``). ``facts["task_queue"]`` says whether the
+framework's events hold the task queue's enqueue / dequeue (False: read, none seen). A
 task's stream is its ``Physic Stream Id`` / ``Stream Id`` argument (the id kernel_details.csv
 and the HCCL tasks use), else its thread.
 
