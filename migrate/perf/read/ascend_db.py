@@ -157,6 +157,8 @@ def _schema_notes(db: Db, tl: Timeline, name: str) -> None:
         tl.note(f"{name}: {', '.join(db.refused[:5])} not plain tables: not read")
     if db.lacking:
         tl.note(f"{name}: {'; '.join(db.lacking[:5])}: not read")
+    if db.capped:
+        tl.note(f"{name}: only the first rows of {', '.join(dict.fromkeys(db.capped[:5]))} were read")
 
 
 def _analysis_path(src: Source) -> Path | None:

@@ -52,6 +52,7 @@ class Db:
         self._tables: dict[str, list[str]] | None = None
         self.refused: list[str] = []  # names that are not plain tables
         self.lacking: list[str] = []  # tables without the columns the reader needs
+        self.capped: list[str] = []  # queries cut at their row cap
 
     def close(self) -> None:
         self.conn.close()
@@ -106,7 +107,8 @@ class Db:
             raise _error(exc) from None
 
     def rows(self, sql: str, params: tuple = (), cap: int = 1_000_000) -> Iterator[tuple[Any, ...]]:
-        """The rows of ``sql`` (at most ``cap``), fetched in batches."""
+        """The rows of ``sql`` (at most ``cap``: a query cut there is named in ``capped``),
+        fetched in batches."""
         try:
             cursor = self.conn.execute(sql, params)
             left = cap
@@ -116,8 +118,15 @@ class Db:
                     return
                 left -= len(batch)
                 yield from batch
+            if cursor.fetchone() is not None:
+                self.capped.append(f"{_table_of(sql)} ({cap:,} rows)")
         except sqlite3.Error as exc:
             raise _error(exc) from None
+
+
+def _table_of(sql: str) -> str:
+    m = re.search(r"\bFROM\s+([A-Za-z_][A-Za-z0-9_]*)", sql)
+    return m.group(1) if m else "a table"
 
 
 def open_db(path: str | os.PathLike, needs: dict[str, tuple[str, ...]] | None = None) -> Db:

@@ -140,3 +140,14 @@ def test_a_db_of_several_devices_keeps_the_ranks_one(tmp_path):
     tl = timeline(result)
     assert len(tl.device_ops) == 10
     assert any("devices 7 besides device 0" in n for n in tl.notes)
+
+
+def test_a_table_past_the_row_cap_is_read_in_part_with_a_note(built, monkeypatch):
+    from migrate.perf.read import ascend_db_device, ascend_db_host
+
+    monkeypatch.setattr(ascend_db_device, "MAX_ROWS", 4)
+    monkeypatch.setattr(ascend_db_host, "MAX_ROWS", 4)
+    tl = timeline(built["db"])
+    assert len([op for op in tl.device_ops if op.core != "HCCL"]) == 4
+    cut = [n for n in tl.notes if "only the first rows of" in n]
+    assert cut and "COMPUTE_TASK_INFO (4 rows)" in cut[0], tl.notes
