@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Finding", "OpRow", "ProfileInfo", "RankResult", "Report", "StepBreakdown"]
+__all__ = ["Finding", "LinkPair", "LinkRow", "OpRow", "ProfileInfo", "RankResult", "Report", "StepBreakdown"]
 
 
 @dataclass
@@ -77,6 +77,44 @@ class Finding:
 
 
 @dataclass
+class LinkRow:
+    """What one rank moved over one link type (HCCS, PCIE, SIO, SDMA, RDMA) in one
+    communication group, summed over the group's collectives: the slow-link figures."""
+
+    group: str
+    rank: int
+    link: str
+    bytes: float
+    ms: float
+
+    @property
+    def bandwidth_gbs(self) -> float:
+        return gbs(self.bytes, self.ms)
+
+
+@dataclass
+class LinkPair:
+    """What went from rank ``src`` to rank ``dst`` over one transport in one group (a
+    cluster's communication matrix), summed over the group's collectives."""
+
+    group: str
+    src: int
+    dst: int
+    transport: str
+    bytes: float
+    ms: float
+
+    @property
+    def bandwidth_gbs(self) -> float:
+        return gbs(self.bytes, self.ms)
+
+
+def gbs(nbytes: float, ms: float) -> float:
+    """Bandwidth in GB/s (10**9 bytes a second, the profiles' unit) of ``nbytes`` in ``ms``."""
+    return nbytes / 1e9 / (ms / 1e3) if ms > 0 else 0.0
+
+
+@dataclass
 class RankResult:
     """What one rank's worker hands back: small, whatever the trace's size."""
 
@@ -89,6 +127,7 @@ class RankResult:
     framework_ops: dict[str, list[float]] = field(default_factory=dict)  # op -> [count, device us]
     collectives: dict[str, list[float]] = field(default_factory=dict)  # name -> [count, us, bytes]
     device_us: float = 0.0  # device op time in the profiled steps
+    links: list[LinkRow] = field(default_factory=list)  # per group and link type (rank: this one)
 
     @property
     def mean_step_us(self) -> float:

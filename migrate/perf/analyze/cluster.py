@@ -1,14 +1,15 @@
 """What the cluster detectors see: every rank's steps (from the ranks' own profiles, else
-from msprof-analyze's cluster_step_trace_time.csv) and the per-link communication figures
-of cluster_communication.json."""
+from msprof-analyze's cluster_step_trace_time.csv or cluster_analysis.db), the per-link
+communication figures (cluster_communication.json or cluster_analysis.db, else the ranks' own
+communication.json / .db) and the rank-to-rank links of cluster_communication_matrix.json."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import median
 
-from migrate.perf.model import RankResult, StepBreakdown
-from migrate.perf.read.cluster import ClusterData, LinkRow
+from migrate.perf.model import LinkPair, LinkRow, RankResult, StepBreakdown
+from migrate.perf.read.cluster import ClusterData
 
 __all__ = ["ClusterView", "RankLoad"]
 
@@ -62,7 +63,17 @@ class ClusterView:
         return out
 
     def links(self) -> list[LinkRow]:
-        return [row for c in self.clusters for row in c.links]
+        """The cluster output's link rows, else (two ranks or more) the ranks' own."""
+        rows = [row for c in self.clusters for row in c.links]
+        if rows:
+            return rows
+        ranked = [r for r in self.ranks if r.rank is not None and r.links]
+        if len(ranked) < 2:
+            return []
+        return [replace(row, rank=r.rank or 0) for r in ranked for row in r.links]
+
+    def pairs(self) -> list[LinkPair]:
+        return [pair for c in self.clusters for pair in c.pairs]
 
 
 def median_of(values: list[float]) -> float:

@@ -13,7 +13,7 @@ from migrate.perf.analyze.context import RankContext
 from migrate.perf.analyze.steps import breakdown
 from migrate.perf.analyze.top_ops import device_time, top_ops
 from migrate.perf.catalog import DETECTORS
-from migrate.perf.model import Finding, ProfileInfo, RankResult, StepBreakdown
+from migrate.perf.model import Finding, LinkRow, ProfileInfo, RankResult, StepBreakdown
 from migrate.perf.timeline import COMM_CORES, Timeline
 
 __all__ = ["analyze_rank", "profile_info"]
@@ -49,6 +49,18 @@ def _collectives(ctx: RankContext) -> dict[str, list[float]]:
             row[1] += cols["dur"][i]
             row[2] += cols["bytes"][i]
     return {k: [int(v[0]), round(v[1], 3), v[2]] for k, v in out.items()}
+
+
+def _links(tl: Timeline) -> list[LinkRow]:
+    """Bytes and time per (group, link type) of the rank's collectives (tables["communication"])."""
+    sums: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for op in (tl.tables.get("communication") or {}).get("ops", []):
+        for link, figures in op.get("links", {}).items():
+            got = sums[(op.get("group", ""), link)]
+            got[0] += figures.get("bytes", 0.0)
+            got[1] += figures.get("ms", 0.0)
+    rank = tl.rank if tl.rank is not None else -1
+    return [LinkRow(g, rank, link, b, ms) for (g, link), (b, ms) in sorted(sums.items()) if b > 0]
 
 
 class Analysis:
@@ -89,4 +101,5 @@ def analyze_rank(tl: Timeline) -> RankResult:
         framework_ops=_framework_ops(ctx),
         collectives=_collectives(ctx),
         device_us=round(device_time(ctx), 3),
+        links=_links(tl),
     )

@@ -2,7 +2,8 @@
 
 Three sources, the best the profile has:
 
-1. ``step_trace_time.csv`` (Ascend): the profiler's own figures, taken as they are.
+1. ``step_trace_time.csv`` (Ascend; ``StepTraceTime`` of the .db export's analysis.db): the
+   profiler's own figures, taken as they are.
 2. The overlap tracks of ``trace_view.json`` (Ascend): each Computing, Communication,
    Communication(Not Overlapped) and Free slice counted in the step whose device window
    holds its start, as torch_npu's TraceStepTimeParser counts them.
@@ -42,6 +43,7 @@ def _row(rank, step, computing, not_overlapped, free, comm, source) -> StepBreak
 
 
 def _from_step_trace(ctx: RankContext, rank) -> list[StepBreakdown]:
+    source = ctx.tl.facts.get("step_trace_source", "step_trace_time.csv")  # or analysis.db's table
     out = []
     for row in ctx.tl.tables["step_trace_time"]:
         out.append(
@@ -52,7 +54,7 @@ def _from_step_trace(ctx: RankContext, rank) -> list[StepBreakdown]:
                 row.get("communication_not_overlapped") or 0.0,
                 row["free"] or 0.0,
                 row.get("communication") or 0.0,
-                "step_trace_time.csv",
+                source,
             )
         )
     return out

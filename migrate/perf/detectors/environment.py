@@ -3,8 +3,9 @@ table (migrate/doctor/data/runtime_settings.yaml: one table for both commands).
 
 A variable counts only where the profile recorded it (profiler_metadata.json's
 ENV_VARIABLES), or where the table says its events show it (the task queue's
-enqueue/dequeue events in trace_view.json); a setting the profile says nothing about is
-never reported.
+enqueue/dequeue events: ``facts["task_queue"]`` is False when a reader read the framework's
+events, trace_view.json or the .db's PYTORCH_API, and found none); a setting the profile says
+nothing about is never reported.
 """
 
 from __future__ import annotations
@@ -23,11 +24,7 @@ def runtime_settings_finding(a: Analysis) -> list[Finding]:
     slow = []
     for s in runtime_settings():
         if s.observed == "task_queue":
-            if (
-                len(a.tl.host_ops)
-                and "trace_view.json" in " ".join(a.tl.files)
-                and not facts.get("task_queue")
-            ):
+            if facts.get("task_queue") is False:  # framework events read, none of the queue
                 slow.append((s, "no enqueue/dequeue events (the task queue is off)"))
         elif s.variable in env and s.slows(env[s.variable]):
             slow.append((s, f"{s.variable}={env[s.variable] or '(unset)'}"))

@@ -1,10 +1,13 @@
 """An Ascend PyTorch Profiler result (a ``*_ascend_pt`` folder) -> Timeline.
 
 Reads the files discovery found, timeline first (trace_view.json gives the host side, the
-tasks and their launches, the overlap tracks), then the CSVs that enrich or stand in for it
-(ascend_tables.py), then ``profiler_metadata.json`` (the environment variables the profiler
-recorded, the CANN and torch_npu versions). A partial result is normal input: what is there
-is read, and a note says which of the usual files are missing and what that leaves out.
+tasks and their launches, the overlap tracks, the collectives and their tasks), then the CSVs
+that enrich or stand in for it (ascend_tables.py), communication.json and
+communication_matrix.json (ascend_comm.py: the profiler's own per-collective analysis, which
+replaces what the trace's HCCL tasks gave), then ``profiler_metadata.json`` (the
+environment variables the profiler recorded, the CANN and torch_npu versions). A partial
+result is normal input: what is there is read, and a note says which of the usual files are
+missing and what that leaves out.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 from migrate.core.fileio import read_head
 from migrate.perf.read import ascend_tables
+from migrate.perf.read.ascend_comm import read_communication, read_communication_matrix
 from migrate.perf.read.ascend_trace import read_trace_view
 from migrate.perf.read.chrome import Clock
 from migrate.perf.read.discover import Source
@@ -33,7 +37,7 @@ MISSING = {
 def _metadata(path: Path, tl: Timeline) -> None:
     try:
         data = json.loads(read_head(path, 1 << 20) or b"{}")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         tl.note("profiler_metadata.json is not JSON: not read")
         return
     if not isinstance(data, dict):
@@ -57,6 +61,8 @@ def read_ascend(src: Source, progress=None) -> Timeline:
         ("step_trace_time", lambda p: ascend_tables.read_step_trace_time(p, tl)),
         ("op_statistic", lambda p: ascend_tables.read_op_statistic(p, tl)),
         ("operator_details", lambda p: ascend_tables.read_operator_details(p, tl)),
+        ("communication", lambda p: read_communication(p, tl)),
+        ("communication_matrix", lambda p: read_communication_matrix(p, tl)),
         ("metadata", lambda p: _metadata(p, tl)),
     ]
     for role, read in steps:

@@ -5,7 +5,10 @@
   With a trace_view.json read first, each row enriches the task it matches (same stream and
   start time, to the nanosecond) with its type, core, shapes, dtypes and step; rows no task
   matches (or every row, without a timeline) are added as device ops. Exact duplicate rows
-  (the same stream, start and name) are counted once.
+  (the same stream, start and name) are counted once. A collective's row (Accelerator Core
+  ``COMMUNICATION``, stream N/A: CANN's op summary lists each HCCL op once) is matched to the
+  timeline's collective of the same name and start, so it never counts twice; it is core
+  ``HCCL`` like the trace's.
 * ``step_trace_time.csv``: the profiler's own step breakdown, kept as rows of floats.
 * ``op_statistic.csv``: device time per op type and core (used when no kernel list exists).
 * ``operator_details.csv``: framework ops with their device time and call stacks.
@@ -22,7 +25,7 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
-from migrate.perf.read.ascend_trace import core_of, op_type
+from migrate.perf.read.ascend_names import core_of, op_type
 from migrate.perf.read.chrome import Clock, integer, number
 from migrate.perf.read.jsonstream import TraceError, open_bounded
 from migrate.perf.timeline import Timeline
@@ -30,6 +33,7 @@ from migrate.perf.timeline import Timeline
 __all__ = ["read_kernel_details", "read_op_statistic", "read_operator_details", "read_step_trace_time"]
 
 MAX_CSV_BYTES = 16 << 30
+MAX_LINE = 32 << 20  # characters: a row of kernel_details.csv is a few hundred
 csv.field_size_limit(16 << 20)
 
 COLUMNS = {
@@ -46,13 +50,25 @@ COLUMNS = {
 }
 
 
+def _lines(text: io.TextIOWrapper) -> Iterator[str]:
+    """The file's lines, NUL bytes dropped; a line longer than ``MAX_LINE`` characters is a
+    TraceError (it is never read whole)."""
+    number = 0
+    while line := text.readline(MAX_LINE):
+        number += 1
+        if len(line) >= MAX_LINE and not line.endswith("\n"):
+            raise TraceError(f"line {number} is longer than {MAX_LINE} characters")
+        yield line.replace("\0", "")
+
+
 def rows(path: Path) -> Iterator[dict[str, str]]:
-    """The rows of a CSV file as dicts (BOM and NUL bytes tolerated), bounded."""
+    """The rows of a CSV file as dicts (BOM and NUL bytes tolerated, bad UTF-8 replaced),
+    bounded: the file's size, a line's length, a field's size."""
     raw, stream = open_bounded(path, MAX_CSV_BYTES)
     try:
         buffered = io.BufferedReader(stream)  # type: ignore[type-var]
         text = io.TextIOWrapper(buffered, encoding="utf-8-sig", errors="replace", newline="")
-        reader = csv.DictReader(line.replace("\0", "") for line in text)
+        reader = csv.DictReader(_lines(text))
         try:
             for row in reader:
                 yield {
@@ -83,10 +99,16 @@ def _clean(value: str) -> str:
 
 def read_kernel_details(path: Path, tl: Timeline, clock: Clock) -> None:
     """Add kernel_details.csv to ``tl`` (see the module doc)."""
-    ops = tl.device_ops
+    ops, strings = tl.device_ops, tl.strings
     by_key = {
         (ops.cols["stream"][i], round(ops.cols["start"][i] * 1000)): i for i in range(len(ops))
     }  # the timeline's tasks
+    hccl = strings.id("HCCL")
+    by_name = {  # the timeline's collectives, by name and start
+        (strings[ops.cols["name"][i]], round(ops.cols["start"][i] * 1000)): i
+        for i in range(len(ops))
+        if ops.cols["core"][i] == hccl
+    }
     seen: set[tuple[int, int, str]] = set()
     cols: dict[str, str] | None = None
     added = duplicates = 0
@@ -108,7 +130,10 @@ def read_kernel_details(path: Path, tl: Timeline, clock: Clock) -> None:
             duplicates += 1
             continue
         seen.add((*key, values["name"]))
-        added += _merge(tl, by_key.get(key), values, start, dur, stream)
+        if core_of(values.get("core", ""), values["name"]) == "HCCL":
+            added += _merge_collective(tl, by_name.get((values["name"], key[1])), values, start, dur)
+        else:
+            added += _merge(tl, by_key.get(key), values, start, dur, stream)
     if duplicates:
         tl.note(
             f"kernel_details.csv: {duplicates} duplicate row(s) (same stream, start and name) counted once"
@@ -121,7 +146,7 @@ def _merge(
     tl: Timeline, index: int | None, values: dict[str, str], start: float, dur: float, stream: int
 ) -> int:
     name = values["name"]
-    core = values.get("core") or core_of("", name)
+    core = core_of(values.get("core", ""), name)
     kind = values.get("type") or op_type(name)
     step = integer(values.get("step", ""))
     strings, cols = tl.strings, tl.device_ops.cols
@@ -146,6 +171,29 @@ def _merge(
         shapes=values.get("shapes", ""),
         dtypes=values.get("dtypes", ""),
         state=values.get("state", ""),
+    )
+    return 1
+
+
+def _merge_collective(
+    tl: Timeline, index: int | None, values: dict[str, str], start: float, dur: float
+) -> int:
+    """A collective's row (core COMMUNICATION): the timeline's collective of that name and
+    start when there is one (its step noted), else a collective of its own."""
+    step = integer(values.get("step", ""))
+    if index is not None:
+        tl.device_ops.cols["step"][index] = -1 if step is None else step
+        return 0
+    tl.device = "npu"
+    name = values["name"]
+    tl.device_ops.append(
+        start=start,
+        dur=dur,
+        launch=-1,
+        step=-1 if step is None else step,
+        name=name,
+        type=op_type(name) if name.startswith("hcom_") else values.get("type") or name,
+        core="HCCL",
     )
     return 1
 

@@ -10,10 +10,21 @@ The file is a Chrome trace whose processes say what they hold (``process_name``)
 * ``Ascend Hardware``: the tasks each stream ran (threads are streams), with
   ``args["Task Type"]`` (AI_CORE, AI_VECTOR_CORE, AI_CPU, MIX_AIC, ...; older CANN writes
   ``Other``, and the kernel name then tells AiCpu from AiCore);
-* ``HCCL`` / ``Communication``: collectives (``hcom_allReduce_...``) and their tasks;
+* ``HCCL`` / ``Communication``: collectives (``hcom_allReduce_...``) and their tasks
+  (ascend_trace_hccl.py: the collectives become device ops of core HCCL and
+  ``tables["communication"]``; the streams their tasks ran on are communication streams);
 * ``Overlap Analysis``: the profiler's Computing / Communication / Communication(Not
   Overlapped) / Free tracks, which give the step breakdown exactly as torch_npu's
   step_trace_time.csv computes it.
+
+The Ascend Hardware process shows every task of every stream, the collectives' tasks again
+among them: tasks on a communication stream are dropped (their collective stands for them;
+counted in ``facts["communication_stream_tasks"]``), and so are event and notify waits and
+records (a stream waiting, not computing: CANN's overlap analysis counts neither as
+Computing; counted in ``facts["stream_waits"]``). ``facts["task_queue"]`` says whether the
+framework's events hold the task queue's enqueue / dequeue (False: read, none seen). A
+task's stream is its ``Physic Stream Id`` / ``Stream Id`` argument (the id kernel_details.csv
+and the HCCL tasks use), else its thread.
 
 The ``async_npu`` flows (``torch_to_npu``: start at the launching host op, end at the task)
 tie each task to its launch; they are matched by stream and the task's timestamp.
@@ -21,73 +32,34 @@ tie each task to its launch; they are matched by stream and the task's timestamp
 
 from __future__ import annotations
 
-import re
+from array import array
 from pathlib import Path
 from typing import Any
 
 from migrate.perf.read import jsonstream
-from migrate.perf.read.chrome import Clock, HostSide, args_of, integer, number, text, times
+from migrate.perf.read.ascend_names import core_of, is_wait, op_type
+from migrate.perf.read.ascend_trace_hccl import HcclProcess
+from migrate.perf.read.chrome import Clock, HostSide, args_of, integer, text, times
 from migrate.perf.timeline import Timeline
 
-__all__ = ["op_type", "read_trace_view"]
+__all__ = ["core_of", "op_type", "read_trace_view"]
 
 OVERLAP_KINDS = ("Computing", "Communication", "Communication(Not Overlapped)", "Free")
-CORES = {"AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "MIX_AIC", "MIX_AIV", "HCCL", "DSA", "COMMUNICATION", "SDMA"}
-_NODE_INDEX = re.compile(r"(.*?[A-Za-z])(\d+)$")
-# The data type names HCCL ops carry in their args, and their sizes.
-HCCL_DTYPE_BYTES = {
-    "INT8": 1,
-    "UINT8": 1,
-    "INT16": 2,
-    "UINT16": 2,
-    "FP16": 2,
-    "BFP16": 2,
-    "BF16": 2,
-    "INT32": 4,
-    "UINT32": 4,
-    "FP32": 4,
-    "INT64": 8,
-    "UINT64": 8,
-    "FP64": 8,
-}
-
-
-def op_type(name: str) -> str:
-    """The op type of an Ascend task name: ``aclnnMm_MatMulCommon_MatMulV2`` -> MatMulV2,
-    ``trans_TransData_8`` -> TransData, ``hcom_allReduce__184_0_1`` -> hcom_allReduce, a
-    graph node ``Conv2DBackpropFilter6`` -> Conv2DBackpropFilter (the node's index
-    dropped), anything else as it is."""
-    if name.startswith("hcom_"):
-        return "hcom_" + name[5:].split("_", 1)[0]
-    if name.startswith("aclnn") and "_" in name:
-        return name.rsplit("_", 1)[-1] or name
-    if name.startswith("trans_"):
-        parts = name.split("_")
-        return parts[1] if len(parts) > 1 and parts[1] else name
-    base = re.sub(r"_\d+$", "", name)
-    m = _NODE_INDEX.fullmatch(base)
-    return m.group(1) if m and not base.endswith(("V1", "V2", "V3", "V4", "V5")) else base
-
-
-def core_of(task_type: str, name: str) -> str:
-    if name.startswith("hcom_"):
-        return "HCCL"
-    if task_type in CORES:
-        return task_type
-    if "AiCpu" in name or "AICPU" in name:
-        return "AI_CPU"
-    if "AiCore" in name:
-        return "AI_CORE"
-    return task_type or "OTHER"
+STREAM_ARGS = ("Physic Stream Id", "Stream Id", "stream id")
 
 
 class _TraceView:
     def __init__(self, tl: Timeline, clock: Clock | None) -> None:
         self.tl = tl
         self.host = HostSide(tl, clock)
-        self.flow_ends: dict[tuple[int, int], int] = {}  # (stream, ts ns) -> flow id
+        self.hccl = HcclProcess(tl)
+        self.hccl_pids: dict[Any, int] = {}
+        self.threads: dict[tuple[Any, Any], str] = {}  # the HCCL process's thread names
+        self.flow_ends: dict[tuple[int, int], int] = {}  # (thread, ts ns) -> flow id
+        self.tids = array("q")  # the thread of each device op read here (flows use it)
         self.pending: list[dict] = []  # events seen before their process was named
         self.task_queue = False
+        self.waits = 0
 
     def role(self, pid: Any) -> str:
         name = self.host.process_names.get(pid, "")
@@ -107,7 +79,7 @@ class _TraceView:
     def event(self, event: dict) -> None:
         ph = event.get("ph")
         if ph == "M":
-            self.host.meta_event(event)
+            self._meta(event)
             return
         role = self.role(event.get("pid"))
         if not role:
@@ -118,6 +90,13 @@ class _TraceView:
             self._complete(event, role)
         elif ph in ("s", "f") and event.get("cat") == "async_npu":
             self._flow(event, ph)
+
+    def _meta(self, event: dict) -> None:
+        self.host.meta_event(event)
+        if event.get("name") == "thread_name" and len(self.threads) < 100_000:
+            name = text(args_of(event).get("name"))
+            if "Communication" in name or name.startswith("Plane"):
+                self.threads[(event.get("pid"), event.get("tid"))] = name
 
     def _flow(self, event: dict, ph: str) -> None:
         fid = integer(event.get("id"))
@@ -142,30 +121,42 @@ class _TraceView:
             name = event.get("name")
             if name in OVERLAP_KINDS:
                 self.tl.overlap.append(start=start, dur=dur, kind=name)
-        elif role in ("device", "comm"):
-            self._device(event, role, start, dur, tid)
+        elif role == "device":
+            self._device(event, start, dur, tid)
+        elif role == "comm":
+            self._comm(event, start, dur, tid)
         elif role in ("host", "cann"):
             self.task_queue = self.task_queue or event.get("cat") in ("enqueue", "dequeue")
             self.host.host_event(event, start, dur, tid)
 
-    def _device(self, event: dict, role: str, start: float, dur: float, tid: int) -> None:
+    def _comm(self, event: dict, start: float, dur: float, tid: int) -> None:
+        pid = event.get("pid")
+        index = self.hccl_pids.setdefault(pid, len(self.hccl_pids))
+        key = (index << 32) | (tid & 0xFFFFFFFF)
+        name = self.threads.get((pid, event.get("tid")))
+        if name is not None and key not in self.hccl.threads:
+            self.hccl.thread(key, name)
+        self.hccl.event(event, start, dur, key)
+
+    def _device(self, event: dict, start: float, dur: float, tid: int) -> None:
         name = text(event.get("name"))
         args = args_of(event)
-        if role == "comm" and not name.startswith("hcom_"):
-            return  # the tasks of a collective (Notify Wait, Memcpy...) inside it
-        core = "HCCL" if role == "comm" else core_of(text(args.get("Task Type")), name)
+        task_type = text(args.get("Task Type"))
+        if is_wait(name, task_type):
+            self.waits += 1
+            return
+        stream = next((s for s in map(integer, map(args.get, STREAM_ARGS)) if s is not None), tid)
         self.tl.device = "npu"
         self.tl.device_ops.append(
             start=start,
             dur=dur,
-            bytes=_hccl_bytes(args) if core == "HCCL" else 0.0,
-            stream=tid,
-            launch=self.flow_ends.get((tid, round(start * 1000)), -1) if role == "device" else -1,
+            stream=stream,
+            launch=self.flow_ends.get((tid, round(start * 1000)), -1),
             name=name,
             type=op_type(name),
-            core=core,
-            group=text(args.get("group_name") or args.get("Group Name")) if core == "HCCL" else "",
+            core=core_of(task_type, name),
         )
+        self.tids.append(tid)
 
     def finish(self) -> None:
         pending, self.pending = self.pending, []
@@ -173,25 +164,34 @@ class _TraceView:
             if self.role(event.get("pid")):
                 self.event(event)
         self._late_flows()
+        streams = self.hccl.finish_streams()
+        if streams:
+            self._drop_streams(streams)
+        self.hccl.finish()
         self.host.finish()
+        if self.waits:
+            self.tl.facts["stream_waits"] = self.waits
 
     def _late_flows(self) -> None:
         """Tie tasks read before their flow's end to their launch."""
         ops = self.tl.device_ops.cols
-        for i in range(len(self.tl.device_ops)):
+        for i in range(len(self.tids)):
             if ops["launch"][i] == -1:
-                fid = self.flow_ends.get((ops["stream"][i], round(ops["start"][i] * 1000)))
+                fid = self.flow_ends.get((self.tids[i], round(ops["start"][i] * 1000)))
                 if fid is not None:
                     ops["launch"][i] = fid
 
-
-def _hccl_bytes(args: dict) -> float:
-    size = number(args.get("size(Byte)"))
-    if size is not None and size >= 0:
-        return size
-    count = integer(args.get("count"))
-    width = HCCL_DTYPE_BYTES.get(str(args.get("data_type", "")).upper(), 0)
-    return float(max(count or 0, 0) * width)
+    def _drop_streams(self, streams: set[int]) -> None:
+        """Drop the Ascend Hardware tasks of the communication streams."""
+        cols = self.tl.device_ops.cols
+        keep = [i for i in range(len(self.tids)) if cols["stream"][i] not in streams]
+        dropped = len(self.tids) - len(keep)
+        if not dropped:
+            return
+        for name, col in cols.items():
+            cols[name] = array(col.typecode, (col[i] for i in keep))
+        self.tids = array("q", (self.tids[i] for i in keep))
+        self.tl.facts["communication_stream_tasks"] = dropped
 
 
 def read_trace_view(path: Path, tl: Timeline, progress=None, clock: Clock | None = None) -> None:
@@ -204,5 +204,5 @@ def read_trace_view(path: Path, tl: Timeline, progress=None, clock: Clock | None
     reader.finish()
     if counts.get("skipped"):
         tl.note(f"trace_view.json: {counts['skipped']} entries were not events and were skipped")
-    if reader.task_queue:
-        tl.facts["task_queue"] = True  # enqueue/dequeue events: TASK_QUEUE_ENABLE is on
+    if len(tl.host_ops):  # enqueue/dequeue events: TASK_QUEUE_ENABLE is on
+        tl.facts["task_queue"] = reader.task_queue

@@ -6,12 +6,16 @@ What is recognised, in a folder at any depth (up to ``MAX_DEPTH``) or given dire
   ``ASCEND_PROFILER_OUTPUT/`` with ``trace_view.json``, ``kernel_details.csv``,
   ``step_trace_time.csv``, ``op_statistic.csv``, ``operator_details.csv``,
   ``communication.json``, ``communication_matrix.json``, memory CSVs, or the SQLite
-  ``ascend_pytorch_profiler*.db`` export; ``profiler_info*.json`` beside it gives the rank,
-  ``profiler_metadata.json`` the environment;
+  ``ascend_pytorch_profiler[_{rank}].db`` export (with ``analysis.db`` beside it);
+  ``profiler_info*.json`` beside it gives the rank (else the .db's name), ``profiler_metadata.json``
+  the environment;
+* msprof's own export, ``msprof_{timestamp}.db``, at the top of a ``PROF_*`` folder or in its
+  ``mindstudio_profiler_output/`` (nothing else of a PROF_* folder is read), or given by name;
 * a torch.profiler (Kineto) trace, ``*.pt.trace.json`` or ``*.json`` with ``traceEvents``,
   gzip'd or not;
 * msprof-analyze cluster output: ``cluster_analysis_output/`` with
-  ``cluster_step_trace_time.csv`` / ``cluster_communication.json``.
+  ``cluster_step_trace_time.csv``, ``cluster_communication.json``,
+  ``cluster_communication_matrix.json`` or ``cluster_analysis.db``.
 
 A given file of an Ascend result stands for its result. The walk never follows symlinks
 out of the given folder, skips the raw ``PROF_*`` and ``FRAMEWORK`` data inside a result,
@@ -54,8 +58,9 @@ CLUSTER_FILES = {
     "cluster_step_trace_time": "cluster_step_trace_time.csv",
     "cluster_communication": "cluster_communication.json",
     "cluster_communication_matrix": "cluster_communication_matrix.json",
+    "cluster_db": "cluster_analysis.db",
 }
-_DB = re.compile(r"ascend_pytorch_profiler.*\.db")
+_DB = re.compile(r"ascend_pytorch_profiler(?:_(\d+))?\.db|msprof_\d+\.db")
 _KINETO = re.compile(r".*\.pt\.trace\.json(\.gz)?|.*\.json\.gz")
 _SKIP_DIRS = {"FRAMEWORK", "logs", "__pycache__", ".git"}
 LOOKED_FOR = (
@@ -103,7 +108,7 @@ def _rank_of(result: Path) -> int | None:
             continue
         try:
             info = json.loads(read_head(result / name, 1 << 20) or b"{}")
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             info = {}
         rank = info.get("rank_id") if isinstance(info, dict) else None
         if isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank < 1 << 20:
@@ -129,8 +134,20 @@ def ascend_source(result: Path) -> Source | None:
     except OSError:
         dbs = []
     if dbs:
-        return Source("ascend-db", out / dbs[0], {"db": out / dbs[0], **files}, _rank_of(root))
+        return db_source(out / dbs[0], _rank_of(root))
     return None
+
+
+def db_source(path: Path, rank: int | None = None) -> Source:
+    """The .db export ``path``, with analysis.db when it lies beside it; the rank from the
+    file's name when the result's profiler_info does not give it."""
+    files = {"db": path}
+    if _regular(path.with_name("analysis.db")):
+        files["analysis_db"] = path.with_name("analysis.db")
+    m = _DB.fullmatch(path.name)
+    if rank is None and m and m.group(1) and len(m.group(1)) < 7:
+        rank = int(m.group(1))
+    return Source("ascend-db", path, files, rank)
 
 
 def _cluster_source(folder: Path) -> Source | None:
@@ -142,7 +159,7 @@ def _file_source(path: Path) -> Source | None:
     if path.parent.name == OUTPUT:
         return ascend_source(path.parent)
     if _DB.fullmatch(path.name):
-        return Source("ascend-db", path, {"db": path}, _rank_of(path.parent.parent))
+        return db_source(path, _rank_of(path.parent.parent))
     if path.name in CLUSTER_FILES.values():
         return _cluster_source(path.parent)
     if path.name == ASCEND_FILES["trace_view"]:
@@ -181,13 +198,28 @@ def _walk(top: Path, found: list[Source], seen: set[Path]) -> None:
         for name in names:
             path = folder / name
             if _is_dir(path):
-                if depth < MAX_DEPTH and name not in _SKIP_DIRS and not name.startswith("PROF_"):
+                if name.startswith("PROF_"):
+                    found.extend(_msprof_dbs(path))
+                elif depth < MAX_DEPTH and name not in _SKIP_DIRS:
                     subfolders.append((path, depth + 1))
             elif _DB.fullmatch(name) and _regular(path):
-                found.append(Source("ascend-db", path, {"db": path}))
+                found.append(db_source(path))
             elif _KINETO.fullmatch(name) and _regular(path) and _looks_kineto(path):
                 found.append(Source("kineto", path, {"trace": path}))
         stack.extend(reversed(subfolders))
+
+
+def _msprof_dbs(prof: Path) -> list[Source]:
+    """msprof's .db export of a PROF_* folder (its top, or mindstudio_profiler_output/)."""
+    for folder in (prof, prof / "mindstudio_profiler_output"):
+        try:
+            names = sorted(os.listdir(folder)) if _is_dir(folder) else []
+        except OSError:
+            continue
+        dbs = [n for n in names[:MAX_ENTRIES] if n.startswith("msprof_") and _DB.fullmatch(n)]
+        if dbs and _regular(folder / dbs[-1]):
+            return [db_source(folder / dbs[-1])]
+    return []
 
 
 def _looks_kineto(path: Path) -> bool:

@@ -10,7 +10,8 @@ library's C decoder (``raw_decode``) straight from the read buffer, so a 1 GB tr
 about what ``json.load`` costs in time and a few MB in memory.
 
 Untrusted input: only regular files are opened (non-blocking, so a FIFO never hangs), the
-bytes read (after decompression too) are capped, an event larger than ``MAX_VALUE_CHARS``
+bytes read (after decompression too, and a gzip'd file to ``MAX_RATIO`` times its size) are
+capped, an event larger than ``MAX_VALUE_CHARS``
 or nested deeper than the decoder allows, and a file cut short, are :class:`TraceError`
 naming the byte offset. Non-object entries of the event array are skipped and counted.
 """
@@ -31,9 +32,10 @@ from typing import Any, BinaryIO
 
 from migrate.core import reads
 
-__all__ = ["MAX_FILE_BYTES", "TraceError", "items", "open_bounded"]
+__all__ = ["MAX_FILE_BYTES", "TraceError", "items", "load_json", "open_bounded"]
 
 MAX_FILE_BYTES = 64 << 30  # 64 GiB of JSON (decompressed) per file
+MAX_RATIO = 200  # a gzip'd file inflates to at most this many times its size (+ 16 MiB)
 MAX_VALUE_CHARS = 64 << 20  # one event or one metadata value
 CHUNK = 4 << 20
 _SKIP = re.compile(r"[\s,]*")
@@ -49,9 +51,11 @@ class TraceError(ValueError):
 class _Bounded(io.RawIOBase):
     """A binary stream that refuses to yield more than ``limit`` bytes."""
 
-    def __init__(self, raw: BinaryIO, limit: int) -> None:
+    def __init__(
+        self, raw: BinaryIO, limit: int, message: str = "more than {limit} bytes (the limit for one file)"
+    ) -> None:
         super().__init__()
-        self.raw, self.limit, self.count = raw, limit, 0
+        self.raw, self.limit, self.count, self.message = raw, limit, 0, message
 
     def readable(self) -> bool:
         return True
@@ -60,7 +64,7 @@ class _Bounded(io.RawIOBase):
         data = self.raw.read(size if size is not None and size >= 0 else CHUNK)
         self.count += len(data)
         if self.count > self.limit:
-            raise TraceError(f"more than {self.limit} bytes (the limit for one file)")
+            raise TraceError(self.message.format(limit=self.limit))
         return data
 
     def readinto(self, buffer) -> int:
@@ -91,8 +95,14 @@ def open_bounded(path: str | os.PathLike, limit: int | None = None) -> tuple[Bin
         os.close(fd)
         raise
     head = raw.peek(2)[:2]
-    stream: Any = gzip.GzipFile(fileobj=raw, mode="rb") if head == b"\x1f\x8b" else raw
-    return raw, _Bounded(stream, limit)  # type: ignore[return-value]
+    if head != b"\x1f\x8b":
+        return raw, _Bounded(raw, limit)  # type: ignore[return-value]
+    # gzip: at most MAX_RATIO times the file's size (Kineto traces compress 10-30x; a file
+    # that inflates more is a gzip bomb, refused before it costs minutes to stream)
+    inflated = min(limit, st.st_size * MAX_RATIO + (16 << 20))
+    stream: Any = gzip.GzipFile(fileobj=raw, mode="rb")
+    bomb = "more than {limit} bytes after decompression (the limit for this gzip file: a gzip bomb?)"
+    return raw, _Bounded(stream, inflated, bomb)  # type: ignore[return-value]
 
 
 class _Text:
@@ -265,3 +275,30 @@ def size_of(path: str | os.PathLike) -> int:
         return Path(path).stat().st_size
     except OSError:
         return 0
+
+
+MAX_DOCUMENT_BYTES = 256 << 20  # a JSON document read whole (communication.json and the like)
+
+
+def load_json(path: str | os.PathLike, limit: int = MAX_DOCUMENT_BYTES) -> Any:
+    """A JSON document (not a trace) read whole from the regular file ``path``, at most
+    ``limit`` bytes after decompression (read in chunks, so a gzip bomb stops at the limit);
+    TraceError (one line) for anything else. NaN and Infinity decode as floats: readers keep
+    finite numbers only."""
+    raw, stream = open_bounded(path, limit)
+    parts: list[bytes] = []
+    try:
+        while chunk := stream.read(CHUNK):
+            parts.append(chunk)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceError(f"cannot read: {exc}") from None
+    finally:
+        raw.close()
+    try:
+        return json.loads(b"".join(parts).decode("utf-8"))
+    except UnicodeDecodeError:
+        raise TraceError("not UTF-8 text") from None
+    except RecursionError:
+        raise TraceError("not JSON: nested too deeply") from None
+    except ValueError as exc:
+        raise TraceError(f"not JSON: {str(exc).splitlines()[0][:120]}") from None
