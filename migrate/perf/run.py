@@ -111,6 +111,7 @@ class Side:
     ranks: list[RankResult]
     clusters: list[ClusterData]
     profiles: list[ProfileInfo]
+    mixed: str | None = None  # why the ranks are not one run (no cross-rank findings), or None
 
 
 def read_side(paths: list[Path], jobs: int | None = None, progress: Progress | None = None) -> Side:
@@ -121,9 +122,31 @@ def read_side(paths: list[Path], jobs: int | None = None, progress: Progress | N
         raise UsageError(errors[0] + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
     ranks = [g for g in got if isinstance(g, RankResult)]
     clusters = [g for g in got if isinstance(g, ClusterData)]
-    _number_ranks(ranks)
+    mixed = not_one_run(ranks)
+    if mixed is None:
+        _number_ranks(ranks)
     profiles = _profiles(ranks, clusters)
-    return Side(ranks, clusters, profiles)
+    return Side(ranks, clusters, profiles, mixed)
+
+
+def not_one_run(ranks: list[RankResult]) -> str | None:
+    """Why the profiles are not the ranks of one run (a note), or None when they can be:
+    one kind and device, and no rank number twice. Profiles that are not one run are each
+    reported on their own, with no cross-rank findings and no made-up rank numbers."""
+    if len(ranks) < 2:
+        return None
+    kinds = sorted({f"{r.profile.kind}/{r.profile.device}" for r in ranks})
+    if len(kinds) > 1:
+        return f"the {len(ranks)} profiles are not one run ({', '.join(kinds)}): each is reported on its own"
+    numbers = [r.rank for r in ranks if r.rank is not None]
+    twice = sorted({n for n in numbers if numbers.count(n) > 1})
+    if twice:
+        shown = ", ".join(str(n) for n in twice[:5])
+        return (
+            f"the {len(ranks)} profiles are not one run (rank {shown} appears more than once): "
+            "each is reported on its own"
+        )
+    return None
 
 
 def _number_ranks(ranks: list[RankResult]) -> None:
@@ -154,7 +177,7 @@ def _profiles(ranks: list[RankResult], clusters: list[ClusterData]) -> list[Prof
 
 
 def cluster_findings(side: Side) -> list[Finding]:
-    view = ClusterView(side.ranks, side.clusters)
+    view = ClusterView([] if side.mixed else side.ranks, side.clusters)
     out: list[Finding] = []
     for finding_id, detect in DETECTORS.items():
         if DETECTORS.meta(finding_id).get("scope") == "cluster":
@@ -167,7 +190,7 @@ def analyze(request: PerfRequest, progress: Progress | None = None) -> Report:
     side = read_side(request.paths, request.jobs, progress)
     findings = [f for r in side.ranks for f in r.findings] + cluster_findings(side)
     findings.sort(key=lambda f: (-(f.saving_us or 0.0), f.id, f.rank if f.rank is not None else -1))
-    notes = [n for c in side.clusters for n in c.notes]
+    notes = [n for c in side.clusters for n in c.notes] + ([side.mixed] if side.mixed else [])
     report = Report(side.profiles, side.ranks, findings, notes=notes)
     if request.model or request.flops:
         from migrate.perf.analyze.mfu import mfu_of

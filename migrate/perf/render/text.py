@@ -5,6 +5,7 @@ lines), MFU, the compare with the reference, the gate, and what the profile lack
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from migrate.core.display import escape
 from migrate.perf.model import Report, StepBreakdown
@@ -40,8 +41,8 @@ def _profiles(report: Report) -> list[str]:
     return lines
 
 
-def _step_line(s: StepBreakdown) -> str:
-    label = f"rank {s.rank} " if s.rank is not None else ""
+def _step_line(s: StepBreakdown, owner: str = "") -> str:
+    label = owner or (f"rank {s.rank} " if s.rank is not None else "")
     label += f"step {s.step}" if s.step is not None else "all"
     total, exposed = s.total_us, s.communication_not_overlapped_us
     return (
@@ -53,9 +54,12 @@ def _step_line(s: StepBreakdown) -> str:
 
 def _steps(report: Report) -> list[str]:
     lines = []
+    numbers = [r.rank for r in report.ranks]
+    mixed = len(set(numbers)) < len(numbers)  # profiles of several runs: name each by its file
     for r in report.ranks:
         shown = r.steps[:MAX_STEP_ROWS]
-        lines += [_step_line(s) for s in shown]
+        owner = Path(r.profile.path).name[:24] + " " if mixed else ""
+        lines += [_step_line(s, owner) for s in shown]
         if len(r.steps) > len(shown):
             lines.append(f"  ... {len(r.steps) - len(shown)} more step(s) of rank {r.rank}")
     sources = sorted({s.source for s in report.steps})
