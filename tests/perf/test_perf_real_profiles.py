@@ -210,3 +210,10 @@ def test_the_whole_folder_reads_every_profile(profiles):
     report = run(profiles)
     kinds = Counter(p.kind for p in report.profiles)
     assert kinds == {"kineto": 4, "ascend": 2, "cluster": 1}
+
+
+def test_profiles_of_several_runs_are_not_made_one_cluster(profiles):
+    report = run(profiles)
+    assert any("not one run" in n for n in report.to_json()["notes"])
+    assert [r.rank for r in report.ranks if r.profile.kind == "ascend"] == [None, None]  # no made-up numbers
+    assert {f.id for f in report.findings if f.kind == "cluster"} == {"PERF304"}  # from the cluster output only
