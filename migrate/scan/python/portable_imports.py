@@ -23,10 +23,12 @@ from migrate.scan.python.portable_names import CUDA_MODULE, portable_use
 @declines
 def portable_import(f, m, stmt: ast.ImportFrom, alias: ast.alias, values: dict) -> Fix | None:
     """The fix porting every use of the name ``alias`` binds (``m``: its match), or None."""
+    if not m.qualname.startswith(CUDA_MODULE + "."):
+        return None  # a CUDA-only library's name (apex, flash_attn) has no generic form
     local = alias.asname or alias.name
     uses = _uses(f, local)
-    if uses is None:
-        return None
+    if not uses:
+        return None  # unused, or bound elsewhere: nothing to port through it
     edits: list[Edit] = []
     imports: list[str] = []
     for node in uses:
