@@ -92,12 +92,23 @@ def perf_findings() -> str:
     return "\n".join(lines) + "\n"
 
 
+def perf_chips() -> str:
+    from migrate.perf.analyze.chips import DTYPES, chips
+
+    lines = ["", "| chip | " + " | ".join(DTYPES) + " | source |", "|---|" + "---:|" * len(DTYPES) + "---|"]
+    for c in chips():
+        peaks = " | ".join(f"{c.peak_tflops[d]:g}" if d in c.peak_tflops else "-" for d in DTYPES)
+        lines.append(f"| {c.id} | {peaks} | {' '.join(c.source.split())} |")
+    return "\n".join(lines) + "\n"
+
+
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "decompositions": ("README.md", decompositions),
     "fused-ops": ("docs/emulate.md", fused_ops),
     "metrics": ("docs/precision.md", metrics),
     "metric-fields": ("docs/contracts.md", metric_fields),
     "perf-findings": ("docs/perf.md", perf_findings),
+    "perf-chips": ("docs/perf.md", perf_chips),
 }
 
 

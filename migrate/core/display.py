@@ -78,3 +78,9 @@ def escape_strings(value):
     if isinstance(value, (list, tuple)):
         return type(value)(escape_strings(v) for v in value)
     return value
+
+
+def md_cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: no pipes, no raw HTML, one line, escaped."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return escape(text.replace("|", "\\|").replace("\r", " ").replace("\n", " "))

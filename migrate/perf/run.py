@@ -185,22 +185,49 @@ def cluster_findings(side: Side) -> list[Finding]:
     return out
 
 
+def _flops(request: PerfRequest) -> dict[str, Any] | None:
+    """One rank's model FLOPs per step: ``--flops`` as given, else ``--model`` counted."""
+    if request.flops:
+        return {"total": float(request.flops), "source": "--flops"}
+    if request.model:
+        from migrate.perf.analyze.flops import count_flops
+
+        return {**count_flops(request.model), "source": f"--model {request.model}"}
+    return None
+
+
+def check_request(request: PerfRequest) -> None:
+    """Usage errors found before any profile is read: an unknown chip or dtype."""
+    from migrate.perf.analyze.mfu import check_chip, check_dtype
+
+    request.dtype = check_dtype(request.dtype)
+    check_chip(request.chip, "--chip")
+    check_chip(request.ref_chip, "--ref-chip")
+    if "mfu" in request.fail_on and not (request.model or request.flops):
+        raise UsageError("--fail-on mfu=: MFU needs --model MOD:FN or --flops N")
+    if "regression" in request.fail_on and not request.ref:
+        raise UsageError("--fail-on regression=: needs --ref PATH (a reference run)")
+
+
 def analyze(request: PerfRequest, progress: Progress | None = None) -> Report:
     catalog()  # the catalog and its cross-references are checked before any work
+    check_request(request)
     side = read_side(request.paths, request.jobs, progress)
     findings = [f for r in side.ranks for f in r.findings] + cluster_findings(side)
     findings.sort(key=lambda f: (-(f.saving_us or 0.0), f.id, f.rank if f.rank is not None else -1))
     notes = [n for c in side.clusters for n in c.notes] + ([side.mixed] if side.mixed else [])
     report = Report(side.profiles, side.ranks, findings, notes=notes)
-    if request.model or request.flops:
-        from migrate.perf.analyze.mfu import mfu_of
+    ref = read_side(request.ref, request.jobs, progress) if request.ref else None
+    flops = _flops(request)
+    from migrate.perf.analyze.mfu import mfu_for
 
-        report.mfu = mfu_of(report, request)
-    if request.ref:
+    if flops:
+        report.mfu = mfu_for(side.ranks, flops, request.chip, request.dtype, "--chip")
+    if ref is not None:
         from migrate.perf.analyze.compare import compare_sides
 
-        ref = read_side(request.ref, request.jobs, progress)
-        report.compare = compare_sides(side, ref, request)
+        ref_mfu = mfu_for(ref.ranks, flops, request.ref_chip, request.dtype, "--ref-chip") if flops else None
+        report.compare = compare_sides(side, ref, report.mfu, ref_mfu)
     if request.fail_on:
         from migrate.perf.analyze.gate import judge
 

@@ -7,7 +7,7 @@ the table a lead pastes into a plan holds only the work.
 
 from __future__ import annotations
 
-from migrate.core.display import escape
+from migrate.core.display import escape, md_cell
 from migrate.report.effort import Effort, Package, format_minutes
 
 MAX_ROWS = 30
@@ -67,9 +67,7 @@ def text_lines(effort: Effort) -> list[str]:
     return out + _tail(effort, free)
 
 
-def _cell(text: str) -> str:
-    text = escape(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+_cell = md_cell
 
 
 def markdown_lines(effort: Effort) -> list[str]:

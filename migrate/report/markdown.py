@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from migrate.core.display import escape
+from migrate.core.display import md_cell
 from migrate.core.findings import CATEGORIES, Finding, ScanResult
 from migrate.core.rules import Rule
 from migrate.report import effort, effort_table
@@ -23,10 +23,7 @@ LIMIT = 60_000  # GitHub caps comments at 65,536 characters; keep room for a foo
 FIX_MARK = {"safe": "safe fix", "unsafe": "unsafe fix"}
 
 
-def cell(text: str) -> str:
-    """Text safe inside a table cell: no pipes, no raw HTML, one line."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return escape(text.replace("|", "\\|").replace("\r", " ").replace("\n", " "))
+cell = md_cell
 
 
 def _summary(result: ScanResult, rules: Mapping[str, Rule], model=None) -> list[str]:

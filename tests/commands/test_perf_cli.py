@@ -61,6 +61,9 @@ def test_the_gate_fails_on_what_it_was_given(capsys):
         (["--fail-on", "free=lots"], "must be a number"),
         (["--format", "xml"], "--format must be one of"),
         (["--jobs", "0"], "--jobs must be at least 1"),
+        (["--flops", "1e12", "--chip", "Voodoo5"], "not in the chip table"),
+        (["--flops", "1e12", "--dtype", "fp13"], "not a compute dtype"),
+        (["--model", "no_such_module_here:make"], "cannot import no_such_module_here"),
     ],
 )
 def test_bad_options_are_one_line_exit_2(capsys, args, says):
@@ -102,3 +105,17 @@ def test_a_trace_with_no_events_is_reported_as_empty_not_an_error(capsys, tmp_pa
     trace.write_text(json.dumps({"schemaVersion": 1, "traceEvents": []}))
     code, out, _ = main(capsys, "perf", str(trace))
     assert code == 0 and "no findings" in out
+
+
+@needs_profiles
+def test_ref_and_flops_give_compare_and_mfu_on_both_sides(capsys):
+    npu = str(PROFILES / "ascend" / "timeline_ascend_pt")
+    gpu = str(PROFILES / "gpu" / "alexnet_a100_trace.json.gz")
+    args = ["perf", npu, "--ref", gpu, "--flops", "1e12", "--chip", "Ascend910B3", "--format", "json"]
+    code, out, _ = main(capsys, *args, "--fail-on", "regression=0.1")
+    doc = json.loads(out)
+    assert code == 0  # 11.3 ms against the reference's 12.9 s window: not a regression
+    assert doc["mfu"]["chip"] == "Ascend910B" and doc["compare"]["ref_mfu"]["chip"] == "A100"
+    assert doc["compare"]["step_ratio"] < 0.01
+    code, out, _ = main(capsys, "perf", gpu, "--ref", npu, "--fail-on", "regression=0.1")
+    assert code == 1 and "slower than the reference" in out

@@ -10,7 +10,7 @@ from pathlib import Path
 from migrate.core.display import escape
 from migrate.perf.model import Report, StepBreakdown
 
-__all__ = ["render_text", "us"]
+__all__ = ["mfu_line", "render_text", "us"]
 
 MAX_STEP_ROWS = 12  # per rank; the rest are summarised
 WIDTH = 110  # findings are wrapped at this width
@@ -35,7 +35,7 @@ def _profiles(report: Report) -> list[str]:
     for p in report.profiles:
         ranks = [r for r in p.ranks if r is not None]
         rank = f", rank {ranks[0]}" if len(ranks) == 1 else (f", {len(ranks)} ranks" if ranks else "")
-        chip = f", {p.chip}" if p.chip else ""
+        chip = f", {escape(p.chip)}" if p.chip else ""
         files = f": {', '.join(p.files)}" if p.files else ""
         lines.append(f"  {escape(p.path)} ({p.kind}, {p.device}{chip}{rank}){escape(files)}")
     return lines
@@ -103,16 +103,22 @@ def _findings(report: Report) -> list[str]:
     return lines
 
 
-def _mfu(report: Report) -> list[str]:
-    m = report.mfu
+def mfu_line(m: dict | None, label: str = "MFU") -> list[str]:
+    """One line for an ``mfu`` record (contracts §10), or none without one."""
     if not m:
         return []
     if m.get("mfu") is None:
-        return [f"MFU: not computed ({escape(m.get('reason', 'no peak'))})"]
-    return [
-        f"MFU: {100 * m['mfu']:.1f}% ({m['flops_per_step']:.3g} FLOPs per step over {us(m['step_us'])}, "
-        f"{escape(m['chip'])} peak {m['peak_flops'] / 1e12:.4g} TFLOPS {m['dtype']})"
-    ]
+        return [f"{label}: not computed ({escape(m.get('reason') or 'no peak')})"]
+    dtype = m["dtype"] + (" (default; --dtype)" if m.get("dtype_source") == "default" else "")
+    line = (
+        f"{label}: {100 * m['mfu']:.1f}% ({m['flops_per_step']:.3g} FLOPs per step and rank over "
+        f"{us(m['step_us'])}, {escape(m['chip'])} peak {m['peak_flops'] / 1e12:.4g} TFLOPS {dtype})"
+    )
+    return [line] + ([f"  {escape(m['note'])}"] if m.get("note") else [])
+
+
+def _mfu(report: Report) -> list[str]:
+    return mfu_line(report.mfu)
 
 
 def _compare(report: Report) -> list[str]:
@@ -121,11 +127,15 @@ def _compare(report: Report) -> list[str]:
         return []
     lines = [f"compared with the reference {escape(', '.join(c.get('ref_paths', [])))}:"]
     lines += [f"  {escape(line)}" for line in c.get("summary", [])]
+    lines += [f"  {line}" for line in mfu_line(c.get("ref_mfu"), "reference MFU")]
+    if c.get("ops"):
+        lines.append("  operators by device time lost per step (framework op: run vs reference)")
     for op in c.get("ops", [])[:10]:
         lines.append(
             f"  {escape(op['op'])[:40]:<40} {us(op['us']):>10} vs {us(op['ref_us']):>10}"
             f"  lost {us(op['lost_us'])} per step"
         )
+    lines += [f"  note: {escape(n)}" for n in c.get("notes", [])]
     return lines
 
 
