@@ -5,8 +5,9 @@ kernel name cannot break a table or inject HTML."""
 
 from __future__ import annotations
 
-from migrate.core.display import md_cell
+from migrate.core.display import escape, md_cell
 from migrate.perf.model import Report
+from migrate.perf.render.charts import rank_rows, step_rows, text_bar
 from migrate.perf.render.text import mfu_line, us
 
 __all__ = ["render_markdown"]
@@ -37,7 +38,23 @@ def _steps(report: Report) -> list[str]:
         )
     if len(report.steps) > MAX_ROWS:
         lines.append(f"\n{len(report.steps) - MAX_ROWS} more step row(s): see `--format json`.")
-    return lines + [""]
+    return lines + [""] + _pictures(report)
+
+
+def _bars(rows: list[tuple[str, dict[str, float]]]) -> list[str]:
+    longest = max((sum(parts.values()) for _, parts in rows), default=0.0)
+    return [f"{label[:18]:<18} {text_bar(parts, longest)} {us(sum(parts.values()))}" for label, parts in rows]
+
+
+def _pictures(report: Report) -> list[str]:
+    """The step breakdown (and the per-rank means, with several ranks) as bars."""
+    rows = step_rows(report.steps)
+    if not rows:
+        return []
+    lines = ["█ computing  ▓ communication not overlapped  ░ free", *_bars(rows)]
+    if len(report.ranks) > 1:
+        lines += ["", "mean step per rank", *_bars(rank_rows(report))]
+    return ["```text"] + [escape(line).replace("`", "'") for line in lines] + ["```", ""]
 
 
 def _top_ops(report: Report) -> list[str]:
