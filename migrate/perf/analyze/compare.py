@@ -40,11 +40,16 @@ def per_step(ranks: list[RankResult], attr: str) -> dict[str, list[float]]:
 
 
 def _breakdown(ranks: list[RankResult]) -> dict[str, float] | None:
-    steps = [s for r in ranks for s in r.steps if s.total_us > 0]
-    if not steps:
-        return None
+    """Each rank's mean step, by part, averaged over the ranks (MFU's step time too)."""
     keys = ("total_us", "computing_us", "communication_not_overlapped_us", "free_us")
-    return {key: round(sum(getattr(s, key) for s in steps) / len(steps), 3) for key in keys}
+    means = []
+    for r in ranks:
+        steps = [s for s in r.steps if s.total_us > 0]
+        if steps:
+            means.append({key: sum(getattr(s, key) for s in steps) / len(steps) for key in keys})
+    if not means:
+        return None
+    return {key: round(sum(m[key] for m in means) / len(means), 3) for key in keys}
 
 
 def _ops(ranks: list[RankResult], ref: list[RankResult]) -> list[dict[str, Any]]:

@@ -104,6 +104,11 @@ def mfu_for(
     rows = _rank_rows(ranks, flops["total"], peak)
     out.update(peak_flops=peak, ranks=rows, mfu=sum(r["mfu"] for r in rows) / len(rows))
     sources = {s.source for r in ranks for s in r.steps}
-    if sources & set(UPPER_BOUND_SOURCES):
+    if out["mfu"] > 1:
+        out["note"] = (
+            "above 100% of the peak, which no run reaches: the FLOPs per step (one rank's), "
+            "the chip or the dtype is wrong"
+        )
+    elif sources & set(UPPER_BOUND_SOURCES):
         out["note"] = "the step time is a kernel list's, which may not hold every task: MFU is an upper bound"
     return out

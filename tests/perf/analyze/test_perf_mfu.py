@@ -120,3 +120,11 @@ def test_analyze_with_a_model_gives_mfu_and_the_gate_judges_it(profiles, model_f
     assert report.mfu["flops_per_step"] == forward + backward
     assert 0 < report.mfu["mfu"] < 1e-6  # a tiny model over a 12.9 s window
     assert report.gate["failed"] and "MFU" in report.gate["violations"][0]
+
+
+def test_mfu_above_the_peak_says_the_inputs_are_wrong(profiles):
+    ranks = read_side([profiles / "gpu" / "nccl_data.json.gz"]).ranks
+    too_many = mfu_for(ranks, {"total": 1e15, "source": "--flops"})
+    assert too_many["mfu"] > 1 and "above 100%" in too_many["note"]
+    honest = mfu_for(ranks, {"total": 2e13, "source": "--flops"})
+    assert 0 < honest["mfu"] < 1 and "note" not in honest
