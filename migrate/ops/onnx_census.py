@@ -115,6 +115,17 @@ def _drop_weights(graph) -> None:
                 _drop_weights(sub)
 
 
+def _declares_long_vector(graph) -> bool:
+    """A graph value declared 1-D with an extent over DATA_PROP_LIMIT."""
+    for vi in [*graph.input, *graph.output, *graph.value_info]:
+        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+        if tt is not None and tt.HasField("shape") and len(tt.shape.dim) == 1:
+            d = tt.shape.dim[0]
+            if d.HasField("dim_value") and d.dim_value > DATA_PROP_LIMIT:
+                return True
+    return False
+
+
 def _declares_large(model) -> bool:
     """A 1-D extent or a small integer constant over DATA_PROP_LIMIT anywhere."""
     from onnx import TensorProto, numpy_helper
@@ -138,13 +149,7 @@ def _declares_large(model) -> bool:
         return False
 
     def walk(graph) -> bool:
-        for vi in [*graph.input, *graph.output, *graph.value_info]:
-            tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
-            if tt is not None and tt.HasField("shape") and len(tt.shape.dim) == 1:
-                d = tt.shape.dim[0]
-                if d.HasField("dim_value") and d.dim_value > DATA_PROP_LIMIT:
-                    return True
-        if any(big_tensor(t) for t in graph.initializer):
+        if _declares_long_vector(graph) or any(big_tensor(t) for t in graph.initializer):
             return True
         for node in graph.node:
             for attr in node.attribute:

@@ -69,56 +69,68 @@ def _fail(where: Path, what: str) -> UsageError:
     return UsageError(f"{escape(str(where))}: {what}")
 
 
+def _check_fields(where: Path, i: int, rec: dict) -> None:
+    for key, typ in _FIELDS.items():
+        value = rec.get(key)
+        if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
+            shown = type(value).__name__ if isinstance(value, (dict, list)) else escape(repr(value))[:60]
+            raise _fail(where, f"records[{i}].{key} must be {typ.__name__}, got {shown}")
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in rec["shape"]):
+        raise _fail(where, f"records[{i}].shape must be a list of sizes")
+    if rec["call"] < 0 or rec["index"] < 0:
+        raise _fail(where, f"records[{i}]: call and index must not be negative")
+    for key in ("tensor", "file", "crc32"):
+        if rec.get(key) is not None and not isinstance(rec[key], str):
+            raise _fail(where, f"records[{i}].{key} must be a string or null")
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float))
+
+
+def _check_stats(where: Path, i: int, rec: dict) -> None:
+    stats = rec.get("stats")
+    if stats is not None and not isinstance(stats, dict):
+        raise _fail(where, f"records[{i}].stats must be an object")
+    for key in _STAT_KEYS:
+        value = (stats or {}).get(key)
+        if value is not None and not _is_number(value):
+            raise _fail(where, f"records[{i}].stats.{key} must be a number")
+    if stats and stats.get("sketch") is not None and not isinstance(stats["sketch"], str):
+        raise _fail(where, f"records[{i}].stats.sketch must be a string")
+    for key in ("cond", "xnorm"):
+        value = rec.get(key)
+        if value is not None and not (_is_number(value) and 0 <= value < float("inf")):
+            raise _fail(where, f"records[{i}].{key} must be a non-negative number")
+
+
+def _check_links(where: Path, i: int, rec: dict) -> None:
+    for key in _LINKS:
+        links = rec.get(key)
+        if links is not None and not (
+            isinstance(links, list)
+            and len(links) <= MAX_LINKS
+            and all(isinstance(x, int) and not isinstance(x, bool) and -1 <= x < i for x in links)
+        ):
+            raise _fail(where, f"records[{i}].{key} must be a list of earlier record positions")
+    tied = rec.get("tied")
+    if tied is not None and not (
+        isinstance(tied, list)
+        and len(tied) <= MAX_LINKS
+        and all(isinstance(x, str) and 0 < len(x) <= 1000 for x in tied)
+    ):
+        raise _fail(where, f"records[{i}].tied must be a list of parameter names")
+
+
 def _check_records(where: Path, records: Any) -> list[dict]:
     if not isinstance(records, list):
         raise _fail(where, "'records' must be a list")
     for i, rec in enumerate(records):
         if not isinstance(rec, dict):
             raise _fail(where, f"records[{i}] is not an object")
-        for key, typ in _FIELDS.items():
-            value = rec.get(key)
-            if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
-                shown = type(value).__name__ if isinstance(value, (dict, list)) else escape(repr(value))[:60]
-                raise _fail(where, f"records[{i}].{key} must be {typ.__name__}, got {shown}")
-        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in rec["shape"]):
-            raise _fail(where, f"records[{i}].shape must be a list of sizes")
-        if rec["call"] < 0 or rec["index"] < 0:
-            raise _fail(where, f"records[{i}]: call and index must not be negative")
-        for key in ("tensor", "file", "crc32"):
-            if rec.get(key) is not None and not isinstance(rec[key], str):
-                raise _fail(where, f"records[{i}].{key} must be a string or null")
-        stats = rec.get("stats")
-        if stats is not None and not isinstance(stats, dict):
-            raise _fail(where, f"records[{i}].stats must be an object")
-        for key in _STAT_KEYS:
-            value = (stats or {}).get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                raise _fail(where, f"records[{i}].stats.{key} must be a number")
-        if stats and stats.get("sketch") is not None and not isinstance(stats["sketch"], str):
-            raise _fail(where, f"records[{i}].stats.sketch must be a string")
-        for key in _LINKS:
-            links = rec.get(key)
-            if links is not None and not (
-                isinstance(links, list)
-                and len(links) <= MAX_LINKS
-                and all(isinstance(x, int) and not isinstance(x, bool) and -1 <= x < i for x in links)
-            ):
-                raise _fail(where, f"records[{i}].{key} must be a list of earlier record positions")
-        tied = rec.get("tied")
-        if tied is not None and not (
-            isinstance(tied, list)
-            and len(tied) <= MAX_LINKS
-            and all(isinstance(x, str) and 0 < len(x) <= 1000 for x in tied)
-        ):
-            raise _fail(where, f"records[{i}].tied must be a list of parameter names")
-        for key in ("cond", "xnorm"):
-            value = rec.get(key)
-            if value is not None and (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not 0 <= value < float("inf")
-            ):
-                raise _fail(where, f"records[{i}].{key} must be a non-negative number")
+        _check_fields(where, i, rec)
+        _check_stats(where, i, rec)
+        _check_links(where, i, rec)
     seen: dict[tuple, int] = {}
     for i, rec in enumerate(records):  # a repeated key would shadow a record in alignment
         ident = (rec["name"], rec["call"], rec["kind"], rec["index"])
