@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from migrate.cli import app
 from migrate.core.errors import UsageError
-from migrate.doctor.explain import explain_arg, explain_json, render_findings, scan_logs
+from migrate.doctor.explain import explain_arg, explain_json, render_findings
+from migrate.doctor.logscan import scan_logs
 from migrate.doctor.tables import error_table
 
 TABLE = error_table()
@@ -295,7 +296,7 @@ def test_explain_and_log_json_shapes(tmp_path):
 
 
 def test_lines_across_chunk_boundaries_keep_their_numbers(tmp_path, monkeypatch):
-    import migrate.doctor.explain as explain
+    import migrate.doctor.logscan as explain
 
     monkeypatch.setattr(explain, "CHUNK", 64)
     log = tmp_path / "x.log"
@@ -307,7 +308,7 @@ def test_lines_across_chunk_boundaries_keep_their_numbers(tmp_path, monkeypatch)
 
 
 def test_distinct_findings_are_capped(tmp_path, monkeypatch):
-    import migrate.doctor.explain as explain
+    import migrate.doctor.logscan as explain
 
     monkeypatch.setattr(explain, "MAX_FINDINGS", 5)
     log = tmp_path / "many.log"
