@@ -16,6 +16,7 @@ value that happens to have six digits is never taken for one:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -224,12 +225,22 @@ def explain_text(text: str, table: ErrorTable | None = None) -> list[str]:
 # -- --explain ----------------------------------------------------------------------------------
 
 
+def ascii_digits(text: str) -> str:
+    """``text`` in NFKC (full-width ``５０７０１５`` and ``ＥＩ０００６`` become ASCII), with
+    every other decimal digit (Arabic-Indic ``٥``, Persian ``۵``, Thai, ...) replaced by its
+    ASCII digit: a code is recognised whatever digits it was typed in."""
+    text = unicodedata.normalize("NFKC", text)
+    if text.isascii():
+        return text
+    return "".join(str(unicodedata.decimal(c)) if c.isdecimal() and not c.isascii() else c for c in text)
+
+
 def explain_arg(arg: str, table: ErrorTable | None = None) -> list[Finding]:
     """``--explain``'s answer: the code's row (or what its family says), a message id's row,
-    or every code and message found in a pasted error message. UsageError when ``arg`` is
-    none of those."""
+    or every code and message found in a pasted error message (digits of any script read as
+    ASCII, ``ascii_digits``). UsageError when ``arg`` is none of those."""
     table = table or error_table()
-    text = arg.strip()
+    text = ascii_digits(arg).strip()
     if not text:
         raise UsageError("--explain needs a code (507015, EI0006, ERR00100) or an error message")
     upper = text.upper()
@@ -253,7 +264,7 @@ def explain_arg(arg: str, table: ErrorTable | None = None) -> list[Finding]:
             found.setdefault(f.key, f)
     if not found:
         raise UsageError(
-            f"{escape(text[:80])!s}: not an error code (507015, EI0006, ERR00100) "
+            f"{escape(arg.strip()[:80])!s}: not an error code (507015, EI0006, ERR00100) "
             "and no known error message in it"
         )
     return list(found.values())
