@@ -18,7 +18,9 @@ def _early_exit(signum, frame) -> None:
 def main() -> None:
     signal.signal(signal.SIGINT, _early_exit)
     signal.signal(signal.SIGTERM, _early_exit)
-    from migrate.core import own_process
+    from migrate.core import own_process, stdio
+
+    stdio.guard()  # `migrate scan a.py >&-`: exit 2 with one line, never a traceback
 
     own = bool(sys.argv[1:2]) and sys.argv[1] in own_process.COMMANDS
     if own:

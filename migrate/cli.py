@@ -204,7 +204,8 @@ def _dispatch() -> None:
         quiet_stdout()
         sys.exit(1)
     except OSError as exc:
-        if exc.errno not in (errno.ENOSPC, errno.EIO, errno.EPIPE, errno.EDQUOT):
+        # EBADF: a stdout the caller closed (`>&-`, core/stdio.py)
+        if exc.errno not in (errno.ENOSPC, errno.EIO, errno.EPIPE, errno.EDQUOT, errno.EBADF):
             raise
         from migrate.commands.output import quiet_stdout
 

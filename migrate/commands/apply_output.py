@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 
 from migrate import __version__
@@ -23,6 +24,30 @@ def git_lines(text: str) -> list[str]:
     return _GIT_LINE.findall(text)
 
 
+# git's quote_c_style: these bytes as C escapes, other control and non-ASCII bytes in octal
+_C_ESCAPES = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 0x22: '"', 0x5C: "\\"}
+
+
+def git_path(prefix: str, name: str) -> str:
+    """``prefix + name`` as a diff header names it: as it is, or C-quoted the way git writes
+    it (``"a/na\\tme.py"``, other bytes in octal) when it holds what a header cannot carry
+    raw: a TAB (git apply ends the name there), a line break, a quote or backslash, or what
+    ``escape`` would change (an escape sequence, a bidi override, bytes that are not
+    UTF-8). Git apply unquotes it to the file's own bytes."""
+    raw = os.fsencode(name)  # a non-UTF-8 name's surrogates back to its bytes
+    if escape(name) == name and not any(b < 0x20 or b in (0x22, 0x5C, 0x7F) for b in raw):
+        return prefix + name
+    out = ['"']
+    for b in prefix.encode() + raw:
+        if b in _C_ESCAPES:
+            out.append("\\" + _C_ESCAPES[b])
+        elif b < 0x20 or b >= 0x7F:
+            out.append(f"\\{b:03o}")
+        else:
+            out.append(chr(b))
+    return "".join(out) + '"'
+
+
 def unified_diff(outcome: Outcome, root=None) -> str:
     """A `git apply`-able diff of one file (CRLF, a UTF-8 BOM, odd line separators and
     missing final newlines kept), its path relative to the current directory where the file
@@ -30,9 +55,9 @@ def unified_diff(outcome: Outcome, root=None) -> str:
     old = git_lines(outcome.bom + outcome.old_text)
     new = git_lines(outcome.bom + outcome.new_text)
     out = []
-    name = escape(shown_path(outcome.rel, root))
-    before = "/dev/null" if outcome.created else f"a/{name}"
-    for line in difflib.unified_diff(old, new, before, f"b/{name}"):
+    name = shown_path(outcome.rel, root)
+    before = "/dev/null" if outcome.created else git_path("a/", name)
+    for line in difflib.unified_diff(old, new, before, git_path("b/", name)):
         if line.endswith("\n"):
             out.append(line)
         else:

@@ -146,7 +146,8 @@ DETAILED = 50  # findings of a log explained in full in the text report (JSON ha
 def _logs(paths: list[str], fmt: str, output: Path | None) -> int:
     """0: no error code or known message found; 1: findings (or a file that could not be
     read to the end); 2 (UsageError): a path that is not a readable regular file."""
-    from migrate.doctor.explain import MAX_FINDINGS, log_json, render_findings, scan_logs
+    from migrate.doctor.explain import render_findings
+    from migrate.doctor.logscan import MAX_FINDINGS, log_json, scan_logs
 
     scan = scan_logs(paths)
     if fmt == "json":

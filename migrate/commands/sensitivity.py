@@ -6,7 +6,6 @@ set does (even keeping every measured unit), 2 usage error."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -73,7 +72,7 @@ def sensitivity_cmd(
     from migrate.precision.runner import prepare_spec
     from migrate.precision.sensitivity import run_sensitivity
     from migrate.precision.sensitivity.formats import parse_format
-    from migrate.precision.sensitivity.report import render_text
+    from migrate.precision.sensitivity.report import render_json, render_text
     from migrate.precision.thresholds import load_gate
 
     if out_format not in ("text", "json"):
@@ -110,7 +109,7 @@ def sensitivity_cmd(
     import torch
 
     report["torch"] = torch.__version__
-    text = json.dumps(report, indent=1) + "\n" if out_format == "json" else render_text(report)
+    text = render_json(report) if out_format == "json" else render_text(report)
     emit(text, output)
     raise typer.Exit(0 if report["keep"]["within_limit"] else 1)
 

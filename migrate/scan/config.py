@@ -22,7 +22,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 from migrate.core.errors import UsageError
 from migrate.core.fileio import SourceError, read_bytes
-from migrate.core.inputs import check_glob
+from migrate.core.inputs import MAX_DOC_BYTES, check_glob
 
 _KEYS = {
     "select",
@@ -97,7 +97,7 @@ def load_config(start: Path, explicit: Path | None = None, *, strict: bool = Fal
     if path is None:
         return ProjectConfig()
     try:
-        data = tomllib.loads(read_bytes(path, 8 * 1024 * 1024)[0].decode("utf-8"))
+        data = tomllib.loads(read_bytes(path, MAX_DOC_BYTES)[0].decode("utf-8"))
     except (SourceError, ValueError, tomllib.TOMLDecodeError, RecursionError) as exc:
         # ValueError: not UTF-8, or an integer past Python's digit limit
         if explicit or strict:

@@ -85,10 +85,23 @@ NEEDS_PROJECT = frozenset({"python", "notebook"})
 def may_match(ruleset: RuleSet, path: str, rel: str, kind: str, data: bytes, target: str) -> bool:
     """For a file whose reader needs the project: can it have a finding (does it pass the
     reader's prefilter)? A file that cannot does not wait for the project to be known.
-    Raises SourceError for bytes that do not decode."""
+    Raises SourceError for bytes that do not decode, FileProblem for a malformed notebook."""
     if FILE_KINDS[kind].reader == "python":
         return _prefiltered(ruleset, rel, decode(data, python=True, path=path), code=True, target=target)
-    return _prefiltered(ruleset, rel, decode(data, python=False, path=path))
+    source = decode(data, python=False, path=path)
+    _notebook_cells(source.text)
+    return _prefiltered(ruleset, rel, source)
+
+
+def _notebook_cells(text: str) -> None:
+    """FileProblem when ``text`` is no nbformat document (before the prefilter: a notebook
+    whose ``cells`` is not a list holds no CUDA token either, and is not a clean file)."""
+    from migrate.scan.python.notebook import NotebookError, code_cells
+
+    try:
+        code_cells(text)
+    except NotebookError as exc:
+        raise FileProblem(str(exc)) from None
 
 
 def read_python(
@@ -107,8 +120,10 @@ def read_notebook(
     from migrate.scan.python.scanner import scan_python
 
     source = decode(data, python=False, path=path)
-    if not checked and not _prefiltered(ruleset, rel, source):
-        return [], None
+    if not checked:
+        _notebook_cells(source.text)
+        if not _prefiltered(ruleset, rel, source):
+            return [], None
     problems: list[str] = []  # cells it could not scan: they may hide findings
     try:
         found = scan_notebook(

@@ -107,7 +107,7 @@ class Worker:
             if may_match(self.ruleset, item.path, item.rel, item.kind, data, item.target):
                 return None, data
             out.findings = []
-        except SourceError as exc:
+        except (FileProblem, SourceError) as exc:
             out.findings, out.error = [], str(exc)
         return out, data
 

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from migrate.cli import app
 from migrate.core.errors import UsageError
-from migrate.doctor.explain import explain_arg, explain_json, render_findings, scan_logs
+from migrate.doctor.explain import explain_arg, explain_json, render_findings
+from migrate.doctor.logscan import scan_logs
 from migrate.doctor.tables import error_table
 
 TABLE = error_table()
@@ -101,6 +102,39 @@ def test_explain_accepts_codes_names_and_pasted_messages(arg, key):
     status, out = _run("--explain", arg, "--format", "json")
     assert status == 0
     assert key in [f["key"] for f in json.loads(out)["findings"]]
+
+
+@pytest.mark.parametrize(
+    "arg,key",
+    [
+        ("\uff15\uff10\uff17\uff10\uff11\uff15", "507015"),  # full-width, as an IME types it
+        ("\u0665\u0660\u0667\u0660\u0661\u0665", "507015"),  # Arabic-Indic
+        ("\u06f5\u06f0\u06f7\u06f0\u06f1\u06f5", "507015"),  # Extended Arabic-Indic (Persian)
+        ("\u0e55\u0e50\u0e57\u0e50\u0e51\u0e55", "507015"),  # Thai
+        ("\uff25\uff29\uff10\uff10\uff10\uff16", "EI0006"),  # full-width letters and digits
+        ("\uff45\uff49\uff10\uff10\uff10\uff16", "EI0006"),  # ... lower case
+        ("ERR\u0660\u0660\u0661\u0660\u0660", "ERR00100"),
+        ("error code is \uff15\uff10\uff17\uff10\uff13\uff15", "507035"),  # in a pasted message
+    ],
+)
+def test_codes_in_other_digits_are_explained_as_their_ascii_code(arg, key):
+    """docs/contracts.md §8: a code is recognised whatever digits it is typed in (NFKC and
+    each digit's decimal value), as a CANN code's case is ignored; the report names the
+    ASCII code."""
+    status, out = _run("--explain", arg, "--format", "json")
+    data = json.loads(out)
+    assert status == 0, out
+    assert data["explain"] == arg and data["found"] is True
+    (finding,) = data["findings"]
+    assert finding["key"] == key and finding["known"] and finding["meaning"]
+    if key in TABLE.codes:
+        assert finding["name"] == TABLE.codes[key].title
+    assert _run("--explain", arg)[1].startswith(key)
+
+
+def test_an_unknown_code_in_other_digits_is_named_in_ascii():
+    status, out = _run("--explain", "\uff15\uff10\uff17\uff19\uff19\uff19")
+    assert status == 1 and out.startswith("507999: not in the table")
 
 
 @pytest.mark.parametrize(
@@ -295,7 +329,7 @@ def test_explain_and_log_json_shapes(tmp_path):
 
 
 def test_lines_across_chunk_boundaries_keep_their_numbers(tmp_path, monkeypatch):
-    import migrate.doctor.explain as explain
+    import migrate.doctor.logscan as explain
 
     monkeypatch.setattr(explain, "CHUNK", 64)
     log = tmp_path / "x.log"
@@ -307,7 +341,7 @@ def test_lines_across_chunk_boundaries_keep_their_numbers(tmp_path, monkeypatch)
 
 
 def test_distinct_findings_are_capped(tmp_path, monkeypatch):
-    import migrate.doctor.explain as explain
+    import migrate.doctor.logscan as explain
 
     monkeypatch.setattr(explain, "MAX_FINDINGS", 5)
     log = tmp_path / "many.log"

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from migrate.cli import app
-from migrate.doctor import explain
-from migrate.doctor.explain import scan_logs
+from migrate.doctor import logscan as explain
+from migrate.doctor.logscan import scan_logs
 
 
 @pytest.fixture

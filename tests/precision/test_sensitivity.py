@@ -110,3 +110,27 @@ def test_op_units_max_units_and_small_calibration_warning(monkeypatch, capsys):
     assert "[1/1]" in res.stderr and "s left" in res.stderr  # progress and time estimate
     with pytest.raises(UsageError, match="--unit"):
         _cli("sensitivity", "-m", "prec_models:mlp_spec", "--unit", "layer")
+
+
+def _strict(text: str):
+    """json.loads that rejects what JSON does not have (Infinity, -Infinity, NaN)."""
+
+    def bad(name: str):
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(text, parse_constant=bad)
+
+
+def test_json_report_of_an_overflow_is_strict_json_with_null_for_non_finite(monkeypatch):
+    """fp16 overflow makes the whole-model effect non-finite (rel_err inf, loss nan): the
+    JSON report holds null there, never Infinity/NaN, and says how many values overflowed."""
+    monkeypatch.chdir(HERE)
+    res = _cli("sensitivity", "-m", "sens_specs:overflow_mlp", "--to", "fp16", "-f", "json")
+    assert res.exit_code == 0, res.output[-800:]
+    report = _strict(res.stdout[res.stdout.index("{") :])
+    whole = report["whole_model"]
+    assert whole["nonfinite"] > 0 and whole["rel_err"] is None
+    broken = [r for r in report["ranking"] if r["effect"]["nonfinite"]]
+    assert broken and all(r["effect"]["rel_err"] is None for r in broken)
+    assert [r["rank"] for r in report["ranking"]] == list(range(1, len(report["ranking"]) + 1))
+    assert report["ranking"][0]["effect"]["nonfinite"]  # still ranked most sensitive

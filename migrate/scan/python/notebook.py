@@ -24,12 +24,19 @@ class NotebookError(Exception):
 
 
 def code_cells(raw: str) -> list[tuple[int, list[str]]]:
+    """The code cells (number, source lines) of an nbformat document; NotebookError when
+    ``raw`` is not one (checked before any token prefilter: a malformed notebook is a file
+    error, never a clean file)."""
     try:
         doc = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise NotebookError(f"not a notebook: invalid JSON at line {exc.lineno}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
+    if not isinstance(doc, dict):
+        raise NotebookError("not a notebook: not a JSON object")
+    if "cells" not in doc:
         raise NotebookError("not a notebook: no cells")
+    if not isinstance(doc["cells"], list):
+        raise NotebookError("not a notebook: cells is not a list")
     cells = []
     for number, cell in enumerate(doc["cells"], 1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
