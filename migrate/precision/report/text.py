@@ -6,10 +6,10 @@ metric shows up in every format with no edit here.
 
 from __future__ import annotations
 
-import json
 from xml.etree import ElementTree as ET
 
 from migrate.core.display import xml_text
+from migrate.core.strict_json import dumps
 from migrate.precision import metrics
 
 VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "missing": "MISSING"}
@@ -125,7 +125,7 @@ def render_text(result) -> str:
 
 
 def render_json(result) -> str:
-    return json.dumps(result.to_dict(), indent=1, allow_nan=True) + "\n"
+    return dumps(result.to_dict(), indent=1) + "\n"
 
 
 def render_junit(result) -> str:

@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import math
-from typing import Any
-
-
-def finite(value: Any) -> Any:
-    """``value`` with every non-finite float (an overflowed output's inf relative error, a
-    NaN loss, a zero-median channel's ratio) made None: JSON has no Infinity or NaN, and
-    the effect's ``nonfinite`` count already says that the output overflowed."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite(v) for v in value]
-    return value
+from migrate.core.strict_json import dumps
 
 
 def render_json(r: dict) -> str:
     """The report as strict JSON (docs/contracts.md §5): non-finite numbers are null."""
-    return json.dumps(finite(r), indent=1, allow_nan=False) + "\n"
+    return dumps(r, indent=1) + "\n"
 
 
 def _fmt(value, spec=".3g") -> str:
