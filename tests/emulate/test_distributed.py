@@ -1,6 +1,8 @@
-"""DTensor and FSDP2 programs by torchrun (2 processes) under `migrate run --emulate npu`:
-random ops on DTensors, an FSDP2 model initialised by ``reset_parameters()`` and trained,
-against the same model trained whole on the CPU (dtensor_checks.py)."""
+"""DTensor, FSDP2 and tensor-parallel programs by torchrun (2 processes) under `migrate run
+--emulate npu`: random ops on DTensors, an FSDP2 model initialised by ``reset_parameters()``
+and trained (dtensor_checks.py), a mesh made without ``init_process_group`` and an MLP
+trained tensor-parallel on it (tensor_parallel_checks.py); the models against the same
+models trained whole on the CPU."""
 
 from __future__ import annotations
 
@@ -29,12 +31,36 @@ def emulated_torchrun(script: Path, out: Path) -> tuple[subprocess.CompletedProc
     return proc, json.loads(report.read_text())
 
 
-@pytest.fixture(scope="module")
-def dtensor_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dtensor")
-    _, report = emulated_torchrun(HERE / "dtensor_checks.py", out)
+def run_checks(tmp_path_factory, script: str) -> tuple[Path, list[dict], dict]:
+    out = tmp_path_factory.mktemp(script.removesuffix(".py"))
+    _, report = emulated_torchrun(HERE / script, out)
     ranks = [json.loads((out / f"results.{r}.json").read_text()) for r in range(RANKS)]
     return out, ranks, report
+
+
+def trained_whole(model, start: dict, loss_fn, steps: int) -> list[float]:
+    """The losses of ``model`` from ``start``'s parameters, trained by SGD on its batch."""
+    model.load_state_dict(start["params"])
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(steps):
+        loss = loss_fn(model(start["x"]))
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    return losses
+
+
+@pytest.fixture(scope="module")
+def dtensor_run(tmp_path_factory):
+    return run_checks(tmp_path_factory, "dtensor_checks.py")
+
+
+@pytest.fixture(scope="module")
+def tp_run(tmp_path_factory):
+    return run_checks(tmp_path_factory, "tensor_parallel_checks.py")
 
 
 def test_the_npu_rng_state_is_torch_npus_and_round_trips(dtensor_run):
@@ -60,15 +86,27 @@ def test_fsdp2_reset_parameters_then_training_gives_the_whole_models_losses(dten
     assert {"c10d::_allgather_base_", "c10d::_reduce_scatter_base_"} <= set(report["ops"])
     start = torch.load(out / "fsdp_start.pt")
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
-    model.load_state_dict(start["params"])
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    want = []
-    for _ in range(len(ranks[0]["fsdp2"])):
-        loss = torch.nn.functional.cross_entropy(model(start["x"]), start["y"])
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        want.append(loss.item())
-    assert len(want) == 3 and want[-1] < want[0]
+    ce = torch.nn.functional.cross_entropy
+    want = trained_whole(model, start, lambda out: ce(out, start["y"]), len(ranks[0]["fsdp2"]))
     for rank in ranks:  # both ranks trained on the same batch: FSDP's mean is the batch's gradient
         assert rank["fsdp2"] == pytest.approx(want, rel=1e-5)
+
+
+def test_a_mesh_made_without_init_process_group_runs_collectives(tp_run):
+    _, ranks, report = tp_run
+    assert report["exit_code"] == 0 and report["processes"] == RANKS + 1
+    for r, rank in enumerate(ranks):
+        assert rank["device"] == "npu:0"
+        assert rank["all_reduce"] == [float(sum(range(1, RANKS + 1)))] * 3
+        assert rank["scatter"] == [float(r)] * 2
+    assert {"c10d::allreduce_", "c10d::scatter_"} <= set(report["ops"])
+
+
+def test_tensor_parallel_training_on_that_mesh_gives_the_whole_models_losses(tp_run):
+    out, ranks, _ = tp_run
+    start = torch.load(out / "tp_start.pt")
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 8))
+    mse = torch.nn.functional.mse_loss
+    want = trained_whole(model, start, lambda out: mse(out, start["target"]), len(ranks[0]["tp"]))
+    for rank in ranks:
+        assert rank["tp"] == pytest.approx(want, rel=1e-5)
