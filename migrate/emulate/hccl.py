@@ -5,7 +5,11 @@ hands gloo their CPU tensors; ``dist.get_backend()`` answers "hccl".
 A group made without naming a backend for the CPU (``init_device_mesh("npu", ...)`` or
 ``init_process_group()`` with no prior group, which map only the accelerator, npu, to
 hccl; ``init_process_group("npu:hccl")``) gets hccl for the CPU too, as naming "hccl"
-gives it: the CPU tensors the emulation hands the collectives need a backend."""
+gives it: the CPU tensors the emulation hands the collectives need a backend.
+
+``torch.distributed.is_hccl_available``, which torch_npu adds when torch loads it (its
+``torch.backends`` entry point: no ``import torch_npu`` needed), answers as torch_npu's
+does: whether a backend named hccl is registered."""
 
 from __future__ import annotations
 
@@ -19,6 +23,11 @@ def _create(store, rank, size, timeout):
     opts._timeout = timeout
     opts._devices = [ProcessGroupGloo.create_default_device()]
     return ProcessGroupGloo(store, rank, size, opts)
+
+
+def is_hccl_available() -> bool:
+    """torch_npu.distributed.is_hccl_available: ``"hccl" in Backend.backend_list``."""
+    return "hccl" in dist.Backend.backend_list
 
 
 def _patch_backend_config() -> None:
@@ -41,5 +50,6 @@ def install() -> None:
     if not dist.is_available():
         return
     _patch_backend_config()
+    dist.is_hccl_available = is_hccl_available
     if "hccl" not in dist.Backend.backend_list:
         dist.Backend.register_backend("hccl", _create, extended_api=False, devices=["cpu", "npu"])
