@@ -3,8 +3,17 @@
 NPU tensors draw from the CPU's default generator (their values are CPU tensors), so an
 emulated run draws exactly what a CPU run of the original program draws. ``torch.manual_seed``
 therefore seeds both; the ``torch.npu`` seeding functions are recorded and keep their own
-``initial_seed`` but do not reseed the CPU generator. ``get_rng_state``/``set_rng_state``
-read and write the generator actually used, so checkpoint resume round-trips.
+``initial_seed`` but do not reseed the CPU generator.
+
+``get_rng_state`` answers what torch_npu's NPU generator answers: 16 bytes, the seed and the
+Philox offset (uint64, int64), which DTensor's ``OffsetBasedRNGTracker`` reads and moves per
+shard. Each state handed out stands for the CPU generator's state at that moment (a new
+offset whenever the CPU generator has drawn since), so ``set_rng_state`` of a state this
+process handed out restores those exact CPU draws (checkpoint recompute, ``fork_rng``,
+resume within the run); a state it never handed out (another rank's, an offset the tracker
+computed for a shard, a checkpoint from another process) seeds the CPU generator from the
+seed and offset alone, so every rank that sets it draws the same numbers. A full CPU
+generator state (``torch.get_rng_state()``'s) is set as it is.
 """
 
 from __future__ import annotations
@@ -25,18 +34,69 @@ EXPORTS = (
     "set_rng_state_all",
 )
 _SEED = {"value": 0}
+PHILOX_BYTES = 16  # torch_npu's NPUGeneratorImpl state: seed (uint64), offset (int64)
+_MEMO_SIZE = 256
+
+
+class _Philox:
+    """The emulated NPU generator's (seed, offset) and the CPU states they stand for."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.offset = 0
+        self.top = 0  # the largest offset handed out or set: new offsets go above it
+        self.cpu: torch.Tensor | None = None  # the CPU state ``offset`` stands for
+        self.memo: dict[tuple[int, int], torch.Tensor] = {}
+
+    def remember(self, seed_: int, offset: int, cpu: torch.Tensor) -> None:
+        self.offset, self.cpu, self.top = offset, cpu, max(self.top, offset)
+        self.memo[(seed_, offset)] = cpu
+        while len(self.memo) > _MEMO_SIZE:
+            del self.memo[next(iter(self.memo))]
+
+    def current(self) -> tuple[int, int]:
+        cpu = torch.get_rng_state()
+        if self.cpu is None:
+            self.remember(_SEED["value"], self.offset, cpu)
+        elif not torch.equal(cpu, self.cpu):  # drawn since: a later offset
+            self.remember(_SEED["value"], self.top + 4, cpu)
+        return _SEED["value"], self.offset
+
+    def set(self, seed_: int, offset: int) -> None:
+        cpu = self.memo.get((seed_, offset))
+        if cpu is None:
+            torch.default_generator.manual_seed(_mix(seed_, offset))
+            cpu = torch.get_rng_state()
+        else:
+            torch.set_rng_state(cpu)
+        _SEED["value"] = seed_
+        self.remember(seed_, offset, cpu)
+
+
+_PHILOX = _Philox()
+
+
+def _mix(seed_: int, offset: int) -> int:
+    """A CPU seed from an NPU (seed, offset): splitmix64 of both, the same on every rank."""
+    x = (seed_ * 0x9E3779B97F4A7C15 + offset) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return x ^ (x >> 31)
 
 
 def manual_seed(seed: int) -> None:
-    _SEED["value"] = int(seed)
+    _SEED["value"] = int(seed) & 0xFFFFFFFFFFFFFFFF
+    _PHILOX.reset()
 
 
 def manual_seed_all(seed: int) -> None:
-    _SEED["value"] = int(seed)
+    manual_seed(seed)
 
 
 def seed() -> None:
-    _SEED["value"] = int(torch.seed())
+    manual_seed(torch.seed())
 
 
 seed_all = seed
@@ -47,11 +107,30 @@ def initial_seed() -> int:
 
 
 def get_rng_state(device="npu") -> torch.Tensor:
-    return torch.get_rng_state()
+    """The NPU generator's state as torch_npu gives it: a CPU uint8 tensor of 16 bytes."""
+    seed_, offset = _PHILOX.current()
+    return torch.tensor([seed_, offset], dtype=torch.uint64).view(torch.uint8)
+
+
+def _plain(state) -> torch.Tensor:
+    """A state as a plain contiguous CPU uint8 tensor (it may be an NPU tensor: DTensor's
+    tracker moves states to the device and back)."""
+    from migrate.emulate.tensor import NpuTensor
+
+    if isinstance(state, NpuTensor):
+        state = state._data
+    if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8:
+        raise TypeError("RNG state must be a torch.ByteTensor")
+    return state.detach().to("cpu").contiguous()
 
 
 def set_rng_state(new_state: torch.Tensor, device="npu") -> None:
-    torch.set_rng_state(new_state.cpu() if new_state.device.type != "cpu" else new_state)
+    state = _plain(new_state)
+    if state.numel() != PHILOX_BYTES:  # a CPU generator's own state
+        torch.set_rng_state(state)
+        return
+    seed_, offset = (int(v) for v in state.view(torch.uint64))
+    _PHILOX.set(seed_, offset & 0x7FFFFFFFFFFFFFFF)
 
 
 def get_rng_state_all() -> list[torch.Tensor]:

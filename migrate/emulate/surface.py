@@ -40,7 +40,7 @@ def implementations() -> dict[str, object]:
     """Qualified name -> the emulated object, for everything besides torch.npu."""
     import torch
 
-    from migrate.emulate import fused, optim, profiler, transfer
+    from migrate.emulate import fused, hccl, optim, profiler, transfer
 
     found: dict[str, object] = {f"{ROOT}.npu": torch.npu}
     for name, impl in fused.FUSED.items():
@@ -50,6 +50,9 @@ def implementations() -> dict[str, object]:
     for name, obj in profiler.EXPORTS.items():
         found[f"{ROOT}.profiler.{name}"] = obj
     found[f"{ROOT}.contrib.transfer_to_npu"] = transfer.module()
+    found[f"{ROOT}.utils.profiler.Profile"] = profiler.Profile
+    for mod in ("distributed", "distributed.distributed_c10d"):
+        found[f"{ROOT}.{mod}.is_hccl_available"] = hccl.is_hccl_available
     return found
 
 

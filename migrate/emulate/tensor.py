@@ -243,8 +243,10 @@ def run(func, args: tuple, kwargs: dict):
         if not isinstance(o, torch.Tensor):
             return o
         same = inputs.get(id(o))
-        if same is not None:
-            return same
+        if same is not None and (dev is not None or not isinstance(same, NpuTensor)):
+            return same  # an alias of an input (in-place, out=) is that input
+        # ``aten::to`` asked for the CPU returns its (CPU) input itself: a new CPU tensor,
+        # not the NPU tensor it was called on (DTensor's RNG tracker: ``state.to("cpu")``)
         if dev is None or o.device.type != "cpu":
             return o
         return NpuTensor(o, dev)

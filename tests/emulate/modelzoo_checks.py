@@ -1,0 +1,97 @@
+"""An NPU-native training script as Ascend ModelZoo writes them, unported, run inside
+``migrate run --emulate npu`` (test_modelzoo.py): ``torch.distributed.is_hccl_available``,
+``torch_npu.utils.profiler.Profile`` around each step, and a label-smoothing loss made of
+``torch_npu.npu_one_hot`` and ``torch_npu.npu_softmax_cross_entropy_with_logits`` (as
+torch_npu.contrib's LabelSmoothingCrossEntropy makes it); then the ops on their own. With
+``PROFILE_TYPE=TORCH`` (ModelZoo's switch) the profile's end of step ``PROFILE_START_STEP``
+ends the program, as torch_npu's does once it has written the trace.
+
+python modelzoo_checks.py OUT_DIR  -> OUT_DIR/results.json, OUT_DIR/start.pt, OUT_DIR/steps.txt
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch_npu
+from torch_npu.utils.profiler import Profile
+
+OUT = Path(sys.argv[1])
+CLASSES, SMOOTH, STEPS = 5, 0.1, 3
+
+
+def smoothed_loss(pred, target):
+    on, off = 1.0 - SMOOTH, SMOOTH / (CLASSES - 1)
+    one_hot = torch_npu.npu_one_hot(target.int(), -1, pred.size(1), on, off)
+    loss = torch_npu.npu_softmax_cross_entropy_with_logits(pred, one_hot)
+    return torch.mean(loss, [0], keepdim=False, dtype=torch.float32)
+
+
+def train() -> list[float]:
+    torch.manual_seed(0)
+    model = torch.nn.Linear(6, CLASSES).npu()
+    x, y = torch.randn(8, 6), torch.randint(0, CLASSES, (8,))
+    params = {k: v.cpu() for k, v in model.state_dict().items()}
+    torch.save({"params": params, "x": x, "y": y}, OUT / "start.pt")
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    start_step = int(os.getenv("PROFILE_START_STEP", 10))
+    profile = Profile(start_step=start_step, profile_type=os.getenv("PROFILE_TYPE"))
+    losses = []
+    with open(OUT / "steps.txt", "w") as log:
+        for step in range(STEPS):
+            profile.start()
+            log.write(f"{step}\n")
+            log.flush()
+            loss = smoothed_loss(model(x.npu()), y.npu())
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            profile.end()
+            losses.append(loss.item())
+    return losses
+
+
+def ops() -> dict:
+    hot = torch_npu.npu_one_hot(torch.IntTensor([[5, 3], [0, -1]]).npu(), depth=4, on_value=7, off_value=-2)
+    g = torch.Generator().manual_seed(3)
+    features = torch.randn(3, 4, generator=g).npu().requires_grad_()
+    labels = torch.rand(3, 4, generator=g).npu()  # rows that do not sum to 1
+    loss = torch_npu.npu_softmax_cross_entropy_with_logits(features, labels)
+    loss.backward(torch.tensor([1.0, 2.0, 3.0]).npu())
+    return {
+        "one_hot": hot.cpu().tolist(),
+        "one_hot_dtype": str(hot.dtype),
+        "one_hot_device": str(hot.device),
+        "features": features.detach().cpu().tolist(),
+        "labels": labels.cpu().tolist(),
+        "loss": loss.detach().cpu().tolist(),
+        "loss_dtype": str(loss.dtype),
+        "grad": features.grad.cpu().tolist(),
+    }
+
+
+def profile_rules() -> dict:
+    profile = Profile()
+    profile.start()  # the training loop left it ended
+    try:
+        profile.start()
+        twice = "no error"
+    except RuntimeError as exc:
+        twice = str(exc)
+    profile.end()
+    return {"singleton": Profile(start_step=99) is profile, "start_twice": twice}
+
+
+def main() -> None:
+    results = {"hccl": [dist.is_hccl_available(), torch_npu.distributed.is_hccl_available()]}
+    results.update(losses=train(), ops=ops(), profile=profile_rules())
+    (OUT / "results.json").write_text(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
