@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 import torch.nn as nn
+from sgd_steps import sgd_steps  # a sibling module: this program runs by path
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor import Replicate, Shard, distribute_tensor
@@ -60,15 +61,7 @@ def fsdp2(mesh, rank: int) -> list[float]:
     start = {k: v.full_tensor().cpu() for k, v in model.state_dict().items()}
     if rank == 0:
         torch.save({"params": start, "x": x.cpu(), "y": y.cpu()}, OUT / "fsdp_start.pt")
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    losses = []
-    for _ in range(STEPS):
-        loss = nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        losses.append(loss.item())
-    return losses
+    return sgd_steps(model, nn.functional.cross_entropy, x, y, STEPS)
 
 
 def main() -> None:

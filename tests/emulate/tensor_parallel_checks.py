@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 import torch.nn as nn
+from sgd_steps import sgd_steps  # a sibling module: this program runs by path
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
@@ -35,15 +36,7 @@ def train(mesh, rank: int) -> list[float]:
         start = {k: v.cpu() for k, v in model.state_dict().items()}
         torch.save({"params": start, "x": x.cpu(), "target": target.cpu()}, OUT / "tp_start.pt")
     model = parallelize_module(model, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    losses = []
-    for _ in range(STEPS):
-        loss = nn.functional.mse_loss(model(x), target)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        losses.append(loss.item())
-    return losses
+    return sgd_steps(model, nn.functional.mse_loss, x, target, STEPS)
 
 
 def main() -> None:

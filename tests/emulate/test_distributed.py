@@ -18,6 +18,9 @@ torch = pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from sgd_steps import sgd_steps  # noqa: E402  (the check programs' own loop)
+
 RANKS = 2
 
 
@@ -38,17 +41,10 @@ def run_checks(tmp_path_factory, script: str) -> tuple[Path, list[dict], dict]:
     return out, ranks, report
 
 
-def trained_whole(model, start: dict, loss_fn, steps: int) -> list[float]:
+def trained_whole(model, start: dict, loss_fn, target: str, steps: int) -> list[float]:
     """The losses of ``model`` from ``start``'s parameters, trained by SGD on its batch."""
     model.load_state_dict(start["params"])
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    losses = []
-    for _ in range(steps):
-        loss = loss_fn(model(start["x"]))
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        losses.append(loss.item())
+    losses = sgd_steps(model, loss_fn, start["x"], start[target], steps)
     assert losses[-1] < losses[0]
     return losses
 
@@ -87,7 +83,7 @@ def test_fsdp2_reset_parameters_then_training_gives_the_whole_models_losses(dten
     start = torch.load(out / "fsdp_start.pt")
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
     ce = torch.nn.functional.cross_entropy
-    want = trained_whole(model, start, lambda out: ce(out, start["y"]), len(ranks[0]["fsdp2"]))
+    want = trained_whole(model, start, ce, "y", len(ranks[0]["fsdp2"]))
     for rank in ranks:  # both ranks trained on the same batch: FSDP's mean is the batch's gradient
         assert rank["fsdp2"] == pytest.approx(want, rel=1e-5)
 
@@ -107,6 +103,6 @@ def test_tensor_parallel_training_on_that_mesh_gives_the_whole_models_losses(tp_
     start = torch.load(out / "tp_start.pt")
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 8))
     mse = torch.nn.functional.mse_loss
-    want = trained_whole(model, start, lambda out: mse(out, start["target"]), len(ranks[0]["tp"]))
+    want = trained_whole(model, start, mse, "target", len(ranks[0]["tp"]))
     for rank in ranks:
         assert rank["tp"] == pytest.approx(want, rel=1e-5)
