@@ -11,6 +11,7 @@ from xml.etree import ElementTree as ET
 
 from migrate.core.display import xml_text
 from migrate.precision import metrics
+from migrate.precision.hint import replay_note
 from migrate.precision.replay_backward import lead_text
 
 VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "missing": "MISSING"}
@@ -130,7 +131,10 @@ def render_text(result) -> str:
     lines = [entry_line(e) for e in failures_first(result.entries)]
     lines += [w["reason"] for w in result.weights]
     lines += rank_lines(result)
-    lines += [locus_line(result), summary_line(result)]
+    lines.append(locus_line(result))
+    if result.replay_command and result.first_divergence and not result.replay:
+        lines.append(replay_note(result.replay_command, result.first_divergence["kind"]))
+    lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
 
 
