@@ -70,7 +70,8 @@ def metrics() -> str:
         if spec.label and spec.label != spec.name:
             parts.append(f'column "{spec.label}"')
         if spec.gate_keys:
-            parts.append("gate: " + ", ".join(f"`{k}`" for k in spec.gate_keys))
+            keys = (*spec.gate_keys, spec.noise_key) if spec.noise_key else spec.gate_keys
+            parts.append("gate: " + ", ".join(f"`{k}`" for k in keys))
         shown = f" ({'; '.join(parts)})" if parts else ""
         lines.append(f"- `{spec.name}`{shown}: {_first_line(spec.fn, f'metric {spec.name}')}")
     return "\n" + "\n".join(lines) + "\n"

@@ -147,32 +147,38 @@ def replay_cmd(
     """Feed each module its reference inputs; name the module (and with --apis the torch
     call) that introduces error.
 
-    Exit codes: 0 no culprit, 1 culprit named, 2 inconclusive (reason on stderr)."""
+    A reference dumped with --grads has the target's gradients checked by one forward and
+    backward (the spec's loss): they are not replayed, so a failing one is named as the lead
+    and fails the replay.
+
+    Exit codes: 0 no culprit and every check passed, 1 culprit named or gradients fail,
+    2 inconclusive (reason on stderr)."""
     from migrate.core.model_spec import spec_files
     from migrate.precision.manifest import dump_files
     from migrate.precision.replay import replay_model
-    from migrate.precision.runner import prepare, resolve_device, resolve_dtype, resolve_reduced
+    from migrate.precision.runner import prepare_spec, resolve_device, resolve_dtype, resolve_reduced
 
     check_output(output, "-o", [*dump_files(ref), *spec_files(model), *(p for p in (gate,) if p is not None)])
     declared = resolve_reduced(reduced)
-    net, args, kwargs = prepare(model, device, dtype)
+    got = prepare_spec(model, device, dtype)
     result = replay_model(
-        net,
+        got.model,
         ref,
         gate=gate,
         device=resolve_device(device),
         dtype=resolve_dtype(dtype),
-        args=args,
-        kwargs=kwargs,
+        args=got.args,
+        kwargs=got.kwargs,
         profile=profile,
         precision=declared or None,
         apis=apis,
+        loss=got.loss,
     )
     _emit(result, fmt, output)
     if result.inconclusive:
         typer.echo(f"migrate replay: inconclusive: {result.inconclusive}", err=True)
         raise typer.Exit(2)
-    raise typer.Exit(1 if result.culprit else 0)
+    raise typer.Exit(0 if result.passed else 1)
 
 
 def register(app: typer.Typer) -> None:

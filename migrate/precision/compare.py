@@ -15,6 +15,7 @@ from migrate.precision.carry import explain_carried, trace_nonfinite
 from migrate.precision.checks import IncompatibleDumps, check_alignment, check_meta
 from migrate.precision.discrete import soften_flips
 from migrate.precision.grad_floor import GradFloors
+from migrate.precision.hint import replay_command
 from migrate.precision.judge import compare_records
 from migrate.precision.localize import first_divergence
 from migrate.precision.manifest import Dump, rank_dirs
@@ -77,6 +78,7 @@ def _compare_ranks(
         weights=weights,
         precision=next(iter(results.values())).precision,
         ranks=ranks,
+        replay_command=results[first["rank"]].replay_command if first else None,
     )
 
 
@@ -189,6 +191,7 @@ def _compare(
         first["detail"] = _detail(by_call.get((first["name"], first["call"]), []))
     if weights:
         classes["root_cause"] = weights[0]["reason"]
+    command = replay_command(ref.meta, tgt.meta, ref_dir) if first is not None else None
     return ComparisonResult(
         entries=entries,
         first_divergence=first,
@@ -200,6 +203,7 @@ def _compare(
         target=str(tgt_dir),
         weights=weights,
         precision=classes,
+        replay_command=command,
     )
 
 

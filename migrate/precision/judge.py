@@ -48,20 +48,33 @@ def tensor_metrics(ref_t: Any, tgt_t: Any, th: dict, dtypes: tuple[str, str] | N
     return out
 
 
-def _crossed(spec: metrics.MetricSpec, value: float, limit: Any, m: dict[str, Any]) -> bool:
+def _chance(spec: metrics.MetricSpec, m: dict[str, Any], th: dict) -> float | None:
+    """What chance gives the metric (its ``noise`` field) times the gate's multiple."""
+    chance = m.get(spec.noise) if spec.noise else None
+    if chance is None or spec.noise_key is None:
+        return chance
+    k = th.get(spec.noise_key)
+    return chance * (1.0 if k is None else k)
+
+
+def _crossed(spec: metrics.MetricSpec, value: float, limit: Any, m: dict[str, Any], th: dict) -> bool:
     if limit is None or value is None:
         return False
-    chance = m.get(spec.noise) if spec.noise else None
+    chance = _chance(spec, m, th)
     if chance is not None and value <= chance:
         return False
     return value < limit if spec.limit == "min" else value > limit
 
 
-def _reason(spec: metrics.MetricSpec, value: float, limit: Any, th: dict) -> str:
+def _reason(spec: metrics.MetricSpec, value: float, limit: Any, th: dict, m: dict[str, Any]) -> str:
     sign = "<" if spec.limit == "min" else ">"
     text = f"{spec.field} {format(value, spec.fmt)} {sign} {limit:g}"
     if spec.key == "mismatch":
         text += f" (rtol {th.get('rtol', 0):g}, atol_rms {th.get('atol_rms', 0):g})"
+    if spec.noise and spec.noise_key:
+        k, chance = th.get(spec.noise_key), m.get(spec.noise)
+        if k is not None and k != 1.0 and chance is not None:
+            text += f" and > {k:g} x its {spec.noise} {chance:.2g} (a wrong factor, not noise)"
     return text
 
 
@@ -73,7 +86,8 @@ def failing_metrics(m: dict[str, Any], th: dict) -> set[str]:
     return {
         spec.field
         for spec in metrics.gated()
-        if (value := m.get(spec.field)) is not None and _crossed(spec, value, th.get(spec.gate_keys[0]), m)
+        if (value := m.get(spec.field)) is not None
+        and _crossed(spec, value, th.get(spec.gate_keys[0]), m, th)
     }
 
 
@@ -90,8 +104,8 @@ def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
         for spec in metrics.gated():
             key = spec.gate_keys[0 if level == "fail" else 1]
             value = m.get(spec.field)
-            if value is not None and _crossed(spec, value, th.get(key), m):
-                return level, _reason(spec, value, th[key], th)
+            if value is not None and _crossed(spec, value, th.get(key), m, th):
+                return level, _reason(spec, value, th[key], th, m)
     return "pass", ""
 
 

@@ -33,6 +33,7 @@ from migrate.precision.discrete import soften_flips
 from migrate.precision.dumper import ROOT
 from migrate.precision.flatten import decode
 from migrate.precision.manifest import Dump
+from migrate.precision.replay_backward import check_backward, has_grads, lead_text
 from migrate.precision.replay_events import Replayer
 from migrate.precision.replay_exact import ExactReplayer, lift_call, lift_dtype, lifted, watching
 from migrate.precision.result import ComparisonResult, evaluate_gate, missing_entry
@@ -119,6 +120,36 @@ def _culprit(rp: Replayer) -> tuple[dict | None, str | None]:
     return None, None
 
 
+def _first_pass_entries(rp: Replayer) -> list[dict]:
+    """The first pass's evidence in execution order, and the outputs of modules not run."""
+    entries = [e for _, evidence in rp.events for e in evidence]
+    ran = {owner for owner, _ in rp.events}
+    for key in rp.order:
+        if key not in ran:
+            entries.extend(
+                {**missing_entry(r, "replay"), "reason": "module not run in replay"} for r in rp.outputs[key]
+            )
+    soften_flips(entries)
+    return entries
+
+
+def _coverage(entries: list[dict], rp: Replayer, gate: Gate) -> tuple[int, int, str | None]:
+    """How many reference outputs were replayed and compared, of how many; why too few."""
+    outputs = [e for e in entries if e["kind"] == "forward.output" and not e.get("exact")]
+    compared = sum(1 for e in outputs if e["status"] != "missing" and e.get("replayed"))
+    total = sum(len(v) for v in rp.outputs.values())
+    if total == 0 or compared < gate.min_compared * total:
+        return (
+            compared,
+            total,
+            (
+                f"only {compared} of {total} reference outputs were replayed and compared "
+                f"(min_compared {gate.min_compared:g}): wrong model or dump?"
+            ),
+        )
+    return compared, total, None
+
+
 def _exact_pass(
     model: Any, ref: Dump, gate: Gate, ref_class: str | None, dtype: Any, args: tuple, kwargs: dict
 ) -> tuple[ExactReplayer | None, str | None]:
@@ -167,12 +198,16 @@ def replay_model(
     profile: str | None = None,
     precision: dict | None = None,
     apis: bool | None = None,
+    loss: Any = None,
 ) -> ComparisonResult:
     """Replay ``model`` against the reference dump. ``precision`` overrides what is read
     from the flags about the target's compute precision (``meta.precision`` keys, e.g.
     ``{"conv": "hf32"}`` when HF32 is emulated or set where the flags cannot be read).
     ``apis`` (default: when the reference holds them) compares every torch function's
-    output inside each module, to name the call that made an error."""
+    output inside each module, to name the call that made an error. A reference with
+    gradients has them checked by one forward and backward of the target (``loss``: the
+    spec's, else the probe loss of ``--grads``; replay_backward.py): gradients are not
+    replayed, so a failing one is a lead and fails the replay."""
     gate = gate if isinstance(gate, Gate) else load_gate(gate, profile)
     ref = Dump(ref_dir)
     if not ref.has_tensors or not ref.meta.get("inputs"):
@@ -193,16 +228,7 @@ def replay_model(
     with one_intra_op_thread():
         _run(model, rp, call_args, call_kwargs)
     seconds = time.perf_counter() - t0
-    entries = []
-    for _, evidence in rp.events:
-        entries.extend(evidence)
-    ran = {owner for owner, _ in rp.events}
-    for key in rp.order:
-        if key not in ran:
-            entries.extend(
-                {**missing_entry(r, "replay"), "reason": "module not run in replay"} for r in rp.outputs[key]
-            )
-    soften_flips(entries)
+    entries = _first_pass_entries(rp)
     culprit, why = _culprit(rp)
     exact_stats: dict[str, Any] = {}
     lift = lift_dtype(model, ref.meta) if culprit is None and why is None else None
@@ -214,20 +240,23 @@ def replay_model(
             exact_stats["exact"].update(checks=len(exact_entries), skipped=xrp.skipped)
             culprit = _exact_culprit(xrp, lift)
             entries.extend(exact_entries)
+    grads = has_grads(ref)
     ref.close()
-    outputs = [e for e in entries if e["kind"] == "forward.output" and not e.get("exact")]
-    compared = sum(1 for e in outputs if e["status"] != "missing" and e.get("replayed"))
-    total = sum(len(v) for v in rp.outputs.values())
-    if total == 0 or compared < gate.min_compared * total:
-        why = (
-            f"only {compared} of {total} reference outputs were replayed and compared "
-            f"(min_compared {gate.min_compared:g}): wrong model or dump?"
+    compared, total, thin = _coverage(entries, rp, gate)
+    if thin:
+        culprit, why = None, thin
+    if grads and culprit is None and why is None:
+        grad_entries, exact_stats["backward"] = check_backward(
+            model, ref_dir, gate, call_args, call_kwargs, loss, tgt_prec
         )
-        culprit = None
+        entries.extend(grad_entries)
+        if exact_stats["backward"]["not_run"]:
+            why = lead_text(exact_stats["backward"])
     _, violations = evaluate_gate([e for e in entries if e["status"] != "missing"], gate)
+    backward_fails = bool(exact_stats.get("backward", {}).get("failing"))
     return ComparisonResult(
         entries=entries,
-        passed=culprit is None and why is None,
+        passed=culprit is None and why is None and not backward_fails,
         violations=violations,
         allowed_violations=gate.allowed_violations,
         fail_on_missing=gate.fail_on_missing,

@@ -25,6 +25,7 @@ class ComparisonResult:
     inconclusive: str | None = None  # replay: why no culprit can be named
     replay_stats: dict[str, Any] = field(default_factory=dict)
     fail_on_missing: bool = True
+    replay_command: str | None = None  # compare: the replay that follows its first divergence
 
     def __bool__(self) -> bool:
         return self.passed

@@ -154,3 +154,31 @@ def scale_grad_input(model, site: str, scale: float = 1.25):
 def scale_weight_grad(model, site: str, scale: float = 0.5):
     """A wrong weight gradient (a custom kernel's backward): ``site.weight``'s gradient."""
     return model.get_submodule(site).weight.register_hook(lambda g: g * scale)
+
+
+EPS_ATTRS = ("eps", "variance_epsilon", "epsilon")
+
+
+def norm_sites(model) -> list[str]:
+    """Normalisation modules with an epsilon of their own (LayerNorm, RMSNorm, T5's
+    LayerNorm, GroupNorm), in definition order."""
+    return [
+        n
+        for n, m in model.named_modules()
+        if n
+        and "norm" in type(m).__name__.lower()
+        and any(isinstance(getattr(m, a, None), float) for a in EPS_ATTRS)
+    ]
+
+
+def norm_site(model) -> str | None:
+    names = norm_sites(model)
+    return names[len(names) // 2] if names else None
+
+
+def wrong_eps(model, site: str, eps: float = 0.1) -> None:
+    """A wrong epsilon at a norm (1e-12 or 1e-6 ported as ``eps``): one of the commonest
+    porting bugs; it rescales every row by about 1/sqrt(1 + eps / var)."""
+    mod = model.get_submodule(site)
+    attr = next(a for a in EPS_ATTRS if isinstance(getattr(mod, a, None), float))
+    setattr(mod, attr, eps)

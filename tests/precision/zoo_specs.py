@@ -1,10 +1,13 @@
-"""MOD:FN specs for the CLI tests: zoo models with a loss, and a custom Linear whose weight
-gradient is wrong (PREC_WGRAD=<factor>)."""
+"""MOD:FN specs for the CLI tests: zoo models with a loss, a custom Linear whose weight
+gradient is wrong (PREC_WGRAD=<factor>), and BERT whose middle norm's epsilon is
+PREC_EPS when set (a wrong epsilon)."""
 
 from __future__ import annotations
 
 import os
 
+import faults as F
+import hf_models as H
 import hf_zoo as Z
 import torch
 from torch import nn
@@ -71,4 +74,11 @@ def bert_min():
 
 def gemma2():
     model, args, kwargs = Z.build("gemma2")
+    return model, args, kwargs
+
+
+def bert_eps():
+    model, args, kwargs = H.build("bert")
+    if os.environ.get("PREC_EPS"):
+        F.wrong_eps(model, F.norm_site(model), float(os.environ["PREC_EPS"]))
     return model, args, kwargs

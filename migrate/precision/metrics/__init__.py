@@ -10,8 +10,9 @@ and Markdown columns. ``tier="tensor"`` metrics get a :class:`Pair` of full tens
 ``p.ref``, ``p.tgt``, ``p.diff``, ``p.absdiff``...);
 ``tier="stats"`` metrics get the two records' ``stats`` (stats-only dumps) and return None
 when they cannot tell. ``estimates="cosine"`` makes a stats metric fill (and be gated as)
-the tensor metric it estimates; ``noise="field"`` gates a metric only where it exceeds that
-field (what chance produces). Modules of this package are discovered by the registry.
+the tensor metric it estimates; ``noise="field"`` gates a metric only where it exceeds
+``<field>_k`` times that field (what chance produces; ``<field>_k`` is a gate key, 1 when
+unset). Modules of this package are discovered by the registry.
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ class MetricSpec:
     def gate_keys(self) -> tuple[str, ...]:
         return (f"{self.key}_{self.limit}", f"{self.key}_warn") if self.limit else ()
 
+    @property
+    def noise_key(self) -> str | None:
+        """The gate key of the multiple of ``noise`` the value must exceed to be gated."""
+        return f"{self.noise}_k" if self.noise else None
+
 
 def specs(tier: str | None = None) -> list[MetricSpec]:
     out = []
@@ -104,7 +110,7 @@ def gated() -> list[MetricSpec]:
 
 
 def gate_keys() -> set[str]:
-    return {k for s in gated() for k in s.gate_keys}
+    return {k for s in gated() for k in (*s.gate_keys, s.noise_key) if k}
 
 
 def compute(tier: str, *args: Any) -> dict[str, float | None]:

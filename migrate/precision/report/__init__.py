@@ -18,6 +18,7 @@ _FROM_DUMPS = (
     "weights",
     "ranks",
     "inconclusive",
+    "replay_command",
 )
 
 

@@ -11,6 +11,8 @@ from xml.etree import ElementTree as ET
 from migrate.core.display import xml_text
 from migrate.core.strict_json import dumps
 from migrate.precision import metrics
+from migrate.precision.hint import replay_note
+from migrate.precision.replay_backward import lead_text
 
 VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "missing": "MISSING"}
 _ORDER = {"fail": 0, "missing": 1, "warn": 2, "pass": 3}
@@ -72,12 +74,21 @@ def locus_line(result) -> str:
             return f"culprit: {c['name']}#{c['call']}{culprit_detail(c)}"
         if result.inconclusive:
             return f"culprit: unknown ({result.inconclusive})"
+        backward = result.replay_stats.get("backward") or {}
+        if backward.get("failing"):
+            return f"culprit: {lead_text(backward)}"
         skipped = result.replay_stats.get("not_replayed") or []
-        return "culprit: none" + (
+        text = "culprit: none" + (
             f" among the replayed modules ({len(skipped)} calls not replayed: {', '.join(skipped[:5])})"
             if skipped
             else ""
         )
+        if backward:
+            text += (
+                f"; {backward['compared']} gradient(s) checked by a plain forward and backward "
+                "(not replayed): none fails"
+            )
+        return text
     d = result.first_divergence
     rank = f"rank{d['rank']} " if d and "rank" in d else ""
     text = f"first divergence: {rank}{d['name']}#{d['call']} {d['kind']}" if d else "first divergence: none"
@@ -120,7 +131,10 @@ def render_text(result) -> str:
     lines = [entry_line(e) for e in failures_first(result.entries)]
     lines += [w["reason"] for w in result.weights]
     lines += rank_lines(result)
-    lines += [locus_line(result), summary_line(result)]
+    lines.append(locus_line(result))
+    if result.replay_command and result.first_divergence and not result.replay:
+        lines.append(replay_note(result.replay_command, result.first_divergence["kind"]))
+    lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
 
 
