@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.npu_checks import bound_check, own_check
@@ -73,6 +73,77 @@ class Regions:
         return self._indexes()[1].at(offset)
 
 
+@dataclass
+class _Facts:
+    """What the per-node region checks need to know about the file."""
+
+    portable: bool
+    has_npu: bool
+    proven: bool  # portable and the file spells "cuda": a condition can prove CUDA
+    cuda_fn: bool  # portable, NPU arms beside CUDA-named functions
+    arms: set
+
+
+def _portable_regions(f, nodes, out: Regions) -> None:
+    """Annotations and the project's own device helpers (and their module's top level)."""
+    for node in nodes(ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign):
+        for ann in _annotations(node):
+            out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
+    helpers = [
+        n
+        for n in f.tree.body
+        if isinstance(n, ast.FunctionDef)
+        and (found := f.devices.own.get(n.name)) is not None
+        and not found.ours
+    ]
+    for node in helpers:
+        out.aware.append((*f.span(node), f"`{node.name}()` is the project's device helper"))
+    if helpers:  # ... and so is the module-level code of the module defining them
+        for node in f.tree.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                why = "module-level code of the module that defines the project's device helpers"
+                out.aware.append((*f.span(node), why))
+
+
+def _names_npu_here(f, node, has_npu: bool) -> bool:
+    """An If chain, conditional, collection, dict or boolean test that names the NPU."""
+    if not has_npu:
+        return False
+    if isinstance(node, ast.If):
+        return any(names_npu(f.source(t)) for t in _chain_tests(node))
+    if isinstance(node, (ast.IfExp, ast.BoolOp)):
+        return names_npu(f.source(node))
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_is_npu_const(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return any(k is not None and _is_npu_const(k) for k in node.keys)
+    return False
+
+
+def _node_region(f, node, facts: _Facts, out: Regions) -> None:
+    if isinstance(node, (ast.If, ast.IfExp)) and facts.proven and _proves_cuda(node):
+        out.aware.append((*f.span(node), "CUDA is proven by the condition; the other arm follows the device"))
+    if _names_npu_here(f, node, facts.has_npu):
+        out.aware.append((*f.span(node), _HANDLED))
+    elif isinstance(node, (ast.If, ast.IfExp, ast.Tuple, ast.List, ast.Set, ast.BoolOp)):
+        return
+    elif isinstance(node, ast.Dict):
+        if facts.portable and _device_table(node):
+            out.keep.append((*f.span(node), 'a table per device without an "npu" entry: add one'))
+    elif (
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and facts.cuda_fn
+        and (sibling := _npu_sibling(node.name, facts.arms))
+    ):
+        out.aware.append((*f.span(node), f"`{node.name}` {BY_NAME} and `{sibling}` is its NPU arm"))
+    elif (
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and facts.portable
+        and _CUDA_FN.search(node.name)
+    ):
+        out.renames.append((*f.span(node), node.name))
+
+
 def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
     """The file's regions that can hold a finding on ``lines`` (None: anywhere); those
     holding no finding change nothing (see ``mark``)."""
@@ -85,29 +156,8 @@ def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
     if _TRANSFER.search(text) and _imports_transfer(f.tree):
         out.aware.append((0, len(text), "transfer_to_npu patches it at run time"))
         return out
-    if portable:  # annotations run nothing: `stream: torch.cuda.Stream` stays readable
-        for node in nodes(ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign):
-            for ann in _annotations(node):
-                out.aware.append((*f.span(ann), "a type annotation, which runs nothing"))
-    if portable:  # the project's own device helpers are its device dispatch: never rewritten
-        helpers = [
-            n
-            for n in f.tree.body
-            if isinstance(n, ast.FunctionDef)
-            and (found := f.devices.own.get(n.name)) is not None
-            and not found.ours
-        ]
-        for node in helpers:
-            out.aware.append((*f.span(node), f"`{node.name}()` is the project's device helper"))
-        if helpers:  # ... and so is the module-level code of the module defining them
-            for node in f.tree.body:
-                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    out.aware.append(
-                        (
-                            *f.span(node),
-                            "module-level code of the module that defines the project's device helpers",
-                        )
-                    )
+    if portable:  # annotations run nothing; the project's own device helpers are its dispatch
+        _portable_regions(f, nodes, out)
     has_npu = names_npu(text)
     if has_npu:
         out.own = [f.span(n) for n in nodes(*_OWN_FORM_TYPES) if _own_form(f, n)]
@@ -123,45 +173,9 @@ def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
     if has_npu:
         for stmt, twin in _npu_twins(f, nodes(*_BLOCK_TYPES)):
             out.aware.append((*f.span(stmt), f"its NPU twin `{twin}` is beside it"))
+    facts = _Facts(portable, has_npu, proven, cuda_fn, arms)
     for node in nodes(*_REGION_TYPES):
-        if isinstance(node, (ast.If, ast.IfExp)) and proven and _proves_cuda(node):
-            out.aware.append(
-                (*f.span(node), "CUDA is proven by the condition; the other arm follows the device")
-            )
-        if isinstance(node, ast.If):
-            tests = _chain_tests(node)
-            if has_npu and any(names_npu(f.source(t)) for t in tests):
-                out.aware.append((*f.span(node), _HANDLED))
-        elif isinstance(node, ast.IfExp) and has_npu and names_npu(f.source(node)):
-            out.aware.append((*f.span(node), _HANDLED))
-        elif (
-            isinstance(node, (ast.Tuple, ast.List, ast.Set))
-            and has_npu
-            and any(_is_npu_const(e) for e in node.elts)
-        ):
-            out.aware.append((*f.span(node), _HANDLED))
-        elif (
-            isinstance(node, ast.Dict)
-            and has_npu
-            and any(k is not None and _is_npu_const(k) for k in node.keys)
-        ):
-            out.aware.append((*f.span(node), _HANDLED))
-        elif isinstance(node, ast.Dict) and portable and _device_table(node):
-            out.keep.append((*f.span(node), 'a table per device without an "npu" entry: add one'))
-        elif isinstance(node, ast.BoolOp) and has_npu and names_npu(f.source(node)):
-            out.aware.append((*f.span(node), _HANDLED))
-        elif (
-            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-            and cuda_fn
-            and (sibling := _npu_sibling(node.name, arms))
-        ):
-            out.aware.append((*f.span(node), f"`{node.name}` {BY_NAME} and `{sibling}` is its NPU arm"))
-        elif (
-            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and portable
-            and _CUDA_FN.search(node.name)
-        ):
-            out.renames.append((*f.span(node), node.name))
+        _node_region(f, node, facts, out)
     return out
 
 
