@@ -105,6 +105,9 @@ class FileDevices:
     # how its package imports its own modules: relatively (True) where most of its files
     # do, else absolutely (False); None outside a package (the file's own imports decide)
     relative_imports: bool | None = None
+    # a script outside any package: whether another scanned file imports it by its name
+    # (then it is a module, not a program: --target transfer); None: not known
+    imported: bool | None = None
 
     def helper(self, kind: str) -> HelperRef | None:
         return next((h for h in self.helpers if h.kind == kind), None)
@@ -158,6 +161,8 @@ class ProjectContext:
     # per script outside any package (its path as given): the packages it imports, when
     # the caller read it
     script_uses: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    # scripts outside any package (reported paths) that another scanned file imports by name
+    imported_scripts: set[str] = field(default_factory=set)
 
     def package_of(self, path: Path) -> tuple[Path | None, str | None]:
         return package_of(path, self.known)
@@ -168,8 +173,9 @@ class ProjectContext:
         if top is None:
             donor = self.scripts.get(rel)
             floor = self.scripts_min_torch.get(str(path.parent))
+            imported = rel in self.imported_scripts
             if donor is None:
-                return FileDevices(min_torch=floor)
+                return FileDevices(min_torch=floor, imported=imported)
             return FileDevices(
                 helpers=donor.helpers,
                 add_module=donor.add_module,
@@ -177,6 +183,7 @@ class ProjectContext:
                 min_torch=floor or donor.min_torch,
                 npu_arms=donor.npu_arms,
                 type_from=donor.type_from,
+                imported=imported,
             )
         info = self.packages.get(str(top))
         if info is None:
@@ -207,6 +214,7 @@ class ProjectContext:
             )
             + f";{sorted(self.scripts_min_torch.items())};"
             + ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
+            + f";imported={sorted(self.imported_scripts)}"
         )
 
     def describe(self) -> list[tuple[str, str]]:
@@ -376,13 +384,16 @@ def _discover(
                 if donor.add_module:  # one helper module for the project, in the package used
                     info.add_module, info.add_path = donor.add_module, donor.add_path
                     info.type_from = donor.type_from
+    imported = set().union(*(info.uses for info in ctx.packages.values()))
     for path, rel in scripts:
         uses = ctx.script_uses.get(os.fspath(path))
         if uses is None:
             uses = imported_tops(_read(path))
+        imported |= uses - {path.stem}
         donor = _donor(uses, _ancestors(path.parent, root), root, ctx, others, facts)
         if donor is not None:
             ctx.scripts[rel] = donor
+    ctx.imported_scripts = {rel for path, rel in scripts if path.stem in imported}
 
 
 def _size(ctx: ProjectContext, info: PackageInfo) -> int:
