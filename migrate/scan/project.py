@@ -7,7 +7,8 @@
 * **Where the port's own helper goes** where the project has none: ``<package>/_device.py``
   (migrate/core/device_helpers), or, for a script outside any package, the file itself.
 * **The declared minimum torch** (pyproject, setup.py, setup.cfg, requirements files next to
-  the package or script): forms a port writes must exist in it.
+  the package or script, the lowest of the nearest folder that has any): forms a port writes
+  must exist in it.
 * **NPU arms** — names of classes and functions that name NPU (``NPU_Accelerator``): a CUDA
   class with an NPU sibling is one arm of a real dispatch and stays as written.
 
@@ -61,6 +62,18 @@ _TORCH_MIN = re.compile(r"""(?<![\w.-])torch\s*(?:\[[^\]]*\])?\s*(?:>=|~=|==|>)\
 _DEP_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt")
 
 
+def _dep_files(folder: Path) -> list[Path]:
+    """The dependency files of ``folder``: _DEP_FILES, requirements-*.txt / requirements_*.txt
+    beside them and requirements/*.txt."""
+    found = [folder / name for name in _DEP_FILES]
+    try:
+        found += sorted(p for p in folder.glob("requirements?*.txt") if p.name != "requirements.txt")
+        found += sorted((folder / "requirements").glob("*.txt"))
+    except OSError:
+        pass
+    return found
+
+
 @dataclass(frozen=True)
 class HelperRef:
     """A project helper: ``module.name`` answers ``kind`` (called, or read when a variable)."""
@@ -105,6 +118,9 @@ class FileDevices:
     # how its package imports its own modules: relatively (True) where most of its files
     # do, else absolutely (False); None outside a package (the file's own imports decide)
     relative_imports: bool | None = None
+    # a script outside any package: whether another scanned file imports it by its name
+    # (then it is a module, not a program: --target transfer); None: not known
+    imported: bool | None = None
 
     def helper(self, kind: str) -> HelperRef | None:
         return next((h for h in self.helpers if h.kind == kind), None)
@@ -158,6 +174,8 @@ class ProjectContext:
     # per script outside any package (its path as given): the packages it imports, when
     # the caller read it
     script_uses: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    # scripts outside any package (reported paths) that another scanned file imports by name
+    imported_scripts: set[str] = field(default_factory=set)
 
     def package_of(self, path: Path) -> tuple[Path | None, str | None]:
         return package_of(path, self.known)
@@ -168,8 +186,9 @@ class ProjectContext:
         if top is None:
             donor = self.scripts.get(rel)
             floor = self.scripts_min_torch.get(str(path.parent))
+            imported = rel in self.imported_scripts
             if donor is None:
-                return FileDevices(min_torch=floor)
+                return FileDevices(min_torch=floor, imported=imported)
             return FileDevices(
                 helpers=donor.helpers,
                 add_module=donor.add_module,
@@ -177,6 +196,7 @@ class ProjectContext:
                 min_torch=floor or donor.min_torch,
                 npu_arms=donor.npu_arms,
                 type_from=donor.type_from,
+                imported=imported,
             )
         info = self.packages.get(str(top))
         if info is None:
@@ -207,6 +227,7 @@ class ProjectContext:
             )
             + f";{sorted(self.scripts_min_torch.items())};"
             + ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
+            + f";imported={sorted(self.imported_scripts)}"
         )
 
     def describe(self) -> list[tuple[str, str]]:
@@ -376,13 +397,16 @@ def _discover(
                 if donor.add_module:  # one helper module for the project, in the package used
                     info.add_module, info.add_path = donor.add_module, donor.add_path
                     info.type_from = donor.type_from
+    imported = set().union(*(info.uses for info in ctx.packages.values()))
     for path, rel in scripts:
         uses = ctx.script_uses.get(os.fspath(path))
         if uses is None:
             uses = imported_tops(_read(path))
+        imported |= uses - {path.stem}
         donor = _donor(uses, _ancestors(path.parent, root), root, ctx, others, facts)
         if donor is not None:
             ctx.scripts[rel] = donor
+    ctx.imported_scripts = {rel for path, rel in scripts if path.stem in imported}
 
 
 def _size(ctx: ProjectContext, info: PackageInfo) -> int:
@@ -826,20 +850,23 @@ def _torch_local(tree: ast.Module) -> str:
 
 def declared_min_torch(folder: Path, root: Path) -> tuple[int, int] | None:
     """The lowest torch the project declares (``torch>=X.Y`` in the dependency files of
-    ``folder`` or a parent, up to the scan root), or None when it declares none."""
+    ``folder`` or of its nearest parent, up to the scan root, that has any), or None when it
+    declares none. Every dependency file of that folder counts, the lowest floor wins (a
+    ``requirements.txt`` allowing 1.11 beside a pyproject asking 2.3: the code must run on
+    1.11): forms a port writes must exist in the oldest torch the project allows."""
     try:
         stop = os.path.realpath(root)
         cur = Path(os.path.realpath(folder))
     except OSError:
         return None
     for _ in range(8):
-        for name in _DEP_FILES:
-            data = _read(cur / name)
-            if data is None:
-                continue
-            versions = [(int(a), int(b)) for a, b in _TORCH_MIN.findall(data.decode("utf-8", "replace"))]
-            if versions:
-                return min(versions)
+        versions = []
+        for path in _dep_files(cur):
+            data = _read(path)
+            if data is not None:
+                versions += [(int(a), int(b)) for a, b in _TORCH_MIN.findall(data.decode("utf-8", "replace"))]
+        if versions:
+            return min(versions)
         if str(cur) == stop or not str(cur).startswith(stop) or cur.parent == cur:
             break
         cur = cur.parent

@@ -14,6 +14,7 @@ Each is run after the port on this CPU host and under ``migrate run --emulate np
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -94,6 +95,33 @@ TORCHRUN = {
 }
 
 
+# the work is a call at module level of a function imported from a module beside it, and
+# nothing prints: only the emulator's count shows whether the ops reached the NPU
+TORCHRUN_CALLS_IMPORTED = {
+    "steps.py": """\
+        import torch
+
+
+        def run_experiment(model, steps):
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(steps):
+                loss = model(torch.randn(8, 4).cuda()).sum()
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+        """,
+    "train.py": """\
+        import torch
+
+        from steps import run_experiment
+
+        model = torch.nn.Linear(4, 2).cuda()
+        run_experiment(model, steps=3)
+        """,
+}
+_OPS = re.compile(r"emulated NPU run: (\d+) ops on npu")
+
+
 def _lay(root: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         path = root / rel
@@ -101,15 +129,15 @@ def _lay(root: Path, files: dict[str, str]) -> None:
         path.write_text(textwrap.dedent(text))
 
 
-def _run(cmd: list[str], cwd: Path) -> str:
+def _run(cmd: list[str], cwd: Path, stream: str = "stdout") -> str:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    return proc.stdout
+    return proc.stdout if stream == "stdout" else proc.stderr
 
 
-def _emulated(cmd: list[str], cwd: Path) -> str:
-    return _run([sys.executable, "-m", "migrate", "run", "--emulate", "npu", "--", *cmd], cwd)
+def _emulated(cmd: list[str], cwd: Path, stream: str = "stdout") -> str:
+    return _run([sys.executable, "-m", "migrate", "run", "--emulate", "npu", "--", *cmd], cwd, stream)
 
 
 def test_a_package_module_run_by_path_still_starts_and_reaches_the_npu(tmp_path):
@@ -132,3 +160,15 @@ def test_a_torchrun_script_without_a_main_block_gets_transfer_to_npu(tmp_path):
     assert text.count("from torch_npu.contrib import transfer_to_npu") == 1
     launch = ["torchrun", "--standalone", "--nproc-per-node", "1", "train.py"]
     assert "TRAINED npu npu" in _emulated(launch, tmp_path)
+
+
+def test_a_torchrun_script_calling_an_imported_function_reaches_the_npu(tmp_path):
+    _lay(tmp_path, TORCHRUN_CALLS_IMPORTED)
+    r = migrate_cli(["apply", "--target", "transfer", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "train.py").read_text().count("from torch_npu.contrib import transfer_to_npu") == 1
+    assert "transfer_to_npu" not in (tmp_path / "steps.py").read_text()  # imported: a module
+    report = _emulated(["python", "train.py"], tmp_path, stream="stderr")
+    ops = _OPS.search(report)
+    assert ops is not None, report[-2000:]
+    assert int(ops.group(1)) > 0, report[-2000:]

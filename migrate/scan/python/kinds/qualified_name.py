@@ -7,12 +7,17 @@ it starts, and everything below those), optional ``notes`` and ``fixers``, and `
 ``deepspeed.ops.*``). Lookup is longest-first across all rules. Imports are rewritten in
 import form (``torch.npu`` is spelled ``torch_npu.npu`` in import statements, so they work
 whatever the import order); uses through ``import torch`` style bindings are rewritten in
-place.
+place. A bare ``import msamp`` is a finding in every target when the module itself has no
+NPU build (torch's own modules exist on every NPU host: their uses carry the findings).
+``calls`` names whose calls are findings too where they were imported by name;
+``imports_only`` rules report import statements, not uses; ``handled_by`` modules, imported
+in a file, mean the rule's advice is taken there.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from dataclasses import dataclass
 
@@ -39,6 +44,8 @@ class Entry:
     fixer: str | None
     prefix: bool
     ignore: bool = False
+    calls: bool = False  # its calls are reported where it was imported by name
+    imports_only: bool = False  # the rule's import statements carry its findings, not uses
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,8 @@ class Match:
 
 
 class Table:
+    skip: frozenset[str] = frozenset()  # rule codes this file's imports handle (for_file)
+
     def __init__(self, rules: tuple[Rule, ...]):
         self.exact: dict[str, Entry] = {}
         self.prefix: dict[str, Entry] = {}
@@ -57,10 +66,16 @@ class Table:
         # Targets that are attributes of a class (torch.npu.mstx.mark): usable in code, not
         # importable with `from ... import` / `import ... as`.
         self.not_modules: set[str] = set()
+        # rule code -> modules whose import in a file means its advice is taken there
+        self.handled_by: dict[str, tuple[str, ...]] = {}
         for rule in rules:
             self.not_modules |= {import_form(m) for m in rule.params.get("not_modules") or ()}
+            if rule.params.get("handled_by"):
+                self.handled_by[rule.code] = tuple(rule.params["handled_by"])
             notes = rule.params.get("notes") or {}
             fixers = rule.params.get("fixers") or {}
+            calls = set(rule.params.get("calls") or ())
+            imports_only = bool(rule.params.get("imports_only"))
             for key, target in (rule.params.get("names") or {}).items():
                 if key.endswith("*") and not key.endswith(".*"):
                     parent, _, stem = key[:-1].rpartition(".")
@@ -79,6 +94,8 @@ class Table:
                     str(notes.get(key, notes.get(base, ""))),
                     fixers.get(key) or fixers.get(base),
                     is_prefix,
+                    calls=key in calls or base in calls,
+                    imports_only=imports_only,
                 )
                 (self.prefix if is_prefix else self.exact)[base] = entry
             for key in rule.params.get("ignore") or ():  # carve-outs: not CUDA after all
@@ -87,6 +104,16 @@ class Table:
                 (self.prefix if is_prefix else self.exact)[base] = Entry(
                     rule, base, None, "", None, is_prefix, ignore=True
                 )
+
+    def for_file(self, f: PyFile) -> Table:
+        """This table, less the rules whose advice the file already took (``handled_by``:
+        a file importing mindspeed runs megatron through it)."""
+        skip = {code for code, mods in self.handled_by.items() if _imports_any(f, mods)}
+        if not skip:
+            return self
+        view = copy.copy(self)
+        view.skip = frozenset(skip)
+        return view
 
     def lookup(self, qualname: str) -> Match | None:
         segs = qualname.split(".")
@@ -97,7 +124,7 @@ class Table:
             entry = first.get(key) or second.get(key) or self._stem(segs, i)
             if entry is None:
                 continue
-            if entry.ignore:
+            if entry.ignore or entry.rule.code in self.skip:
                 return None
             new = None
             if entry.target is not None:
@@ -118,11 +145,23 @@ class Table:
         return not any(qualname == m or qualname.startswith(m + ".") for m in self.not_modules)
 
 
+def _imports_any(f: PyFile, modules: tuple[str, ...]) -> bool:
+    for node in f.imports:
+        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+        if any(n == m or n.startswith(m + ".") for n in names for m in modules):
+            return True
+    return False
+
+
 def import_form(qualname: str) -> str:
     """torch.npu[.x] is registered at run time; import statements use torch_npu.npu."""
     if qualname == "torch.npu" or qualname.startswith("torch.npu."):
         return "torch_npu" + qualname[len("torch") :]
     return qualname
+
+
+# torch_npu runs on torch itself: its modules import on an NPU host (torch.cuda included).
+_ON_EVERY_HOST = frozenset({"torch"})
 
 
 def _values(m: Match) -> dict:
@@ -135,6 +174,12 @@ PARAMS = {
     "notes": mapping(param(str), doc="qualified name -> note shown in the message"),
     "ignore": strings(doc="qualified names a prefix row must not catch"),
     "not_modules": strings(doc="names that are attributes, not importable modules"),
+    "calls": strings(
+        doc="keys of names whose calls are reported too where the name was imported by name "
+        "(`cfg = BitsAndBytesConfig(...)` after `from transformers import BitsAndBytesConfig`)"
+    ),
+    "imports_only": param(bool, doc="report import statements only, not each use (a project-wide choice)"),
+    "handled_by": strings(doc="modules whose import in a file means the rule's advice is taken there"),
 }
 
 
@@ -179,9 +224,10 @@ def refs(rule: Rule) -> str | None:
                 f"params key 'fixers' [{key!r}]: no fixer {fixer_name!r} is registered "
                 f"(known: {', '.join(sorted(FIXERS))})"
             )
-    for key in rule.params.get("notes") or {}:
-        if key not in names:
-            return f"params key 'notes' [{key!r}]: params.names has no {key!r}"
+    for what in ("notes", "calls"):
+        for key in rule.params.get(what) or ():
+            if key not in names:
+                return f"params key {what!r} [{key!r}]: params.names has no {key!r}"
     for key in rule.portable.get("names") or {}:
         base = key.removesuffix(".*")
         if not {key, base, base + ".*"} & set(names):
@@ -209,6 +255,7 @@ def _tokens(rule: Rule, rules) -> set[Token]:
     reads="code",
 )
 def run(f: PyFile, table: Table) -> None:
+    table = table.for_file(f)
     rewritten = _imports(f, table)
     for node in f.nodes(ast.Attribute, ast.Name):
         if isinstance(node.ctx, (ast.Load, ast.Store)):
@@ -226,9 +273,12 @@ def _use(f: PyFile, table: Table, node: ast.AST, parent, rewritten: set[str]) ->
     if binding is None:
         return
     m = table.lookup(".".join([binding.qualname, *parts[1:]]))
-    if m is None:
+    if m is None or m.entry.imports_only:
         return
     is_call = isinstance(parent, ast.Call) and parent.func is node
+    if is_call and m.entry.calls and isinstance(node, ast.Name) and binding.local != binding.qualname:
+        f.report_node(m.entry.rule, node, _values(m), None)  # the import and each call
+        return
     if f.target == "portable":
         if m.entry.fixer:  # flash_attn, xformers, apex: NPU-only kernels, no portable form
             if is_call or not isinstance(node, ast.Name):
@@ -307,8 +357,15 @@ def _report_imports(f: PyFile, table: Table) -> None:
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 m = table.lookup(alias.name)
-                if m is not None and alias.asname:
+                if m is not None and (alias.asname or _crashes(alias.name, m)):
                     f.report_node(m.entry.rule, alias, _values(m), None)
+
+
+def _crashes(module: str, m: Match) -> bool:
+    """Is `import module` itself the CUDA-only use? A library with no NPU build (msamp,
+    apex, flash_attn) fails on import; torch's own modules (`import torch.cuda.amp`) exist on
+    every NPU host, and their uses carry the findings and fixes."""
+    return m.new_qualname is None and module.split(".")[0] not in _ON_EVERY_HOST
 
 
 def _import_alias(f: PyFile, table: Table, node: ast.Import, alias: ast.alias) -> bool:

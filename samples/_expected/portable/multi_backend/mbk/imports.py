@@ -18,6 +18,7 @@ def is_xpu_available() -> bool:
 
 
 try:
+    # migrate[MIG508]: `flash_attn` needs the flash-attn CUDA package: it cannot be installed on an Ascend host. (see `migrate rules MIG508`)
     import flash_attn  # noqa: F401
 
     HAS_FLASH_ATTN = True
