@@ -150,6 +150,9 @@ class DeviceNames:
                 code, imports = self._project_type(node)
                 return f'("hccl" if {code} == "npu" else "nccl")', imports
         if kind == "amp":
+            local = self.local_device_object(node) if node is not None else None
+            if local:  # the device in scope decides: torch.autocast(device.type)
+                return f"{local}.type", []
             hit = self._found("amp", node)
             if hit is None and self._project_type(node) is not None:
                 return self._project_type(node)
@@ -358,6 +361,22 @@ class DeviceNames:
                         return f"self.{attr}"
         return None
 
+    def local_device_object(self, node) -> str | None:
+        """The local ``device`` variable at ``node`` when every assignment of it before
+        ``node`` makes a ``torch.device`` (``torch.device(...)``, ``x.device``), so
+        ``device.type`` is its type; None for a parameter or a string variable."""
+        name = self.local_device(node)
+        if name is None or "." in name:
+            return None
+        fn = self._function_of(node)
+        scope = fn if fn is not None and not isinstance(fn, ast.Lambda) else None
+        if scope is not None and _device_param(scope, name):
+            return None
+        body = scope.body if scope is not None else self.f.tree.body
+        start = self.f.span(node)[0]
+        before = [s for s in self._assigned.get((id(body), name), []) if self.f.span(s)[1] <= start]
+        return name if before and all(_makes_torch_device(s.value) for s in before) else None
+
     def _bound_at(self, body: list[ast.stmt], name: str, start: int) -> bool:
         """Is ``name`` bound on every path through ``body`` that reaches offset ``start``?
         (An assignment in one arm of an if/elif chain is not, in another arm or after the
@@ -541,6 +560,19 @@ def _self_device(cls: ast.ClassDef, attr: str, own: dict) -> bool:
                 return False
             return True
     return False
+
+
+def _makes_torch_device(value: ast.AST | None) -> bool:
+    """``torch.device(...)`` or ``<tensor or module>.device``: a torch.device object."""
+    if isinstance(value, ast.Call):
+        func = value.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr == "device"
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "torch"
+        )
+    return isinstance(value, ast.Attribute) and value.attr == "device"
 
 
 def _devicish(value: ast.AST | None, own: dict) -> bool:

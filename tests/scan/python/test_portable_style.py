@@ -234,3 +234,45 @@ def test_the_twin_keeps_the_arms_apart_on_an_npu_host():
     namespace["torch"] = fake
     loader = namespace["PrefetchLoader"](npu)
     assert loader.streams() is fake.npu
+
+
+def test_autocast_takes_the_type_of_the_torch_device_in_scope():
+    code = """
+    import torch
+
+    def step(model, x):
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        with torch.cuda.amp.autocast():
+            return model(x.to(device))
+    """
+    out = port(code)
+    assert "torch.amp.autocast(device.type)" in out
+    ast.parse(out)
+
+
+@pytest.mark.parametrize(
+    "assignment",
+    ['device = "cuda"', "device = get_device()"],  # a string, or a value of unknown kind
+)
+def test_autocast_keeps_the_check_when_the_device_may_be_a_string(assignment):
+    code = f"""
+    import torch
+
+    def step(model, x, get_device):
+        {assignment}
+        with torch.cuda.amp.autocast():
+            return model(x.to(device))
+    """
+    out = port(code)
+    assert "autocast(device.type)" not in out and "torch.amp.autocast(" in out
+
+
+def test_a_device_parameter_is_not_taken_for_a_torch_device():
+    code = """
+    import torch
+
+    def step(model, x, device="cuda"):
+        with torch.cuda.amp.autocast():
+            return model(x.to(device))
+    """
+    assert "device.type" not in port(code)
