@@ -18,6 +18,7 @@ from pathlib import Path
 
 from migrate.core.fileio import Place
 from migrate.core.filekinds import FILE_KINDS
+from migrate.core.filelock import LockTimeout
 from migrate.core.findings import FileError, Finding, ScanResult
 from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
@@ -194,6 +195,8 @@ class Rewriter:
                 digest=item.digest,
                 place=item.place,
             )
+        except LockTimeout:
+            raise  # the run ends: exit 2
         except RecursionError:
             return Outcome(item.path, item.rel, error="not written: nesting too deep")
         except Exception as exc:  # a bug in a fixer must not end the run
@@ -204,6 +207,8 @@ class Rewriter:
         scan = partial(engine_scan, target=self.options.targets.for_path(item.rel), devices=item.devices)
         try:
             return commit_file(out, item.kind, self.rules, scan, self.options, item.place, ready)
+        except LockTimeout:
+            raise  # the run ends: exit 2
         except RecursionError:
             return Outcome(item.path, item.rel, error="not written: nesting too deep")
         except Exception as exc:  # a bug in a fixer must not end the run
