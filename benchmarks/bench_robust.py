@@ -16,15 +16,19 @@
   ``deep``: `scan` of one file under D nested folders, with and without a .gitignore in
   each (scan/discover.py MAX_DEPTH caps D); ``doctor``: `doctor --log` on N error codes,
   one per line and all on one line.
+* Growth (issue 32): CPU seconds of `migrate apply` on one file of 1k and 8k findings
+  (``x = torch.cuda.current_device()`` / ``t = t.cuda()``, in one function and at module
+  level) and their ratio; target: linear, 8k <= 10x 1k.
 
     python benchmarks/bench_robust.py [--findings 100000] [--sizes 1000,10000,100000]
-                                      [--baseline REV] [--only scaling|annotate|deep|doctor]
+                                      [--baseline REV] [--only scaling|annotate|deep|doctor|growth]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -81,6 +85,34 @@ def timed(*args: str, repo: Path = REPO, no_cache: bool = True) -> float:
     if r.returncode not in (0, 1):
         raise SystemExit(f"migrate {' '.join(args)} failed: {r.stderr[-500:]}")
     return time.perf_counter() - start
+
+
+def cpu_timed(*args: str) -> float:
+    """CPU seconds (user + system) of one cold run of this checkout's migrate."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    timed(*args)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def growth(work: Path, sizes: tuple[int, int] = (1000, 8000)) -> None:
+    """`apply` CPU time at two numbers of findings in one file, and the ratio."""
+    small, big = sizes
+    for layout, indent in (("in one function", "    "), ("at module level", "")):
+        seconds = []
+        for n in sizes:
+            lines = [
+                f"{indent}x{i} = torch.cuda.current_device()" if i % 2 else f"{indent}t{i} = t.cuda()"
+                for i in range(n)
+            ]
+            src = work / f"growth_{n}_{len(indent)}.py"
+            src.write_text("import torch\n\n\n" + ("def f(t):\n" if indent else "") + "\n".join(lines) + "\n")
+            seconds.append(cpu_timed("apply", str(src)))
+        target = big / small * 1.25
+        print(
+            f"growth  apply, one file {layout}: {small} findings {seconds[0]:.2f} s CPU, {big} findings "
+            f"{seconds[1]:.2f} s CPU, ratio {seconds[1] / seconds[0]:.1f} (target <= {target:.0f})"
+        )
 
 
 def memory(work: Path, n: int) -> None:
@@ -211,7 +243,7 @@ def main() -> None:
     ap.add_argument("--findings", type=int, default=100_000)
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--baseline", help="a git revision to time side by side (sizes <= 10k)")
-    ap.add_argument("--only", choices=("memory", "time", "scaling", "annotate", "deep", "doctor"))
+    ap.add_argument("--only", choices=("memory", "time", "growth", "scaling", "annotate", "deep", "doctor"))
     ap.add_argument("--annotate-sizes", default="1000,10000")
     ap.add_argument("--depths", default="32,64,128")
     ap.add_argument("--log-sizes", default="8000,80000,800000")
@@ -224,8 +256,10 @@ def main() -> None:
         if args.only in (None, "time"):
             apply_vs_scan(work, "10000_findings", HEAD + "x.cuda()\n" * 10_000)
             apply_vs_scan(work, "1000_on_one_line", HEAD + "x.cuda();" * 1000 + "\n")
+        if args.only in (None, "growth"):
+            growth(work)
         baseline = None
-        if args.baseline and args.only not in ("memory", "time"):
+        if args.baseline and args.only not in ("memory", "time", "growth"):
             baseline = work / "baseline"
             subprocess.run(
                 ["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(baseline), args.baseline],

@@ -90,12 +90,14 @@ def run_apply(
     target=None,
 ):
     from migrate.commands.progress import cli_request, scan_with_config
+    from migrate.core.filelock import wait_limit
     from migrate.fix.rewrite import Options
     from migrate.fix.run import apply_scan
     from migrate.scan.session import for_apply
 
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt}: choose text or json")
+    wait_limit()  # a bad $MIGRATE_LOCK_TIMEOUT is a usage error before any work
     if strip and annotate:
         raise UsageError("--annotate and --strip-annotations exclude each other")
     shared = (paths, select, ignore, exclude, jobs, no_cache, cache_dir, config, target, follow_symlinks)
@@ -149,7 +151,8 @@ def register(app: typer.Typer) -> None:
         """Make the mechanical part of the port: safe fixes by default, in place.
 
         Exit codes: 0 done; 1 with --check/--diff when something would change, or when a
-        file could not be read, scanned or rewritten (errors); 2 usage error.
+        file could not be read, scanned or rewritten (errors); 2 usage error, or a file
+        another process held locked past $MIGRATE_LOCK_TIMEOUT seconds (default 60).
         """
         from migrate.commands.apply_output import errors_text, summary_text, to_json, unified_diff
         from migrate.core.display import escape, shown_path

@@ -4,10 +4,11 @@ Rewritten files import ``get_device_type`` & co. from ``<package>/_device.py``
 (migrate/scan/project.py decides where); once `apply` has rewritten a package's files, the
 module is created if one of them imports from it and it does not exist yet, with the
 helpers they import and what those call (migrate/core/device_helpers/template.py), as an
-engineer adds the one function a port needs. It is created exclusively, without following a
-symlink, inside the scanned tree. A second run finds it as the package's own helper; where
-that run's files import a helper it lacks, the helper is added at its end (only to a module
-of the port's own helpers, never through a link).
+engineer adds the one function a port needs; before any of them is written
+(fix/transaction.py). It is created exclusively and whole (a synced temporary file linked
+into place), without following a symlink, inside the scanned tree. A second run finds it
+as the package's own helper; where that run's files import a helper it lacks, the helper is
+added at its end (only to a module of the port's own helpers, never through a link).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import ast
 import os
 import re
+import secrets
+from collections.abc import Sequence
 from pathlib import Path
 
 from migrate.core import device_helpers
@@ -23,7 +26,7 @@ from migrate.fix.rewrite import Outcome
 _IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(.+)$", re.MULTILINE)
 
 
-def needed(outcomes: list[Outcome], project) -> dict[str, tuple[Path, str, tuple | None, list[str]]]:
+def needed(outcomes: Sequence[Outcome], project) -> dict[str, tuple[Path, str, tuple | None, list[str]]]:
     """add_path -> (path, module, type_from, names) for every helper module a rewritten file
     now imports: the helper names imported from it (the module may exist: create() adds
     what it lacks)."""
@@ -80,13 +83,38 @@ def create(
     try:
         if os.path.islink(path.parent) or not path.parent.is_dir():
             raise OSError("its folder is not a plain folder")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        _publish(path, text, exclusive=True)
         out.written = True
     except OSError as exc:
         out.error = f"not written: {exc.strerror or exc}"
     return out
+
+
+def _publish(path: Path, text: str, exclusive: bool) -> None:
+    """Put ``text`` at ``path`` all at once: written and synced under a temporary name, then
+    linked (``exclusive``: never over an existing file) or renamed into place, so an
+    interrupted run leaves the whole module or none of it."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.migrate-tmp")  # a killed run's stays
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if not exclusive:
+            os.replace(tmp, path)
+            return
+        try:
+            os.link(tmp, path, follow_symlinks=False)  # fails if the name exists, as O_EXCL
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links
+            if os.path.lexists(path):
+                raise FileExistsError(17, "File exists") from None
+            os.rename(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
 
 
 def _extend(path: Path, rel: str, write: bool, names: list[str]) -> Outcome | None:
@@ -115,15 +143,9 @@ def _extend(path: Path, rel: str, write: bool, names: list[str]) -> Outcome | No
     out = Outcome(path, rel, old_text=old, new_text=new)
     if not write:
         return out
-    tmp = path.with_name(f".{path.name}.migrate-tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(new)
-        os.replace(tmp, path)
+        _publish(path, new, exclusive=False)
         out.written = True
     except OSError as exc:
         out.error = f"not written: {exc.strerror or exc}"
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
     return out

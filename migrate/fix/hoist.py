@@ -137,8 +137,10 @@ def _own_nodes(fn):
 def _anchor(fn, calls: list[ast.expr], lines: list[str]):
     """The statement before which the binding goes: in the deepest block that holds every
     call, the statement holding the first one; None if it cannot start a line of its own."""
-    paths = [_block_path(fn, c) for c in calls]
-    if any(p is None for p in paths):
+    parents = _Parents(fn)
+    found = [parents.block_path(c) for c in calls]
+    paths = [p for p in found if p is not None]
+    if len(paths) < len(found):
         return None
     common = 0
     while all(len(p) > common for p in paths) and len({id(p[common][0]) for p in paths}) == 1:
@@ -151,40 +153,68 @@ def _anchor(fn, calls: list[ast.expr], lines: list[str]):
     return stmt if _starts_line(lines, stmt) else None
 
 
-def _block_path(fn, target: ast.AST):
-    """[(block, index)] from ``fn.body`` down to the statement holding ``target``."""
-    path = []
-    block = fn.body
-    while True:
-        for i, stmt in enumerate(block):
-            if _holds(stmt, target):
-                path.append((block, i))
-                inner = _inner_block(stmt, target)
-                if inner is None:
-                    return path
-                block = inner
+class _Parents:
+    """The parent of every node of one function and the index of every statement in its
+    block, from one walk: a call's block path is found by climbing from it, so a function
+    with thousands of calls costs its size once, not once per call."""
+
+    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.fn = fn
+        self.parent: dict[int, ast.AST] = {}
+        self.index: dict[int, int] = {}  # id(statement) -> its index in its block
+        for node in ast.walk(fn):
+            for child in ast.iter_child_nodes(node):
+                self.parent[id(child)] = node
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(node, name, None)
+                for i, stmt in enumerate(block if isinstance(block, list) else ()):
+                    if isinstance(stmt, ast.stmt):
+                        self.index[id(stmt)] = i
+
+    def block_path(self, target: ast.AST) -> list[tuple[list[ast.stmt], int]] | None:
+        """[(block, index)] from ``fn.body`` down to the statement holding ``target``; None
+        where ``target`` is not in the function's body (or only in an except clause's type)."""
+        chain = [target]  # target and its ancestors, up to a child of fn
+        while True:
+            up = self.parent.get(id(chain[-1]))
+            if up is None:
+                return None
+            if up is self.fn:
                 break
-        else:
-            return None
+            chain.append(up)
+        chain.reverse()
+        if not _in(self.fn.body, chain[0], self.index):
+            return None  # in a default, a decorator or an annotation of fn
+        path = [(self.fn.body, self.index[id(chain[0])])]
+        k = 0
+        while k + 1 < len(chain):
+            stmt, child = chain[k], chain[k + 1]
+            if isinstance(child, ast.ExceptHandler):
+                if k + 2 >= len(chain) or not _in(child.body, chain[k + 2], self.index):
+                    return None
+                path.append((child.body, self.index[id(chain[k + 2])]))
+                k += 2
+                continue
+            block = _inner_block(stmt, child, self.index)
+            if block is None:
+                return path
+            path.append((block, self.index[id(child)]))
+            k += 1
+        return path
 
 
-def _inner_block(stmt, target):
-    if isinstance(stmt, (ast.If, ast.While)) and _holds(stmt.test, target):
-        return None
-    if isinstance(stmt, (ast.For, ast.AsyncFor)) and (
-        _holds(stmt.iter, target) or _holds(stmt.target, target)
-    ):
-        return None
-    if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(_holds(i, target) for i in stmt.items):
-        return None
+def _in(block: list[ast.stmt], node: ast.AST, index: dict[int, int]) -> bool:
+    i = index.get(id(node))
+    return i is not None and i < len(block) and block[i] is node
+
+
+def _inner_block(stmt, child, index: dict[int, int]) -> list[ast.stmt] | None:
+    """The statement list of ``stmt`` that ``child`` (a child of ``stmt``) is in, if a
+    binding may go there: not for a child in an ``if``/``while`` test, a ``for`` target or
+    iterable, a ``with`` item, nor an ``elif``."""
     for name in ("body", "orelse", "finalbody"):
         block = getattr(stmt, name, None)
-        if (
-            isinstance(block, list)
-            and block
-            and isinstance(block[0], ast.stmt)
-            and any(_holds(s, target) for s in block)
-        ):
+        if isinstance(block, list) and _in(block, child, index):
             if (
                 isinstance(stmt, ast.If)
                 and name == "orelse"
@@ -193,14 +223,7 @@ def _inner_block(stmt, target):
             ):
                 return None  # an elif: nothing can go between it and its `if`
             return block
-    for handler in getattr(stmt, "handlers", ()):
-        if _holds(handler, target):
-            return handler.body
     return None
-
-
-def _holds(node, target) -> bool:
-    return any(n is target for n in ast.walk(node))
 
 
 def _starts_line(lines: list[str], stmt) -> bool:

@@ -34,7 +34,6 @@ TIMEOUT = 30
 DEFAULT_LINE_LENGTH = 88  # ruff's and black's
 PEP8_LINE_LENGTH = 79
 MAX_LINE_LENGTH = 320  # ruff's largest
-_MAX_CONFIG_BYTES = 1024 * 1024
 _TOML_KEYS = (("tool", "ruff", "line-length"), ("tool", "black", "line-length"))
 _CFG_KEYS = (
     ("flake8", "max-line-length"),
@@ -64,10 +63,7 @@ def _uses_ruff(path: Path) -> bool:
             return True
         project = cur / "pyproject.toml"
         if project.is_file():
-            try:
-                return "[tool.ruff" in project.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                return False
+            return "[tool.ruff" in (_read_config(project) or "")
     return False
 
 
@@ -119,12 +115,15 @@ def line_limit(path: Path, old_text: str) -> int:
 
 
 def _read_config(path: Path) -> str | None:
+    """The text of a regular file within the limit the config reader keeps
+    (core/inputs.py MAX_DOC_BYTES), or None."""
     from migrate.core.fileio import SourceError, read_bytes
+    from migrate.core.inputs import MAX_DOC_BYTES
 
     if not path.is_file():
         return None
     try:
-        return read_bytes(path, _MAX_CONFIG_BYTES)[0].decode("utf-8", "replace")
+        return read_bytes(path, MAX_DOC_BYTES)[0].decode("utf-8", "replace")
     except (SourceError, OSError):
         return None
 

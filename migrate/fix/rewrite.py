@@ -7,6 +7,9 @@ The file is read and written under an advisory lock (two runs cannot interleave 
 The scan's findings are used only if the bytes read now hash to the digest the scan
 recorded; otherwise the file is scanned again first. Just before the atomic replace the
 file is read once more: if it changed, nothing is written (see core/fileio.py).
+
+`migrate apply` first makes every outcome without writing (``rewrite_file`` with
+write=False), then writes them with ``commit_file`` (fix/transaction.py decides the order).
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     created: bool = False  # a new file (the device helper module of a package)
     bom: str = ""  # "\ufeff" when the file starts with a UTF-8 BOM (diffs show the bytes)
+    digest: str = ""  # content hash of the bytes new_text was made from
 
     @property
     def changed(self) -> bool:
@@ -146,14 +150,67 @@ def _rewrite(
     digest: str | None,
     place: Place | None = None,
 ) -> Outcome:
-    out = Outcome(path, rel)
     try:
         source: SourceFile = read_source(path, python=kind == "python", place=place or Place())
     except SourceError as exc:
-        out.error = str(exc)
-        return out
+        return Outcome(path, rel, error=str(exc))
     if digest is not None and source.digest != digest:
         first = None  # the file changed since the scan: its offsets no longer hold
+    out = _compute(source, rel, kind, rules, scan, options, first)
+    if out.error or not out.changed:
+        return out
+    return _store(out, source, options)
+
+
+def commit_file(
+    out: Outcome,
+    kind: str,
+    rules: Rules,
+    scan: ScanFn,
+    options: Options,
+    place: Place | None = None,
+    ready: Callable[[Outcome], str | None] = lambda out: None,
+) -> Outcome:
+    """Write the new text of ``out`` (made with write=False) under the file's lock. If the
+    file's bytes are no longer those the text was made from, it is rewritten again from
+    what it holds now. ``ready(outcome)`` runs just before the write: an error message
+    there (e.g. its helper module could not be made) stops it."""
+    try:
+        (place or Place()).resolve(out.path)
+    except SourceError as exc:
+        return _refused(out, str(exc))
+    with locked(out.path):
+        try:
+            source = read_source(out.path, python=kind == "python", place=place or Place())
+        except SourceError as exc:
+            return _refused(out, str(exc))
+        if source.digest != out.digest:  # changed since it was rewritten: again, from now
+            out = _compute(source, out.rel, kind, rules, scan, options, None)
+            if out.error or not out.changed:
+                return out
+        problem = ready(out)
+        if problem:
+            return _refused(out, problem)
+        return _store(out, source, options)
+
+
+def _refused(out: Outcome, why: str) -> Outcome:
+    out.error = why
+    return out
+
+
+def _compute(
+    source: SourceFile,
+    rel: str,
+    kind: str,
+    rules: Rules,
+    scan: ScanFn,
+    options: Options,
+    first: list[Finding] | None,
+) -> Outcome:
+    """The outcome of rewriting the text of ``source`` (nothing written)."""
+    path = source.path
+    out = Outcome(path, rel, digest=source.digest)
     out.old_text = text = source.text
     if source.encoding == "utf-8-sig" and source.raw.startswith(b"\xef\xbb\xbf"):
         out.bom = "\ufeff"
@@ -174,21 +231,24 @@ def _rewrite(
             text = drop_unused_torch(out.old_text, text)
             text = keep_formatted(path, out.old_text, text, limit)
     out.new_text = text
-    if text == out.old_text:
-        return out
-    if kind == "python":
+    if text != out.old_text and kind == "python":
         problem = verify_python(text, rel, out.old_text)
         if problem:
             out.error = f"not written: {problem}"
-            return out
+    return out
+
+
+def _store(out: Outcome, source: SourceFile, options: Options) -> Outcome:
+    """Write (or with write=False: check that it can be encoded) the new text of ``out``."""
     try:
         if options.write:
-            out.written = write_source(source, text, force=options.force)
+            out.written = write_source(source, out.new_text, force=options.force)
         else:
-            encode_text(source, text)
+            encode_text(source, out.new_text)
     except (SourceError, OSError) as exc:
         out.error = f"not written: {getattr(exc, 'strerror', None) or exc}"
         return out
+    out.warnings = []
     if source.st is not None and source.st.st_nlink > 1:
         verb = "was" if out.written else "would be"
         out.warnings.append(

@@ -1,7 +1,9 @@
 """`migrate apply` over a scan result: which files to rewrite, and the run's totals.
 
 The scan (parallel, cached) gives the first pass's findings; only files with something
-to do are read again and rewritten, each to a fixpoint (see rewrite.py).
+to do are read again and rewritten, each to a fixpoint (see rewrite.py), all of them
+before anything is written; then helper modules and files are written in the order
+fix/transaction.py gives.
 """
 
 from __future__ import annotations
@@ -10,17 +12,19 @@ import multiprocessing
 import signal
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
 from migrate.core.fileio import Place
 from migrate.core.filekinds import FILE_KINDS
+from migrate.core.filelock import LockTimeout
 from migrate.core.findings import FileError, Finding, ScanResult
 from migrate.core.rules import Rule
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.fix.applier import fixable
-from migrate.fix.rewrite import Options, Outcome, rewrite_file
+from migrate.fix.rewrite import Options, Outcome, commit_file, rewrite_file
+from migrate.fix.transaction import commit_all
 from migrate.scan.parallel import can_fork, clamp_jobs
 from migrate.scan.readers import scan_text
 from migrate.scan.ruleset import RuleSet
@@ -134,29 +138,41 @@ def apply_scan(
                 )
             else:
                 run.remaining.extend(findings)
-    for item, out in zip(todo, _rewrite_all(todo, rules, options, jobs), strict=True):
+    ruleset = RuleSet(rules)
+    outcomes = _rewrite_all(todo, ruleset, replace(options, write=False), jobs)
+    project = None if options.strip else result.project
+    helpers: list[Outcome] = []
+    if options.write:  # helper modules first, then the files that import them
+        rewriter = Rewriter(ruleset, options)
+        outcomes, helpers = commit_all(
+            outcomes, project, lambda i, out, ready: rewriter.commit(todo[i], out, ready)
+        )
+    for item, out in zip(todo, outcomes, strict=True):
         run.outcomes.append(out)
         if out.error:
             run.errors.append(FileError(out.rel, out.error))
             run.remaining.extend(item.findings or [])
         else:
             run.remaining.extend(out.remaining)
-    if not options.strip:
-        _add_helper_modules(run, result.project, options)
+    if not options.write and project is not None:
+        helpers = _helper_modules(run.outcomes, project)
+    for out in helpers:
+        run.outcomes.append(out)
+        if out.error:
+            run.errors.append(FileError(out.rel, out.error))
     return run
 
 
-def _add_helper_modules(run: ApplyRun, project, options: Options) -> None:
-    """Create the device helper module of each package whose rewritten files import it."""
+def _helper_modules(outcomes: list[Outcome], project) -> list[Outcome]:
+    """The helper modules a run that writes nothing would create or extend."""
     from migrate.fix import helper_module
 
-    for rel, (path, _module, type_from, names) in sorted(helper_module.needed(run.outcomes, project).items()):
-        out = helper_module.create(path, rel, options.write, type_from, names)
-        if out is None:
-            continue
-        run.outcomes.append(out)
-        if out.error:
-            run.errors.append(FileError(rel, out.error))
+    made = []
+    for rel, (path, _module, type_from, names) in sorted(helper_module.needed(outcomes, project).items()):
+        out = helper_module.create(path, rel, False, type_from, names)
+        if out is not None:
+            made.append(out)
+    return made
 
 
 class Rewriter:
@@ -179,6 +195,20 @@ class Rewriter:
                 digest=item.digest,
                 place=item.place,
             )
+        except LockTimeout:
+            raise  # the run ends: exit 2
+        except RecursionError:
+            return Outcome(item.path, item.rel, error="not written: nesting too deep")
+        except Exception as exc:  # a bug in a fixer must not end the run
+            return Outcome(item.path, item.rel, error=f"internal error: {type(exc).__name__}: {exc}")
+
+    def commit(self, item: ApplyItem, out: Outcome, ready) -> Outcome:
+        """Write ``out`` (made by __call__ without writing); see commit_file."""
+        scan = partial(engine_scan, target=self.options.targets.for_path(item.rel), devices=item.devices)
+        try:
+            return commit_file(out, item.kind, self.rules, scan, self.options, item.place, ready)
+        except LockTimeout:
+            raise  # the run ends: exit 2
         except RecursionError:
             return Outcome(item.path, item.rel, error="not written: nesting too deep")
         except Exception as exc:  # a bug in a fixer must not end the run
@@ -213,12 +243,11 @@ def _rewrite_in_worker(item: ApplyItem) -> Outcome:
 
 
 def _rewrite_all(
-    todo: list[ApplyItem], rules: list[Rule], options: Options, jobs: int | None
+    todo: list[ApplyItem], ruleset: RuleSet, options: Options, jobs: int | None
 ) -> list[Outcome]:
     """Rewrite files, in worker processes when there are enough to pay for them; the rules
     are compiled once for all of them."""
     jobs = clamp_jobs(jobs, len(todo))
-    ruleset = RuleSet(rules)
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD or not can_fork():
         rewriter = Rewriter(ruleset, options)
         return [rewriter(item) for item in todo]

@@ -7,7 +7,7 @@ import ast
 
 from migrate.fix.hoist import NAME, helper_calls, hoist
 
-from .goldens import migrate_cli
+from .goldens import SAMPLES, migrate_cli
 
 MEMORY = """import logging
 
@@ -153,3 +153,96 @@ def test_lines_within_the_limit_keep_the_helper_inline_and_nested_functions_are_
         f"        {NAME}.a_much_longer_name()\n"
         "    return g\n"
     )
+
+
+def _path_by_walking(fn, target):
+    """The block path hoist.py once found by walking every statement for every call: the
+    reference the one-walk index (_Parents) must agree with."""
+
+    def holds(node) -> bool:
+        return any(n is target for n in ast.walk(node))
+
+    def inner(stmt):
+        if isinstance(stmt, (ast.If, ast.While)) and holds(stmt.test):
+            return None
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and (holds(stmt.iter) or holds(stmt.target)):
+            return None
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(holds(i) for i in stmt.items):
+            return None
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, name, None)
+            if (
+                isinstance(block, list)
+                and block
+                and isinstance(block[0], ast.stmt)
+                and any(map(holds, block))
+            ):
+                if (
+                    isinstance(stmt, ast.If)
+                    and name == "orelse"
+                    and len(block) == 1
+                    and isinstance(block[0], ast.If)
+                ):
+                    return None
+                return block
+        for handler in getattr(stmt, "handlers", ()):
+            if holds(handler):
+                return handler.body
+        return None
+
+    path, block = [], fn.body
+    while True:
+        for i, stmt in enumerate(block):
+            if holds(stmt):
+                path.append((block, i))
+                block = inner(stmt)
+                if block is None:
+                    return path
+                break
+        else:
+            return None
+
+
+BLOCKS = """
+def f(t, d=torch.cuda.current_device()):
+    if torch.cuda.is_available():
+        x = torch.cuda.current_device()
+    elif torch.cuda.device_count():
+        y = 1
+    else:
+        with torch.cuda.device(0):
+            z = torch.cuda.current_device()
+    for i in range(torch.cuda.device_count()):
+        try:
+            w = torch.cuda.current_device()
+        except (RuntimeError, torch.cuda.OutOfMemoryError) as e:
+            v = torch.cuda.current_device()
+        finally:
+            u = torch.cuda.current_device()
+    while torch.cuda.is_available():
+        match t:
+            case 1:
+                torch.cuda.synchronize()
+    return lambda: torch.cuda.current_device()
+"""
+
+
+def test_the_block_path_of_every_node_is_the_one_walking_finds():
+    from migrate.fix.hoist import _Parents
+
+    sources = [BLOCKS, MEMORY, *(p.read_text() for p in sorted(SAMPLES.rglob("*.py")))]
+    checked = 0
+    for text in sources:
+        for fn in ast.walk(ast.parse(text)):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            parents = _Parents(fn)
+            for node in ast.walk(fn):
+                if not isinstance(node, (ast.expr, ast.stmt)):
+                    continue  # contexts and operators are shared singletons, not places
+                want = _path_by_walking(fn, node)
+                got = parents.block_path(node)
+                as_ids = lambda p: None if p is None else [(id(b), i) for b, i in p]  # noqa: E731
+                assert as_ids(got) == as_ids(want), (ast.dump(node)[:80], fn.name)
+                checked += 1
+    assert checked > 1000

@@ -83,3 +83,23 @@ def test_a_line_whose_own_comment_overflowed_already_is_not_wrapped(tmp_path):
     wrapped = (tmp_path / "train.py").read_text()
     assert "stats = [\n    (torch.npu if is_npu_available() else torch.cuda).memory_allocated(),\n" in wrapped
     assert max(len(x) for x in wrapped.splitlines()) <= 79
+
+
+def test_a_large_config_is_read_within_the_config_readers_limit(tmp_path):
+    """A pyproject.toml over 1 MiB (long comments, big tables) still sets the line length,
+    up to the limit the [tool.migrate] reader keeps (MAX_DOC_BYTES); past it, it is ignored
+    as that reader refuses it."""
+    from migrate.core.inputs import MAX_DOC_BYTES
+
+    f = tmp_path / "a.py"
+    head = "[tool.black]\nline-length = 119\n"
+    pad = "# " + "x" * 1021 + "\n"  # 1 KiB a line
+    (tmp_path / "pyproject.toml").write_text(head + pad * 2048)  # 2 MiB
+    assert configured_line_length(f) == 119
+    at_limit = head + pad * ((MAX_DOC_BYTES - len(head)) // len(pad))
+    at_limit += "#" * (MAX_DOC_BYTES - len(at_limit) - 1) + "\n"
+    (tmp_path / "pyproject.toml").write_text(at_limit)
+    assert (tmp_path / "pyproject.toml").stat().st_size == MAX_DOC_BYTES
+    assert configured_line_length(f) == 119
+    (tmp_path / "pyproject.toml").write_text(at_limit + "\n")  # one byte over
+    assert configured_line_length(f) is None

@@ -90,6 +90,7 @@ class DeviceNames:
         self._assigned: dict[tuple[int, str], list[Any]] = {}
         self._top: _TopLevel | None = None
         self._quote: str | None = None
+        self._bound: dict[int, set[str]] = {}  # id(function) -> the names it binds
 
     @property
     def top(self) -> _TopLevel:
@@ -313,8 +314,12 @@ class DeviceNames:
     def _shadowed(self, name: str, node) -> bool:
         cur = self.f.parent(node) if node is not None else None
         while cur is not None:
-            if isinstance(cur, _FUNCS) and name in _bound_in(cur):
-                return True
+            if isinstance(cur, _FUNCS):
+                bound = self._bound.get(id(cur))
+                if bound is None:  # walked once per function, not once per finding in it
+                    bound = self._bound[id(cur)] = _bound_in(cur)
+                if name in bound:
+                    return True
             cur = self.f.parent(cur)
         return False
 

@@ -43,6 +43,25 @@ def bound_check(f) -> str | None:
     return None
 
 
+def _once(fn):
+    """``fn(f)`` computed once per parsed file (its tree does not change): a check asked for
+    at each of a file's device decisions is found in one walk of its statements, not one per
+    decision (apply stays linear in findings)."""
+
+    def once(f):
+        memo = getattr(f, "memo", None)
+        if memo is None:
+            return fn(f)
+        key = fn.__name__
+        if key not in memo:
+            memo[key] = fn(f)
+        return memo[key]
+
+    once.__name__, once.__doc__ = fn.__name__, fn.__doc__
+    return once
+
+
+@_once
 def importable_check(f) -> tuple[str, str] | None:
     """(module, name) of a library's NPU check where the file imports other names from that
     module (``from accelerate.utils import is_xpu_available``): the port imports it there."""
@@ -54,6 +73,7 @@ def importable_check(f) -> tuple[str, str] | None:
     return None
 
 
+@_once
 def own_check(f) -> ast.FunctionDef | None:
     """A top-level function of the file's own named as a check, callable without
     arguments (its body is the file's business: the port only calls it)."""

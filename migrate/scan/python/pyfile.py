@@ -51,6 +51,7 @@ class PyFile:
     lines: list[int] | None = None  # the lines the index was pruned to (None: not pruned)
     imports: list[ast.Import | ast.ImportFrom] = field(default_factory=list)  # at any depth
     definitions: list[ast.AST] = field(default_factory=list)  # functions and classes, any depth
+    memo: dict[str, Any] = field(default_factory=dict)  # per-file answers (npu_checks.py)
 
     @classmethod
     def parse(cls, text: str, rel: str, hit=None) -> PyFile:
