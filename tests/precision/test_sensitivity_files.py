@@ -4,6 +4,7 @@ this model's ONNX graph, or nothing is written and the command says why (exit 2)
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import warnings
 
@@ -15,6 +16,7 @@ import torch
 
 from migrate.cli import app
 from migrate.core.errors import UsageError
+from migrate.precision.sensitivity.autocast_file import render
 from migrate.precision.sensitivity.emit import ascend_types
 
 HERE = H.__file__.rsplit("/", 1)[0]
@@ -143,3 +145,86 @@ def test_onnx_file_given_names_its_nodes_and_a_foreign_file_is_an_error(tmp_path
     assert not (tmp_path / "k2").exists()
     with pytest.raises(UsageError, match="give --keep-out"):  # --onnx alone: exit 2 before any work
         _cli(*argv, "--onnx", str(mine))
+
+
+def _load_module(path):
+    spec = importlib.util.spec_from_file_location(f"excl_{path.parent.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Scale(torch.nn.Module):
+    """A leaf module with a keyword tensor argument; records the dtypes it was called with."""
+
+    def __init__(self, device: str) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(4, device=device))
+        self.seen: list[tuple] = []
+
+    def forward(self, x, *, shift):
+        self.seen.append((x.dtype, shift.dtype, x.device.type))
+        return x * self.weight + shift
+
+
+class _Two(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = _Scale("cpu"), _Scale("meta")
+
+
+def test_module_exclusion_binds_each_wrapper_to_its_own_module_and_casts_kwargs(tmp_path, monkeypatch):
+    keep = [{"name": n, "kind": "module", "modules": [n]} for n in ("a", "b")]
+    path = tmp_path / "m" / "autocast_exclude.py"
+    path.parent.mkdir()
+    path.write_text(render(keep, "bf16", 'pkg:spec """ {names} \\'))  # a hostile spec name stays data
+    excl = _load_module(path)
+    assert excl.KEEP_FP32 == ["a", "b"] and excl.MEASURED_ON == 'pkg:spec """ {names} \\'
+    calls = []
+
+    class Recorder:  # torch.autocast cannot take "meta": record what each wrapper asks for
+        def __init__(self, device_type, enabled=True, **kw):
+            calls.append((device_type, enabled))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(torch, "autocast", Recorder)
+    model = excl.exclude_from_autocast(_Two())
+    half = torch.ones(2, 4, dtype=torch.bfloat16)
+    model.a(half, shift=half)
+    model.b(half.to("meta", torch.float16), shift=half.to("meta", torch.float16))
+    assert calls == [("cpu", False), ("meta", False)]  # not the last module's device twice
+    assert model.a.seen == [(torch.float32, torch.float32, "cpu")]
+    assert model.b.seen == [(torch.float32, torch.float32, "meta")]
+
+
+def test_op_keep_set_exclusion_runs_the_kept_ops_in_fp32(tmp_path, monkeypatch):
+    monkeypatch.chdir(HERE)
+    keep = tmp_path / "keep"
+    res = _cli(
+        "sensitivity", "-m", "sens_specs:norm_mlp", "--unit", "op", "--max-rel-err", "1e-9",
+        "--keep-out", str(keep), "-f", "json",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output[-800:]
+    kept = [u[3:] for u in _report(res)["keep"]["units"]]
+    excl = _load_module(keep / "autocast_exclude.py")
+    assert excl.KEEP_FP32_OPS == kept and not hasattr(excl, "KEEP_FP32")
+    assert excl.__doc__.startswith("Torch ops measured as sensitive to bf16")
+    x = S.norm_mlp()["args"][0]
+    with torch.no_grad():
+        ref = S.norm_mlp()["model"](x)
+    for exclude in (False, True):
+        model = S.norm_mlp()["model"]
+        if exclude:
+            excl.exclude_from_autocast(model)
+        dtypes: list = []
+        model.up.register_forward_hook(lambda m, a, o, seen=dtypes: seen.append(o.dtype))
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            out = model(x)
+        err = float((out.float() - ref).norm() / ref.norm())
+        assert dtypes == [torch.float32 if exclude else torch.bfloat16]
+        assert (err < 1e-6) if exclude else (err > 1e-3), err

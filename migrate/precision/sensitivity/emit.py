@@ -8,8 +8,9 @@ precision.
   allow_mix_precision*`` or ``--precision_mode_v2 mixed_*``): the Ascend IR op types of
   the kept nodes under ``black-list.to-add`` (a type-level list: it keeps every node of
   those types);
-* ``autocast_exclude.py``: the kept module names and a helper that runs them outside
-  autocast in fp32;
+* ``autocast_exclude.py`` (autocast_file.py): the kept module names, or for op units the
+  kept op names, and ``exclude_from_autocast(model)``, which runs them outside autocast in
+  fp32;
 * ``quant_skip.txt``: the kept module names, one per line, for quantization tools.
 
 Formats: CANN ATC parameter reference, ``--keep_dtype`` (atlasatcparam_16_0074) and
@@ -25,32 +26,8 @@ import json
 from pathlib import Path
 
 from migrate.core.outputs import write_output
+from migrate.precision.sensitivity.autocast_file import render
 from migrate.precision.sensitivity.onnx_graph import Graph
-
-SNIPPET = '''"""Modules measured as sensitive to {fmt} by `migrate sensitivity` ({model}): run them
-outside autocast, in float32. Usage: exclude_from_autocast(model) once, after building it."""
-
-import torch
-
-KEEP_FP32 = {names}
-
-
-def exclude_from_autocast(model, names=KEEP_FP32):
-    for name in names:
-        module = model.get_submodule(name)
-        forward = module.forward
-
-        def wrapped(*args, _forward=forward, **kwargs):
-            device = next(module.parameters()).device.type
-            with torch.autocast(device_type=device, enabled=False):
-                args = [a.float() if torch.is_tensor(a) and a.is_floating_point() else a
-                        for a in args]
-                return _forward(*args, **kwargs)
-
-        module.forward = wrapped
-    return model
-'''
-
 
 SKIP_TYPES = ("Constant", "Identity")  # no computation: nothing to keep
 
@@ -124,9 +101,7 @@ def write_outputs(
     files = {
         "keep_dtype.cfg": "".join(f"{n}\n" for n in names),
         "modify_mixlist.json": json.dumps({"black-list": {"to-add": ge}}, indent=2) + "\n",
-        "autocast_exclude.py": SNIPPET.format(
-            fmt=fmt_label, model=model_name, names=json.dumps(modules, indent=4)
-        ),
+        "autocast_exclude.py": render(keep, fmt_label, model_name),
         "quant_skip.txt": "".join(f"{m}\n" for m in modules),
     }
     if graph is not None and graph.data is not None:
