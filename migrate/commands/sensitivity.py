@@ -2,7 +2,9 @@
 HF32, int8/int4), ranked, and the files that keep them in high precision.
 
 Exit codes: 0 done (the keep set brings the lowered model within the limit), 1 no keep
-set does (even keeping every measured unit), 2 usage error."""
+set does (even keeping every measured unit), 2 usage error, or --keep-out files that
+cannot be written completely (no ONNX export worked, or a kept unit has no node in the
+graph): then none is written and one line on stderr says why."""
 
 from __future__ import annotations
 
@@ -62,6 +64,14 @@ def sensitivity_cmd(
             "quant_skip.txt and model.onnx here.",
         ),
     ] = None,
+    onnx: Annotated[
+        Path | None,
+        typer.Option(
+            "--onnx",
+            help="With --keep-out: name the nodes of this ONNX file (the model exported "
+            "already) instead of exporting it.",
+        ),
+    ] = None,
     out_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Report file.")] = None,
     gate: Annotated[Path | None, typer.Option("--gate", help="Thresholds YAML.")] = None,
@@ -83,12 +93,20 @@ def sensitivity_cmd(
         raise UsageError("--max-rel-err must be a positive number")
     if keep_out is not None and keep_out.exists() and not keep_out.is_dir():
         raise UsageError(f"--keep-out {keep_out}: exists and is not a folder")
+    from migrate.core.inputs import input_path
     from migrate.core.model_spec import spec_files
     from migrate.core.outputs import check_output
 
-    inputs = [*spec_files(model), *(p for p in (gate,) if p is not None)]
+    inputs = [*spec_files(model), *(p for p in (gate, onnx) if p is not None)]
     check_output(output, "-o", inputs)
-    for name in KEEP_FILES if keep_out is not None else ():
+    if onnx is not None and keep_out is None:
+        raise UsageError("--onnx names the nodes of --keep-out's files: give --keep-out too")
+    graph = None
+    if onnx is not None:
+        from migrate.ops.onnx_load import load_graph
+
+        graph = load_graph(input_path(onnx, "--onnx"))
+    for name in (KEEP_FILES[:-1] if onnx else KEEP_FILES) if keep_out is not None else ():
         assert keep_out is not None
         check_output(keep_out / name, "--keep-out", [*inputs, *([output] if output else [])])
     target = parse_format(fmt, granularity, group, activations)
@@ -105,12 +123,20 @@ def sensitivity_cmd(
         keep_out=keep_out,
         progress=_progress,
         model_name=model,
+        onnx_file=graph,
+        onnx_name=None if onnx is None else str(onnx),
     )
     import torch
 
     report["torch"] = torch.__version__
     text = render_json(report) if out_format == "json" else render_text(report)
     emit(text, output)
+    error = report.get("files", {}).get("error")
+    if error:
+        from migrate.core.display import escape
+
+        sys.stderr.write(escape(f"error: --keep-out {keep_out}: {error}") + "\n")
+        raise typer.Exit(2)
     raise typer.Exit(0 if report["keep"]["within_limit"] else 1)
 
 

@@ -61,3 +61,39 @@ def overflow_mlp():
     gen = torch.Generator().manual_seed(1)
     batches = [(torch.randn(16, 64, generator=gen),) for _ in range(4)]
     return {"model": model, "args": batches[0], "calibration": batches}
+
+
+class NormMLP(nn.Module):
+    """A pre-norm MLP block: layer_norm, linear (exported as MatMul + Add on 3-D inputs),
+    gelu and the residual add, each a torch function of its own."""
+
+    def __init__(self, width: int = 32) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.up, self.down = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
+        self.head = nn.Linear(width, 8)
+
+    def forward(self, x):
+        x = x + self.down(nn.functional.gelu(self.up(self.norm(x))))
+        return self.head(x)
+
+
+def norm_mlp():
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(1)
+    batches = [(torch.randn(2, 6, 32, generator=gen),) for _ in range(2)]
+    return {"model": NormMLP().eval(), "args": batches[0], "calibration": batches}
+
+
+def llama(use_cache: bool = True):
+    """HF Llama (tiny): with ``use_cache`` the forward returns a DynamicCache, which neither
+    ONNX exporter takes; without, the TorchScript exporter stops at ``aten::diff``."""
+    model, args, _ = H.build("llama")
+    gen = torch.Generator().manual_seed(5)
+    kw = {"use_cache": use_cache}
+    batches = [((torch.randint(0, 256, (2, 12), generator=gen),), kw) for _ in range(2)]
+    return {"model": model, "args": args, "kwargs": kw, "calibration": batches}
+
+
+def llama_no_cache():
+    return llama(use_cache=False)

@@ -27,36 +27,11 @@ from migrate.precision.sensitivity.units import (
     leaf_modules,
     lowered,
     module_units,
+    modules_called,
 )
 from migrate.precision.threads import one_intra_op_thread
 
 MIN_STABLE_BATCHES = 4
-# torch function kind -> the ONNX op type it exports to (op units in the ATC outputs)
-OP_ONNX = {
-    "linear": "Gemm",
-    "matmul": "MatMul",
-    "bmm": "MatMul",
-    "softmax": "Softmax",
-    "layer_norm": "LayerNormalization",
-    "conv1d": "Conv",
-    "conv2d": "Conv",
-    "gelu": "Gelu",
-    "silu": "Sigmoid",
-    "sigmoid": "Sigmoid",
-    "tanh": "Tanh",
-    "exp": "Exp",
-    "pow": "Pow",
-    "rsqrt": "Sqrt",
-    "sqrt": "Sqrt",
-    "mean": "ReduceMean",
-    "add": "Add",
-    "mul": "Mul",
-    "div": "Div",
-    "sub": "Sub",
-    "erf": "Erf",
-    "scaled_dot_product_attention": "Softmax",
-    "log_softmax": "LogSoftmax",
-}
 
 Progress = Callable[[int, int, str, float], None]
 
@@ -117,8 +92,12 @@ def run_sensitivity(
     keep_out: Path | None = None,
     progress: Progress | None = None,
     model_name: str = "model",
+    onnx_file: Any = None,
+    onnx_name: str | None = None,
 ) -> dict:
-    """The ranking and keep set as the JSON report (docs/contracts.md §5b)."""
+    """The ranking and keep set as the JSON report (docs/contracts.md §5b); with
+    ``keep_out``, the keep files (emit.py) for the nodes of ``onnx_file`` (a ModelProto
+    read from ``onnx_name``) or of an export."""
     if not batches:
         raise UsageError("sensitivity needs at least one input batch")
     model.eval()
@@ -161,7 +140,7 @@ def run_sensitivity(
         "outliers": outliers[:20],
     }
     if keep_out is not None:
-        report["files"] = _emit(model, batches, keep, fmt, keep_out, model_name)
+        report["files"] = _emit(model, batches, keep, fmt, keep_out, model_name, (onnx_file, onnx_name))
     return report
 
 
@@ -232,16 +211,21 @@ def _keep_set(model, batches, ref, rows, units, fmt, limit, loss, ref_loss):
     return rows[:hi], after(hi), whole
 
 
-def _emit(model, batches, keep, fmt, out: Path, model_name: str) -> dict:
-    from migrate.precision.sensitivity.emit import onnx_nodes, write_outputs
+def _emit(model, batches, keep, fmt, out: Path, model_name: str, onnx: tuple[Any, str | None]) -> dict:
+    """The keep files, or ``{"dir", "error", "missing"}`` and nothing written when the
+    graph cannot be had or misses a kept unit (exit 2)."""
+    from migrate.precision.sensitivity.emit import missing_note, unit_nodes, write_outputs
+    from migrate.precision.sensitivity.onnx_graph import ExportError, graph_for
 
-    out.mkdir(parents=True, exist_ok=True)
-    nodes, why = onnx_nodes(model, batches[0], out / "model.onnx")
-    op_types = {
-        u["name"]: OP_ONNX[u["name"][3:]] for u in keep if u["kind"] == "op" and u["name"][3:] in OP_ONNX
-    }
-    files = write_outputs(out, keep, nodes, fmt.label(), model_name, op_types)
-    files["onnx"] = "model.onnx" if not why else None
-    if why:
-        files["onnx_note"] = why
-    return files
+    if not keep:
+        return write_outputs(out, [], None, {}, fmt.label(), model_name)
+    kinds = {u["name"][3:] for u in keep if u["kind"] == "op"}
+    try:
+        graph = graph_for(model, batches[0], kinds, *onnx)
+    except ExportError as exc:
+        return {"dir": str(out), "error": f"{exc}; no files written (pass --onnx FILE)", "missing": []}
+    by_unit, missing = unit_nodes(keep, graph, modules_called(model, batches[0]))
+    if missing:
+        note = missing_note(missing, graph)
+        return {"dir": str(out), "error": f"{note}; no files written", "missing": missing}
+    return write_outputs(out, keep, graph, by_unit, fmt.label(), model_name)

@@ -1,14 +1,16 @@
 """What a user applies: the units to keep in high precision, written where Ascend decides
 precision.
 
-* ``keep_dtype.cfg`` for ATC ``--keep_dtype``: one original-model node name per line (the
-  ONNX nodes of the kept modules), or ``OpType::<Ascend IR type>`` for kept op kinds;
+* ``keep_dtype.cfg`` for ATC ``--keep_dtype``: one node name per line, the nodes each kept
+  unit made in this model's ONNX graph (onnx_graph.py: a module's scope, an op's calls),
+  so every line names a node of ``model.onnx`` (or of ``--onnx FILE``);
 * ``modify_mixlist.json`` for ATC ``--modify_mixlist`` (with ``--precision_mode
   allow_mix_precision*`` or ``--precision_mode_v2 mixed_*``): the Ascend IR op types of
   the kept nodes under ``black-list.to-add`` (a type-level list: it keeps every node of
   those types);
-* ``autocast_exclude.py``: the kept module names and a helper that runs them outside
-  autocast in fp32;
+* ``autocast_exclude.py`` (autocast_file.py): the kept module names, or for op units the
+  kept op names, and ``exclude_from_autocast(model)``, which runs them outside autocast in
+  fp32;
 * ``quant_skip.txt``: the kept module names, one per line, for quantization tools.
 
 Formats: CANN ATC parameter reference, ``--keep_dtype`` (atlasatcparam_16_0074) and
@@ -20,74 +22,48 @@ ONNX op types map to the Ascend IR types ATC converts them to through the op reg
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
-from typing import Any
 
 from migrate.core.outputs import write_output
+from migrate.precision.sensitivity.autocast_file import render
+from migrate.precision.sensitivity.onnx_graph import Graph
 
-SNIPPET = '''"""Modules measured as sensitive to {fmt} by `migrate sensitivity` ({model}): run them
-outside autocast, in float32. Usage: exclude_from_autocast(model) once, after building it."""
-
-import torch
-
-KEEP_FP32 = {names}
+SKIP_TYPES = ("Constant", "Identity")  # no computation: nothing to keep
 
 
-def exclude_from_autocast(model, names=KEEP_FP32):
-    for name in names:
-        module = model.get_submodule(name)
-        forward = module.forward
-
-        def wrapped(*args, _forward=forward, **kwargs):
-            device = next(module.parameters()).device.type
-            with torch.autocast(device_type=device, enabled=False):
-                args = [a.float() if torch.is_tensor(a) and a.is_floating_point() else a
-                        for a in args]
-                return _forward(*args, **kwargs)
-
-        module.forward = wrapped
-    return model
-'''
-
-
-def onnx_nodes(model: Any, batch: tuple[tuple, dict], path: Path) -> tuple[list, str | None]:
-    """Export ``model`` (TorchScript exporter, opset 18: node names follow module paths)
-    to ``path``; ``([(name, op_type)], None)`` or ``([], why not)``."""
-    import torch
-
-    args, kwargs = batch
-    try:
-        import onnx
-
-        buf = io.BytesIO()
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                model,
-                tuple(args),
-                buf,  # type: ignore[arg-type]  # a file object is accepted
-                kwargs=kwargs or None,
-                dynamo=False,
-                opset_version=18,
-            )
-        write_output(path, buf.getvalue(), "--keep-out")
-        graph = onnx.load_from_string(buf.getvalue()).graph
-    except Exception as exc:  # noqa: BLE001 - the exporter raises many types
-        return [], f"ONNX export failed: {' '.join(str(exc).split())[:200]}"
-    return [(n.name, n.op_type) for n in graph.node], None
+def unit_nodes(keep: list[dict], graph: Graph, ran: set[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """The node names each kept unit made in ``graph`` and what has none: an op unit
+    without a node of its op, a module that ran without a node in its scope (a module the
+    forward never called has none to keep)."""
+    by_unit: dict[str, list[str]] = {}
+    missing: list[str] = []
+    for u in keep:
+        if u["kind"] == "op":
+            kind = u["name"][3:]
+            names = [n.name for n in graph.nodes if n.op == kind and n.op_type not in SKIP_TYPES]
+            if not names:
+                missing.append(u["name"])
+        else:
+            names = []
+            for m in u["modules"]:
+                got = [n.name for n in graph.nodes if m in n.modules and n.op_type not in SKIP_TYPES]
+                if not got and m in ran:
+                    missing.append(m if u["kind"] == "module" else f"{u['name']} ({m})")
+                names += got
+        by_unit[u["name"]] = names
+    return by_unit, missing
 
 
-def nodes_of(module: str, nodes: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    prefix = "." + module + "."
-    return [
-        (n, t)
-        for n, t in nodes
-        if n.replace("/", ".").startswith(prefix) and t not in ("Constant", "Identity")
-    ]
+def missing_note(missing: list[str], graph: Graph) -> str:
+    shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+    text = f"{len(missing)} kept unit(s) have no node in the {graph.exporter} ONNX graph: {shown}"
+    if any(m.startswith("op:") for m in missing) and not graph.ops_known:
+        text += (
+            " (this graph does not say which torch op made each node: pass a file exported "
+            "with torch.onnx.export(..., dynamo=True))"
+        )
+    return text
 
 
 def ascend_types(onnx_types: set[str]) -> tuple[list[str], list[str]]:
@@ -109,44 +85,41 @@ def ascend_types(onnx_types: set[str]) -> tuple[list[str], list[str]]:
 def write_outputs(
     out: Path,
     keep: list[dict],
-    nodes: list[tuple[str, str]],
+    graph: Graph | None,
+    by_unit: dict[str, list[str]],
     fmt_label: str,
     model_name: str,
-    op_types: dict[str, str],
 ) -> dict:
-    """Write the four files; return what was written (for the JSON report)."""
+    """Write the files (``graph`` None: an empty keep set, nothing to name); return what
+    was written (for the JSON report)."""
     out.mkdir(parents=True, exist_ok=True)
     modules = sorted({m for u in keep for m in u["modules"]})
-    keep_nodes = [n for m in modules for n in nodes_of(m, nodes)]
-    onnx_types = {t for _, t in keep_nodes} | {
-        op_types[u["name"]] for u in keep if u["kind"] == "op" and u["name"] in op_types
-    }
-    ge, subgraphs = ascend_types(onnx_types)
-    op_lines = [
-        f"OpType::{t}"
-        for t in ascend_types(
-            {op_types[u["name"]] for u in keep if u["kind"] == "op" and u["name"] in op_types}
-        )[0]
-    ]
-    mixlist = {"black-list": {"to-add": ge}}
+    kept = {name for names in by_unit.values() for name in names}
+    nodes = [n for n in graph.nodes if n.name in kept] if graph is not None else []
+    names = list(dict.fromkeys(n.name for n in nodes))
+    ge, subgraphs = ascend_types({n.op_type for n in nodes})
     files = {
-        "keep_dtype.cfg": "".join(f"{n}\n" for n, _ in keep_nodes)
-        + "".join(f"{line}\n" for line in op_lines),
-        "modify_mixlist.json": json.dumps(mixlist, indent=2) + "\n",
-        "autocast_exclude.py": SNIPPET.format(
-            fmt=fmt_label, model=model_name, names=json.dumps(modules, indent=4)
-        ),
+        "keep_dtype.cfg": "".join(f"{n}\n" for n in names),
+        "modify_mixlist.json": json.dumps({"black-list": {"to-add": ge}}, indent=2) + "\n",
+        "autocast_exclude.py": render(keep, fmt_label, model_name),
         "quant_skip.txt": "".join(f"{m}\n" for m in modules),
     }
+    if graph is not None and graph.data is not None:
+        files["model.onnx"] = graph.data  # type: ignore[assignment]
     for name, text in files.items():  # a link planted at a name is replaced, never followed
-        write_output(out / name, text.encode("utf-8"), "--keep-out")
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        write_output(out / name, data, "--keep-out")
     return {
         "dir": str(out),
         "keep_dtype": "keep_dtype.cfg",
         "modify_mixlist": "modify_mixlist.json",
         "autocast": "autocast_exclude.py",
         "quant_skip": "quant_skip.txt",
-        "onnx_nodes": len(keep_nodes),
+        "onnx": "model.onnx" if "model.onnx" in files else (graph.source if graph is not None else None),
+        "exporter": graph.exporter if graph is not None else None,
+        "onnx_nodes": len(names),
+        "unit_nodes": {u: len(v) for u, v in by_unit.items()},
         "ascend_types": ge,
         "subgraph_types_kept_by_name": subgraphs,
+        "error": None,
     }

@@ -56,6 +56,6 @@ def render_text(r: dict, limit: int = 25) -> str:
     for key in ("keep_dtype", "modify_mixlist", "autocast", "quant_skip"):
         if r.get("files", {}).get(key):
             lines.append(f"wrote {r['files']['dir']}/{r['files'][key]}")
-    if r.get("files", {}).get("onnx_note"):
-        lines.append(f"note: {r['files']['onnx_note']}")
+    if r.get("files", {}).get("error"):
+        lines.append(f"error: {r['files']['error']}")
     return "\n".join(lines) + "\n"

@@ -55,6 +55,27 @@ def module_units(model: Any, kind: str, ops: list[str] | None = None) -> list[Un
     return [Unit(f"op:{op}", "op") for op in ops or []]
 
 
+def modules_called(model: Any, batch: tuple[tuple, dict]) -> set[str]:
+    """The module paths one forward of ``batch`` calls."""
+    import torch
+
+    names = {id(m): n for n, m in model.named_modules() if n}
+    seen: set[str] = set()
+
+    def hook(module, args):
+        if id(module) in names:
+            seen.add(names[id(module)])
+
+    handle = torch.nn.modules.module.register_module_forward_pre_hook(hook)
+    try:
+        with torch.no_grad():
+            args, kwargs = batch
+            model(*args, **kwargs)
+    finally:
+        handle.remove()
+    return seen
+
+
 def _count(module: Any) -> int:
     return sum(p.numel() for p in module.parameters(recurse=False))
 
