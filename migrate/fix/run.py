@@ -11,7 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -182,9 +182,11 @@ class Rewriter:
         self.rules, self.options = RuleSet.of(rules), options
 
     def __call__(self, item: ApplyItem) -> Outcome:
-        scan = partial(engine_scan, target=self.options.targets.for_path(item.rel), devices=item.devices)
-        try:
-            return rewrite_file(
+        """The outcome of rewriting ``item`` (written, unless options say not to)."""
+        scan = self._scan(item)
+        return _guarded(
+            item,
+            lambda: rewrite_file(
                 item.path,
                 item.rel,
                 item.kind,
@@ -194,25 +196,30 @@ class Rewriter:
                 first=item.findings,
                 digest=item.digest,
                 place=item.place,
-            )
-        except LockTimeout:
-            raise  # the run ends: exit 2
-        except RecursionError:
-            return Outcome(item.path, item.rel, error="not written: nesting too deep")
-        except Exception as exc:  # a bug in a fixer must not end the run
-            return Outcome(item.path, item.rel, error=f"internal error: {type(exc).__name__}: {exc}")
+            ),
+        )
 
     def commit(self, item: ApplyItem, out: Outcome, ready) -> Outcome:
         """Write ``out`` (made by __call__ without writing); see commit_file."""
-        scan = partial(engine_scan, target=self.options.targets.for_path(item.rel), devices=item.devices)
-        try:
-            return commit_file(out, item.kind, self.rules, scan, self.options, item.place, ready)
-        except LockTimeout:
-            raise  # the run ends: exit 2
-        except RecursionError:
-            return Outcome(item.path, item.rel, error="not written: nesting too deep")
-        except Exception as exc:  # a bug in a fixer must not end the run
-            return Outcome(item.path, item.rel, error=f"internal error: {type(exc).__name__}: {exc}")
+        scan = self._scan(item)
+        options, place = self.options, item.place
+        return _guarded(item, lambda: commit_file(out, item.kind, self.rules, scan, options, place, ready))
+
+    def _scan(self, item: ApplyItem):
+        return partial(engine_scan, target=self.options.targets.for_path(item.rel), devices=item.devices)
+
+
+def _guarded(item: ApplyItem, work: Callable[[], Outcome]) -> Outcome:
+    """``work()``, with a fixer's bug or a too-deep file as that file's error (the run goes
+    on); a lock that was not had in time ends the run (exit 2)."""
+    try:
+        return work()
+    except LockTimeout:
+        raise
+    except RecursionError:
+        return Outcome(item.path, item.rel, error="not written: nesting too deep")
+    except Exception as exc:  # a bug in a fixer must not end the run
+        return Outcome(item.path, item.rel, error=f"internal error: {type(exc).__name__}: {exc}")
 
 
 _rewriter: Rewriter | None = None  # this worker process's Rewriter, set by the initializer
