@@ -32,12 +32,19 @@ import hf_zoo as Z  # noqa: E402
 import torch  # noqa: E402
 from precision_sweep import build, forward_dump, lowered, train_dump  # noqa: E402
 
+from migrate.precision.classes import registry  # noqa: E402
 from migrate.precision.compare import compare_dumps  # noqa: E402
-from migrate.precision.judge import SMALLEST_NORMAL  # noqa: E402
 from migrate.precision.replay import replay_model  # noqa: E402
 from migrate.precision.thresholds import load_gate  # noqa: E402
 
 GATE = load_gate()
+
+
+def _tiny(cls: str | None) -> float:
+    """The class's smallest normal (0 for exact tensors)."""
+    return registry().smallest_normal(cls) or 0.0
+
+
 MODELS = (*H.MODELS, "mixtral", *Z.ZOO)
 
 
@@ -48,7 +55,7 @@ def judged(e: dict) -> float | None:
     se, sn = e.get("scale_err"), e.get("scale_noise")
     if e["kind"].startswith("backward") or floor is None or se is None or not sn or se <= floor:
         return None
-    if (e.get("rmse") or 0.0) <= SMALLEST_NORMAL.get(cls, 0.0):
+    if (e.get("rmse") or 0.0) <= _tiny(cls):
         return None
     return se / sn
 
@@ -120,7 +127,7 @@ def eps_fault(name: str, work: Path, rows: list) -> None:
         res = compare_dumps(work / "ref", work / f"eps_{mode}")
         e = next(e for e in res.entries if e["name"] == site and e["kind"] == "forward.output")
         first = res.first_divergence
-        shows = (e.get("rmse") or 0.0) > SMALLEST_NORMAL.get(e.get("class") or "", 0.0)
+        shows = (e.get("rmse") or 0.0) > _tiny(e.get("class"))
         ratio = e["scale_err"] / e["scale_noise"] if e.get("scale_noise") else float("inf")
         rows.append(
             {

@@ -9,11 +9,11 @@ A generated block sits between two HTML comments (invisible in rendered Markdown
 
 and holds what BLOCKS[NAME] renders from its registry: ONNX decompositions (README), the
 emulator's fused operators and optimizers (docs/emulate.md), the precision metrics
-(docs/precision.md), the metric fields of a compare entry (docs/contracts.md §5) and the
-findings `migrate perf` knows (docs/perf.md). A new
-decomposition, fused op or metric shows up in the docs by running this; the freshness test
-(tests/meta/test_docs_current.py) fails until then. docs/rules.md is `migrate rules
---format markdown`.
+(docs/precision.md), the metric fields of a compare entry (docs/contracts.md §5), the
+doctor's check ids (docs/contracts.md §8) and the findings `migrate perf` knows
+(docs/perf.md). A new decomposition, fused op, metric or doctor check shows up in the
+docs by running this; the freshness test (tests/meta/test_docs_current.py) fails until
+then. docs/rules.md is `migrate rules --format markdown`.
 """
 
 from __future__ import annotations
@@ -103,6 +103,14 @@ def perf_chips() -> str:
     return "\n".join(lines) + "\n"
 
 
+def doctor_checks() -> str:
+    from migrate.doctor.checks import ids_by_group
+
+    return ", ".join(
+        f"`{group}` ({', '.join(f'`{i}`' for i in ids)})" for group, ids in ids_by_group().items()
+    )
+
+
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "decompositions": ("README.md", decompositions),
     "fused-ops": ("docs/emulate.md", fused_ops),
@@ -110,6 +118,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "metric-fields": ("docs/contracts.md", metric_fields),
     "perf-findings": ("docs/perf.md", perf_findings),
     "perf-chips": ("docs/perf.md", perf_chips),
+    "doctor-checks": ("docs/contracts.md", doctor_checks),
 }
 
 

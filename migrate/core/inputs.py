@@ -88,7 +88,7 @@ def _loader():
 
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    class Bounded(base):
+    class Bounded(base):  # type: ignore[misc, valid-type]  # CSafeLoader or SafeLoader, chosen at run time
         """The safe loader, counting aliases as they are composed."""
 
         aliases = 0

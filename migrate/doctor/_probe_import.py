@@ -16,7 +16,7 @@ MARK = "@@MIGRATE-DOCTOR@@"
 
 
 def main():
-    res = {
+    res: dict = {
         "stage": "import torch",
         "torch": None,
         "autoloaded": False,
@@ -38,16 +38,19 @@ def main():
         res["torch_npu"] = str(getattr(torch_npu, "__version__", "") or "")
         res["has_npu"] = hasattr(torch, "npu")
         res["stage"] = "torch.npu.is_available()"
-        res["available"] = bool(torch.npu.is_available())
+        npu = torch.npu  # type: ignore[attr-defined]  # added by torch_npu
+        res["available"] = bool(npu.is_available())
         res["stage"] = "torch.npu.device_count()"
-        res["device_count"] = int(torch.npu.device_count())
+        res["device_count"] = int(npu.device_count())
         res["stage"] = "done"
     except BaseException as exc:  # SystemExit from a library too: report, do not die silently
-        chain, seen = [], set()
-        while exc is not None and id(exc) not in seen and len(chain) < 4:
-            seen.add(id(exc))
-            chain.append(f"{type(exc).__name__}: {str(exc)[:2000]}")
-            exc = exc.__cause__ or exc.__context__
+        chain: list = []
+        seen: set = set()
+        link: BaseException | None = exc
+        while link is not None and id(link) not in seen and len(chain) < 4:
+            seen.add(id(link))
+            chain.append(f"{type(link).__name__}: {str(link)[:2000]}")
+            link = link.__cause__ or link.__context__
         res["error"] = "\n".join(chain)
     sys.stdout.write("\n" + MARK + json.dumps(res) + "\n")
     sys.stdout.flush()

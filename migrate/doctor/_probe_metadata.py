@@ -87,7 +87,7 @@ def main(names):
     try:
         from importlib import metadata
     except ImportError:  # Python < 3.8
-        metadata = None
+        metadata = None  # type: ignore[assignment]  # then no dists are read
     if metadata is not None:
         wanted = {normalize(n) for n in names}
         for dist in metadata.distributions():  # in sys.path order: the first one is imported

@@ -18,6 +18,22 @@ GROUPS = ("python", "cann", "environment", "devices", "libraries")
 
 
 @dataclass
+class Outcome:
+    """What one check found; the check's id and group are those it is registered with
+    (checks/__init__.py), written once, never by the check."""
+
+    status: str  # one of STATUSES
+    summary: str  # one line: what was found
+    evidence: list[str] = field(default_factory=list)  # what it rests on (files, versions)
+    fix: str | None = None  # the exact command or line to run
+    sources: tuple[str, ...] = ()  # public sources of the facts applied (Source.cite())
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status {self.status!r} (one of {', '.join(STATUSES)})")
+
+
+@dataclass
 class Check:
     id: str  # stable, kebab-case: "torch-build"
     group: str  # one of GROUPS
@@ -32,6 +48,10 @@ class Check:
             raise ValueError(f"check {self.id}: status {self.status!r}")
         if self.group not in GROUPS:
             raise ValueError(f"check {self.id}: group {self.group!r}")
+
+    @classmethod
+    def of(cls, id: str, group: str, found: Outcome) -> Check:
+        return cls(id, group, found.status, found.summary, found.evidence, found.fix, found.sources)
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from migrate.doctor.checks import ordered
 from migrate.doctor.context import Context, Options
-from migrate.doctor.report import Check, Report
+from migrate.doctor.report import Check, Outcome, Report
 
 
 def run_doctor(options: Options) -> Report:
@@ -12,16 +12,14 @@ def run_doctor(options: Options) -> Report:
     checks: list[Check] = []
     for name, fn, meta in ordered():
         try:
-            check = fn(ctx)
+            found = fn(ctx)
+            if not isinstance(found, Outcome):
+                raise TypeError(f"returned {type(found).__name__}, not an Outcome")
         except Exception as exc:  # a bug in one check must not hide the others' answers
-            check = Check(
-                name,
-                meta["group"],
+            found = Outcome(
                 "fail",
                 f"this check failed internally: {type(exc).__name__}: {exc}",
                 ["please report it with this output"],
             )
-        if check.id != name or check.group != meta["group"]:
-            raise RuntimeError(f"doctor check {name} returned {check.id}/{check.group}")
-        checks.append(check)
+        checks.append(Check.of(name, meta["group"], found))
     return Report(checks, ctx.python, str(options.root))

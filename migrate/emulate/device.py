@@ -42,7 +42,7 @@ class device:  # noqa: N801 - torch_npu's name
 
     def __init__(self, device):
         self.idx = _index(device)
-        self.prev = None
+        self.prev: int | None = None  # the current device when entered
 
     def __enter__(self):
         self.prev = _CURRENT["device"]
@@ -50,7 +50,8 @@ class device:  # noqa: N801 - torch_npu's name
         return self
 
     def __exit__(self, *exc):
-        _CURRENT["device"] = self.prev
+        if self.prev is not None:
+            _CURRENT["device"] = self.prev
         return False
 
 

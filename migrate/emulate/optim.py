@@ -89,7 +89,7 @@ class NpuFusedLamb(torch.optim.Optimizer):
                 update = exp_avg / exp_avg_sq.sqrt().add(group["eps"])
                 if group["weight_decay"] != 0:
                     update.add_(p, alpha=group["weight_decay"])
-                trust = 1.0
+                trust: float | torch.Tensor = 1.0
                 if not self.adam:
                     w = torch.linalg.vector_norm(p).clamp(0, 10)
                     u = torch.linalg.vector_norm(update)

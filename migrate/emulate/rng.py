@@ -171,7 +171,7 @@ class Generator(_BASE, metaclass=_GeneratorType):
 
         if not (is_npu_device(device) or isinstance(device, int)):  # an index: the accelerator
             return _BASE(device)
-        return super().__new__(cls, "cpu")
+        return super().__new__(cls, "cpu")  # type: ignore[call-arg]  # the stub types only __init__
 
     @property  # read-only: an NPU generator stays on the NPU
     def device(self) -> torch.device:  # type: ignore[override]

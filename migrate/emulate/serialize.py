@@ -103,7 +103,8 @@ def install() -> None:
 
     def npu_load(f, map_location=None, *args, **kwargs):
         outer = getattr(_LOADING, "marks", None)
-        _LOADING.marks = marks = set()
+        marks: set[int] = set()  # data_ptr()s of the storages restored for the NPU
+        _LOADING.marks = marks
         try:
             obj = load(f, map_location, *args, **kwargs)
         finally:

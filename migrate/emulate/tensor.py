@@ -48,7 +48,7 @@ class NpuTensor(torch.Tensor):
     __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
 
     @classmethod
-    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):  # type: ignore[override]  # torch's protocol
         return run(func, args, kwargs or {})
 
     def __repr__(self, *, tensor_contents=None):

@@ -7,40 +7,56 @@ so one table drives both.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 
 from migrate.core.resources import op_registry_dir
 from migrate.ops.registry import RESTRICTED, Verdict, load_yaml
 
-KINDS = (
-    "attribute",
-    "attribute_length",
-    "attribute_min",
-    "attribute_odd",
-    "output_unused",
-    "max_inputs",
-    "max_outputs",
-    "input_dtype",
-    "input_rank",
-    "constant_input",
-)
-_FIELDS = {
-    "check",
-    "why",
-    "note",
-    "source",
-    "when_rank",
-    "attribute",
-    "allowed",
-    "forbidden",
-    "default",
-    "min",
-    "max",
-    "output",
-    "input",
-    "inputs",
-    "compare",
+LIMITS_FILE = "onnx/atc/limits.yaml"  # under op_registry/
+
+
+@dataclass(frozen=True)
+class CheckKind:
+    """The keys a check of one kind takes (besides ``check``, ``why``, ``note``/``source``
+    and ``when_rank``, which every check may have)."""
+
+    required: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+    any_of: tuple[str, ...] = ()  # at least one of these
+
+
+# The check registry: every kind _broken judges, with its keys.
+CHECKS: dict[str, CheckKind] = {
+    "attribute": CheckKind(("attribute",), ("default", "compare"), ("allowed", "forbidden")),
+    "attribute_length": CheckKind(("attribute", "allowed"), ("default",)),
+    "attribute_min": CheckKind(("attribute", "min"), ("default",)),
+    "attribute_odd": CheckKind(("attribute",), ("default",)),
+    "output_unused": CheckKind(("output",)),
+    "max_inputs": CheckKind(("max",)),
+    "max_outputs": CheckKind(("max",)),
+    "input_dtype": CheckKind(("allowed",), any_of=("input", "inputs")),
+    "input_rank": CheckKind(("allowed",), any_of=("input", "inputs")),
+    "constant_input": CheckKind(any_of=("input", "inputs")),
+}
+KINDS = tuple(CHECKS)
+_COMMON = ("check", "why", "note", "source", "when_rank")
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "why": str,
+    "note": str,
+    "source": str,
+    "when_rank": int,
+    "attribute": str,
+    "allowed": list,
+    "forbidden": list,
+    "min": (int, float),
+    "max": int,
+    "output": int,
+    "input": int,
+    "inputs": list,
+    "compare": str,
 }
 # How an attribute value is compared with the allowed ones (``compare:`` in limits.yaml).
 COMPARE = ("exact", "einsum")
@@ -77,37 +93,130 @@ def _plugin_source(op: str, note: str, ops: dict) -> str:
     return f"{where} ({note})"
 
 
-def parse(data: dict, ops: dict) -> dict[str, list[Limit]]:
-    """Typed limits from the YAML; a bad entry fails naming the op and the field."""
+class LimitsError(ValueError):
+    """A check of limits.yaml the engine cannot use: names the file, the op and the key."""
+
+
+def _check_keys(where: str, raw: dict) -> CheckKind:
+    """The kind of check ``raw``, its keys checked against :data:`CHECKS`."""
+    kind = raw.get("check")
+    if kind not in CHECKS:
+        hint = difflib.get_close_matches(str(kind), KINDS, 1)
+        raise LimitsError(
+            f"{where}: unknown check {kind!r}"
+            + (f" (did you mean {hint[0]!r}?)" if hint else f" (known: {', '.join(KINDS)})")
+        )
+    spec = CHECKS[kind]
+    where = f"{where}: check {kind}"
+    known = (*_COMMON, *spec.required, *spec.optional, *spec.any_of)
+    for key in raw:
+        if key not in known:
+            hint = difflib.get_close_matches(str(key), known, 1)
+            raise LimitsError(
+                f"{where}: unknown key {key!r}"
+                + (f" (did you mean {hint[0]!r}?)" if hint else f" (keys: {', '.join(known)})")
+            )
+        value = raw[key]
+        if key in _TYPES and (isinstance(value, bool) or not isinstance(value, _TYPES[key])):
+            raise LimitsError(f"{where}: {key} must be of type {_type_name(key)}, not {value!r}")
+    missing = [k for k in spec.required if k not in raw]
+    if spec.any_of and not any(k in raw for k in spec.any_of):
+        missing.append(" or ".join(spec.any_of))
+    if not raw.get("why"):
+        missing.append("why")
+    if not raw.get("note") and not raw.get("source"):
+        missing.append("note or source")
+    if missing:
+        raise LimitsError(f"{where}: missing {', '.join(missing)}")
+    if raw.get("compare", "exact") not in COMPARE:
+        raise LimitsError(f"{where}: compare must be one of {', '.join(COMPARE)}, not {raw['compare']!r}")
+    return spec
+
+
+def _type_name(key: str) -> str:
+    kind = _TYPES[key]
+    return " or ".join(t.__name__ for t in kind) if isinstance(kind, tuple) else kind.__name__
+
+
+def _check_onnx(where: str, op: str, raw: dict) -> None:
+    """The attribute a check names is one of the op's in ONNX's schemas (any opset), and
+    dtype names are ONNX's; skipped without onnx or for ops ONNX does not define."""
+    schemas = onnx_schema_attributes()
+    if schemas is None:
+        return
+    domain, _, name = op.rpartition("::")
+    attrs = schemas.get(("" if domain == "ai.onnx" else domain, name))
+    attr = raw.get("attribute")
+    if attrs is not None and attr is not None and attr not in attrs:
+        hint = difflib.get_close_matches(attr, sorted(attrs), 1)
+        raise LimitsError(
+            f"{where}: check {raw['check']}: ONNX {op} has no attribute {attr!r}"
+            + (f" (did you mean {hint[0]!r}?)" if hint else f" (its attributes: {_names(attrs)})")
+        )
+    if raw["check"] == "input_dtype":
+        from onnx import TensorProto
+
+        unknown = [t for t in raw["allowed"] if t not in TensorProto.DataType.keys()]
+        if unknown:
+            raise LimitsError(f"{where}: check input_dtype: allowed names no ONNX type {unknown}")
+
+
+def _names(attrs: set[str]) -> str:
+    return ", ".join(sorted(attrs)) or "none"
+
+
+@cache
+def onnx_schema_attributes() -> dict[tuple[str, str], set[str]] | None:
+    """``(domain, op) -> attribute names`` over every opset of ONNX's schemas (an attribute
+    a later opset dropped still appears in older models); None without onnx."""
+    try:
+        from onnx import defs
+    except ImportError:
+        return None
+    out: dict[tuple[str, str], set[str]] = {}
+    for schema in defs.get_all_schemas_with_history():
+        out.setdefault((schema.domain, schema.name), set()).update(schema.attributes)
+    return out
+
+
+def parse(data: dict, ops: dict, path: str = f"op_registry/{LIMITS_FILE}") -> dict[str, list[Limit]]:
+    """Typed limits from the YAML at ``path``; a check of an unknown kind, with an unknown,
+    missing or mistyped key, or naming an attribute the ONNX op does not have, is a
+    :class:`LimitsError` naming the file, the op and the key."""
     out: dict[str, list[Limit]] = {}
-    for op, checks in (data.get("checks") or {}).items():
-        for raw in checks:
-            unknown = set(raw) - _FIELDS
-            if raw.get("check") not in KINDS or unknown or not raw.get("why"):
-                raise ValueError(
-                    f"limits.yaml: {op}: bad check {raw} (kinds: {', '.join(KINDS)}; "
-                    f"unknown fields: {sorted(unknown)})"
-                )
-            if not raw.get("note") and not raw.get("source"):
-                raise ValueError(f"limits.yaml: {op}: a check needs a note or a source")
-            if raw.get("compare", "exact") not in COMPARE:
-                raise ValueError(f"limits.yaml: {op}: compare must be one of {', '.join(COMPARE)}")
+    checks = data.get("checks") or {}
+    if not isinstance(checks, dict):
+        raise LimitsError(f"{path}: checks must be a mapping of op: list of checks")
+    for op, op_checks in checks.items():
+        if not isinstance(op_checks, list):
+            raise LimitsError(f"{path}: {op}: the checks of an op are a list")
+        for i, raw in enumerate(op_checks):
+            where = f"{path}: {op}[{i}]"
+            if not isinstance(raw, dict):
+                raise LimitsError(f"{where}: a check is a mapping, not {raw!r}")
+            _check_keys(where, raw)
+            _check_onnx(where, op, raw)
             source = raw.get("source") or _plugin_source(op, raw["note"], ops)
-            params = {
-                k: v for k, v in raw.items() if k not in ("check", "why", "note", "source", "when_rank")
-            }
+            params = {k: v for k, v in raw.items() if k not in _COMMON}
             out.setdefault(op, []).append(
                 Limit(op, raw["check"], raw["why"], source, params, raw.get("when_rank"))
             )
     return out
 
 
-@cache
-def limits() -> dict[str, list[Limit]]:
+def load_limits(path: Path | None = None) -> dict[str, list[Limit]]:
+    """The checks of ``path`` (the shipped limits.yaml by default), validated (:func:`parse`)."""
     from migrate.ops.registry import load_onnx
 
-    data = load_yaml(op_registry_dir() / "onnx" / "atc" / "limits.yaml")
-    return parse(data, load_onnx("atc").ops)
+    shipped = op_registry_dir() / LIMITS_FILE
+    path = shipped if path is None else path
+    where = f"op_registry/{LIMITS_FILE}" if path == shipped else str(path)
+    return parse(load_yaml(path), load_onnx("atc").ops, where)
+
+
+@cache
+def limits() -> dict[str, list[Limit]]:
+    return load_limits()
 
 
 def _norm(value):

@@ -27,6 +27,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from migrate.precision.classes import registry
 from migrate.precision.judge import failing_metrics
 from migrate.precision.lineage import UNKNOWN
 
@@ -290,8 +291,6 @@ def _check(
     pos: int, entries: dict[int, dict], graph: SourceGraph, th: dict | None, gain: float
 ) -> tuple[bool, int | None, float]:
     """``(one honest step, position of its largest source, allowed gain)`` for an entry."""
-    from migrate.precision.run_precision import UNIT_ROUNDOFF
-
     entry = entries[pos]
     if th is None or entry["status"] == "missing" or entry.get("nan") or entry.get("inf"):
         return False, None, 0.0
@@ -299,7 +298,7 @@ def _check(
     if any(p not in entries or p == pos for p in srcs):
         return False, None, 0.0
     cond = max(1.0, graph.cond(pos))
-    local = LOCAL_ROUNDINGS * UNIT_ROUNDOFF.get(th.get("class") or "", 0.0) * cond
+    local = LOCAL_ROUNDINGS * registry().unit_roundoff(th.get("class")) * cond
     if entry.get("floored") and not any(entries[p].get("floored") for p in srcs):
         # judged against its floor: its error, relative to its own size, must be what one
         # step makes of its sources' (the cancellation is in the step's cond)

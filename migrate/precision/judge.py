@@ -10,18 +10,8 @@ import math
 from typing import Any
 
 from migrate.precision import metrics
+from migrate.precision.classes import registry
 from migrate.precision.metrics.pair import Pair
-
-# Errors this small cannot be resolved in the class's dtype: values underflow to
-# subnormals, whose spacing is fixed (2**-149 in fp32) so their relative error grows
-# without bound (a randomly initialised deep CNN's activations vanish to 1e-42).
-SMALLEST_NORMAL = {
-    "float16": 2.0**-14,
-    "bfloat16": 2.0**-126,
-    "hf32": 2.0**-126,
-    "float32": 2.0**-126,
-    "float64": 2.0**-1022,
-}
 
 
 def base_entry(rec: dict, tgt: dict | None) -> dict[str, Any]:
@@ -97,7 +87,10 @@ def judge(m: dict[str, Any], th: dict) -> tuple[str, str]:
         return "fail", (
             f"{m['nonfinite_mismatch']} NaN/Inf or dtype-extreme values where the reference differs"
         )
-    tiny = SMALLEST_NORMAL.get(th.get("class") or "")
+    # Errors this small cannot be resolved in the class's dtype: values underflow to
+    # subnormals, whose spacing is fixed (2**-149 in fp32) so their relative error grows
+    # without bound (a randomly initialised deep CNN's activations vanish to 1e-42).
+    tiny = registry().smallest_normal(th.get("class"))
     if tiny and m.get("rmse") is not None and m["rmse"] <= tiny:
         return "pass", f"error below the smallest normal {th['class']} ({tiny:.2g})"
     for level in ("fail", "warn"):

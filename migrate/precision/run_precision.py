@@ -4,7 +4,8 @@ A dump's ``meta.precision`` holds the parameter dtype, the autocast dtypes seen 
 ran, whether matmuls and convolutions ran in TF32/HF32 (10-bit mantissa inputs, fp32 sums)
 on the run's device, and whether the model has convolutions. The class of a run is the
 least precise of those; each tensor pair is judged by the looser of its two runs' classes
-and its two dtypes, so an fp32 loss computed from bf16 logits is judged as bf16.
+and its two dtypes, so an fp32 loss computed from bf16 logits is judged as bf16. The
+classes and their order are classes.py's records.
 """
 
 from __future__ import annotations
@@ -12,33 +13,16 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-# Least precise first.
-CLASSES = ("bfloat16", "float16", "hf32", "float32", "float64")
-# 2^-(mantissa bits + 1): the relative error of one rounding (hf32: 10-bit mantissa).
-UNIT_ROUNDOFF = {
-    "bfloat16": 2.0**-8,
-    "float16": 2.0**-11,
-    "hf32": 2.0**-11,
-    "float32": 2.0**-24,
-    "float64": 2.0**-53,
-}
-_DTYPE_CLASS = {
-    "bfloat16": "bfloat16",
-    "float16": "float16",
-    "float32": "float32",
-    "float64": "float64",
-    "complex64": "float32",
-    "complex128": "float64",
-}
+from migrate.precision.classes import registry
 
 
 def loosest(*classes: str | None) -> str | None:
-    known = [c for c in classes if c in CLASSES]
-    return min(known, key=CLASSES.index) if known else None
+    """The least precise of ``classes`` (precision classes, classes.py)."""
+    return registry().loosest(*classes)
 
 
 def dtype_class(dtype: str | None) -> str | None:
-    return _DTYPE_CLASS.get(dtype or "")
+    return registry().of_dtype(dtype)
 
 
 def _reduced_flags(device: str) -> dict[str, Any]:

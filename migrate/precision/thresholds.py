@@ -15,10 +15,9 @@ from migrate.core.display import escape
 from migrate.core.errors import UsageError
 from migrate.core.inputs import check_glob, load_yaml
 from migrate.precision import metrics
-from migrate.precision.run_precision import CLASSES, dtype_class, loosest
+from migrate.precision.classes import BAND_KEYS, DEFAULTS_FILE, EXACT, registry
+from migrate.precision.run_precision import dtype_class, loosest
 
-DEFAULTS_FILE = Path(__file__).with_name("thresholds.yaml")
-BAND_KEYS = ("rtol", "atol", "atol_rms")
 # Per-class keys that are neither metric limits nor bands, each a share in [0, 1]:
 # grad_floor (grad_floor.py) - a gradient below that share of the gradient it was computed
 # from is numerically zero at the class's resolution.
@@ -73,8 +72,8 @@ class Gate:
     def class_of(self, ref_dtype: str, tgt_dtype: str, run_class: str | None = None) -> str:
         a, b = dtype_class(ref_dtype), dtype_class(tgt_dtype)
         if a is None or b is None:
-            return "default"
-        return loosest(a, b, run_class) or "default"
+            return EXACT
+        return loosest(a, b, run_class) or EXACT
 
     def grad_floor_of(self, th: dict[str, Any]) -> float:
         """The grad_floor share for thresholds ``th`` (of one entry)."""
@@ -103,7 +102,7 @@ class Gate:
         the precision class they come from. Gradients (``kind`` backward.*) use the
         grad_ variants, replay the replay_ ones."""
         cls = self.class_of(ref_dtype, tgt_dtype, run_class)
-        out = dict(self.dtypes.get(cls) or self.dtypes["default"])
+        out = dict(self.dtypes[cls])
         for ov in self.overrides:
             if fnmatch.fnmatchcase(name, ov["match"]):
                 out.update({k: v for k, v in ov.items() if k not in ("match", "why")})
@@ -189,14 +188,14 @@ def _check_top(path: Any, doc: dict) -> None:
             _unknown(str(path), key, TOP_KEYS)
 
 
-def _dtypes(path: Any, base: dict, user: dict) -> dict[str, dict[str, Any]]:
-    dtypes = {k: dict(v) for k, v in base["dtypes"].items()}
+def _dtypes(path: Any, user: dict) -> dict[str, dict[str, Any]]:
+    dtypes = registry().bands()
     given = user.get("dtypes") or {}
     if not isinstance(given, dict):
         raise UsageError(f"{path}: dtypes must be a mapping of class: thresholds")
     for dtype, entry in given.items():
         if dtype not in dtypes:
-            known = (*CLASSES, "default")
+            known = tuple(dtypes)
             _unknown(f"{path}: dtypes", dtype, known, DTYPE_ALIASES.get(str(dtype).lower(), ""))
         _check_entry(f"{path}: dtypes.{dtype}", entry)
         dtypes[dtype].update(entry)
@@ -262,7 +261,7 @@ def load_gate(path: str | Path | None = None, profile: str | None = None) -> Gat
         raise UsageError(f"{where}: profiles must be a mapping of name: settings")
     name, prof = _profile(where, base, user, profile)
     return Gate(
-        dtypes=_dtypes(where, base, user),
+        dtypes=_dtypes(where, user),
         overrides=_overrides(where, user),
         allowed_violations=allowed,
         fail_on_missing=missing,

@@ -5,6 +5,7 @@ libraries, device selection, leftover processes, a hanging or crashing import)."
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -46,9 +47,20 @@ def test_a_ready_host_is_ready(host, fpy, doctor):
 def test_text_report_starts_each_line_with_the_verdict(host, fpy, doctor):
     _ready(host, fpy)
     code, text, _ = doctor.run()
+    _, checks = doctor.checks()
     assert code == 0
-    assert text.rstrip().endswith("ready: 0 failed, 0 warnings, 15 ok, 4 skipped")
-    assert "  ok    cann-pairing      CANN 9.1.0 is the release published for torch_npu 2.14.0" in text
+    n = {s: sum(c["status"] == s for c in checks.values()) for s in ("ok", "skip")}
+    assert text.rstrip().endswith(f"ready: 0 failed, 0 warnings, {n['ok']} ok, {n['skip']} skipped")
+    rows = {
+        m.group(2): (m.group(1), m.start(3) - m.start())
+        for m in re.finditer(r"^  (ok|WARN|FAIL|skip) +(\S+) +(.*)$", text, re.M)
+    }
+    assert rows.keys() == checks.keys()  # one line per check, each starting with its verdict
+    assert rows["cann-pairing"][0] == "ok"
+    assert re.search(
+        r"^  ok +cann-pairing +CANN 9\.1\.0 is the release published for torch_npu 2\.14\.0$", text, re.M
+    )
+    assert len({column for _, column in rows.values()}) == 1  # summaries aligned, at any width
 
 
 def test_unsourced_environment_names_the_script_to_source(host, fpy, doctor):

@@ -9,7 +9,7 @@ from migrate.doctor import pins
 from migrate.doctor.checks import CHECKS
 from migrate.doctor.context import Context
 from migrate.doctor.install import find_kernels
-from migrate.doctor.report import Check
+from migrate.doctor.report import Outcome
 from migrate.doctor.versions import in_range, numeric, parse_cann
 
 GROUP = "cann"
@@ -32,13 +32,11 @@ def _wanted_cann(ctx: Context) -> str:
 
 
 @CHECKS.register("cann-toolkit", group=GROUP, order=10)
-def cann_toolkit(ctx: Context) -> Check:
+def cann_toolkit(ctx: Context) -> Outcome:
     table = ctx.environment
     if not ctx.toolkits:
         places = [str(r / h.path) for r in ctx.layout.install_roots() for h in table.cann_homes]
-        return Check(
-            "cann-toolkit",
-            GROUP,
+        return Outcome(
             "fail",
             "no CANN toolkit found",
             [
@@ -55,20 +53,14 @@ def cann_toolkit(ctx: Context) -> Check:
         f"also installed: CANN {other.version_text or '?'} at {other.home}" for other in ctx.toolkits[1:]
     ]
     if cann.info.error:
-        return Check(
-            "cann-toolkit", GROUP, "fail", f"cannot read {cann.info.path}", [cann.info.error, *evidence[1:]]
-        )
+        return Outcome("fail", f"cannot read {cann.info.path}", [cann.info.error, *evidence[1:]])
     if cann.version is None:
-        return Check(
-            "cann-toolkit",
-            GROUP,
+        return Outcome(
             "warn",
             f"CANN at {cann.home}: version {cann.version_text!r} not understood",
             evidence,
         )
-    return Check(
-        "cann-toolkit",
-        GROUP,
+    return Outcome(
         "ok",
         f"CANN {cann.version_text} at {cann.home}",
         evidence,
@@ -77,25 +69,21 @@ def cann_toolkit(ctx: Context) -> Check:
 
 
 @CHECKS.register("cann-kernels", group=GROUP, order=20)
-def cann_kernels(ctx: Context) -> Check:
+def cann_kernels(ctx: Context) -> Outcome:
     cann = ctx.cann
     source = ctx.environment.kernels_info.source.cite()
     if cann is None or cann.version is None:
-        return Check("cann-kernels", GROUP, "skip", "no CANN toolkit to check against")
+        return Outcome("skip", "no CANN toolkit to check against")
     kernels = find_kernels(cann)
     record = cann.home / ctx.environment.kernels_info.path
     if kernels is None:
         if (cann.version.major, cann.version.minor) >= (8, 5):
-            return Check(
-                "cann-kernels",
-                GROUP,
+            return Outcome(
                 "skip",
                 f"no {ctx.environment.kernels_info.path} record in CANN {cann.version_text}: not checked",
                 [f"looked at {record}"],
             )
-        return Check(
-            "cann-kernels",
-            GROUP,
+        return Outcome(
             "warn",
             f"no kernels (binary operator) package recorded for CANN {cann.version_text}",
             [
@@ -107,13 +95,11 @@ def cann_kernels(ctx: Context) -> Check:
             sources=(source,),
         )
     if kernels.info.error:
-        return Check("cann-kernels", GROUP, "fail", f"cannot read {record}", [kernels.info.error])
+        return Outcome("fail", f"cannot read {record}", [kernels.info.error])
     evidence = [f"record: {record}", f"kernels release: {kernels.release or '?'}"]
     release = parse_cann(kernels.release)
     if release is not None and release.release != cann.version.release:
-        return Check(
-            "cann-kernels",
-            GROUP,
+        return Outcome(
             "fail",
             f"kernels of CANN {kernels.release} beside toolkit {cann.version_text}",
             evidence,
@@ -124,18 +110,14 @@ def cann_kernels(ctx: Context) -> Check:
     verdict = _in_declared_range(cann.version_text or "", kernels.toolkit_range)
     if verdict is False:
         evidence.append(f"it requires toolkit {kernels.toolkit_range}")
-        return Check(
-            "cann-kernels",
-            GROUP,
+        return Outcome(
             "fail",
             f"the kernels package does not take toolkit {cann.version_text}",
             evidence,
             fix=f"install the kernels package of CANN {cann.version_text}",
             sources=(source,),
         )
-    return Check(
-        "cann-kernels",
-        GROUP,
+    return Outcome(
         "ok",
         f"kernels of CANN {kernels.release} installed",
         evidence,
@@ -164,12 +146,12 @@ def _in_declared_range(version: str, spec: str | None) -> bool | None:
 
 
 @CHECKS.register("cann-pairing", group=GROUP, order=30)
-def cann_pairing(ctx: Context) -> Check:
+def cann_pairing(ctx: Context) -> Outcome:
     cann = ctx.cann
     if ctx.torch_npu is None or ctx.torch_npu.version is None:
-        return Check("cann-pairing", GROUP, "skip", "torch_npu is not installed")
+        return Outcome("skip", "torch_npu is not installed")
     if cann is None or cann.version is None:
-        return Check("cann-pairing", GROUP, "skip", "no CANN version to compare")
+        return Outcome("skip", "no CANN version to compare")
     tnpu = ctx.torch_npu.version
     row = ctx.compat.release(tnpu)
     here = cann.version
@@ -187,9 +169,7 @@ def cann_pairing(ctx: Context) -> Check:
             f"published for torch {r.torch}: torch_npu {r.torch_npu} with CANN {r.cann}"
             for r in ctx.compat.for_torch(tnpu)[:4]
         ]
-        return Check(
-            "cann-pairing",
-            GROUP,
+        return Outcome(
             "warn",
             f"no published pairing for torch_npu {ctx.torch_npu.version_text}",
             ev,
@@ -197,9 +177,7 @@ def cann_pairing(ctx: Context) -> Check:
         )
     cite = (row.source.cite(),)
     if row.cann is None:
-        return Check(
-            "cann-pairing",
-            GROUP,
+        return Outcome(
             "warn",
             f"no CANN release is published for torch_npu {tnpu}",
             [f"installed: CANN {here}"],
@@ -207,9 +185,7 @@ def cann_pairing(ctx: Context) -> Check:
         )
     evidence = [f"torch_npu {tnpu} was published for CANN {row.cann}", f"installed: CANN {here}"]
     if here.release == row.cann.release and not here.is_prerelease:
-        return Check(
-            "cann-pairing",
-            GROUP,
+        return Outcome(
             "ok",
             f"CANN {here} is the release published for torch_npu {tnpu}",
             evidence,
@@ -221,9 +197,7 @@ def cann_pairing(ctx: Context) -> Check:
             "function ..., maybe you cann version is too low', undefined symbols)"
         )
         fix = f"install CANN {row.cann}" + (f"\n{other}" if other else "")
-        return Check(
-            "cann-pairing",
-            GROUP,
+        return Outcome(
             "fail",
             f"CANN {here} is older than the CANN {row.cann} torch_npu {tnpu} was published for",
             evidence,
@@ -233,9 +207,7 @@ def cann_pairing(ctx: Context) -> Check:
     evidence.append(
         "not a published pair: builds of torch_npu have failed on newer CANN with undefined symbols"
     )
-    return Check(
-        "cann-pairing",
-        GROUP,
+    return Outcome(
         "warn",
         f"CANN {here} differs from the CANN {row.cann} torch_npu {tnpu} was published for",
         evidence,
@@ -245,7 +217,7 @@ def cann_pairing(ctx: Context) -> Check:
 
 
 @CHECKS.register("driver", group=GROUP, order=40)
-def driver(ctx: Context) -> Check:
+def driver(ctx: Context) -> Outcome:
     drv = ctx.driver
     table = ctx.environment
     cite = (table.driver_info.source.cite(),)
@@ -254,9 +226,7 @@ def driver(ctx: Context) -> Check:
     if drv.info is None and hal is not None:
         # A container that mounts the driver's libraries but not its version record:
         # the driver is there, its version cannot be read.
-        return Check(
-            "driver",
-            GROUP,
+        return Outcome(
             "warn",
             "the driver's libraries are here, its version record is not",
             [f"missing: {record}", f"found: {hal}"],
@@ -265,9 +235,7 @@ def driver(ctx: Context) -> Check:
             sources=(*cite, table.device_nodes.source.cite()),
         )
     if drv.info is None:
-        return Check(
-            "driver",
-            GROUP,
+        return Outcome(
             "fail",
             "no NPU driver found",
             [f"missing: {record}"],
@@ -276,13 +244,13 @@ def driver(ctx: Context) -> Check:
             sources=(*cite, table.device_nodes.source.cite()),
         )
     if drv.info.error:
-        return Check("driver", GROUP, "fail", f"cannot read {record}", [drv.info.error])
+        return Outcome("fail", f"cannot read {record}", [drv.info.error])
     evidence = [f"record: {record}"]
     if drv.install_info is not None:
         evidence.append(f"install path from {drv.install_info.path}")
     if not drv.version:
-        return Check("driver", GROUP, "warn", "the driver record names no version", evidence)
-    return Check("driver", GROUP, "ok", f"driver {drv.version}", evidence, sources=cite)
+        return Outcome("warn", "the driver record names no version", evidence)
+    return Outcome("ok", f"driver {drv.version}", evidence, sources=cite)
 
 
 def _driver_library(ctx: Context) -> str | None:
@@ -301,21 +269,17 @@ _RANGE = re.compile(r"\[\s*([^,\]\s]+)\s*,\s*([^\]\s]+)\s*\]")
 
 
 @CHECKS.register("firmware", group=GROUP, order=50)
-def firmware(ctx: Context) -> Check:
+def firmware(ctx: Context) -> Outcome:
     drv = ctx.driver
     record = drv.base / ctx.environment.firmware_info.path
     if drv.firmware is None:
-        return Check(
-            "firmware",
-            GROUP,
+        return Outcome(
             "skip",
             "no firmware record visible here (containers usually do not mount it)",
             [f"looked at {record}"],
         )
     if drv.firmware.error or not drv.firmware_version:
-        return Check(
-            "firmware",
-            GROUP,
+        return Outcome(
             "warn",
             f"cannot read the firmware version from {record}",
             [drv.firmware.error or "no Version= line"],
@@ -324,16 +288,14 @@ def firmware(ctx: Context) -> Check:
     declared = drv.info.get("compatible_version_fw") if drv.info else None
     m = _RANGE.search(declared or "")
     if not m:
-        return Check("firmware", GROUP, "ok", f"firmware {drv.firmware_version}", evidence)
+        return Outcome("ok", f"firmware {drv.firmware_version}", evidence)
     evidence.append(f"the driver {drv.version} declares firmware {m.group(1)} to {m.group(2)}")
     verdict = in_range(drv.firmware_version, m.group(1), m.group(2))
     if verdict is False:
-        return Check(
-            "firmware",
-            GROUP,
+        return Outcome(
             "warn",
             f"firmware {drv.firmware_version} is outside the range the driver declares",
             evidence,
             fix="install the firmware that goes with the driver (the same Ascend HDK release)",
         )
-    return Check("firmware", GROUP, "ok", f"firmware {drv.firmware_version}", evidence)
+    return Outcome("ok", f"firmware {drv.firmware_version}", evidence)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from migrate.doctor.checks import CHECKS
 from migrate.doctor.context import Context
-from migrate.doctor.report import Check
+from migrate.doctor.report import Outcome
 
 GROUP = "devices"
 MAX_PROCESSES = 4096  # /proc entries inspected
@@ -37,7 +37,7 @@ def device_nodes(ctx: Context) -> tuple[list[Path], list[Path]]:
 
 
 @CHECKS.register("device-nodes", group=GROUP, order=10)
-def nodes(ctx: Context) -> Check:
+def nodes(ctx: Context) -> Outcome:
     spec = ctx.environment.device_nodes
     cite = (spec.source.cite(),)
     numbered, missing = device_nodes(ctx)
@@ -54,9 +54,7 @@ def nodes(ctx: Context) -> Check:
         f"--device {p}" for p in ["/dev/davinciN", *shared]
     )
     if not numbered:
-        return Check(
-            "device-nodes",
-            GROUP,
+        return Outcome(
             "fail",
             "no NPU device nodes (/dev/davinciN)",
             [f"looked in {ctx.layout.system('/dev')}"],
@@ -64,9 +62,7 @@ def nodes(ctx: Context) -> Check:
             sources=cite,
         )
     if missing:
-        return Check(
-            "device-nodes",
-            GROUP,
+        return Outcome(
             "fail",
             "shared device nodes are missing: " + ", ".join(p.name for p in missing),
             evidence,
@@ -76,16 +72,14 @@ def nodes(ctx: Context) -> Check:
     denied = [p.name for p in numbered if not os.access(p, os.R_OK | os.W_OK)]
     if denied:
         evidence.append(f"not readable and writable by this user: {', '.join(denied)}")
-        return Check(
-            "device-nodes",
-            GROUP,
+        return Outcome(
             "fail",
             "this user cannot open the device nodes",
             evidence,
             fix="run as a user allowed to use the devices (check the owner and mode of /dev/davinci*)",
             sources=cite,
         )
-    return Check("device-nodes", GROUP, "ok", f"{len(numbered)} NPU device node(s)", evidence, sources=cite)
+    return Outcome("ok", f"{len(numbered)} NPU device node(s)", evidence, sources=cite)
 
 
 def parse_visible(value: str) -> tuple[list[int], str]:
@@ -105,14 +99,14 @@ def parse_visible(value: str) -> tuple[list[int], str]:
 
 
 @CHECKS.register("visible-devices", group=GROUP, order=20)
-def visible(ctx: Context) -> Check:
+def visible(ctx: Context) -> Outcome:
     spec = ctx.environment.visible_devices
     var = spec.path
     cites = tuple(s.cite() for s in spec.extra["sources"])
     numbered, _ = device_nodes(ctx)
     count = len(numbered)
     if not count:
-        return Check("visible-devices", GROUP, "skip", "no NPU device nodes to select from")
+        return Outcome("skip", "no NPU device nodes to select from")
     value = ctx.env.get(var)
     others = {v: ctx.env[v] for v in spec.extra["not_for_npu"] if ctx.env.get(v) is not None}
     fix: str | None
@@ -125,18 +119,14 @@ def visible(ctx: Context) -> Check:
                 if ids and not rest
                 else f"export {var}=<device indices, ascending>"
             )
-            return Check(
-                "visible-devices",
-                GROUP,
+            return Outcome(
                 "warn",
                 f"{name} is set but selects no NPU; {var} is not set",
                 [f"{name}={other}", f"all {count} NPU(s) are visible"],
                 fix=fix,
                 sources=cites,
             )
-        return Check(
-            "visible-devices", GROUP, "ok", f"{var} not set: all {count} NPU(s) visible", sources=cites
-        )
+        return Outcome("ok", f"{var} not set: all {count} NPU(s) visible", sources=cites)
     evidence = [f"{var}={value!r}"] + [f"{k}={v} (ignored by the NPU runtime)" for k, v in others.items()]
     ids, rest = parse_visible(value)
     problems, status = [], "ok"
@@ -144,9 +134,7 @@ def visible(ctx: Context) -> Check:
         problems.append(f"{rest!r} is ignored: only digits and commas are read")
         status = "warn"
     if not ids:
-        return Check(
-            "visible-devices",
-            GROUP,
+        return Outcome(
             "fail",
             f"{var} makes no NPU visible",
             evidence + problems,
@@ -169,20 +157,20 @@ def visible(ctx: Context) -> Check:
         "warn": f"{var} is partly ignored",
         "fail": f"{var} is not usable as set",
     }[status]
-    return Check("visible-devices", GROUP, status, summary, evidence + problems, fix=fix, sources=cites)
+    return Outcome(status, summary, evidence + problems, fix=fix, sources=cites)
 
 
 @CHECKS.register("device-holders", group=GROUP, order=30)
-def holders(ctx: Context) -> Check:
+def holders(ctx: Context) -> Outcome:
     proc = ctx.layout.system("/proc")
     node = re.compile(ctx.environment.device_nodes.path)
     if not device_nodes(ctx)[0]:
-        return Check("device-holders", GROUP, "skip", "no NPU device nodes")
+        return Outcome("skip", "no NPU device nodes")
     cite = (ctx.errors.codes["EJ0001"].sources[0].cite(),)
     try:
         pids = [p for p in os.listdir(proc) if p.isdigit()][:MAX_PROCESSES]
     except OSError:
-        return Check("device-holders", GROUP, "skip", f"{proc} cannot be read")
+        return Outcome("skip", f"{proc} cannot be read")
     me = {str(os.getpid())}
     held: dict[str, set[str]] = {}
     hidden = 0
@@ -204,15 +192,13 @@ def holders(ctx: Context) -> Check:
                 held.setdefault(pid, set()).add(Path(target).name)
     notes = [f"{hidden} process(es) could not be inspected (other users)"] if hidden else []
     if not held:
-        return Check("device-holders", GROUP, "ok", "no other process holds an NPU", notes)
+        return Outcome("ok", "no other process holds an NPU", notes)
     evidence = [
         f"pid {pid} holds {', '.join(sorted(devs))}: {_cmdline(proc / pid)}"
         for pid, devs in sorted(held.items(), key=lambda kv: int(kv[0]))
     ][:16]
     pids_text = " ".join(sorted(held, key=int))
-    return Check(
-        "device-holders",
-        GROUP,
+    return Outcome(
         "warn",
         f"{len(held)} other process(es) hold NPUs (a leftover run causes EJ0001 and out-of-memory errors)",
         evidence + notes,

@@ -9,7 +9,7 @@ from migrate.core.fileio import SourceError, read_bytes
 from migrate.doctor.checks import CHECKS
 from migrate.doctor.context import Context
 from migrate.doctor.install import CannInstall
-from migrate.doctor.report import Check
+from migrate.doctor.report import Outcome
 
 GROUP = "environment"
 
@@ -22,7 +22,7 @@ def source_line(cann: CannInstall | None) -> str | None:
 
 
 @CHECKS.register("set-env", group=GROUP, order=10)
-def set_env(ctx: Context) -> Check:
+def set_env(ctx: Context) -> Outcome:
     """What torch_npu checks when it loads (registry_manager.py): a variable that names a
     missing folder, or ASCEND_HOME_PATH without its runtime/compiler folders, fails the
     import; a variable not set at all is the table's ``unset`` verdict."""
@@ -51,7 +51,7 @@ def set_env(ctx: Context) -> Check:
                 f"note: $ASCEND_HOME_PATH holds no toolkit record; the toolkit "
                 f"checked is the one at {ctx.cann.home}"
             )
-        return Check("set-env", GROUP, "ok", "the CANN environment is set", evidence, sources=cites)
+        return Outcome("ok", "the CANN environment is set", evidence, sources=cites)
     if ctx.cann is None:
         fix = "install the CANN toolkit, then source its set_env.sh"
     else:
@@ -61,7 +61,7 @@ def set_env(ctx: Context) -> Check:
         if status == "fail"
         else "the CANN environment is only partly set"
     )
-    return Check("set-env", GROUP, status, summary, problems + evidence, fix=fix, sources=cites)
+    return Outcome(status, summary, problems + evidence, fix=fix, sources=cites)
 
 
 def _worse(a: str, b: str) -> str:
@@ -122,7 +122,7 @@ def resolve(name: str, dirs: list[tuple[Path, str]]) -> tuple[Path, str] | None:
 
 
 @CHECKS.register("libraries", group=GROUP, order=20)
-def libraries(ctx: Context) -> Check:
+def libraries(ctx: Context) -> Outcome:
     table = ctx.environment
     dirs = search_dirs(ctx)
     evidence, missing, fixes, warn_only = [], [], [], []
@@ -147,9 +147,7 @@ def libraries(ctx: Context) -> Check:
     fixes = list(dict.fromkeys(f for f in fixes if f))
     cites = tuple(dict.fromkeys(lib.source.cite() for lib in table.libraries))
     if missing:
-        return Check(
-            "libraries",
-            GROUP,
+        return Outcome(
             "fail",
             f"not found by the loader: {', '.join(missing)}",
             evidence + ["searched: LD_LIBRARY_PATH, ld.so.conf and the default folders"],
@@ -157,16 +155,14 @@ def libraries(ctx: Context) -> Check:
             sources=cites,
         )
     if warn_only:
-        return Check(
-            "libraries",
-            GROUP,
+        return Outcome(
             "warn",
             f"NNAL is installed but {', '.join(warn_only)} is not on the library path",
             evidence,
             fix="\n".join(fixes),
             sources=cites,
         )
-    return Check("libraries", GROUP, "ok", "the CANN and driver libraries resolve", evidence, sources=cites)
+    return Outcome("ok", "the CANN and driver libraries resolve", evidence, sources=cites)
 
 
 def _fix_for(ctx: Context, provider: str) -> str:

@@ -10,17 +10,15 @@ from migrate.doctor import pins
 from migrate.doctor.checks import CHECKS
 from migrate.doctor.context import Context, normalize
 from migrate.doctor.explain import explain_text
-from migrate.doctor.report import Check
+from migrate.doctor.report import Outcome
 
 GROUP = "python"
 
 
 @CHECKS.register("python", group=GROUP, order=10)
-def python(ctx: Context) -> Check:
+def python(ctx: Context) -> Outcome:
     if ctx.meta is None:
-        return Check(
-            "python",
-            GROUP,
+        return Outcome(
             "fail",
             f"cannot ask {ctx.options.python}",
             [ctx.meta_error or "no answer"],
@@ -33,18 +31,16 @@ def python(ctx: Context) -> Check:
         evidence.append(
             f"installed twice on sys.path (the first one is imported): {', '.join(sorted(set(dups)))}"
         )
-    return Check("python", GROUP, "warn" if dups else "ok", f"Python {py.get('version')}", evidence)
+    return Outcome("warn" if dups else "ok", f"Python {py.get('version')}", evidence)
 
 
 @CHECKS.register("torch", group=GROUP, order=20)
-def torch(ctx: Context) -> Check:
+def torch(ctx: Context) -> Outcome:
     if ctx.meta is None:
-        return Check("torch", GROUP, "skip", "the interpreter could not be asked")
+        return Outcome("skip", "the interpreter could not be asked")
     if ctx.torch is None:
         row = pins.choose_release(ctx, None)
-        return Check(
-            "torch",
-            GROUP,
+        return Outcome(
             "fail",
             "torch is not installed",
             fix=pins.PinSet(row.torch, row.torch_npu, []).lines(ctx.arch, True, True),
@@ -55,16 +51,14 @@ def torch(ctx: Context) -> Check:
     evidence = [f"version: {ctx.torch.version_text} ({build.detail})", f"location: {ctx.torch.location}"]
     summary = f"torch {ctx.torch.version_text}, {build.detail} build"
     if build.is_cpu:
-        return Check("torch", GROUP, "ok", summary, evidence)
+        return Outcome("ok", summary, evidence)
     if build.kind == "unknown":
-        return Check("torch", GROUP, "warn", summary, evidence)
+        return Outcome("warn", summary, evidence)
     # A CUDA, ROCm or XPU build: torch_npu checks the accelerator at import and refuses.
     pinned = pinned_version(ctx.torch_npu_requires()) if ctx.torch_npu else None
     when = "refuses" if ctx.torch_npu else "will refuse, once installed,"
     evidence.append(f'torch_npu {when} to load beside it: "Two accelerators cannot be used at the same time"')
-    return Check(
-        "torch",
-        GROUP,
+    return Outcome(
         "fail",
         summary + ": torch_npu needs the CPU build",
         evidence,
@@ -74,9 +68,9 @@ def torch(ctx: Context) -> Check:
 
 
 @CHECKS.register("torch-npu", group=GROUP, order=30)
-def torch_npu(ctx: Context) -> Check:
+def torch_npu(ctx: Context) -> Outcome:
     if ctx.meta is None:
-        return Check("torch-npu", GROUP, "skip", "the interpreter could not be asked")
+        return Outcome("skip", "the interpreter could not be asked")
     if ctx.torch_npu is None:
         torch_version = ctx.torch.version if ctx.torch else None
         row = pins.choose_release(ctx, torch_version)
@@ -91,9 +85,7 @@ def torch_npu(ctx: Context) -> Check:
                 else "torch is not installed either"
             ]
         )
-        return Check(
-            "torch-npu",
-            GROUP,
+        return Outcome(
             "fail",
             "torch_npu is not installed",
             evidence,
@@ -105,18 +97,16 @@ def torch_npu(ctx: Context) -> Check:
         f"location: {ctx.torch_npu.location}",
         f"requires: torch{want}" if want else "requires: no torch pin in its metadata",
     ]
-    return Check("torch-npu", GROUP, "ok", f"torch_npu {ctx.torch_npu.version_text}", evidence)
+    return Outcome("ok", f"torch_npu {ctx.torch_npu.version_text}", evidence)
 
 
 @CHECKS.register("torch-pin", group=GROUP, order=40)
-def torch_pin(ctx: Context) -> Check:
+def torch_pin(ctx: Context) -> Outcome:
     if ctx.torch is None or ctx.torch_npu is None or ctx.torch.version is None:
-        return Check("torch-pin", GROUP, "skip", "needs torch and torch_npu installed")
+        return Outcome("skip", "needs torch and torch_npu installed")
     want = ctx.torch_npu_requires()
     if want is None:
-        return Check(
-            "torch-pin",
-            GROUP,
+        return Outcome(
             "warn",
             f"torch_npu {ctx.torch_npu.version_text} declares no torch requirement",
             ["its metadata has no Requires-Dist on torch: the pair cannot be checked"],
@@ -125,18 +115,14 @@ def torch_pin(ctx: Context) -> Check:
     if want.contains(have, prereleases=True):
         blocked = pins.blocked_dependents(ctx, have)
         if blocked:
-            return Check(
-                "torch-pin",
-                GROUP,
+            return Outcome(
                 "warn",
                 f"torch {ctx.torch.version_text} fits torch_npu (torch{want}), but "
                 "other packages pin another torch",
                 blocked,
                 fix=f"reinstall builds of these for torch {ctx.torch.version_text}: " + "; ".join(blocked),
             )
-        return Check(
-            "torch-pin",
-            GROUP,
+        return Outcome(
             "ok",
             f"torch {ctx.torch.version_text} fits torch_npu {ctx.torch_npu.version_text} (torch{want})",
         )
@@ -148,9 +134,7 @@ def torch_pin(ctx: Context) -> Check:
         f"installed: torch {ctx.torch.version_text}",
         "a mismatched pair fails at import with an undefined symbol in libtorch_npu.so",
     ]
-    return Check(
-        "torch-pin",
-        GROUP,
+    return Outcome(
         "fail",
         f"torch {ctx.torch.version_text} does not fit torch_npu {ctx.torch_npu.version_text} (torch{want})",
         evidence,
@@ -171,9 +155,9 @@ def pinned_version(spec: SpecifierSet | None) -> Version | None:
 
 
 @CHECKS.register("autoload", group=GROUP, order=50)
-def autoload(ctx: Context) -> Check:
+def autoload(ctx: Context) -> Outcome:
     if ctx.torch is None or ctx.torch_npu is None:
-        return Check("autoload", GROUP, "skip", "needs torch and torch_npu installed")
+        return Outcome("skip", "needs torch and torch_npu installed")
     switch = ctx.environment.autoload_switch
     entry = [ep for ep in ctx.torch_npu.entry_points if ep[0] == "torch.backends"]
     hook = bool(ctx.torch.raw.get("autoload_hook"))
@@ -184,9 +168,7 @@ def autoload(ctx: Context) -> Check:
         f"torch loads device backends at import: {'yes' if hook else 'no'}",
     ]
     if not entry or not hook:
-        return Check(
-            "autoload",
-            GROUP,
+        return Outcome(
             "warn",
             "import torch does not load torch_npu",
             evidence,
@@ -197,18 +179,14 @@ def autoload(ctx: Context) -> Check:
     value = ctx.env.get(switch.path)
     if value == switch.extra["disabled_by"]:
         evidence.append(f"{switch.path}={value} switches it off in this environment")
-        return Check(
-            "autoload",
-            GROUP,
+        return Outcome(
             "warn",
             "autoloading is switched off",
             evidence,
             fix=f"unset {switch.path} (or import torch_npu explicitly)",
             sources=cites,
         )
-    return Check(
-        "autoload",
-        GROUP,
+    return Outcome(
         "ok",
         "import torch loads torch_npu (torch.npu exists without importing torch_npu)",
         evidence,
@@ -217,24 +195,20 @@ def autoload(ctx: Context) -> Check:
 
 
 @CHECKS.register("cann-python-deps", group=GROUP, order=55)
-def cann_python_deps(ctx: Context) -> Check:
+def cann_python_deps(ctx: Context) -> Outcome:
     """The Python packages CANN's operator compiler imports, in the interpreter of the job."""
     if ctx.meta is None:
-        return Check("cann-python-deps", GROUP, "skip", "the interpreter could not be asked")
+        return Outcome("skip", "the interpreter could not be asked")
     spec = ctx.environment.cann_python_deps
     cites = tuple(s.cite() for s in spec.extra["sources"])
     missing = [str(name) for name in spec.extra["packages"] if ctx.dist(normalize(str(name))) is None]
     if not missing:
-        return Check(
-            "cann-python-deps",
-            GROUP,
+        return Outcome(
             "ok",
             "the Python packages CANN compiles operators with are installed",
             sources=cites,
         )
-    return Check(
-        "cann-python-deps",
-        GROUP,
+    return Outcome(
         "warn",
         f"not installed in this interpreter: {', '.join(missing)}",
         ["CANN's operator compiler imports them when the first operator runs (EH9999 / E40020 otherwise)"],
@@ -244,18 +218,18 @@ def cann_python_deps(ctx: Context) -> Check:
 
 
 @CHECKS.register("import", group=GROUP, order=60)
-def import_probe(ctx: Context) -> Check:
+def import_probe(ctx: Context) -> Outcome:
     if not ctx.options.import_probe:
-        return Check("import", GROUP, "skip", "not run (--no-import)")
+        return Outcome("skip", "not run (--no-import)")
     if ctx.torch is None or ctx.torch_npu is None:
-        return Check("import", GROUP, "skip", "needs torch and torch_npu installed")
+        return Outcome("skip", "needs torch and torch_npu installed")
     facts = ctx.imported
     if facts is None:
-        return Check("import", GROUP, "skip", "the interpreter could not be run")
+        return Outcome("skip", "the interpreter could not be run")
     ran, res = facts.ran, facts.result
 
-    def fail(summary: str, fix: str) -> Check:
-        return Check("import", GROUP, "fail", summary, evidence, fix=fix)
+    def fail(summary: str, fix: str) -> Outcome:
+        return Outcome("fail", summary, evidence, fix=fix)
 
     evidence = [f"ran `import torch; import torch_npu; torch.npu.is_available()` in {ran.seconds:.1f} s"]
     if ran.timed_out:
@@ -286,9 +260,7 @@ def import_probe(ctx: Context) -> Check:
             "torch_npu imports, but torch.npu.is_available() is False",
             "see the devices checks below (device nodes, visible devices, driver)",
         )
-    return Check(
-        "import",
-        GROUP,
+    return Outcome(
         "ok",
         f"torch_npu {res.get('torch_npu')} imports; {res.get('device_count')} NPU(s) available",
         evidence,

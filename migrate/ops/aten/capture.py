@@ -191,7 +191,7 @@ class Recorder:
             dtype,
             path,
             location,
-            self.judge.reg.weak_dtypes.get(dtype),
+            None if dtype is None else self.judge.reg.weak_dtypes.get(dtype),
             origin[2] if origin else None,
         )
         if sync and census.phase != "optimizer":  # optimizers keep `step` on the host

@@ -44,7 +44,7 @@ def ir_node_view(node):
     """The onnx_limits view of an onnx_ir node (the census builds the same from protos)."""
     from migrate.ops.onnx_limits import NodeView
 
-    inputs = []
+    inputs: list[tuple[str | None, int | None, bool] | None] = []
     for value in node.inputs:
         if value is None:
             inputs.append(None)
