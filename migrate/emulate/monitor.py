@@ -113,8 +113,9 @@ class DispatchMonitor(TorchDispatchMode):
         if rec.suppress or func._opname in _METADATA:
             return func(*args, **kwargs)
         flat = _leaves(kwargs, _leaves(args, []))
-        if _on_npu(flat, kwargs):
-            _no_kernel_for_layout(rec, func, flat)
+        sparse = rec.judge.sparse_key(flat) if _on_npu(flat, kwargs) else None
+        if sparse is not None:
+            _no_kernel_for_layout(rec, func, sparse)
         out = func(*args, **kwargs)
         flat = _leaves(out, flat)
         if not _on_npu(flat, kwargs):
@@ -123,7 +124,7 @@ class DispatchMonitor(TorchDispatchMode):
             return out  # the backward of a kernel torch_npu runs whole (FunctionMonitor)
         name = func.name()
         if namespace(name) not in settings().unjudged_namespaces:
-            verdict = self._judge(rec, name)
+            verdict = self._judge(rec, name, sparse)
             if verdict.reason == NO_KERNEL_REASON:
                 return out  # a metadata query, not an op a device runs
             if verdict.status != SUPPORTED:
@@ -140,14 +141,16 @@ class DispatchMonitor(TorchDispatchMode):
         return out
 
     @staticmethod
-    def _judge(rec, name):
+    def _judge(rec, name, sparse=None):
+        """The verdict of ``name``; on sparse tensors, at torch_npu's ``sparse`` key."""
         judge = rec.judge
-        verdict = judge.cache.get(name)
+        at = name if sparse is None else f"{sparse}:{name}"
+        verdict = judge.cache.get(at)
         if verdict is None:
-            verdict = judge.direct(name)
+            verdict = judge.direct(name) if sparse is None else judge.sparse(name, sparse)
             if verdict is None:  # CompositeExplicitAutograd: judged by what it calls
-                verdict = _composite_verdict(judge, name)
-            judge.cache[name] = verdict
+                verdict = _composite_verdict(judge, name, sparse)
+            judge.cache[at] = verdict
         return verdict
 
     @staticmethod
@@ -166,17 +169,20 @@ class DispatchMonitor(TorchDispatchMode):
         rec.add("cpu_fallback", op, verdict.reason, site=where(4))
 
 
-def _no_kernel_for_layout(rec, func, flat) -> None:
-    """An op on a sparse NPU tensor fails on the device (no kernel, no CPU fallback): reported,
+def _no_kernel_for_layout(rec, func, sparse: str) -> None:
+    """An op on sparse NPU tensors that torch_npu has no kernel for at their key (SparseNPU,
+    SparseCsrNPU) fails on the device (its CPU fallback serves dense tensors only): reported,
     then raised as the device raises it."""
-    verdict = rec.judge.layout(flat)
-    if verdict is None:
-        return
+    from migrate.ops.aten.judge import SPARSE_DISPATCH_KEY
+
     name = func.name()
+    verdict = DispatchMonitor._judge(rec, name, sparse)
+    if verdict.status == SUPPORTED:
+        return
     rec.add("unsupported", name, verdict.reason, site=where(4))
     raise NotImplementedError(
         f"Could not run '{name}' with arguments from the "
-        f"'SparsePrivateUse1' backend (emulated NPU: {verdict.reason})"
+        f"'{SPARSE_DISPATCH_KEY[sparse]}' backend (emulated NPU: {verdict.reason})"
     )
 
 
@@ -192,7 +198,7 @@ def _sync_reason(rec, func, name, args, kwargs) -> str | None:
     return None
 
 
-def _composite_verdict(judge, name):
+def _composite_verdict(judge, name, sparse=None):
     """A composite serving the NPU key. A structured op's NonFunctional kernel calls its
     ``.out`` overload, which the emulated backend never shows us: judge that overload. Any
     other composite runs through the ops it calls, each judged when it runs."""
@@ -200,8 +206,14 @@ def _composite_verdict(judge, name):
     from migrate.ops.registry import Verdict, aten_name
 
     out = structured_delegates().get(aten_name(name))
-    if judge.descend.get(name) == "CompositeExplicitAutogradNonFunctional" and out:
-        return judge.reg.lookup(f"aten::{out}" if not out.startswith("aten::") else out)
+    at = name if sparse is None else f"{sparse}:{name}"
+    if judge.descend.get(at) == "CompositeExplicitAutogradNonFunctional" and out:
+        out = f"aten::{out}" if not out.startswith("aten::") else out
+        if sparse is None:
+            return judge.reg.lookup(out)
+        found = judge.sparse(out, sparse)
+        if found is not None:
+            return found
     return Verdict(
         SUPPORTED,
         "composite op: on the NPU it runs through the ops it calls "

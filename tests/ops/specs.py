@@ -275,3 +275,32 @@ def mixtral():
     )
     ids = torch.randint(0, 64, (2, 8))
     return transformers.MixtralForCausalLM(cfg), (), {"input_ids": ids, "labels": ids}
+
+
+class GraphConv(nn.Module):
+    """A GCN layer as pytorch/examples' gcn writes it: ``torch.sparse.mm`` of a sparse
+    adjacency matrix with the transformed features, ``torch.mm`` on the same matrix (its
+    SparseNPU kernel), and the dense form of the matrix (``to_dense``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, adj, x):
+        h = self.lin(x)
+        return torch.sparse.mm(adj, h) + torch.mm(adj, h) + adj.to_dense() @ h
+
+
+def _adjacency(layout: str) -> torch.Tensor:
+    dense = torch.eye(5) + torch.diag(torch.ones(4), 1)
+    return dense.to_sparse() if layout == "coo" else dense.to_sparse_csr()
+
+
+def gcn():
+    torch.manual_seed(0)
+    return GraphConv(), (_adjacency("coo"), torch.randn(5, 4))
+
+
+def gcn_csr():
+    torch.manual_seed(0)
+    return GraphConv(), (_adjacency("csr"), torch.randn(5, 4))
