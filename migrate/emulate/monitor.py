@@ -113,9 +113,14 @@ class DispatchMonitor(TorchDispatchMode):
         if rec.suppress or func._opname in _METADATA:
             return func(*args, **kwargs)
         flat = _leaves(kwargs, _leaves(args, []))
-        sparse = rec.judge.sparse_key(flat) if _on_npu(flat, kwargs) else None
+        sparse = rec.judge.sparse_key(flat, kwargs) if _on_npu(flat, kwargs) else None
         if sparse is not None:
             _no_kernel_for_layout(rec, func, sparse)
+            composite = rec.judge.descend.get(f"{sparse}:{func.name()}")
+            if composite is not None:
+                out = _run_composite(rec, func, args, kwargs, composite)
+                rec.perf.op(func.name(), _leaves(out, flat), NpuTensor, _site)
+                return out
         out = func(*args, **kwargs)
         flat = _leaves(out, flat)
         if not _on_npu(flat, kwargs):
@@ -167,6 +172,51 @@ class DispatchMonitor(TorchDispatchMode):
                 line,
             )
         rec.add("cpu_fallback", op, verdict.reason, site=where(4))
+
+
+def _run_composite(rec, func, args, kwargs, key: str):
+    """An op on sparse NPU tensors that torch_npu has no kernel for at their key, served by
+    torch's composite ``key`` kernel: the kernel runs on the CPU values (as every emulated op
+    does) under :class:`SparseDescent`, which judges each op it calls at that op's own key,
+    so one without a kernel there raises as on the device (``torch.sparse.mm`` of a COO
+    matrix: ``_sparse_addmm`` calls ``addmm``, which has no SparseNPU kernel). The kernel is
+    never run with the NPU wrappers themselves: sparse kernels reach into the C++ sparse
+    tensor they are given."""
+    from migrate.emulate.tensor import run
+
+    def kernel(*cpu_args, **cpu_kwargs):
+        with SparseDescent(rec, (func.name(),)):
+            return func._op_dk(getattr(torch._C.DispatchKey, key), *cpu_args, **cpu_kwargs)
+
+    return run(func, args, kwargs, kernel=kernel)
+
+
+class SparseDescent(TorchDispatchMode):
+    """Inside a composite run for sparse NPU tensors: each op is judged (at its sparse key
+    when its tensors are sparse), a composite one is descended into in turn, an unsupported
+    one raises, one without an NPU kernel is reported as a CPU fallback."""
+
+    def __init__(self, rec: Record, chain: tuple[str, ...]):
+        super().__init__()
+        self.rec, self.chain = rec, chain
+
+    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        rec, name = self.rec, func.name()
+        if func._opname in _METADATA or namespace(name) in settings().unjudged_namespaces:
+            return func(*args, **kwargs)
+        sparse = rec.judge.sparse_key(_leaves(kwargs, _leaves(args, [])), kwargs)
+        if sparse is not None:
+            _no_kernel_for_layout(rec, func, sparse)
+            composite = rec.judge.descend.get(f"{sparse}:{name}")
+            if composite is not None and name not in self.chain:
+                with SparseDescent(rec, (*self.chain, name)):
+                    return func._op_dk(getattr(torch._C.DispatchKey, composite), *args, **kwargs)
+        verdict = DispatchMonitor._judge(rec, name, sparse)
+        if verdict.status != SUPPORTED and verdict.reason != NO_KERNEL_REASON:
+            DispatchMonitor._fallback(rec, name, verdict)
+        rec.ops[name] = rec.ops.get(name, 0) + 1
+        return func(*args, **kwargs)
 
 
 def _no_kernel_for_layout(rec, func, sparse: str) -> None:

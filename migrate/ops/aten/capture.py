@@ -173,7 +173,7 @@ class Recorder:
             )
             return out
         name = func.name()
-        sparse = self.judge.sparse_key(_tensors(args, kwargs))
+        sparse = self.judge.sparse_key(_tensors(args, kwargs), kwargs)
         verdict = self.known(name, sparse)
         if verdict is None:
             verdict, out = self.descend(func, name, args, kwargs, (name,), sparse)
@@ -207,7 +207,7 @@ class Recorder:
     def descent_call(self, mode, func, args, kwargs):
         """Inside a descent: judge without recording; a kernel re-entering itself is skipped."""
         name = func.name()
-        sparse = self.judge.sparse_key(_tensors(args, kwargs))
+        sparse = self.judge.sparse_key(_tensors(args, kwargs), kwargs)
         verdict = self.known(name, sparse)
         if verdict is None and name in mode.chain:
             return func(*args, **kwargs)  # the kernel re-enters itself (detach -> detach)

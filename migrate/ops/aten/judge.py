@@ -169,16 +169,16 @@ class Judge:
             ),
         )
 
-    def sparse_key(self, tensors) -> str | None:
+    def sparse_key(self, tensors, kwargs: dict | None = None) -> str | None:
         """torch_npu's sparse key the dispatcher picks for these tensors (SparseNPU for COO,
-        SparseCsrNPU for compressed layouts, which outrank it), or None: all dense."""
+        SparseCsrNPU for compressed layouts, which outrank it), or None: all dense. A factory's
+        TensorOptions (``layout`` given with ``device``) count as the tensors do."""
         import torch
 
-        keys = {
-            SPARSE_KEY_OF.get(str(t.layout).removeprefix("torch."))
-            for t in tensors
-            if isinstance(t, torch.Tensor) and t.layout != torch.strided
-        }
+        layouts = [t.layout for t in tensors if isinstance(t, torch.Tensor)]
+        if kwargs and isinstance(kwargs.get("layout"), torch.layout) and "device" in kwargs:
+            layouts.append(kwargs["layout"])
+        keys = {SPARSE_KEY_OF.get(str(lay).removeprefix("torch.")) for lay in layouts if lay != torch.strided}
         keys.discard(None)
         return max(keys, key=SPARSE_KEY_ORDER.index) if keys else None
 
