@@ -22,12 +22,14 @@ from migrate.emulate import modules
 from migrate.emulate.callsite import call_site, where
 from migrate.emulate.data import settings
 from migrate.emulate.perf import PerfRecord, watch_steps
-from migrate.emulate.tensor import HOST_SYNC_HOOKS, NpuTensor, _leaves, is_npu_device
+from migrate.emulate.tensor import CPU_FALLBACK, HOST_SYNC_HOOKS, NpuTensor, _leaves, is_npu_device
+from migrate.ops.aten.fastpath import plain_tensor_call
 from migrate.ops.aten.judge import NO_KERNEL_REASON, namespace
 from migrate.ops.aten.rows import _host_sync
 from migrate.ops.aten.where import current_fused_backward, tag_fused
 
 SUPPORTED = "supported"
+CPU_FALLBACK_STATUS = "cpu-fallback"
 
 
 def _site() -> str:
@@ -121,7 +123,7 @@ class DispatchMonitor(TorchDispatchMode):
                 out = _run_composite(rec, func, args, kwargs, composite)
                 rec.perf.op(func.name(), _leaves(out, flat), NpuTensor, _site)
                 return out
-        out = func(*args, **kwargs)
+        out = _call(rec, func, args, kwargs, flat if sparse is None else None)
         flat = _leaves(out, flat)
         if not _on_npu(flat, kwargs):
             return out
@@ -172,6 +174,23 @@ class DispatchMonitor(TorchDispatchMode):
                 line,
             )
         rec.add("cpu_fallback", op, verdict.reason, site=where(4))
+
+
+def _call(rec, func, args, kwargs, dense_flat):
+    """Run the op; one on dense NPU tensors that has no NPU kernel runs as torch_npu's CPU
+    fallback runs it (no device checks: its arguments are moved to the CPU)."""
+    if dense_flat is None or not _on_npu(dense_flat, kwargs):
+        return func(*args, **kwargs)
+    name = func.name()
+    if namespace(name) in settings().unjudged_namespaces:
+        return func(*args, **kwargs)
+    if DispatchMonitor._judge(rec, name).status != CPU_FALLBACK_STATUS:
+        return func(*args, **kwargs)
+    token = CPU_FALLBACK.set(func)
+    try:
+        return func(*args, **kwargs)
+    finally:
+        CPU_FALLBACK.reset(token)
 
 
 def _run_composite(rec, func, args, kwargs, key: str):
@@ -291,6 +310,9 @@ class FunctionMonitor(TorchFunctionMode):
         name = getattr(func, "__name__", "") or ""
         if isinstance(func, types.FunctionType):
             name = rec.judge.reg.python_forwards.get(name, "")
+        plain = plain_tensor_call(rec.judge.reg, name, args, kwargs) if name else None
+        if plain is not None:  # the device's tensors take the op's plain-tensor path
+            args, kwargs = plain
         op = rec.judge.composite(name, args, kwargs) if name and not rec.suppress else None
         if op is None or not _on_npu(_leaves(kwargs, _leaves(args, [])), kwargs):
             return func(*args, **kwargs)

@@ -11,6 +11,8 @@ returned as that input, so identity is kept.
 
 from __future__ import annotations
 
+import contextvars
+
 import torch
 
 from migrate.emulate.data import settings
@@ -166,6 +168,12 @@ class DeviceMismatch(RuntimeError):
     pass
 
 
+# The op running through the emulated CPU fallback (set by the monitor for an op with no NPU
+# kernel): torch_npu's fallback moves every argument to the CPU and the results back to the
+# NPU, checking no devices, so a CPU tensor beside NPU ones is no mismatch there.
+CPU_FALLBACK: contextvars.ContextVar = contextvars.ContextVar("cpu_fallback", default=None)
+
+
 def target_device(func, flat: list, kwargs: dict) -> torch.device | None:
     """The NPU device the op runs on (None: it runs on the CPU), after the same device
     checks an accelerator makes."""
@@ -184,6 +192,8 @@ def target_device(func, flat: list, kwargs: dict) -> torch.device | None:
         return None
     dev = next(iter(npu))
     name = func.name().split("::", 1)[-1]
+    if CPU_FALLBACK.get() is func:
+        return dev  # the CPU fallback: arguments moved to the CPU, results to ``dev``
     if name not in settings().cross_device_ops and name.removesuffix(".default") not in (
         settings().cross_device_ops
     ):

@@ -88,6 +88,7 @@ class AtenRegistry:
         self.host_sync: dict[str, str] = notes.get("host_sync") or {}
         self.bool_mask_index: dict = notes.get("bool_mask_index") or {}
         self.host_sync_calls: dict[str, str] = notes.get("host_sync_calls") or {}
+        self.regular_paths: dict[str, dict] = notes.get("regular_tensor_paths") or {}
         rewrites = base / "rewrites.yaml"
         self.rewrites: dict[str, dict] = load_yaml(rewrites) if rewrites.is_file() else {}
         self.requires_torch: str | None = (data.get("source") or {}).get("requires_torch")

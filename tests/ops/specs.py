@@ -304,3 +304,34 @@ def gcn():
 def gcn_csr():
     torch.manual_seed(0)
     return GraphConv(), (_adjacency("csr"), torch.randn(5, 4))
+
+
+class CTCHead(nn.Module):
+    """A recogniser's head trained with CTC, lengths given as CPU tensors (a speech model's
+    usual call); ``direct=True`` calls the Tensor-lengths overload itself."""
+
+    def __init__(self, direct: bool = False):
+        super().__init__()
+        self.proj = nn.Linear(6, 5)
+        self.direct = direct
+
+    def forward(self, x, targets, input_lengths, target_lengths):
+        log_probs = self.proj(x).log_softmax(-1)
+        if self.direct:
+            return torch.ops.aten._ctc_loss.Tensor(log_probs, targets, input_lengths, target_lengths)[
+                0
+            ].mean()
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths)
+
+
+def _ctc_inputs():
+    torch.manual_seed(0)
+    return (torch.randn(12, 2, 6), torch.randint(1, 5, (2, 4)), torch.tensor([12, 10]), torch.tensor([4, 3]))
+
+
+def ctc():
+    return CTCHead(), _ctc_inputs()
+
+
+def ctc_direct():
+    return CTCHead(direct=True), _ctc_inputs()

@@ -20,6 +20,7 @@ from typing import Any
 
 from migrate.core.callsite import user_location
 from migrate.ops.aten import where
+from migrate.ops.aten.fastpath import plain_tensor_call
 from migrate.ops.aten.judge import (
     COMPOSITE_KEYS,
     COMPOSITE_REASON,
@@ -123,6 +124,9 @@ class Recorder:
 
         census = self.census
         fname = _fname(func, self.judge.reg.python_forwards)
+        plain = plain_tensor_call(self.judge.reg, fname, args, kwargs)
+        if plain is not None:  # the device's tensors take the op's plain-tensor path
+            args, kwargs = plain
         if not census.suppress and fname in self.judge.reg.host_sync_calls:
             self.flush()
             location = user_location(3)
