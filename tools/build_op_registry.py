@@ -5,7 +5,9 @@ ATen coverage comes from a torch_npu wheel (read as a zip, never imported or ins
     python tools/build_op_registry.py --wheel torch_npu-2.14.0-...whl
     python tools/build_op_registry.py --version 2.14.0     # downloads with `pip download --no-deps`
 
-writes ``op_registry/aten/torch_npu-<version>/{native.yaml,custom.yaml,api.yaml}``.
+writes ``op_registry/aten/torch_npu-<version>/{native.yaml,custom.yaml,api.yaml}``, and
+``sparse.yaml``: the SparseNPU / SparseCsrNPU kernels registered by the wheel's
+``torch_npu/lib/libtorch_npu.so`` (tools/npu_binary.py says how they are read).
 
 ONNX coverage comes from the researched tables in ``--onnx-data DIR`` (onnx_cann_ops.yaml and
 onnx_atc_doc_constraints.yaml)::
@@ -27,9 +29,11 @@ import zipfile
 from pathlib import Path
 
 import yaml
+from npu_binary import sparse_kernels
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "op_registry"
+BINARY = "torch_npu/lib/libtorch_npu.so"
 NATIVE_GLOB = re.compile(r"^torch_npu/csrc/aten/npu_native_functions[^/]*\.yaml$")
 SECTIONS = ("supported", "autograd", "symint", "quant", "custom")
 ATC_BACKEND = "CANN ATC ONNX parser (atc"
@@ -61,6 +65,7 @@ def read_wheel(wheel: Path) -> dict:
         npu_init = zf.read("torch_npu/npu/__init__.py").decode()
         top_init = zf.read("torch_npu/__init__.py").decode()
         meta = next((zf.read(n).decode() for n in names if n.endswith(".dist-info/METADATA")), "")
+        binary = zf.read(BINARY) if BINARY in names else None
     version = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", version_py).group(1)
     git = re.search(r"git_version\s*=\s*['\"]([^'\"]+)", version_py)
     torch_req = re.search(r"^Requires-Dist:\s*(torch\b[^;\n]*)", meta, re.M)
@@ -71,6 +76,7 @@ def read_wheel(wheel: Path) -> dict:
         "requires_torch": torch_req.group(1).replace(" ", "") if torch_req else None,
         "npu_all": _dunder_all(npu_init),
         "top_all": _dunder_all(top_init),
+        "sparse": sparse_kernels(binary) if binary is not None else None,
     }
 
 
@@ -137,6 +143,22 @@ def build_aten(wheel: Path) -> None:
             "about": "Public names: torch.npu.__all__ and torch_npu.__all__ (from the wheel sources).",
             "torch_npu.npu": info["npu_all"],
             "torch_npu": info["top_all"],
+        },
+    )
+    if info["sparse"] is not None:
+        _dump_sparse(dest, header, info["sparse"])
+
+
+def _dump_sparse(dest: Path, header: dict, keys: dict) -> None:
+    _dump(
+        dest / "sparse.yaml",
+        {"source": {**header["source"], "binary": BINARY}},
+        {
+            "about": "ATen overloads with a kernel for sparse NPU tensors, per torch_npu "
+            "dispatch key (SparseNPU: the dispatcher's SparsePrivateUse1, COO tensors; "
+            "SparseCsrNPU: SparseCsrPrivateUse1, CSR/CSC/BSR/BSC), read from the RTTI names "
+            "of the kernel functors the binary registers (tools/npu_binary.py).",
+            "keys": keys,
         },
     )
 

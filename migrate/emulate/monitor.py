@@ -22,12 +22,14 @@ from migrate.emulate import modules
 from migrate.emulate.callsite import call_site, where
 from migrate.emulate.data import settings
 from migrate.emulate.perf import PerfRecord, watch_steps
-from migrate.emulate.tensor import HOST_SYNC_HOOKS, NpuTensor, _leaves, is_npu_device
+from migrate.emulate.tensor import CPU_FALLBACK, HOST_SYNC_HOOKS, NpuTensor, _leaves, is_npu_device
+from migrate.ops.aten.fastpath import plain_tensor_call
 from migrate.ops.aten.judge import NO_KERNEL_REASON, namespace
 from migrate.ops.aten.rows import _host_sync
 from migrate.ops.aten.where import current_fused_backward, tag_fused
 
 SUPPORTED = "supported"
+CPU_FALLBACK_STATUS = "cpu-fallback"
 
 
 def _site() -> str:
@@ -113,9 +115,15 @@ class DispatchMonitor(TorchDispatchMode):
         if rec.suppress or func._opname in _METADATA:
             return func(*args, **kwargs)
         flat = _leaves(kwargs, _leaves(args, []))
-        if _on_npu(flat, kwargs):
-            _no_kernel_for_layout(rec, func, flat)
-        out = func(*args, **kwargs)
+        sparse = rec.judge.sparse_key(flat, kwargs) if _on_npu(flat, kwargs) else None
+        if sparse is not None:
+            _no_kernel_for_layout(rec, func, sparse)
+            composite = rec.judge.descend.get(f"{sparse}:{func.name()}")
+            if composite is not None:
+                out = _run_composite(rec, func, args, kwargs, composite)
+                rec.perf.op(func.name(), _leaves(out, flat), NpuTensor, _site)
+                return out
+        out = _call(rec, func, args, kwargs, flat if sparse is None else None)
         flat = _leaves(out, flat)
         if not _on_npu(flat, kwargs):
             return out
@@ -123,7 +131,7 @@ class DispatchMonitor(TorchDispatchMode):
             return out  # the backward of a kernel torch_npu runs whole (FunctionMonitor)
         name = func.name()
         if namespace(name) not in settings().unjudged_namespaces:
-            verdict = self._judge(rec, name)
+            verdict = self._judge(rec, name, sparse)
             if verdict.reason == NO_KERNEL_REASON:
                 return out  # a metadata query, not an op a device runs
             if verdict.status != SUPPORTED:
@@ -140,14 +148,16 @@ class DispatchMonitor(TorchDispatchMode):
         return out
 
     @staticmethod
-    def _judge(rec, name):
+    def _judge(rec, name, sparse=None):
+        """The verdict of ``name``; on sparse tensors, at torch_npu's ``sparse`` key."""
         judge = rec.judge
-        verdict = judge.cache.get(name)
+        at = name if sparse is None else f"{sparse}:{name}"
+        verdict = judge.cache.get(at)
         if verdict is None:
-            verdict = judge.direct(name)
+            verdict = judge.direct(name) if sparse is None else judge.sparse(name, sparse)
             if verdict is None:  # CompositeExplicitAutograd: judged by what it calls
-                verdict = _composite_verdict(judge, name)
-            judge.cache[name] = verdict
+                verdict = _composite_verdict(judge, name, sparse)
+            judge.cache[at] = verdict
         return verdict
 
     @staticmethod
@@ -166,17 +176,82 @@ class DispatchMonitor(TorchDispatchMode):
         rec.add("cpu_fallback", op, verdict.reason, site=where(4))
 
 
-def _no_kernel_for_layout(rec, func, flat) -> None:
-    """An op on a sparse NPU tensor fails on the device (no kernel, no CPU fallback): reported,
-    then raised as the device raises it."""
-    verdict = rec.judge.layout(flat)
-    if verdict is None:
-        return
+def _call(rec, func, args, kwargs, dense_flat):
+    """Run the op; one on dense NPU tensors that has no NPU kernel runs as torch_npu's CPU
+    fallback runs it (no device checks: its arguments are moved to the CPU)."""
+    if dense_flat is None or not _on_npu(dense_flat, kwargs):
+        return func(*args, **kwargs)
     name = func.name()
+    if namespace(name) in settings().unjudged_namespaces:
+        return func(*args, **kwargs)
+    if DispatchMonitor._judge(rec, name).status != CPU_FALLBACK_STATUS:
+        return func(*args, **kwargs)
+    token = CPU_FALLBACK.set(func)
+    try:
+        return func(*args, **kwargs)
+    finally:
+        CPU_FALLBACK.reset(token)
+
+
+def _run_composite(rec, func, args, kwargs, key: str):
+    """An op on sparse NPU tensors that torch_npu has no kernel for at their key, served by
+    torch's composite ``key`` kernel: the kernel runs on the CPU values (as every emulated op
+    does) under :class:`SparseDescent`, which judges each op it calls at that op's own key,
+    so one without a kernel there raises as on the device (``torch.sparse.mm`` of a COO
+    matrix: ``_sparse_addmm`` calls ``addmm``, which has no SparseNPU kernel). The kernel is
+    never run with the NPU wrappers themselves: sparse kernels reach into the C++ sparse
+    tensor they are given."""
+    from migrate.emulate.tensor import run
+
+    def kernel(*cpu_args, **cpu_kwargs):
+        with SparseDescent(rec, (func.name(),)):
+            return func._op_dk(getattr(torch._C.DispatchKey, key), *cpu_args, **cpu_kwargs)
+
+    return run(func, args, kwargs, kernel=kernel)
+
+
+class SparseDescent(TorchDispatchMode):
+    """Inside a composite run for sparse NPU tensors: each op is judged (at its sparse key
+    when its tensors are sparse), a composite one is descended into in turn, an unsupported
+    one raises, one without an NPU kernel is reported as a CPU fallback."""
+
+    def __init__(self, rec: Record, chain: tuple[str, ...]):
+        super().__init__()
+        self.rec, self.chain = rec, chain
+
+    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        rec, name = self.rec, func.name()
+        if func._opname in _METADATA or namespace(name) in settings().unjudged_namespaces:
+            return func(*args, **kwargs)
+        sparse = rec.judge.sparse_key(_leaves(kwargs, _leaves(args, [])), kwargs)
+        if sparse is not None:
+            _no_kernel_for_layout(rec, func, sparse)
+            composite = rec.judge.descend.get(f"{sparse}:{name}")
+            if composite is not None and name not in self.chain:
+                with SparseDescent(rec, (*self.chain, name)):
+                    return func._op_dk(getattr(torch._C.DispatchKey, composite), *args, **kwargs)
+        verdict = DispatchMonitor._judge(rec, name, sparse)
+        if verdict.status != SUPPORTED and verdict.reason != NO_KERNEL_REASON:
+            DispatchMonitor._fallback(rec, name, verdict)
+        rec.ops[name] = rec.ops.get(name, 0) + 1
+        return func(*args, **kwargs)
+
+
+def _no_kernel_for_layout(rec, func, sparse: str) -> None:
+    """An op on sparse NPU tensors that torch_npu has no kernel for at their key (SparseNPU,
+    SparseCsrNPU) fails on the device (its CPU fallback serves dense tensors only): reported,
+    then raised as the device raises it."""
+    from migrate.ops.aten.judge import SPARSE_DISPATCH_KEY
+
+    name = func.name()
+    verdict = DispatchMonitor._judge(rec, name, sparse)
+    if verdict.status == SUPPORTED:
+        return
     rec.add("unsupported", name, verdict.reason, site=where(4))
     raise NotImplementedError(
         f"Could not run '{name}' with arguments from the "
-        f"'SparsePrivateUse1' backend (emulated NPU: {verdict.reason})"
+        f"'{SPARSE_DISPATCH_KEY[sparse]}' backend (emulated NPU: {verdict.reason})"
     )
 
 
@@ -192,7 +267,7 @@ def _sync_reason(rec, func, name, args, kwargs) -> str | None:
     return None
 
 
-def _composite_verdict(judge, name):
+def _composite_verdict(judge, name, sparse=None):
     """A composite serving the NPU key. A structured op's NonFunctional kernel calls its
     ``.out`` overload, which the emulated backend never shows us: judge that overload. Any
     other composite runs through the ops it calls, each judged when it runs."""
@@ -200,8 +275,14 @@ def _composite_verdict(judge, name):
     from migrate.ops.registry import Verdict, aten_name
 
     out = structured_delegates().get(aten_name(name))
-    if judge.descend.get(name) == "CompositeExplicitAutogradNonFunctional" and out:
-        return judge.reg.lookup(f"aten::{out}" if not out.startswith("aten::") else out)
+    at = name if sparse is None else f"{sparse}:{name}"
+    if judge.descend.get(at) == "CompositeExplicitAutogradNonFunctional" and out:
+        out = f"aten::{out}" if not out.startswith("aten::") else out
+        if sparse is None:
+            return judge.reg.lookup(out)
+        found = judge.sparse(out, sparse)
+        if found is not None:
+            return found
     return Verdict(
         SUPPORTED,
         "composite op: on the NPU it runs through the ops it calls "
@@ -229,6 +310,9 @@ class FunctionMonitor(TorchFunctionMode):
         name = getattr(func, "__name__", "") or ""
         if isinstance(func, types.FunctionType):
             name = rec.judge.reg.python_forwards.get(name, "")
+        plain = plain_tensor_call(rec.judge.reg, name, args, kwargs) if name else None
+        if plain is not None:  # the device's tensors take the op's plain-tensor path
+            args, kwargs = plain
         op = rec.judge.composite(name, args, kwargs) if name and not rec.suppress else None
         if op is None or not _on_npu(_leaves(kwargs, _leaves(args, [])), kwargs):
             return func(*args, **kwargs)

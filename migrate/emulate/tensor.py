@@ -11,6 +11,8 @@ returned as that input, so identity is kept.
 
 from __future__ import annotations
 
+import contextvars
+
 import torch
 
 from migrate.emulate.data import settings
@@ -166,6 +168,12 @@ class DeviceMismatch(RuntimeError):
     pass
 
 
+# The op running through the emulated CPU fallback (set by the monitor for an op with no NPU
+# kernel): torch_npu's fallback moves every argument to the CPU and the results back to the
+# NPU, checking no devices, so a CPU tensor beside NPU ones is no mismatch there.
+CPU_FALLBACK: contextvars.ContextVar = contextvars.ContextVar("cpu_fallback", default=None)
+
+
 def target_device(func, flat: list, kwargs: dict) -> torch.device | None:
     """The NPU device the op runs on (None: it runs on the CPU), after the same device
     checks an accelerator makes."""
@@ -184,6 +192,8 @@ def target_device(func, flat: list, kwargs: dict) -> torch.device | None:
         return None
     dev = next(iter(npu))
     name = func.name().split("::", 1)[-1]
+    if CPU_FALLBACK.get() is func:
+        return dev  # the CPU fallback: arguments moved to the CPU, results to ``dev``
     if name not in settings().cross_device_ops and name.removesuffix(".default") not in (
         settings().cross_device_ops
     ):
@@ -228,7 +238,9 @@ def _leaves(obj, out: list) -> list:
     return out
 
 
-def run(func, args: tuple, kwargs: dict):
+def run(func, args: tuple, kwargs: dict, kernel=None):
+    """Run ``func`` (or ``kernel``, called as ``func`` would be) on the CPU values of its NPU
+    tensors; the results are the NPU tensors holding the outputs."""
     name = func._opname
     if name in settings().metadata_ops:  # sizes/strides of the CPU tensor: the hot path
         return func(args[0]._data if isinstance(args[0], NpuTensor) else args[0], *args[1:])
@@ -237,7 +249,7 @@ def run(func, args: tuple, kwargs: dict):
     flat = _leaves(kwargs, _leaves(args, []))
     dev = target_device(func, flat, kwargs)
     inputs = {id(_unwrap(t)): t for t in flat if isinstance(t, torch.Tensor)}
-    out = KERNELS.get(name, func)(*_map(_unwrap, args), **_map(_unwrap, kwargs))
+    out = (kernel or KERNELS.get(name, func))(*_map(_unwrap, args), **_map(_unwrap, kwargs))
 
     def wrap(o):
         if not isinstance(o, torch.Tensor):

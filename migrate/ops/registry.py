@@ -3,6 +3,7 @@
 Data lives in ``op_registry/`` (built by tools/build_op_registry.py):
 
 * ``aten/torch_npu-<version>/native.yaml`` — ATen overloads with an NPU kernel;
+  ``sparse.yaml`` — those with a kernel for sparse NPU tensors, per dispatch key;
   ``aten/notes.yaml`` — hand-kept facts (CPU backend kernels, host-side NPU kernels).
 * ``onnx/atc/<snapshot>/ops.yaml`` — ATC converter plugins keyed by the model opset;
   ``onnx/ort-cann/<version>/ops.yaml`` — onnxruntime's CANN execution provider.
@@ -87,9 +88,16 @@ class AtenRegistry:
         self.host_sync: dict[str, str] = notes.get("host_sync") or {}
         self.bool_mask_index: dict = notes.get("bool_mask_index") or {}
         self.host_sync_calls: dict[str, str] = notes.get("host_sync_calls") or {}
+        self.regular_paths: dict[str, dict] = notes.get("regular_tensor_paths") or {}
         rewrites = base / "rewrites.yaml"
         self.rewrites: dict[str, dict] = load_yaml(rewrites) if rewrites.is_file() else {}
         self.requires_torch: str | None = (data.get("source") or {}).get("requires_torch")
+        sparse = base / version / "sparse.yaml"
+        keys = (load_yaml(sparse).get("keys") or {}) if sparse.is_file() else {}
+        # torch_npu's sparse key (SparseNPU, SparseCsrNPU) -> the overloads with a kernel there
+        self.sparse: dict[str, frozenset[str]] = {
+            key: frozenset(row.get("overloads") or ()) for key, row in keys.items()
+        }
 
     def has_kernel(self, overload: str) -> bool:
         name = aten_name(overload)
@@ -98,6 +106,13 @@ class AtenRegistry:
         if "::" in overload and not overload.startswith("aten::"):
             return False  # another library's op: torch_npu registers none
         return name in self.overloads
+
+    def has_sparse_kernel(self, overload: str, key: str) -> bool:
+        """Does torch_npu register a kernel for ``overload`` at its sparse ``key`` (SparseNPU,
+        SparseCsrNPU)? Other libraries' ops: never."""
+        if "::" in overload and not overload.startswith("aten::"):
+            return False
+        return aten_name(overload) in self.sparse.get(key, ())
 
     def lookup(self, overload: str, dtype: str | None = None) -> Verdict:
         """Direct lookup only: composite resolution is the capture's job (ops/aten/)."""

@@ -170,16 +170,6 @@ def reports() -> None:
     torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False).step()
 
 
-def sparse() -> None:
-    """A sparse tensor cannot reach the NPU: torch_npu has no sparse kernels."""
-    model, (adj, x) = parity_model.build_sparse()
-    model = model.to("npu")
-    results["sparse"] = [
-        attempt(lambda: adj.to("npu")),
-        str(model(adj.to_dense().to("npu"), x.to("npu")).device),
-    ]
-
-
 def scripted() -> None:
     """TorchScript still compiles torch.tensor / torch.as_tensor as builtins: torch 2.13's
     torch.distributed.optim scripts its functional optimizers at import (karpathy/llm.c
@@ -271,7 +261,6 @@ def shared() -> None:
 
 if __name__ == "__main__":
     accelerator()
-    sparse()
     scripted()
     tied()
     shared()

@@ -1,9 +1,7 @@
 """A model whose ops need judging: an LSTM and a weight-normed convolution (composites that
 torch_npu runs whole, backward included) and a ``torch.library`` op with a CPU kernel only
 (a CPU fallback on the NPU). ``migrate ops --torch parity_model:build --train`` and the
-emulated run of the same step must list the same fallbacks. ``build_sparse``: a graph
-convolution over a sparse adjacency matrix (pytorch/examples' GCN), which torch_npu cannot
-run (no sparse kernels)."""
+emulated run of the same step must list the same fallbacks."""
 
 from __future__ import annotations
 
@@ -39,18 +37,3 @@ class Parity(torch.nn.Module):
 def build():
     torch.manual_seed(0)
     return Parity(), (torch.randn(2, 4, 8),)
-
-
-class SparseGraphConv(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(4, 3)
-
-    def forward(self, adj, x):
-        return torch.sparse.mm(adj, self.lin(x))
-
-
-def build_sparse():
-    torch.manual_seed(0)
-    adj = (torch.eye(5) + torch.diag(torch.ones(4), 1)).to_sparse()
-    return SparseGraphConv(), (adj, torch.randn(5, 4))

@@ -153,23 +153,3 @@ def test_fallbacks_are_those_ops_torch_lists(run):
     assert not any(
         op.startswith("aten::_thnn_fused") or "weight_norm_interface" in op for op in run[2]["ops"]
     )
-
-
-def test_sparse_tensors_fail_as_on_the_device_in_both_judges(run):
-    """torch_npu registers no kernel for sparse tensors (SparsePrivateUse1), and its CPU
-    fallback serves dense ones only: moving one to the NPU raises there, so it raises under
-    the emulation, and both the run's report and `migrate ops --torch` say so; the dense
-    form of the same step runs."""
-    moved, dense = run[1]["sparse"]
-    assert moved.startswith(
-        "NotImplementedError: Could not run 'aten::_to_copy' with "
-        "arguments from the 'SparsePrivateUse1' backend"
-    ), moved
-    assert dense == "npu:0"
-    row = next(f for f in run[2]["findings"] if f["kind"] == "unsupported")
-    assert row["op"] == "aten::_to_copy" and row["site"].startswith(f"{SCRIPT}:")
-    assert "registers no kernel for sparse tensors" in row["reason"]
-    proc = migrate("ops", "--torch", "parity_model:build_sparse", "--train", "--format", "json")
-    assert proc.returncode == 1, proc.stderr[-2000:]
-    rows = {r["op"]: r for r in json.loads(proc.stdout)["ops"] if r["status"] == "unsupported"}
-    assert "aten::mm" in rows and rows["aten::mm"]["reason"] == row["reason"]

@@ -275,3 +275,63 @@ def mixtral():
     )
     ids = torch.randint(0, 64, (2, 8))
     return transformers.MixtralForCausalLM(cfg), (), {"input_ids": ids, "labels": ids}
+
+
+class GraphConv(nn.Module):
+    """A GCN layer as pytorch/examples' gcn writes it: ``torch.sparse.mm`` of a sparse
+    adjacency matrix with the transformed features, ``torch.mm`` on the same matrix (its
+    SparseNPU kernel), and the dense form of the matrix (``to_dense``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, adj, x):
+        h = self.lin(x)
+        return torch.sparse.mm(adj, h) + torch.mm(adj, h) + adj.to_dense() @ h
+
+
+def _adjacency(layout: str) -> torch.Tensor:
+    dense = torch.eye(5) + torch.diag(torch.ones(4), 1)
+    return dense.to_sparse() if layout == "coo" else dense.to_sparse_csr()
+
+
+def gcn():
+    torch.manual_seed(0)
+    return GraphConv(), (_adjacency("coo"), torch.randn(5, 4))
+
+
+def gcn_csr():
+    torch.manual_seed(0)
+    return GraphConv(), (_adjacency("csr"), torch.randn(5, 4))
+
+
+class CTCHead(nn.Module):
+    """A recogniser's head trained with CTC, lengths given as CPU tensors (a speech model's
+    usual call); ``direct=True`` calls the Tensor-lengths overload itself."""
+
+    def __init__(self, direct: bool = False):
+        super().__init__()
+        self.proj = nn.Linear(6, 5)
+        self.direct = direct
+
+    def forward(self, x, targets, input_lengths, target_lengths):
+        log_probs = self.proj(x).log_softmax(-1)
+        if self.direct:
+            return torch.ops.aten._ctc_loss.Tensor(log_probs, targets, input_lengths, target_lengths)[
+                0
+            ].mean()
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths)
+
+
+def _ctc_inputs():
+    torch.manual_seed(0)
+    return (torch.randn(12, 2, 6), torch.randint(1, 5, (2, 4)), torch.tensor([12, 10]), torch.tensor([4, 3]))
+
+
+def ctc():
+    return CTCHead(), _ctc_inputs()
+
+
+def ctc_direct():
+    return CTCHead(direct=True), _ctc_inputs()

@@ -12,8 +12,12 @@ torch = pytest.importorskip("torch")
 REWRITES = load_aten().rewrites
 
 
-def _input(kind: str, shape: list[int], gen):
+def _input(kind: str, shape: list[int], gen, bounds=None):
+    if kind == "int":
+        return torch.randint(bounds[0], bounds[1], shape, generator=gen)
     x = torch.randn(*shape, generator=gen, dtype=torch.float64)
+    if kind == "log_softmax":
+        return x.log_softmax(-1)
     if kind == "wellcond":
         return x + shape[-1] * torch.eye(shape[-1], dtype=torch.float64)
     if kind == "spd":
@@ -28,7 +32,10 @@ def _input(kind: str, shape: list[int], gen):
 def test_rewrite_matches_the_original_numerically(op):
     entry = REWRITES[op]
     gen = torch.Generator().manual_seed(0)
-    env = {name: _input(kind, shape, gen) for name, (kind, shape) in entry["inputs"].items()}
+    env = {
+        name: _input(*spec, gen) if len(spec) == 2 else _input(*spec[:2], gen, spec[2])
+        for name, spec in entry["inputs"].items()
+    }
     scope = {"torch": torch, **env}  # one namespace: the lambdas in `to` see the inputs
     want = eval(entry["from"], scope)  # noqa: S307 - our own data table
     got = eval(entry["to"], scope)  # noqa: S307

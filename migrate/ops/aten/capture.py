@@ -20,6 +20,7 @@ from typing import Any
 
 from migrate.core.callsite import user_location
 from migrate.ops.aten import where
+from migrate.ops.aten.fastpath import plain_tensor_call
 from migrate.ops.aten.judge import (
     COMPOSITE_KEYS,
     COMPOSITE_REASON,
@@ -59,27 +60,31 @@ class Recorder:
             outs, origin = self.pending.pop()
             where.tag_outputs(outs if isinstance(outs, (list, tuple)) else (outs,), origin)
 
-    def known(self, name: str) -> Verdict | None:
+    def known(self, name: str, sparse: str | None = None) -> Verdict | None:
+        """The verdict of ``name`` (on tensors of torch_npu's ``sparse`` key when given), or
+        None: re-run it at the composite key that serves it (``descend``)."""
         judge = self.judge
-        verdict = judge.cache.get(name)
-        if verdict is None and name not in judge.descend:
-            verdict = judge.direct(name)
+        at = _at(name, sparse)
+        verdict = judge.cache.get(at)
+        if verdict is None and at not in judge.descend:
+            verdict = judge.direct(name) if sparse is None else judge.sparse(name, sparse)
             if verdict is not None:
-                judge.cache[name] = verdict
+                judge.cache[at] = verdict
         return verdict
 
-    def _judged_alone(self, name: str, key: str, func, args, kwargs, why: str, error: str):
+    def _judged_alone(self, at: str, key: str, func, args, kwargs, why: str, error: str):
         self.census.errors.append(error)
         verdict = Verdict(SUPPORTED, f"torch's {key} kernel serves the NPU ({why})")
-        self.judge.cache[name] = verdict
+        self.judge.cache[at] = verdict
         return verdict, func(*args, **kwargs)
 
-    def descend(self, func, name, args, kwargs, chain) -> tuple[Verdict, object]:
+    def descend(self, func, name, args, kwargs, chain, sparse=None) -> tuple[Verdict, object]:
         """Re-run ``func`` at the composite key serving the NPU; judge what it calls."""
-        key = self.judge.descend[name]
+        at = _at(name, sparse)
+        key = self.judge.descend[at]
         if len(chain) > MAX_DEPTH:
             return self._judged_alone(
-                name,
+                at,
                 key,
                 func,
                 args,
@@ -99,7 +104,7 @@ class Recorder:
                     f"{len(mode.seen)} ops ({_first_line(exc)})"
                 ) from exc
             return self._judged_alone(
-                name,
+                at,
                 key,
                 func,
                 args,
@@ -109,7 +114,7 @@ class Recorder:
                 f"({_first_line(exc)}); judged by the kernel alone",
             )
         verdict = from_children(name, key, mode.seen)
-        self.judge.cache[name] = verdict
+        self.judge.cache[at] = verdict
         return verdict, out
 
     def composite_call(self, func, args, kwargs):
@@ -119,6 +124,9 @@ class Recorder:
 
         census = self.census
         fname = _fname(func, self.judge.reg.python_forwards)
+        plain = plain_tensor_call(self.judge.reg, fname, args, kwargs)
+        if plain is not None:  # the device's tensors take the op's plain-tensor path
+            args, kwargs = plain
         if not census.suppress and fname in self.judge.reg.host_sync_calls:
             self.flush()
             location = user_location(3)
@@ -169,11 +177,10 @@ class Recorder:
             )
             return out
         name = func.name()
-        verdict = self.judge.layout(_tensors(args, kwargs))
+        sparse = self.judge.sparse_key(_tensors(args, kwargs), kwargs)
+        verdict = self.known(name, sparse)
         if verdict is None:
-            verdict = self.known(name)
-        if verdict is None:
-            verdict, out = self.descend(func, name, args, kwargs, (name,))
+            verdict, out = self.descend(func, name, args, kwargs, (name,), sparse)
         else:
             out = func(*args, **kwargs)
         sync = _host_sync(self.judge, name, args)
@@ -193,6 +200,7 @@ class Recorder:
             location,
             None if dtype is None else self.judge.reg.weak_dtypes.get(dtype),
             origin[2] if origin else None,
+            sparse=sparse,
         )
         if sync and census.phase != "optimizer":  # optimizers keep `step` on the host
             census.warn(op, sync[0], sync[1], path, location)
@@ -203,15 +211,21 @@ class Recorder:
     def descent_call(self, mode, func, args, kwargs):
         """Inside a descent: judge without recording; a kernel re-entering itself is skipped."""
         name = func.name()
-        verdict = self.known(name)
+        sparse = self.judge.sparse_key(_tensors(args, kwargs), kwargs)
+        verdict = self.known(name, sparse)
         if verdict is None and name in mode.chain:
             return func(*args, **kwargs)  # the kernel re-enters itself (detach -> detach)
         if verdict is None:
-            verdict, out = self.descend(func, name, args, kwargs, mode.chain + (name,))
+            verdict, out = self.descend(func, name, args, kwargs, mode.chain + (name,), sparse)
         else:
             out = func(*args, **kwargs)
         mode.seen.append((self.judge.alias(name), verdict))
         return out
+
+
+def _at(name: str, sparse: str | None) -> str:
+    """The judge's cache key: the overload, prefixed by the sparse key it is judged at."""
+    return name if sparse is None else f"{sparse}:{name}"
 
 
 def _tensors(args, kwargs) -> list:

@@ -44,6 +44,18 @@ COMPOSITE_REASON = (
 NO_KERNEL_REASON = (
     "no kernel in any backend: a tensor metadata query the tensor answers itself (no device runs it)"
 )
+# Sparse layouts -> torch_npu's name of the dispatch key serving them on the NPU, lowest
+# priority first (the dispatcher picks the highest key among the arguments).
+SPARSE_KEY_OF = {
+    "sparse_coo": "SparseNPU",
+    "sparse_csr": "SparseCsrNPU",
+    "sparse_csc": "SparseCsrNPU",
+    "sparse_bsr": "SparseCsrNPU",
+    "sparse_bsc": "SparseCsrNPU",
+}
+SPARSE_KEY_ORDER = ("SparseNPU", "SparseCsrNPU")
+SPARSE_DISPATCH_KEY = {"SparseNPU": "SparsePrivateUse1", "SparseCsrNPU": "SparseCsrPrivateUse1"}
+SPARSE_LAYOUTS = {"SparseNPU": "sparse_coo", "SparseCsrNPU": "sparse_csr/csc/bsr/bsc"}
 FUSED_BACKWARD_REASON = (
     "torch_npu has a kernel for this CompositeImplicitAutograd op, which owns "
     "its backward: the backward ops of the CPU's decomposition are not used "
@@ -157,28 +169,44 @@ class Judge:
             ),
         )
 
-    def layout(self, tensors) -> Verdict | None:
-        """Unsupported when a tensor has a sparse layout: torch_npu registers kernels for the
-        NPU's dense key (PrivateUse1) only, and its CPU fallback too, so an op on a sparse NPU
-        tensor (SparsePrivateUse1), making one included, has no kernel and raises."""
+    def sparse_key(self, tensors, kwargs: dict | None = None) -> str | None:
+        """torch_npu's sparse key the dispatcher picks for these tensors (SparseNPU for COO,
+        SparseCsrNPU for compressed layouts, which outrank it), or None: all dense. A factory's
+        TensorOptions (``layout`` given with ``device``) count as the tensors do."""
         import torch
 
-        sparse = sorted(
-            {
-                str(t.layout).removeprefix("torch.")
-                for t in tensors
-                if isinstance(t, torch.Tensor) and t.layout != torch.strided
-            }
-        )
-        if not sparse:
-            return None
+        layouts = [t.layout for t in tensors if isinstance(t, torch.Tensor)]
+        if kwargs and isinstance(kwargs.get("layout"), torch.layout) and "device" in kwargs:
+            layouts.append(kwargs["layout"])
+        keys = {SPARSE_KEY_OF.get(str(lay).removeprefix("torch.")) for lay in layouts if lay != torch.strided}
+        keys.discard(None)
+        return max(keys, key=SPARSE_KEY_ORDER.index) if keys else None
+
+    def sparse(self, name: str, key: str) -> Verdict | None:
+        """The verdict of ``name`` called on sparse tensors (torch_npu's ``key``): its kernel
+        there; else the composite serving that key (None: descend, ``self.descend[key:name]``;
+        CompositeExplicitAutogradNonFunctional serves compressed layouts only); else a
+        metadata query; else unsupported (torch_npu's CPU fallback is for dense tensors)."""
         pkg = f"torch_npu {self.reg.version.split('-', 1)[-1]}"
+        if self.reg.has_sparse_kernel(name, key):
+            return Verdict(SUPPORTED, f"{key} kernel in {pkg} ({SPARSE_LAYOUTS[key]} tensors)")
+        composites = COMPOSITE_KEYS if key == "SparseCsrNPU" else COMPOSITE_KEYS[1:]
+        composite = next((k for k in composites if has_key(name, k)), None)
+        if composite is not None:
+            self.descend[f"{key}:{name}"] = composite
+            return None
+        if not has_any_kernel(name):
+            return Verdict(SUPPORTED, NO_KERNEL_REASON)
+        dense = (
+            "use dense tensors there (to_dense(): its _to_dense has a kernel)"
+            if self.reg.has_sparse_kernel("aten::_to_dense", key)
+            else "use dense tensors there"
+        )
         return Verdict(
             UNSUPPORTED,
-            f"{'/'.join(sparse)} tensor: {pkg} registers no kernel for "
-            "sparse tensors (SparsePrivateUse1) and its CPU fallback "
-            "serves dense tensors only: fails on the NPU; use dense "
-            "tensors (to_dense()) there",
+            f"{SPARSE_LAYOUTS[key]} tensor: {pkg} registers no {key} kernel for {name} "
+            f"(dispatch key {SPARSE_DISPATCH_KEY[key]}) and its CPU fallback serves dense "
+            f"tensors only: fails on the NPU; {dense}",
         )
 
     def composite(self, fname: str, args=(), kwargs=None) -> str | None:
@@ -188,8 +216,15 @@ class Judge:
         found = self.composites.get(fname)
         if found is None:
             found = self.composites[fname] = self._composites(fname)
+        if not found:
+            return None
+        # On sparse tensors an NPU kernel serves only if it is one for their sparse key; else
+        # the op decomposes there, and what it calls is judged at that key.
+        key = self.sparse_key(_flat(args, kwargs or {}))
         for full, schema in found:
-            if schema is None or _fits(schema, args, kwargs or {}):
+            if (schema is None or _fits(schema, args, kwargs or {})) and (
+                key is None or self.reg.has_sparse_kernel(full, key)
+            ):
                 return full
         return None
 
@@ -204,6 +239,14 @@ class Judge:
                 if has_key(full, "CompositeImplicitAutograd") and self.reg.has_kernel(full):
                     found.append((full, getattr(getattr(packet, ov), "_schema", None)))
         return found
+
+
+def _flat(args, kwargs: dict) -> list:
+    """The arguments, with those in lists (TensorList arguments) at top level."""
+    out: list = []
+    for a in (*args, *kwargs.values()):
+        out.extend(a if isinstance(a, (list, tuple)) else (a,))
+    return out
 
 
 def _fits(schema, args, kwargs: dict) -> bool:

@@ -14,9 +14,10 @@ MAX_LOCATIONS = 5
 
 @dataclass
 class Census:
-    """Rows keyed by (op, status); module paths and locations in first-seen order."""
+    """Rows keyed by (op, status, torch_npu's sparse key or None); module paths and locations
+    in first-seen order."""
 
-    rows: dict[tuple[str, str], dict] = field(default_factory=dict)
+    rows: dict[tuple[str, str, str | None], dict] = field(default_factory=dict)
     warnings: dict[str, dict] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     stack: list[str] = field(default_factory=list)
@@ -49,10 +50,12 @@ class Census:
         note: str | None = None,
         phase: str | None = None,
         calls: int = 1,
+        sparse: str | None = None,
     ) -> None:
         """One call of ``op`` (``calls=0``: a phase of a call already counted, such as the
-        backward of a fused op)."""
-        key = (op, verdict.status)
+        backward of a fused op); ``sparse``: the call was on sparse tensors, judged at that
+        key of torch_npu (SparseNPU, SparseCsrNPU)."""
+        key = (op, verdict.status, sparse)
         row = self.rows.get(key)
         if row is None:
             row = self.rows[key] = {
@@ -66,6 +69,8 @@ class Census:
                 "dtypes": [],
                 "phases": [],
             }
+            if sparse:
+                row["sparse_key"] = sparse
             if verdict.status != SUPPORTED:
                 row["locations"] = []
         row["count"] += calls
