@@ -6,18 +6,12 @@ Tensor-lengths overload, which has no NPU kernel, runs through the emulated CPU 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from run_migrate import HERE, migrate
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.pinned_torch  # .ci/run's torch 2.14 job too
-
-ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="module")
@@ -28,28 +22,19 @@ def emulated(tmp_path_factory):
         "'npu_lengths': ctc_model.step('npu', 'npu'), 'overload': ctc_model.tensor_overload('npu')}, "
         "open(sys.argv[1], 'w'))"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(HERE))), "OMP_NUM_THREADS": "1"}
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "migrate",
-            "run",
-            "--emulate",
-            "npu",
-            "--report",
-            str(out / "report.json"),
-            "--",
-            "python",
-            "-c",
-            code,
-            str(out / "r.json"),
-        ],
+    report = str(out / "report.json")
+    run = migrate(
+        "run",
+        "--emulate",
+        "npu",
+        "--report",
+        report,
+        "--",
+        "python",
+        "-c",
+        code,
+        str(out / "r.json"),
         cwd=HERE,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads((out / "r.json").read_text()), json.loads((out / "report.json").read_text())

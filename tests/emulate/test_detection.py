@@ -5,12 +5,11 @@ roi_align have no NPU kernel in torch_npu). Needs torchvision (the torch 2.14 CI
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
+from run_migrate import migrate as run_migrate
 
 pytest.importorskip("torchvision")
 
@@ -21,16 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
 
-def migrate(*args, timeout=600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(HERE))), "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "migrate", *args],
-        cwd=HERE,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+migrate = partial(run_migrate, cwd=HERE)
 
 
 def test_detection_step_on_the_emulated_npu(tmp_path):

@@ -5,12 +5,11 @@ fallbacks from `migrate ops --torch --train` on the CPU."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
+from run_migrate import migrate as run_migrate
 
 pytest.importorskip("torch")
 
@@ -19,16 +18,7 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = "tests/emulate/device_api_checks.py"
 
 
-def migrate(*args, cwd=ROOT, timeout=300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(HERE))), "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "migrate", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+migrate = partial(run_migrate, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")

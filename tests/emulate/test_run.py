@@ -12,23 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from run_migrate import migrate
 
 pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-
-
-def migrate(*args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "migrate", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from fix.goldens import EXPECTED, NAMES, SAMPLES
+from run_migrate import migrate
 
 pytest.importorskip("torch")
 
@@ -42,18 +43,6 @@ RUNS = {
     "ddp_launcher": {"port": ["train_ddp.py", "--backend", "hccl", *DDP], "torchrun": 2, "rel": 1e-5},
 }
 LIBRARIES = {"hf_flash_attention", "cuda_extension"}  # emulated_checks.py: hf_sample, ...
-
-
-def migrate(*args, cwd, timeout=600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "migrate", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def test_every_sample_has_a_run():

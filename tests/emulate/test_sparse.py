@@ -5,12 +5,11 @@ SparseNPU kernels for (the CPU's losses), and ``torch.sparse.mm`` fails as on th
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
+from run_migrate import migrate as run_migrate
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.pinned_torch  # .ci/run's torch 2.14 job too
@@ -19,16 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
 
-def migrate(*args, timeout=600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(HERE))), "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "migrate", *args],
-        cwd=HERE,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+migrate = partial(run_migrate, cwd=HERE)
 
 
 @pytest.fixture(scope="module")
