@@ -222,11 +222,13 @@ def analyze(request: PerfRequest, progress: Progress | None = None) -> Report:
     from migrate.perf.analyze.mfu import mfu_for
 
     if flops:
-        report.mfu = mfu_for(side.ranks, flops, request.chip, request.dtype, "--chip")
+        report.mfu = mfu_for(side.ranks, flops, request.chip, request.dtype, "--chip", side.mixed)
     if ref is not None:
         from migrate.perf.analyze.compare import compare_sides
 
-        ref_mfu = mfu_for(ref.ranks, flops, request.ref_chip, request.dtype, "--ref-chip") if flops else None
+        ref_mfu = None
+        if flops:
+            ref_mfu = mfu_for(ref.ranks, flops, request.ref_chip, request.dtype, "--ref-chip", ref.mixed)
         report.compare = compare_sides(side, ref, report.mfu, ref_mfu)
     if request.fail_on:
         from migrate.perf.analyze.gate import judge

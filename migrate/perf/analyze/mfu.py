@@ -66,6 +66,7 @@ def mfu_for(
     chip: str | None = None,
     dtype: str | None = None,
     option: str = "--chip",
+    mixed: str | None = None,
 ) -> dict[str, Any]:
     """The ``mfu`` record of docs/contracts.md §10 for one side's ranks.
 
@@ -90,7 +91,9 @@ def mfu_for(
         "ranks": [],
     }
     peak = row.peak_flops(dtype_used) if row else None
-    if not steps:
+    if mixed:
+        out["reason"] = "the profiles are not one run: no one step time to judge"
+    elif not steps:
         out["reason"] = "the profile has no step time"
     elif row is None:
         missing = f"the chip {name!r} is not in {TABLE}"

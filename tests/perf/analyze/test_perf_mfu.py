@@ -128,3 +128,8 @@ def test_mfu_above_the_peak_says_the_inputs_are_wrong(profiles):
     assert too_many["mfu"] > 1 and "above 100%" in too_many["note"]
     honest = mfu_for(ranks, {"total": 2e13, "source": "--flops"})
     assert 0 < honest["mfu"] < 1 and "note" not in honest
+
+
+def test_profiles_of_several_runs_get_no_mfu(profiles):
+    report = analyze(PerfRequest([profiles], flops=1e12))  # the shared folder: 5 runs
+    assert report.mfu["mfu"] is None and "not one run" in report.mfu["reason"]
