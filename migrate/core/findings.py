@@ -255,7 +255,7 @@ class ScanResult:
     files_scanned: int = 0
     target: str = ""  # the port target (with per-path overrides), as the user chose it
     files: dict[str, FileRecord] = field(default_factory=dict)  # by reported path
-    # The project around the files (migrate/scan/project.py: device helpers per package).
+    # The project around the files (migrate/scan/project/: device helpers per package).
     project: Any = None
     # The resolved paths the scan was given: files are written only inside them (empty
     # with --follow-symlinks, which lets symlinks lead anywhere).

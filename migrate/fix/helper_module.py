@@ -1,8 +1,8 @@
 """The device helper module a portable port adds to a package that has none of its own.
 
 Rewritten files import ``get_device_type`` & co. from ``<package>/_device.py``
-(migrate/scan/project.py decides where); once `apply` has rewritten a package's files, the
-module is created if one of them imports from it and it does not exist yet, with the
+(migrate/scan/project/own_module.py decides where); once `apply` has rewritten a
+package's files, the module is created if one of them imports from it and it does not exist yet, with the
 helpers they import and what those call (migrate/core/device_helpers/template.py), as an
 engineer adds the one function a port needs; before any of them is written
 (fix/transaction.py). It is created exclusively and whole (a synced temporary file linked

@@ -48,7 +48,7 @@ class ApplyItem:
     kind: str
     findings: list[Finding] | None  # None: scan the file first (--strip-annotations, cache)
     digest: str | None = None  # content hash of the bytes the findings point into
-    devices: object = None  # the project around it (migrate/scan/project.py FileDevices)
+    devices: object = None  # the project around it (migrate/scan/project/file_devices.py FileDevices)
     place: Place | None = None  # where it may be written (resolved path, scan roots)
 
 

@@ -1,7 +1,7 @@
 """The package-facts cache: what helper discovery learnt from a package's files, reused
 while none of them changed.
 
-Finding a package's device helpers and NPU arms (migrate/scan/project.py) reads every file
+Finding a package's device helpers and NPU arms (migrate/scan/project/) reads every file
 of the package; a warm scan reuses the answer when the package holds the same files with
 the same sizes, mtimes and ctimes (the *signature*). One JSON document per tool version and
 configured helper module, one entry per package folder.

@@ -6,8 +6,8 @@
     scan_text(text, rel, kind, rules, target, devices) -> list[Finding]
         for a decoded Python or text file (apply's re-scans, the tests)
 
-``devices`` (migrate/scan/project.py FileDevices) is the project around a Python file: the
-device helpers its portable fixes route through (None: a file on its own).
+``devices`` (migrate/scan/project/file_devices.py FileDevices) is the project around a
+Python file: the device helpers its portable fixes route through (None: a file on its own).
 
 Every reader named in the file-kind table (migrate/core/filekinds.py) has a function here:
 a missing one fails at import. Python files and notebooks are decoded with PEP 263 cookies

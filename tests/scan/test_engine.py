@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import migrate.scan.project as project
+import migrate.scan.project.reading as project_reading
 import migrate.scan.worker as worker
 from migrate.core.fileio import read_bytes
 from migrate.scan.cache import Entry, ScanCache
@@ -45,7 +45,7 @@ def opened(monkeypatch) -> collections.Counter:
         return read_bytes(path, *args, **kwargs)
 
     monkeypatch.setattr(worker, "read_bytes", counting)
-    monkeypatch.setattr(project, "read_bytes", counting)
+    monkeypatch.setattr(project_reading, "read_bytes", counting)
     monkeypatch.setenv("MIGRATE_CACHE_KEY", "k" * 32)
     return counts
 

@@ -1,5 +1,5 @@
 """The project around a file: its package's device helpers (or where the port's go), the
-torch it declares, the NPU arms it has (migrate/scan/project.py)."""
+torch it declares, the NPU arms it has (migrate/scan/project/)."""
 
 from __future__ import annotations
 

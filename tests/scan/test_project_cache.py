@@ -49,12 +49,12 @@ def test_a_warm_run_reuses_the_facts_and_gives_the_same_context(tmp_path, monkey
     write(root, FILES)
     cold = context(root, cache)
     assert helpers(cold) == BOTH
-    import migrate.scan.project as project
+    import migrate.scan.project.discovery as discovery
 
     def no_reading(*args):
         raise AssertionError("a warm run read the package again")
 
-    monkeypatch.setattr(project, "_package_facts", no_reading)
+    monkeypatch.setattr(discovery, "_package_facts", no_reading)
     warm = context(root, cache)
     assert warm.key() == cold.key()
 

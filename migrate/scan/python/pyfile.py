@@ -44,7 +44,7 @@ class PyFile:
 
     by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
     target: str = "portable"  # the port target fixes are made for (migrate/core/targets.py)
-    file_devices: FileDevices | None = None  # the project around it (migrate/scan/project.py)
+    file_devices: FileDevices | None = None  # the project around it (migrate/scan/project/)
     _guards: Guards | None = None
     _devices: DeviceNames | None = None
     _walked: dict[type, list[tuple[int, ast.AST]]] | None = None

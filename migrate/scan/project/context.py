@@ -1,0 +1,124 @@
+"""The project context: per package found under the scanned files (``PackageInfo``) its
+helpers and where the port's own would go, and the ``FileDevices`` of each file from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrate.core.display import shown_path
+from migrate.scan.project.facts import _FileFacts
+from migrate.scan.project.file_devices import FileDevices, HelperRef
+from migrate.scan.project.packages import _relative_to, package_of
+
+
+@dataclass
+class PackageInfo:
+    path: Path  # the package folder
+    name: str
+    helpers: tuple[HelperRef, ...] = ()
+    add_module: str | None = None
+    add_path: str | None = None
+    min_torch: tuple[int, int] | None = None
+    npu_arms: frozenset[str] = frozenset()
+    type_from: tuple[str, str] | None = None  # see FileDevices
+    uses: frozenset[str] = frozenset()  # top-level packages its modules import
+    adopted: str | None = None  # the package whose helpers it uses (it has none)
+    relative_imports: bool = False  # see FileDevices
+    # its modules also run by path (a `__main__` block, siblings imported by bare name:
+    # pytorch/examples fast_neural_style), as paths relative to the package folder
+    run_by_path: frozenset[str] = frozenset()
+
+
+@dataclass
+class ProjectContext:
+    """Per package found under the scanned files: its helpers and where ours would go."""
+
+    root: Path
+    packages: dict[str, PackageInfo] = field(default_factory=dict)  # by top folder
+    scripts_min_torch: dict[str, tuple[int, int] | None] = field(default_factory=dict)
+    configured: str | None = None  # [tool.migrate] device-helper
+    paths: dict[str, Path] = field(default_factory=dict)  # reported path -> path on disk
+    scripts: dict[str, PackageInfo] = field(default_factory=dict)  # the package a script uses
+    known: dict = field(default_factory=dict, repr=False)  # what each folder is (package_of)
+    jobs: int | None = None  # worker processes for reading large packages
+    # per package top: its files and their signature, listed once (Discovery), and the facts
+    # of each of those files when the caller read them in its own pass
+    listed: dict[str, tuple[list[str], str | None]] = field(default_factory=dict, repr=False)
+    read: dict[str, list[_FileFacts | None]] = field(default_factory=dict, repr=False)
+    # per script outside any package (its path as given): the packages it imports, when
+    # the caller read it
+    script_uses: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    # scripts outside any package (reported paths) that another scanned file imports by name
+    imported_scripts: set[str] = field(default_factory=set)
+
+    def package_of(self, path: Path) -> tuple[Path | None, str | None]:
+        return package_of(path, self.known)
+
+    def for_file(self, rel: str) -> FileDevices:
+        path = self.paths.get(rel) or self.root / rel
+        top, module = self.package_of(path)
+        if top is None:
+            donor = self.scripts.get(rel)
+            floor = self.scripts_min_torch.get(str(path.parent))
+            imported = rel in self.imported_scripts
+            if donor is None:
+                return FileDevices(min_torch=floor, imported=imported)
+            return FileDevices(
+                helpers=donor.helpers,
+                add_module=donor.add_module,
+                add_path=donor.add_path,
+                min_torch=floor or donor.min_torch,
+                npu_arms=donor.npu_arms,
+                type_from=donor.type_from,
+                imported=imported,
+            )
+        info = self.packages.get(str(top))
+        if info is None:
+            return FileDevices()
+        if _relative_to(path, top) in info.run_by_path:
+            # run by path, its package is not importable there: ported as a script is
+            return FileDevices(min_torch=info.min_torch)
+        return FileDevices(
+            module=module,
+            package=info.name,
+            helpers=info.helpers,
+            add_module=info.add_module,
+            add_path=info.add_path,
+            min_torch=info.min_torch,
+            npu_arms=info.npu_arms,
+            type_from=info.type_from,
+            relative_imports=info.relative_imports,
+        )
+
+    def key(self) -> str:
+        """Part of the scan cache key: portable fixes depend on it."""
+        return (
+            "devices="
+            + ";".join(
+                f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}:{p.type_from}"
+                f":{p.relative_imports}:{sorted(p.run_by_path)}"
+                for k, p in sorted(self.packages.items())
+            )
+            + f";{sorted(self.scripts_min_torch.items())};"
+            + ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
+            + f";imported={sorted(self.imported_scripts)}"
+        )
+
+    def describe(self) -> list[tuple[str, str]]:
+        """(package, what its portable rewrites route through), for the reports."""
+        out = []
+        for info in sorted(self.packages.values(), key=lambda p: p.name):
+            chosen = [h.describe() for h in info.helpers]
+            if chosen:
+                via = f" (imports {info.adopted})" if info.adopted else ""
+                out.append((info.name, ", ".join(chosen) + via))
+            elif info.add_path:
+                shown = shown_path(info.add_path, self.root)
+                out.append((info.name, f"adds {shown} (get_device_type(), ...)"))
+        for name in sorted({p.name for p in self.scripts.values()}):
+            donor = next(p for p in self.scripts.values() if p.name == name)
+            what = ", ".join(h.describe() for h in donor.helpers) or f"adds {donor.add_path}"
+            out.append((f"scripts importing {name}", what))
+        return out
