@@ -464,7 +464,9 @@ def _contains(f, spec, node, cmp, form, values, quote) -> Fix | None:
 
 def _device_like(f, spec, node) -> bool:
     """Does the other side of a comparison hold a device/backend (x.device.type, a variable
-    named like one, get_backend())?"""
+    named like one, get_backend())? Also its type part spelled out: ``d.split(":")[0]``,
+    ``str(d)``, ``d.lower()`` (a test the port's "npu:N" would otherwise leave stale)."""
+    node = _device_text_of(node)
     if isinstance(node, ast.Call):
         node = node.func
     if isinstance(node, ast.Attribute):
@@ -474,6 +476,42 @@ def _device_like(f, spec, node) -> bool:
     else:
         return False
     return name in ("type", "device", "backend", "get_backend") or spec.name_hit(name)
+
+
+_TYPE_PART = ("split", "rsplit", "partition", "rpartition")
+_SAME_TEXT = ("lower", "strip", "casefold")
+
+
+def _device_text_of(node: ast.AST) -> ast.AST:
+    """The device a string test reads: ``d`` of ``d.split(":")[0]``, ``d.partition(":")[0]``,
+    ``str(d)``, ``d.lower()`` (nested too); ``node`` itself otherwise."""
+    while True:
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and node.slice.value == 0
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr in _TYPE_PART
+        ):
+            node = node.value.func.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _SAME_TEXT
+            and not node.args
+        ):
+            node = node.func.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "str"
+            and len(node.args) == 1
+            and not node.keywords
+        ):
+            node = node.args[0]
+        else:
+            return node
 
 
 def _startswith(f, spec, node, call, forms, values) -> Fix | None:
