@@ -103,3 +103,31 @@ def test_nvml_under_a_test_that_is_not_cudas_is_still_reported():
     code = "def log(args):\n    if args.gpu_stats:\n        import pynvml\n        pynvml.nvmlInit()\n"
     found = engine_scan(code, "t.py", "python", RULES, "portable")
     assert found and not any(f.npu_aware for f in found)
+
+
+@pytest.mark.parametrize(
+    ("target", "call"),
+    [
+        ("portable", 'dist.init_process_group("hccl" if is_npu_available() else NCCL)'),
+        ("npu", 'dist.init_process_group("hccl")'),
+    ],
+)
+def test_a_backend_constant_passed_to_init_is_ported_at_the_call(target, call):
+    # the constant names the backend itself and stays; the call that starts NCCL with it
+    # would fail on an NPU, so the port decides there
+    code = """\
+        import torch.distributed as dist
+
+        NCCL = "nccl"
+        GLOO = "gloo"
+
+
+        def setup(backend=None):
+            dist.init_process_group(NCCL)
+            dist.init_process_group(GLOO)
+        """
+    out = port(code, target)
+    assert 'NCCL = "nccl"\n' in out
+    assert f"    {call}\n" in out
+    assert "    dist.init_process_group(GLOO)\n" in out
+    assert port(out, target) == out
