@@ -12,7 +12,7 @@ from migrate.commands.progress import cli_request, scan_with_config
 from migrate.core.cache_files import default_cache_dir
 from migrate.core.errors import UsageError
 from migrate.core.findings import CATEGORY_RANK, ScanResult
-from migrate.commands.run_memo import Recording
+from migrate.scan.run_memo import Recording
 from migrate.scan.session import ScanRequest, Session
 
 FORMATS = ("text", "json", "sarif", "markdown", "github")
