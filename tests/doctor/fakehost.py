@@ -310,3 +310,14 @@ def make_python(folder: Path) -> FakePython:
         [sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, capture_output=True
     )
     return FakePython(folder)
+
+
+def ready_host(
+    host: FakeHost, fpy: FakePython, cann="9.1.0", torch="2.14.0+cpu", npu="2.14.0", pin="==2.14.0.*"
+):
+    """Make ``host`` and ``fpy`` a ready host (the CANN home) before a test breaks one part."""
+    home = host.ready(cann)
+    fpy.torch(torch)
+    fpy.torch_npu(npu, pin)
+    fpy.cann_deps()
+    return home

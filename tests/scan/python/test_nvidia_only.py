@@ -1,5 +1,5 @@
-"""NVIDIA-only code stays as written in every target (migrate/scan/python/awareness.py):
-a block that asks NVML, or runs Horovod, under its own CUDA test; a constant that names a
+"""NVIDIA-only code stays as written in every target (scan/python/left_as_written.py, via
+awareness.py): a block that asks NVML, or runs Horovod, under its own CUDA test; a constant that names a
 backend (ignite's ``NCCL = "nccl"``)."""
 
 from __future__ import annotations
