@@ -10,7 +10,10 @@ before the port, cannot find it:
 * a relative import needs an ``__init__.py`` beside the file and its target, and fails in a
   script run by path (a ``__main__`` block and no relative import before the port);
 * anything else (the standard library, torch, torch_npu, a library the file already
-  imported, one installed here) resolves.
+  imported, one installed here) resolves;
+* a name imported from a module of the project must be bound there (a def, a class, an
+  assignment, an import, a submodule), e.g. ``from pkg.device import is_npu_available`` when
+  the parent's ``pkg.device`` has no such name.
 
 ``undefined`` adds the names the port uses that nothing binds (ruff's F821, old against new),
 e.g. a helper calling ``torch`` in a file that imports torch only inside a function.
@@ -49,6 +52,65 @@ def _imports(text: str) -> set[tuple[int, str]]:
     return found
 
 
+def _from_names(text: str) -> set[tuple[int, str, str]]:
+    """(level, module, name) of every ``from module import name``."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    return {
+        (n.level, n.module or "", a.name)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module
+        for a in n.names
+        if a.name != "*"
+    }
+
+
+def _source(root: Path, parts: list[str]) -> Path | None:
+    here = root.joinpath(*parts)
+    if (here / "__init__.py").is_file():
+        return here / "__init__.py"
+    return here.with_suffix(".py") if here.with_suffix(".py").is_file() else None
+
+
+def _binds(path: Path, name: str) -> bool:
+    """Whether the module at ``path`` binds ``name`` (or may: ``__getattr__``, ``import *``)."""
+    if (path.parent / name).is_dir() or (path.parent / f"{name}.py").is_file():
+        return path.name == "__init__.py"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (SyntaxError, ValueError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in (
+            name,
+            "__getattr__",
+        ):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(a.name == "*" or (a.asname or a.name).split(".")[0] == name for a in node.names):
+                return True
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return True
+    return False
+
+
+def _missing_names(old: str, port: str, where: Path, roots: list[Path]) -> list[str]:
+    """``from M import n`` lines the port added where the project's M does not bind n."""
+    bad = []
+    for level, mod, name in sorted(_from_names(port) - _from_names(old)):
+        bases = roots if not level else [where.parents[level - 2] if level > 1 else where]
+        for base in bases:
+            src = _source(base, mod.split("."))
+            if src is not None:
+                if not _binds(src, name):
+                    bad.append(f"{'.' * level}{mod}.{name} (not in the module)")
+                break
+    return bad
+
+
 def _found(root: Path, parts: list[str]) -> bool:
     """``parts`` as a module (a package folder or a ``.py`` file) under ``root``."""
     here = root
@@ -78,8 +140,6 @@ def unresolved(old: str, port: str, where: Path, tree: Path, pristine: Path) -> 
     ``pristine``: the parent's checkout (the project as installed, without the port)."""
     before = _imports(old)
     new = _imports(port) - before
-    if not new:
-        return []
     tops = _project_tops(pristine)
     packaged = any((pristine / f).is_file() for f in _PACKAGING)
     uses_project = any(lvl == 0 and mod.split(".")[0] in tops for lvl, mod in before)
@@ -102,7 +162,8 @@ def unresolved(old: str, port: str, where: Path, tree: Path, pristine: Path) -> 
             ok = True
         if not ok:
             bad.append("." * level + mod)
-    return bad
+    project = [pristine, pristine / "src"] if tree == where else [tree, tree / "src"]
+    return bad + _missing_names(old, port, where, [where, *project])
 
 
 def _external(top: str, before: set[tuple[int, str]]) -> bool:
