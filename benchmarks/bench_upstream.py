@@ -27,6 +27,10 @@ checkout of ascend-migrate (a folder holding ``migrate/``), e.g. the base of a b
 
     python benchmarks/bench_upstream.py [--mirrors /work/.mirror] [--migrate /tmp/base]
     python benchmarks/bench_upstream.py --only accelerate --show 2   # print 2 diffs
+    python benchmarks/bench_upstream.py --set new --dump /tmp/diffs   # the second set, every diff kept
+
+``--set`` picks ``CHANGES`` (old, the default), ``CHANGES_NEW`` (new) or both (all). ``imports``
+counts ported files that would fail when run (``upstream_imports.py``).
 """
 
 from __future__ import annotations
