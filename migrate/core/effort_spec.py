@@ -102,6 +102,7 @@ class Defaults:
     guarded_factor: float
     npu_aware_factor: float
     oldest_torch: str = "2.1.0"  # guards for an older torch never run (scan/python/dead_code.py)
+    notebook: EffortSpec | None = None  # suggested edits made by hand in a notebook
 
 
 @cache
@@ -128,7 +129,15 @@ def defaults() -> Defaults:
         _number(data.get("guarded_factor", 1.0), f"{path.name}: guarded_factor"),
         _number(data.get("npu_aware_factor", 0.0), f"{path.name}: npu_aware_factor"),
         _version(data.get("oldest_torch", "2.1.0"), f"{path.name}: oldest_torch"),
+        _notebook(data.get("notebook"), f"{path.name}: effort.notebook"),
     )
+
+
+def _notebook(raw: Any, where: str) -> EffortSpec | None:
+    if raw is None:
+        return None
+    check_effort(raw, where)
+    return merge(EffortSpec(0.0), raw, "manual")
 
 
 def _version(value: Any, where: str) -> str:

@@ -118,6 +118,23 @@ class EffortModel:
             self._cache[key] = spec
         return self._cache[key]
 
+    def spec_of(self, f: Finding) -> EffortSpec:
+        """The figure for ``f``: its rule's, or for a notebook's mechanical edits (a rule with
+        a fix and no effort row of its own, made by hand there) the notebook figure."""
+        spec = self.spec(f.rule, f.category)
+        rule = self.rules.get(f.rule)
+        if (
+            self.base.notebook is not None
+            and f.path.endswith(".ipynb")
+            and spec.minutes
+            and rule is not None
+            and rule.category in ("auto", "assisted")
+            and not rule.effort
+            and f.rule not in self.overrides
+        ):
+            return self.base.notebook
+        return spec
+
 
 def project_model(overrides: Mapping[str, object] | None = None) -> EffortModel:
     """The model of a scan: the shipped rule rows plus the project's [tool.migrate.effort]."""
@@ -176,7 +193,7 @@ def estimate(findings: Iterable[Finding], model: EffortModel | Mapping[str, Rule
     if not isinstance(model, EffortModel):
         model = EffortModel(model)
     groups: dict[tuple, list[tuple[Finding, EffortSpec]]] = {}
-    rows = [(f, model.spec(f.rule, f.category)) for f in findings]
+    rows = [(f, model.spec_of(f)) for f in findings]
     by_hand = _hand_decisions(rows)
     for f, spec in rows:
         free = _free_reason(f, spec)

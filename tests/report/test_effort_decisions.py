@@ -5,11 +5,12 @@ files are NVIDIA-only, and `if torch.cuda.is_available():` is no optional-import
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 from migrate.core.rules import default_rules
 from migrate.report.effort import EffortModel, estimate
-from migrate.scan.engine import scan_text
+from migrate.scan.engine import ScanOptions, scan_paths, scan_text
 
 RULES = {r.code: r for r in default_rules()}
 
@@ -172,3 +173,62 @@ def test_a_container_image_is_one_package_and_a_horovod_image_is_free():
     assert len(per_image) == 1, [p.name for p in per_image]
     hvd = _scan(DOCKERFILE + "RUN pip install horovod[pytorch]\n", "docker/Dockerfile.hvd", "docker")
     assert hvd and all(f.npu_aware for f in hvd) and _effort(hvd).minutes == 0
+
+
+def _notebook(tmp_path, name: str, cells: list[str]):
+    nb = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": i, "source": src}
+            for i, src in enumerate(cells, 1)
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / name).write_text(json.dumps(nb, indent=1))
+
+
+def test_a_notebooks_suggested_edits_are_one_package_per_notebook(tmp_path):
+    _notebook(
+        tmp_path,
+        "train.ipynb",
+        [
+            'import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\n',
+            "model = model.to(device)\ntorch.cuda.empty_cache()\n",
+            "scaler = torch.amp.GradScaler()\n",
+        ],
+    )
+    _notebook(tmp_path, "eval.ipynb", ["import torch\nx = torch.ones(2).cuda()\n"])
+    found = scan_paths([tmp_path], ScanOptions(jobs=1)).findings
+    assert len({f.rule for f in found if f.path == "train.ipynb"}) >= 3
+    assert all(f.category == "manual" and f.fix is None for f in found)  # apply leaves notebooks alone
+    effort = _effort(found)
+    assert sorted((p.paths[0], p.findings) for p in effort.packages) == [
+        ("eval.ipynb", 1),
+        ("train.ipynb", len([f for f in found if f.path == "train.ipynb"])),
+    ]
+    assert {p.minutes for p in effort.packages} == {20} and effort.minutes == 40
+
+
+def test_apex_amp_initialize_and_scale_loss_are_one_library_package():
+    code = """
+    from apex import amp
+
+
+    def train(model, optimizer, loss):
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+    """
+    found = _scan(code) + _scan(code, "n.py")
+    assert {"MIG501", "MIG502"} <= {f.rule for f in found}
+    apex = [p for p in _effort(found).packages if "apex" in p.name]
+    assert len(apex) == 1 and apex[0].paths == ["m.py", "n.py"]
+    assert apex[0].minutes == 60 + 15  # one library, 15 min for the second file
+
+
+def test_a_cuda_variable_kept_for_cuda_hosts_costs_minutes_not_an_hour():
+    found = _scan('CUDA_VISIBLE_DEVICES="" pytest tests/\n', "run_cpu_tests.sh", "shell")
+    (f,) = found
+    assert f.rule == "MIG701" and f.category == "manual"  # portable keeps it for CUDA hosts
+    assert _effort(found).minutes == 10
