@@ -315,11 +315,14 @@ def _package(key: tuple, members: list[tuple[Finding, EffortSpec]], model: Effor
 def basis(base: Defaults) -> str:
     cats = base.categories
     parts = [f"{c} {cats[c].minutes:g} min per {cats[c].per}" for c in REQUIRED]
+    notebook = f"; a notebook's hand-made edits {base.notebook.minutes:g} min" if base.notebook else ""
     return (
         "planning assumptions, not measurements: "
         + ", ".join(parts)
-        + "; rule rows refine these; no-ops and NPU-aware code cost 0; guarded optional "
-        f"imports x{base.guarded_factor:g}; perf advice is optional and not summed "
+        + "; rule rows refine these; one package per decision (a device branch, a CI job, "
+        f"an image){notebook}; no-ops, NPU-aware, NVIDIA-only code and code that never runs "
+        f"on the target cost 0; guarded optional imports x{base.guarded_factor:g}; perf "
+        "advice is optional and not summed "
         "(rules/effort_defaults.yaml, override in [tool.migrate.effort])"
     )
 
