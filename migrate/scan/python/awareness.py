@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, replace
 
 from migrate.scan.npu_names import names_npu
+from migrate.scan.python.dead_code import dead_regions
 from migrate.scan.python.left_as_written import needs_no_port, nvidia_only
 from migrate.scan.python.npu_checks import bound_check, own_check
 from migrate.scan.python.npu_twins import BLOCK_TYPES, npu_twins
@@ -173,6 +174,7 @@ def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
     proven = portable and '"cuda"' in text.replace("'", '"')
     out.aware += nvidia_only(f, nodes)
     out.aware += needs_no_port(f, nodes)
+    out.aware += dead_regions(f, nodes)
     if not (has_npu or portable):
         return out
     if has_npu:
