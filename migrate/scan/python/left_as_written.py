@@ -52,7 +52,19 @@ def nvidia_only(f, nodes) -> list[tuple[int, int, str]]:
             and CUDA_WORD.search(named)
         ):  # `NCCL = "nccl"`, `NCCL = dist.Backend.NCCL`
             out.append((*f.span(node), f"`{node.targets[0].id}` names the {named} backend itself"))
+    for node in nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+        if _VENDOR_PREDICATE.search(node.name):  # mmengine's is_cuda_available()
+            out.append((*f.span(node), f"`{node.name}()` asks for that vendor by its name"))
     return out
+
+
+# a predicate whose name says which vendor it asks for (is_cuda_available, has_nccl,
+# cuda_is_available): ported, it would answer True on an NPU, and a caller that asks it
+# before an NPU check (mmengine's get_device()) would take the CUDA path there
+_VENDOR_PREDICATE = re.compile(
+    r"^_*(?:(?:is|has|can|supports?|use)_(?:\w+_)?(?:cuda|nccl|nvidia)|(?:cuda|nccl)_(?:is_)?available)",
+    re.IGNORECASE,
+)
 
 
 def _tests_cuda(f, node) -> bool:
