@@ -129,6 +129,7 @@ def _compare(
     by_pos: dict = {}
     th_of: dict = {}
     floors = GradFloors(ref_recs)
+    where: dict = {}
     for rec, other in pairs:
         by_call.setdefault((rec["name"], rec["call"]), []).append((rec, other))
         if other is None:
@@ -154,8 +155,9 @@ def _compare(
             entry["tied"] = rec["tied"]
         entries.append(entry)
         by_pos[rec["_pos"]], th_of[rec["_pos"]] = entry, th
+        where[_key(rec)] = (rec, other, th)
     entries.extend(missing_entry(r, "reference") for r in extra)
-    soften_flips(entries)
+    soften_flips(entries, lambda e: _arrays(ref, tgt, where.get(_key(e))))
     by_rec = {r["_pos"]: r for r in ref_recs}
     explain_carried(by_pos, by_rec, th_of, gate.carry_gain)
     nonfinite = trace_nonfinite(by_pos, by_rec)
@@ -205,6 +207,19 @@ def _compare(
         precision=classes,
         replay_command=command,
     )
+
+
+def _key(r: dict) -> tuple:
+    return r["name"], r["call"], r["kind"], r["index"]
+
+
+def _arrays(ref: Dump, tgt: Dump, found: tuple | None) -> tuple[Any, Any, dict] | None:
+    """Both sides' arrays of one aligned pair and its thresholds, None without full tensors."""
+    if found is None:
+        return None
+    rec, other, th = found
+    a, b = _load(ref, rec), _load(tgt, other)
+    return None if a is None or b is None else (a, b, th)
 
 
 _STATS = ("min", "max", "mean", "norm", "nan", "inf")
