@@ -53,9 +53,11 @@ def render_text(r: dict, limit: int = 25) -> str:
             f"outlier channels at {o['module']} input: max {o['max']:.3g} = "
             f"{o['ratio']:.0f}x the median channel (channels {o['top_channels']})"
         )
+    what = r.get("files", {}).get("keeps") or {}
     for key in ("keep_dtype", "modify_mixlist", "autocast", "quant_skip"):
         if r.get("files", {}).get(key):
-            lines.append(f"wrote {r['files']['dir']}/{r['files'][key]}")
+            keeps = f": keeps {what[key]}" if what.get(key) else ""
+            lines.append(f"wrote {r['files']['dir']}/{r['files'][key]}{keeps}")
     if r.get("files", {}).get("error"):
         lines.append(f"error: {r['files']['error']}")
     return "\n".join(lines) + "\n"
