@@ -12,7 +12,7 @@ with the decision's rows (an MoE block's (batch, seq, hidden) output against its
 decision did not flip: ..."), passing there a warning that names the flip. Tensors whose
 rows do not line up (an expert's gathered tokens) are warnings. Everything after the
 parent's output is judged as usual; a fault upstream still fails on the float tensors that
-fed the decision (the router's logits).
+fed the decision (the router's logits). compare and replay both judge so.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _rejudge(e: dict[str, Any], mask: Any, arrays: Arrays | None) -> tuple[str, 
     keep = ~mask
     if a is None or b is None or not keep.any():
         return None
-    m = tensor_metrics(a[keep], b[keep], th, (e["ref_dtype"], e["dtype"]))
+    m = tensor_metrics(a[keep], b[keep], th, (e["ref_dtype"], e["dtype"]))  # numpy or torch
     status, reason = judge(m, th)
     head = f"on the {int(keep.sum())} of {len(mask)} rows whose decision did not flip"
     if status == "pass" or not reason:

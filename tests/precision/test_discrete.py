@@ -88,3 +88,18 @@ def test_a_fault_after_a_flip_still_fails_on_the_other_rows():
     soften_flips(entries, arrays)
     assert [e["status"] for e in entries] == ["warn", "warn", "fail", "fail"]
     assert entries[3]["reason"].startswith("on the 7 of 8 rows whose decision did not flip: ")
+
+
+def test_replay_tensors_are_judged_the_same_way():
+    """replay keeps a failing output's tensors as torch tensors: the same verdicts."""
+    import torch
+
+    for fault, want in ((1.0, ["warn"] * 4), (1.2, ["warn", "warn", "fail", "fail"])):
+        entries, arrays = _moe(fault)
+
+        def as_torch(e, arrays=arrays):
+            ref, tgt, th = arrays(e)
+            return torch.from_numpy(ref.copy()), torch.from_numpy(tgt.copy()), th
+
+        soften_flips(entries, as_torch)
+        assert [e["status"] for e in entries] == want
