@@ -115,15 +115,17 @@ def _records(ref: Dump, tgt: Dump) -> tuple[list, list, str, str]:
 
 def _compare_pairs(
     pairs: list, ref: Dump, tgt: Dump, gate: Gate, run: Any, floors: GradFloors
-) -> tuple[list, dict, dict, dict]:
+) -> tuple[list, dict, dict, dict, dict]:
     """One entry per aligned pair (a missing target's entry for an unpaired reference):
-    (entries, pairs by (name, call), entries by record position, thresholds by position).
+    (entries, pairs by (name, call), entries by record position, thresholds by position,
+    (record, other, thresholds) by entry key).
     Pairs reading the same tensors under the same thresholds are compared once."""
     entries: list = []
     cache: dict = {}
     by_call: dict = {}
     by_pos: dict = {}
     th_of: dict = {}
+    where: dict = {}
     for rec, other in pairs:
         by_call.setdefault((rec["name"], rec["call"]), []).append((rec, other))
         if other is None:
@@ -149,7 +151,8 @@ def _compare_pairs(
             entry["tied"] = rec["tied"]
         entries.append(entry)
         by_pos[rec["_pos"]], th_of[rec["_pos"]] = entry, th
-    return entries, by_call, by_pos, th_of
+        where[_key(rec)] = (rec, other, th)
+    return entries, by_call, by_pos, th_of, where
 
 
 def _first(entries: list, nonfinite: dict | None, by_call: dict) -> dict | None:
@@ -196,9 +199,9 @@ def _compare(
         "profile": gate.profile_name,
     }
     run = loosest(classes["reference"], classes["target"])
-    entries, by_call, by_pos, th_of = _compare_pairs(pairs, ref, tgt, gate, run, GradFloors(ref_recs))
+    entries, by_call, by_pos, th_of, where = _compare_pairs(pairs, ref, tgt, gate, run, GradFloors(ref_recs))
     entries.extend(missing_entry(r, "reference") for r in extra)
-    soften_flips(entries)
+    soften_flips(entries, lambda e: _arrays(ref, tgt, where.get(_key(e))))
     by_rec = {r["_pos"]: r for r in ref_recs}
     explain_carried(by_pos, by_rec, th_of, gate.carry_gain)
     nonfinite = trace_nonfinite(by_pos, by_rec)
@@ -227,6 +230,19 @@ def _compare(
         precision=classes,
         replay_command=command,
     )
+
+
+def _key(r: dict) -> tuple:
+    return r["name"], r["call"], r["kind"], r["index"]
+
+
+def _arrays(ref: Dump, tgt: Dump, found: tuple | None) -> tuple[Any, Any, dict] | None:
+    """Both sides' arrays of one aligned pair and its thresholds, None without full tensors."""
+    if found is None:
+        return None
+    rec, other, th = found
+    a, b = _load(ref, rec), _load(tgt, other)
+    return None if a is None or b is None else (a, b, th)
 
 
 _STATS = ("min", "max", "mean", "norm", "nan", "inf")

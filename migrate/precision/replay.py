@@ -129,7 +129,7 @@ def _first_pass_entries(rp: Replayer) -> list[dict]:
             entries.extend(
                 {**missing_entry(r, "replay"), "reason": "module not run in replay"} for r in rp.outputs[key]
             )
-    soften_flips(entries)
+    soften_flips(entries, lambda e: rp.failed.get(id(e)))
     return entries
 
 

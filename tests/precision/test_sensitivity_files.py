@@ -228,3 +228,29 @@ def test_op_keep_set_exclusion_runs_the_kept_ops_in_fp32(tmp_path, monkeypatch):
         err = float((out.float() - ref).norm() / ref.norm())
         assert dtypes == [torch.float32 if exclude else torch.bfloat16]
         assert (err < 1e-6) if exclude else (err > 1e-3), err
+
+
+def test_the_report_says_what_each_file_keeps(tmp_path, monkeypatch):
+    """Keeping the first two modules (a Linear and a LayerNorm): keep_dtype.cfg names
+    exactly their nodes; the mixlist, type-level, keeps every MatMul and Add of the graph,
+    most outside the keep set, and not the LayerNormalization node (a subgraph type) - the
+    report counts both, from model.onnx."""
+    monkeypatch.chdir(HERE)
+    keep = tmp_path / "keep"
+    argv = ("sensitivity", "-m", "sens_specs:norm_mlp", "--max-units", "2", "--max-rel-err", "1e-9")
+    res = _cli(*argv, "--keep-out", str(keep), "-f", "json")
+    assert res.exit_code == 0, res.output[-800:]
+    files = _report(res)["files"]
+    nodes = onnx.load(str(keep / "model.onnx")).graph.node
+    lines = set(_lines(keep))
+    mixlist = set(json.loads((keep / "modify_mixlist.json").read_text())["black-list"]["to-add"])
+    typed = [n.name for n in nodes if set(ascend_types({n.op_type})[0]) & mixlist]
+    outside = [n for n in typed if n not in lines]
+    assert outside and files["keeps"]["mixlist_nodes"] == len(typed)
+    assert files["keeps"]["mixlist_nodes_outside_keep"] == len(outside)
+    assert files["keeps"]["keep_dtype"].startswith(f"{len(lines)} node(s) by name")
+    assert files["subgraph_types_kept_by_name"] == ["LayerNormalization"]
+    text = _cli(*argv, "--keep-out", str(tmp_path / "again")).stdout
+    mix = next(line for line in text.splitlines() if "modify_mixlist.json" in line)
+    assert f"({len(typed)} in this graph, {len(outside)} outside the kept units)" in mix
+    assert "type-level" in mix and "not the 1 kept LayerNormalization node(s)" in mix
