@@ -135,29 +135,15 @@ def rewrite_file(
     if why is not None:
         return Outcome(path, rel, error=why)
     with locked(path):
-        return _rewrite(path, rel, kind, rules, scan, options, first, digest, place)
-
-
-def _rewrite(
-    path: Path,
-    rel: str,
-    kind: str,
-    rules: Rules,
-    scan: ScanFn,
-    options: Options,
-    first: list[Finding] | None,
-    digest: str | None,
-    place: Place | None = None,
-) -> Outcome:
-    source = _source(path, kind, place)
-    if isinstance(source, str):
-        return Outcome(path, rel, error=source)
-    if digest is not None and source.digest != digest:
-        first = None  # the file changed since the scan: its offsets no longer hold
-    out = _compute(source, rel, kind, rules, scan, options, first)
-    if out.error or not out.changed:
-        return out
-    return _store(out, source, options)
+        source = _source(path, kind, place)
+        if isinstance(source, str):
+            return Outcome(path, rel, error=source)
+        if digest is not None and source.digest != digest:
+            first = None  # the file changed since the scan: its offsets no longer hold
+        out = _compute(source, rel, kind, rules, scan, options, first)
+        if out.error or not out.changed:
+            return out
+        return _store(out, source, options)
 
 
 def commit_file(
