@@ -103,3 +103,15 @@ def test_a_large_config_is_read_within_the_config_readers_limit(tmp_path):
     assert configured_line_length(f) == 119
     (tmp_path / "pyproject.toml").write_text(at_limit + "\n")  # one byte over
     assert configured_line_length(f) is None
+
+
+def test_a_ruff_table_without_a_length_yields_to_the_files_own_lines(tmp_path):
+    # ComfyUI: [tool.ruff] holds lint settings only, main.py runs to 204 columns and is not
+    # ruff-formatted: the port's lines are not rewrapped at ruff's default 88
+    f = tmp_path / "main.py"
+    (tmp_path / "pyproject.toml").write_text('[tool.ruff]\nlint.select = ["S307"]\n')
+    long_line = "x = [" + "1, " * 40 + "]\n"
+    assert line_limit(f, long_line) == 126
+    assert line_limit(f, "x = 1\n") == 88  # within the default: it holds
+    (tmp_path / "pyproject.toml").write_text('[tool.black]\ntarget-version = ["py38"]\n')
+    assert line_limit(f, long_line) == 88  # black formats at 88 unless set
