@@ -25,9 +25,9 @@ CORE = ("torch", "torch-npu", "torchvision", "torchaudio")
 @dataclass
 class Options:
     python: str  # the interpreter whose packages are checked
-    root: Path = Path("/")  # system paths are read under it
-    env: Mapping[str, str] | None = None  # the environment to judge (default: os.environ)
-    home: Path | None = None  # "~" (default: $HOME)
+    root: Path = Path("/")  # the host under test: every path it names is read under it
+    env: Mapping[str, str] | None = None  # the host's environment (default: os.environ)
+    home: Path | None = None  # the host's "~", as the host names it (default: its $HOME)
     timeout: float = 120.0  # seconds for the import probe
     import_probe: bool = True  # run `import torch, torch_npu` in a subprocess
     project: Path | None = None  # a project whose requirement files to check
@@ -119,9 +119,15 @@ class Context:
         self.env: Mapping[str, str] = options.env if options.env is not None else os.environ
         home = options.home or Path(self.env.get("HOME") or Path.home())
         self.layout = install.Layout(options.root, home, self.env)
+
         self.compat = compat_table()
         self.errors = error_table()
         self.environment = environment_table()
+
+    def show(self, path: str | Path) -> str:
+        """``path`` (on this machine) as the host under test names it: what evidence and
+        fixes print, so a fix is run on the host as written."""
+        return self.layout.shown(path)
 
     # -- the interpreter's packages ------------------------------------------------------------
     def wanted(self) -> list[str]:

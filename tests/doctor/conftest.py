@@ -17,10 +17,13 @@ from migrate.cli import app
 
 @pytest.fixture
 def host(tmp_path) -> FakeHost:
-    home = tmp_path / "home"
-    home.mkdir()
-    (tmp_path / "root").mkdir()
-    return FakeHost(tmp_path, env={"HOME": str(home), "PATH": os.environ.get("PATH", "")})
+    (tmp_path / "root/home/user").mkdir(parents=True)
+    env = {
+        "HOME": "/home/user",
+        "PATH": os.environ.get("PATH", ""),
+        "MIGRATE_TEST_ROOT": str(tmp_path / "root"),
+    }
+    return FakeHost(tmp_path, env=env)
 
 
 @pytest.fixture(scope="session")

@@ -70,7 +70,9 @@ if torch.version.cuda:
 {behaviour}
 
 def _loadable(name):
-    return any(d and os.path.isfile(os.path.join(d, name))
+    # the process runs on the host under test: its paths are read under its root
+    root = os.environ.get("MIGRATE_TEST_ROOT", "/")
+    return any(d and os.path.isfile(os.path.join(root, d.lstrip("/"), name))
                for d in os.environ.get("LD_LIBRARY_PATH", "").split(":"))
 
 
@@ -117,6 +119,10 @@ class FakeHost:
     def ascend(self) -> Path:
         return self.root / "usr/local/Ascend"
 
+    def named(self, path: Path) -> str:
+        """A path under the root as the host under test names it (``/usr/local/...``)."""
+        return "/" + str(Path(path).relative_to(self.root))
+
     def write(self, rel: str | Path, text: str = "", mode: int = 0o644) -> Path:
         path = self.root / rel if not Path(rel).is_absolute() else Path(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,7 +153,7 @@ class FakeHost:
             if home == "cann"
             else home_dir.parent.parent / "ascend-toolkit/set_env.sh"
         )
-        self.write(script, f"export ASCEND_HOME_PATH={home_dir}\n")
+        self.write(script, f"export ASCEND_HOME_PATH={self.named(home_dir)}\n")
         if dirs:
             for sub in ("runtime", "compiler", "opp"):
                 (home_dir / sub).mkdir(parents=True, exist_ok=True)
@@ -164,15 +170,16 @@ class FakeHost:
         )
 
     def source(self, home: Path) -> None:
-        """What `source set_env.sh` leaves in the environment."""
-        self.env["ASCEND_HOME_PATH"] = str(home)
-        self.env["ASCEND_TOOLKIT_HOME"] = str(home)
-        self.env["ASCEND_OPP_PATH"] = str(home / "opp")
+        """What `source set_env.sh` leaves in the environment (the host's paths)."""
+        self.env["ASCEND_HOME_PATH"] = self.named(home)
+        self.env["ASCEND_TOOLKIT_HOME"] = self.named(home)
+        self.env["ASCEND_OPP_PATH"] = self.named(home / "opp")
         self._library_path(home / "lib64")
 
     def _library_path(self, folder: Path) -> None:
         old = self.env.get("LD_LIBRARY_PATH")
-        self.env["LD_LIBRARY_PATH"] = f"{folder}:{old}" if old else str(folder)
+        named = self.named(folder)
+        self.env["LD_LIBRARY_PATH"] = f"{named}:{old}" if old else named
 
     # -- driver, firmware, devices ---------------------------------------------------------
     def driver(self, version: str = "25.5.0", fw_range: str = "[7.0.0,7.9.99]", on_path: bool = True) -> None:

@@ -57,7 +57,7 @@ def nodes(ctx: Context) -> Outcome:
         return Outcome(
             "fail",
             "no NPU device nodes (/dev/davinciN)",
-            [f"looked in {ctx.layout.system('/dev')}"],
+            [f"looked in {ctx.show(ctx.layout.system('/dev'))}"],
             fix=fix,
             sources=cite,
         )
@@ -170,7 +170,7 @@ def holders(ctx: Context) -> Outcome:
     try:
         pids = [p for p in os.listdir(proc) if p.isdigit()][:MAX_PROCESSES]
     except OSError:
-        return Outcome("skip", f"{proc} cannot be read")
+        return Outcome("skip", f"{ctx.show(proc)} cannot be read")
     me = {str(os.getpid())}
     held: dict[str, set[str]] = {}
     hidden = 0
