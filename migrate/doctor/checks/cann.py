@@ -54,7 +54,13 @@ def cann_toolkit(ctx: Context) -> Outcome:
         for other in ctx.toolkits[1:]
     ]
     if cann.info.error:
-        return Outcome("fail", f"cannot read {ctx.show(cann.info.path)}", [cann.info.error, *evidence[1:]])
+        return Outcome(
+            "fail",
+            f"cannot read {ctx.show(cann.info.path)}",
+            [cann.info.error, *evidence[1:]],
+            fix=f"reinstall the CANN toolkit at {ctx.show(cann.home)} (its install record must be "
+            "a readable regular file)",
+        )
     if cann.version is None:
         return Outcome(
             "warn",
@@ -96,7 +102,13 @@ def cann_kernels(ctx: Context) -> Outcome:
             sources=(source,),
         )
     if kernels.info.error:
-        return Outcome("fail", f"cannot read {record}", [kernels.info.error])
+        return Outcome(
+            "fail",
+            f"cannot read {record}",
+            [kernels.info.error],
+            fix=f"reinstall the CANN {cann.version_text} kernels package for your chip "
+            "(Ascend-cann-kernels-<chip>)",
+        )
     evidence = [f"record: {record}", f"kernels release: {kernels.release or '?'}"]
     release = parse_cann(kernels.release)
     if release is not None and release.release != cann.version.release:
@@ -245,7 +257,13 @@ def driver(ctx: Context) -> Outcome:
             sources=(*cite, table.device_nodes.source.cite()),
         )
     if drv.info.error:
-        return Outcome("fail", f"cannot read {record}", [drv.info.error])
+        return Outcome(
+            "fail",
+            f"cannot read {record}",
+            [drv.info.error],
+            fix="reinstall the NPU driver (Ascend HDK); in a container, mount the host's "
+            "/usr/local/Ascend/driver/version.info",
+        )
     evidence = [f"record: {record}"]
     if drv.install_info is not None:
         evidence.append(f"install path from {ctx.show(drv.install_info.path)}")
@@ -260,7 +278,7 @@ def _driver_library(ctx: Context) -> str | None:
 
     for lib in ctx.environment.libraries:
         if lib.extra["provider"] == "driver":
-            hit = resolve(lib.path, search_dirs(ctx))
+            hit = resolve(lib.path, search_dirs(ctx), ctx.arch)
             if hit is not None:
                 return ctx.show(hit[0])
     return None

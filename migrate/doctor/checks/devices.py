@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 from migrate.doctor.checks import CHECKS
@@ -16,31 +17,46 @@ MAX_PROCESSES = 4096  # /proc entries inspected
 MAX_FDS = 4096  # descriptors inspected per process
 
 
-def device_nodes(ctx: Context) -> tuple[list[Path], list[Path]]:
-    """(numbered device nodes /dev/davinciN, shared nodes that are missing)."""
+def is_device_node(path: Path) -> bool:
+    """A character device (what the driver makes; a regular file or folder by that name
+    is not a device, and opening it fails in the runtime)."""
+    try:
+        return stat.S_ISCHR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def device_nodes(ctx: Context) -> tuple[list[Path], list[Path], list[Path]]:
+    """(numbered device nodes /dev/davinciN, shared nodes that are missing, names that are
+    there but are not character devices)."""
     spec = ctx.environment.device_nodes
     pattern = re.compile(spec.path)
     dev = ctx.layout.system("/dev")
     numbered: list[Path] = []
+    impostors: list[Path] = []
     try:
         names = sorted(os.listdir(dev))
     except OSError:
         names = []
     for name in names:
         if pattern.fullmatch(f"/dev/{name}"):
-            numbered.append(dev / name)
+            (numbered if is_device_node(dev / name) else impostors).append(dev / name)
     numbered.sort(key=lambda p: int(re.sub(r"\D", "", p.name) or 0))
-    missing = [
-        ctx.layout.system(p) for p in spec.extra["shared"] if not os.path.lexists(ctx.layout.system(p))
-    ]
-    return numbered, missing
+    missing = []
+    for shared in spec.extra["shared"]:
+        path = ctx.layout.system(shared)
+        if not is_device_node(path):
+            missing.append(path)
+            if os.path.lexists(path):
+                impostors.append(path)
+    return numbered, missing, impostors
 
 
 @CHECKS.register("device-nodes", group=GROUP, order=10)
 def nodes(ctx: Context) -> Outcome:
     spec = ctx.environment.device_nodes
     cite = (spec.source.cite(),)
-    numbered, missing = device_nodes(ctx)
+    numbered, missing, impostors = device_nodes(ctx)
     evidence = (
         [
             f"{len(numbered)} device node(s): {', '.join(p.name for p in numbered[:16])}"
@@ -53,11 +69,15 @@ def nodes(ctx: Context) -> Outcome:
     fix = "on the host, check the driver (npu-smi info); in a container, pass the devices: " + " ".join(
         f"--device {p}" for p in ["/dev/davinciN", *shared]
     )
+    evidence += [
+        f"{ctx.show(p)} is not a character device ({_kind(p)}): not made by the driver"
+        for p in impostors[:16]
+    ]
     if not numbered:
         return Outcome(
             "fail",
             "no NPU device nodes (/dev/davinciN)",
-            [f"looked in {ctx.show(ctx.layout.system('/dev'))}"],
+            [f"looked in {ctx.show(ctx.layout.system('/dev'))}", *evidence],
             fix=fix,
             sources=cite,
         )
@@ -103,8 +123,7 @@ def visible(ctx: Context) -> Outcome:
     spec = ctx.environment.visible_devices
     var = spec.path
     cites = tuple(s.cite() for s in spec.extra["sources"])
-    numbered, _ = device_nodes(ctx)
-    count = len(numbered)
+    count = len(device_nodes(ctx)[0])
     if not count:
         return Outcome("skip", "no NPU device nodes to select from")
     value = ctx.env.get(var)
@@ -150,8 +169,8 @@ def visible(ctx: Context) -> Outcome:
             "count the devices this host or container sees, from 0)"
         )
         status = "fail"
-    good = sorted({i for i in ids if i < count})
-    fix = f"export {var}={','.join(map(str, good))}" if status != "ok" and good else None
+    good = sorted({i for i in ids if i < count}) or list(range(min(len(set(ids)), count)))
+    fix = f"export {var}={','.join(map(str, good))}" if status != "ok" else None
     summary = {
         "ok": f"{var} selects {len(ids)} NPU(s)",
         "warn": f"{var} is partly ignored",
@@ -206,6 +225,16 @@ def holders(ctx: Context) -> Outcome:
         "free devices with ASCEND_RT_VISIBLE_DEVICES",
         sources=cite,
     )
+
+
+def _kind(path: Path) -> str:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "a dangling link"
+    if stat.S_ISREG(mode):
+        return f"a regular file of {os.stat(path).st_size} bytes"
+    return "a folder" if stat.S_ISDIR(mode) else "a block device, FIFO or socket"
 
 
 def _cmdline(folder: Path) -> str:

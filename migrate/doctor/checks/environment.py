@@ -114,11 +114,44 @@ def _ld_so_conf(ctx: Context, limit: int = 64) -> list[Path]:
     return dirs
 
 
-def resolve(name: str, dirs: list[tuple[Path, str]]) -> tuple[Path, str] | None:
+ELF_MACHINES = {62: "x86_64", 183: "aarch64"}  # e_machine (the ELF specification's EM_ values)
+
+
+def elf_problem(path: Path, arch: str | None) -> str | None:
+    """Why ``path`` is not a shared library the loader would take for this architecture
+    (None: an ELF file of it). Only the 20-byte header is read."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if not head:
+        return "an empty file (0 bytes), not a shared library"
+    if head[:4] != b"\x7fELF":
+        return "not an ELF file (no \\x7fELF magic): not a shared library"
+    if len(head) < 20:
+        return "a truncated ELF header"
+    number = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
+    machine = ELF_MACHINES.get(number)
+    if arch in ELF_MACHINES.values() and machine is not None and machine != arch:
+        return f"built for {machine}, this host is {arch}"
+    return None
+
+
+def resolve(
+    name: str, dirs: list[tuple[Path, str]], arch: str | None = None, rejected: list[str] | None = None
+) -> tuple[Path, str] | None:
+    """The first file named ``name`` in ``dirs`` that is an ELF shared library (of ``arch``
+    when known); what was passed over, and why, goes to ``rejected``."""
     for folder, why in dirs:
         candidate = folder / name
-        if candidate.is_file():  # follows symlinks: a dangling link does not count
+        if not candidate.is_file():  # follows symlinks: a dangling link does not count
+            continue
+        problem = elf_problem(candidate, arch)
+        if problem is None:
             return candidate, why
+        if rejected is not None:
+            rejected.append(f"{candidate}: {problem}")
     return None
 
 
@@ -127,8 +160,13 @@ def libraries(ctx: Context) -> Outcome:
     table = ctx.environment
     dirs = search_dirs(ctx)
     evidence, missing, fixes, warn_only = [], [], [], []
+    rejected: list[str] = []
     for lib in table.libraries:
-        hit = resolve(lib.path, dirs)
+        passed_over: list[str] = []
+        hit = resolve(lib.path, dirs, ctx.arch, passed_over)
+        rejected += [ctx.show(r) for r in passed_over]
+        if passed_over and hit is None and lib.extra["required"]:
+            fixes.append(_reinstall(ctx, lib.extra["provider"]))
         if hit is not None:
             evidence.append(f"{lib.path}: {ctx.show(hit[0])} (via {hit[1]})")
             continue
@@ -146,6 +184,7 @@ def libraries(ctx: Context) -> Outcome:
         missing.append(lib.path)
         fixes.append(_fix_for(ctx, provider))
     fixes = list(dict.fromkeys(f for f in fixes if f))
+    evidence += [f"passed over: {r}" for r in rejected[:16]]
     cites = tuple(dict.fromkeys(lib.source.cite() for lib in table.libraries))
     if missing:
         return Outcome(
@@ -164,6 +203,19 @@ def libraries(ctx: Context) -> Outcome:
             sources=cites,
         )
     return Outcome("ok", "the CANN and driver libraries resolve", evidence, sources=cites)
+
+
+def _reinstall(ctx: Context, provider: str) -> str:
+    """The fix for a library that is there but is not a shared library of this host."""
+    if provider == "cann":
+        where = f" at {ctx.show(ctx.cann.home)}" if ctx.cann else ""
+        return (
+            f"reinstall the CANN toolkit{where} (its libraries passed over above are not "
+            "shared libraries of this host)"
+        )
+    if provider == "driver":
+        return "reinstall the NPU driver (Ascend HDK) for this host's architecture"
+    return f"reinstall {provider}"
 
 
 def _fix_for(ctx: Context, provider: str) -> str:
