@@ -256,6 +256,20 @@ class FakeHost:
             os.symlink(f"/dev/davinci{dev}", folder / "fd" / str(n))
         (folder / "fd" / "0").symlink_to("/dev/null")
 
+    def npu_smi(self, table: str = "", code: int = 0, stderr: str = "", sleep: float = 0) -> Path:
+        """A stand-in ``npu-smi`` in the host's /usr/local/sbin (on its PATH) that prints
+        ``table`` for ``npu-smi info`` (real output, tests/doctor/data/npu_smi_*.txt)."""
+        data = self.base / f"npu-smi-{len(list(self.base.glob('npu-smi-*')))}.txt"
+        data.write_text(table)
+        script = "#!/bin/sh\n" + (f"sleep {sleep}\n" if sleep else "")
+        script += f'[ "$1" = info ] || exit 2\ncat {data}\n'
+        if stderr:
+            script += f"echo {stderr!r} >&2\n"
+        path = self.write("usr/local/sbin/npu-smi", script + f"exit {code}\n", mode=0o755)
+        if "/usr/local/sbin" not in self.env.get("PATH", "").split(":"):
+            self.env["PATH"] = "/usr/local/sbin:" + self.env.get("PATH", "")
+        return path
+
     def nnal(self, on_path: bool = False) -> None:
         self.write(self.ascend / "nnal/atb/set_env.sh", "export ATB_HOME_PATH=x\n")
         self.library(self.ascend / "nnal/atb/latest/atb/cxx_abi_1/lib/libatb.so")

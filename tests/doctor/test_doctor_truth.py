@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from pathlib import Path
 
 import pytest
 from fakehost import elf_header
@@ -97,7 +98,8 @@ def _broken_hosts(host, fpy):
     host.devices(2, shared=False)
     host.env["ASCEND_RT_VISIBLE_DEVICES"] = "5,6"
     host.env["ASCEND_OPP_PATH"] = "/nowhere"
-    yield "old CANN, foreign kernels, no driver, unsourced", ()
+    host.npu_smi((Path(__file__).parent / "data/npu_smi_a3.txt").read_text())
+    yield "old CANN, foreign kernels, no driver, unsourced, a chip in Alarm", ()
     host.write("usr/local/Ascend/driver/version.info", "")
     (host.root / "usr/local/Ascend/driver/version.info").unlink()
     (host.root / "usr/local/Ascend/driver/version.info").mkdir()

@@ -8,8 +8,10 @@ import re
 import stat
 from pathlib import Path
 
+from migrate.doctor import npusmi
 from migrate.doctor.checks import CHECKS
 from migrate.doctor.context import Context
+from migrate.doctor.explain import explain_text
 from migrate.doctor.report import Outcome
 
 GROUP = "devices"
@@ -100,6 +102,67 @@ def nodes(ctx: Context) -> Outcome:
             sources=cite,
         )
     return Outcome("ok", f"{len(numbered)} NPU device node(s)", evidence, sources=cite)
+
+
+BUSY = 0.5  # share of a chip's memory in use that says another job holds it
+
+
+@CHECKS.register("npu-smi", group=GROUP, order=15)
+def npu_smi(ctx: Context) -> Outcome:
+    """The driver's view (``npu-smi info``, when it is on the host's PATH): each chip's
+    health and memory in use, and the processes on it."""
+    path = npusmi.find(ctx.layout)
+    if path is None:
+        return Outcome(
+            "skip", "npu-smi is not on PATH (the driver installs it on the host; containers rarely have it)"
+        )
+    shown = ctx.show(path)
+    code, out, err = npusmi.run(path, dict(ctx.env))
+    reinstall = "reinstall or reload the NPU driver (Ascend HDK) for this card, then run npu-smi info again"
+    if code is None:
+        return Outcome("fail", f"{shown} info did not answer in {npusmi.TIMEOUT:g} s", fix=reinstall)
+    info = npusmi.parse(out)
+    if code != 0 or not info.chips:
+        said = [line.strip() for line in (err + "\n" + out).splitlines() if line.strip()][:3]
+        evidence = [
+            f"{shown} info exited with {code}",
+            *said,
+            *(str(h) for h in explain_text(err + out, ctx.errors)),
+        ]
+        if code == 0:
+            return Outcome("warn", "npu-smi info printed no chip this doctor understands", evidence[1:6])
+        return Outcome("fail", "npu-smi info fails: the driver does not answer", evidence[:8], fix=reinstall)
+    evidence = [f"{shown} {info.version or ''}".rstrip()]
+    for c in info.chips[:32]:
+        memory = f", memory {c.memory_used} / {c.memory_total} MB" if c.memory_total else ""
+        evidence.append(f"{c.label}: {c.name}, health {c.health}{memory}, bus {c.bus}")
+    for p in info.processes[:16]:
+        memory = "?" if p.memory is None else str(p.memory)
+        evidence.append(f"pid {p.pid} ({p.name}) uses {memory} MB on NPU {p.npu} chip {p.chip}")
+    sick = [c for c in info.chips if c.health != npusmi.HEALTHY]
+    severe = [c for c in sick if c.health.lower() != "warning"]
+    busy = [c for c in info.chips if c.memory_total and (c.memory_used or 0) > BUSY * c.memory_total]
+    health_fix = "\n".join(f"npu-smi info -t health -i {c.npu} -c {c.chip}" for c in sick[:8])
+    if severe:
+        return Outcome(
+            "fail",
+            "unhealthy NPU chip(s): " + ", ".join(f"{c.label} {c.health}" for c in severe),
+            evidence,
+            fix=health_fix + "\n(names the alarm; clear it or reset the chip before training on it, "
+            "or leave it out with ASCEND_RT_VISIBLE_DEVICES)",
+        )
+    problems = [f"{c.label} health {c.health}" for c in sick]
+    problems += [f"{c.label} has {c.memory_used} of {c.memory_total} MB in use" for c in busy]
+    problems += [f"{len(info.processes)} process(es) run on the NPUs"] if info.processes else []
+    if problems:
+        return Outcome(
+            "warn",
+            "; ".join(problems),
+            evidence,
+            fix=(health_fix + "\n" if health_fix else "")
+            + "pick free chips with ASCEND_RT_VISIBLE_DEVICES, or stop the jobs holding them",
+        )
+    return Outcome("ok", f"npu-smi: {len(info.chips)} chip(s) healthy, memory free", evidence)
 
 
 def parse_visible(value: str) -> tuple[list[int], str]:
