@@ -206,8 +206,8 @@ def cann_pairing(ctx: Context) -> Outcome:
         )
     if here < row.cann:
         evidence.append(
-            "torch_npu calls CANN functions an older CANN lacks ('Failed to find "
-            "function ..., maybe you cann version is too low', undefined symbols)"
+            "torch_npu calls CANN functions an older CANN lacks: 'Failed to find "
+            "function aclnnXxx, maybe you cann version is too low' or 'undefined symbol: aclnnXxx'"
         )
         fix = f"install CANN {row.cann}" + (f"\n{other}" if other else "")
         return Outcome(
@@ -218,7 +218,8 @@ def cann_pairing(ctx: Context) -> Outcome:
             sources=cite,
         )
     evidence.append(
-        "not a published pair: builds of torch_npu have failed on newer CANN with undefined symbols"
+        "not a published pair: builds of torch_npu have failed on newer CANN with "
+        "'undefined symbol: aclrtXxx'"
     )
     return Outcome(
         "warn",

@@ -130,7 +130,7 @@ def torch_pin(ctx: Context) -> Outcome:
     evidence = [
         f"torch_npu {ctx.torch_npu.version_text} requires torch{want}",
         f"installed: torch {ctx.torch.version_text}",
-        "a mismatched pair fails at import with an undefined symbol in libtorch_npu.so",
+        "a mismatched pair fails at import with 'libtorch_npu.so: undefined symbol: _ZN3c10...'",
     ]
     return Outcome(
         "fail",
