@@ -6,8 +6,8 @@ value that happens to have six digits is never taken for one:
 * CANN error codes (``EE9999``, ``EI0006``, ``E19010``): as whole tokens when the table knows
   them; an unknown one only in the forms CANN prints (``EZ1234:``, ``(EL0005)``);
 * ACL, runtime and aclnn return codes (six digits; ``data/return_codes.yaml`` holds every
-  code of their headers): after ``error code is``, ``ret=``, ``retcode:``, ``result =``,
-  ``failed:``, ``aclError``; and their names (``ACL_ERROR_RT_AICORE_EXCEPTION``,
+  code of their headers): after ``error code is`` (``error code is :``), ``ret=``,
+  ``retcode:``, ``result =``, ``failed:``, ``aclError``, ``aclnnStatus=``; and their names (``ACL_ERROR_RT_AICORE_EXCEPTION``,
   ``ACLNN_ERR_INNER_FIND_KERNEL_ERROR``);
 * HCCL's ``HcclResult`` codes in torch_npu's ``HCCL function error: <call>, error code is N``,
   and their names (``HCCL_E_UNAVAIL``);
@@ -37,8 +37,8 @@ _ECODE_PRINTED = re.compile(
     r"|ErrorCode=([EW][0-9A-Z]\d{4}))"
 )
 _ACL = re.compile(
-    r"(?:error code is|error code[:=]|\bret(?:code)?\s*[=:]|\bresult\s*=|"
-    r"\bfailed:|\baclError\b[^0-9\n]{0,20}|\berror_code\s*[=:])\s*(\d{6})(?!\d)"
+    r"(?:error code is\s*:?|error code[:=]|\bret(?:code)?\s*[=:]|\bresult\s*=|"
+    r"\bfailed:|\baclError\b[^0-9\n]{0,20}|\berror_code\s*[=:]|\baclnnStatus\s*[=:])\s*(\d{6})(?!\d)"
 )
 _ACL_NAME = re.compile(r"\b((?:ACL_ERROR|ACLNN_ERR)_[A-Z0-9_]+)\b")
 # torch_npu's HCCL_CHECK_ERROR: "HCCL function error: <call>, error code is <HcclResult>"
@@ -167,7 +167,15 @@ def _hccl(line: str, table: ErrorTable) -> Iterator[Finding]:
             yield Finding(m.group(1), "hccl", table.codes[m.group(1)])
 
 
-_ACL_WORDS = ("error code", "ret", "result", "failed:", "aclError", "error_code")  # _ACL's starts
+_ACL_WORDS = (
+    "error code",
+    "ret",
+    "result",
+    "failed:",
+    "aclError",
+    "error_code",
+    "aclnnStatus",
+)  # _ACL's starts
 
 
 def _acl_matches(line: str) -> Iterator[re.Match]:

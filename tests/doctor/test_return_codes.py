@@ -164,3 +164,19 @@ def test_codes_named_in_check_sources_are_known():
     folder = Path(__file__).resolve().parents[2] / "migrate/doctor/checks"
     named = {c for path in folder.glob("*.py") for c in _CODES.findall(path.read_text()) if not c.isdigit()}
     assert named and all(c in TABLE.codes for c in named), named - set(TABLE.codes)
+
+
+def _real_lines():
+    path = Path(__file__).parent / "data/real_error_lines.txt"
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            codes, text = line.split("\t")
+            yield codes.split(","), text
+
+
+@pytest.mark.parametrize("codes,text", list(_real_lines()))
+def test_real_error_lines_are_explained(codes, text):
+    """Lines users pasted (data/real_error_lines.txt, each after its issue): every code in
+    them found and known."""
+    found = {f.key: f.explanation is not None for f in explain_arg(text)}
+    assert all(found.get(c) for c in codes), found
