@@ -7,8 +7,8 @@ value that happens to have six digits is never taken for one:
   them; an unknown one only in the forms CANN prints (``EZ1234:``, ``(EL0005)``);
 * ACL, runtime and aclnn return codes (six digits; ``data/return_codes.yaml`` holds every
   code of their headers): after ``error code is`` (``error code is :``), ``ret=``,
-  ``retcode:``, ``result =``, ``failed:``, ``aclError``, ``aclnnStatus=``; and their names (``ACL_ERROR_RT_AICORE_EXCEPTION``,
-  ``ACLNN_ERR_INNER_FIND_KERNEL_ERROR``);
+  ``retcode:``, ``result =``, ``failed:``, ``aclError``, ``aclnnStatus=``; and their names
+  (``ACL_ERROR_RT_AICORE_EXCEPTION``, ``ACLNN_ERR_INNER_FIND_KERNEL_ERROR``);
 * HCCL's ``HcclResult`` codes in torch_npu's ``HCCL function error: <call>, error code is N``,
   and their names (``HCCL_E_UNAVAIL``);
 * torch_npu's ``ERRxxyyy SUBMODULE`` codes;
