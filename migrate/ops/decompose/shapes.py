@@ -53,16 +53,36 @@ def _count(dims) -> int:
     return n
 
 
+def _light_copy(proto):
+    """``proto`` without the data of its large initializers (their names, types and dims
+    stay: all inference reads), so a model's weights are never copied."""
+    import onnx
+
+    out = onnx.ModelProto(ir_version=proto.ir_version)
+    out.opset_import.extend(proto.opset_import)
+    out.functions.extend(proto.functions)
+    g, src = out.graph, proto.graph
+    g.name = src.name
+    for field in ("node", "input", "output", "value_info"):
+        getattr(g, field).extend(getattr(src, field))
+    for t in src.initializer:
+        if t.data_location != 1 and _count(t.dims) <= FOLD_ELEMENTS:
+            g.initializer.append(t)
+        else:
+            light = g.initializer.add()
+            light.name, light.data_type = t.name, t.data_type
+            light.dims.extend(t.dims)
+    return out
+
+
 def folded(proto):
     """A copy of ``proto`` whose nodes computing small constants from small constants are
     replaced by initializers holding their values (for inference only)."""
-    import onnx
     from onnx import helper, numpy_helper
     from onnx.reference import ReferenceEvaluator
 
     values = _small_constants(proto)
-    out = onnx.ModelProto()
-    out.CopyFrom(proto)
+    out = _light_copy(proto)
     keep, added = [], []
     for node in out.graph.node:
         ins = [i for i in node.input if i]
@@ -131,6 +151,8 @@ def fill_shapes(model, proto) -> int:
     shape ONNX inference finds for it (and its type where it has none); the number filled."""
     import onnx_ir as ir
 
+    if all(v is None or v.shape is not None for node in model.graph for v in node.outputs):
+        return 0  # every value has its shape: nothing to infer
     known = _inferred(proto)
     filled = 0
     values = [v for node in model.graph for v in node.outputs]
