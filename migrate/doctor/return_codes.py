@@ -1,5 +1,6 @@
 """Return codes as their headers define them (``data/return_codes.yaml``): every ACL code of
-``acl_base_rt.h`` and ``rt_error_codes.h``, the aclnn status codes, HCCL's ``HcclResult``.
+``acl_base_rt.h`` and ``rt_error_codes.h``, the GE codes of the aclError documentation, the
+aclnn status codes, HCCL's ``HcclResult``.
 
 Each row names its code, its symbolic name, its family and its source; a row's cause and fix
 default to its family's (the aclError rules: 1xxxxx the caller, 2xxxxx resources, 5xxxxx

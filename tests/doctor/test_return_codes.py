@@ -59,7 +59,7 @@ def test_as_torch_npu_prints_them(code, name, word):
 def test_every_header_code_has_one_row():
     codes = return_codes()
     acl = [r for r in codes.rows.values() if r.kind == "acl"]
-    assert len({r.title for r in acl}) == len(acl) == 213 + 26  # the two ACL headers + aclnn
+    assert len({r.title for r in acl}) == len(acl) == 213 + 38 + 26  # the two ACL headers, GE, aclnn
     for row in acl:
         family = codes.family_of(row.key)
         assert family is not None and family.component == row.component
