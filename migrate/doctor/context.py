@@ -20,6 +20,7 @@ from migrate.doctor import install, probe
 from migrate.doctor.tables import compat_table, environment_table, error_table
 
 CORE = ("torch", "torch-npu", "torchvision", "torchaudio")
+PATH_VARIABLES = ("LD_LIBRARY_PATH", "PYTHONPATH")  # read under --root for the probes (and ASCEND_*)
 
 
 @dataclass
@@ -129,6 +130,20 @@ class Context:
         fixes print, so a fix is run on the host as written."""
         return self.layout.shown(path)
 
+    def probe_env(self) -> dict[str, str]:
+        """The environment the probes run the interpreter with: the host's, its path
+        variables (LD_LIBRARY_PATH, PYTHONPATH, ASCEND_*) read under the root like every
+        other path, so the import loads the host's libraries, not this machine's."""
+        env = dict(self.env)
+        if self.layout.is_identity:
+            return env
+        for key, value in env.items():
+            if key in PATH_VARIABLES or key.startswith("ASCEND_"):
+                env[key] = ":".join(
+                    str(self.layout.host(part)) if part.startswith("/") else part for part in value.split(":")
+                )
+        return env
+
     # -- the interpreter's packages ------------------------------------------------------------
     def wanted(self) -> list[str]:
         from migrate.doctor.floors import npu_floors
@@ -142,7 +157,7 @@ class Context:
         (``meta_error`` says why)."""
         try:
             return probe.metadata_facts(
-                self.options.python, self.wanted(), dict(self.env), min(60.0, self.options.timeout)
+                self.options.python, self.wanted(), self.probe_env(), min(60.0, self.options.timeout)
             )
         except probe.ProbeError as exc:
             self.meta_error = str(exc)
@@ -218,7 +233,7 @@ class Context:
         if not self.options.import_probe or self.torch is None:
             return None
         try:
-            return probe.import_facts(self.options.python, dict(self.env), self.options.timeout)
+            return probe.import_facts(self.options.python, self.probe_env(), self.options.timeout)
         except probe.ProbeError:
             return None
 

@@ -28,11 +28,7 @@ def _stand_in_nodes(monkeypatch):
 @pytest.fixture
 def host(tmp_path) -> FakeHost:
     (tmp_path / "root/home/user").mkdir(parents=True)
-    env = {
-        "HOME": "/home/user",
-        "PATH": os.environ.get("PATH", ""),
-        "MIGRATE_TEST_ROOT": str(tmp_path / "root"),
-    }
+    env = {"HOME": "/home/user", "PATH": os.environ.get("PATH", "")}
     return FakeHost(tmp_path, env=env)
 
 

@@ -108,3 +108,19 @@ def test_layout_resolution(tmp_path):
     assert lay.system("~/Ascend") == root / "home/u/Ascend"
     identity = Layout(Path("/"), Path("/home/u"), {})
     assert identity.host("/usr/lib") == Path("/usr/lib") and identity.shown("/usr") == "/usr"
+
+
+def test_the_import_probe_loads_the_hosts_libraries(host, fpy, doctor):
+    """The probe runs with the host's environment, its library path read under the root: the
+    stand-in torch_npu finds libhccl.so at the host's /usr/local/Ascend/cann/lib64."""
+    home = host.ready()
+    fpy.torch()
+    fpy.torch_npu()
+    fpy.cann_deps()
+    assert "/usr/local/Ascend/cann/lib64" in host.env["LD_LIBRARY_PATH"].split(":")
+    code, checks = doctor.checks()
+    assert checks["import"]["status"] == "ok", checks["import"]
+    (home / "lib64/libhccl.so").unlink()  # gone from the host: the import fails as it would there
+    code, checks = doctor.checks()
+    assert checks["import"]["status"] == "fail"
+    assert any("libhccl" in e for e in checks["import"]["evidence"])
