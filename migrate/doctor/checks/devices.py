@@ -117,7 +117,7 @@ def npu_smi(ctx: Context) -> Outcome:
             "skip", "npu-smi is not on PATH (the driver installs it on the host; containers rarely have it)"
         )
     shown = ctx.show(path)
-    code, out, err = npusmi.run(path, dict(ctx.env))
+    code, out, err = npusmi.run(path, ctx.probe_env())
     reinstall = "reinstall or reload the NPU driver (Ascend HDK) for this card, then run npu-smi info again"
     if code is None:
         return Outcome("fail", f"{shown} info did not answer in {npusmi.TIMEOUT:g} s", fix=reinstall)
