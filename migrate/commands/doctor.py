@@ -96,8 +96,9 @@ def doctor(
         typer.Option(
             "--root",
             metavar="DIR",
-            help="Read system files (/etc, /usr/local/Ascend, /dev, /proc) under this "
-            "folder: a container image or chroot.",
+            help="The host under test is this folder (a container image or chroot): every "
+            "path checked, those the environment names included, is read under it and "
+            "printed as the host names it.",
         ),
     ] = Path("/"),
     timeout: Annotated[

@@ -31,6 +31,8 @@ class Outcome:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"status {self.status!r} (one of {', '.join(STATUSES)})")
+        if self.status == "fail" and not (self.fix or "").strip():
+            raise ValueError(f"a failed check names its fix: {self.summary!r} has none")
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """The doctor's data: three YAML tables in ``migrate/doctor/data/``, each checked at load.
 
 * ``compat.yaml`` — torch_npu releases: the torch each requires, the CANN it was published for;
-* ``errors.yaml`` — CANN/ACL/HCCL/torch_npu error codes and messages: meaning, cause, fix;
+* ``errors.yaml`` — CANN/ACL/HCCL/torch_npu error codes and messages: meaning, cause, fix
+  (with ``return_codes.yaml``'s rows merged in: every code of the ACL, runtime, aclnn and
+  HCCL headers, loaded by ``return_codes.py``);
 * ``environment.yaml`` — where the Ascend stack installs itself and what its scripts set.
 
 Every row names its public source (a key of the file's ``sources`` map: a repository file at
@@ -219,7 +221,7 @@ class Explanation:
     """One row of errors.yaml: a code (``507015``, ``EI0006``) or a message (``id``)."""
 
     key: str  # the code, or the message id
-    kind: str  # "acl" (6 digits), "cann" (E-code), "message", "torch_npu"
+    kind: str  # "acl" (6 digits: ACL, runtime, aclnn), "cann" (E-code), "hccl", "message", "torch_npu"
     title: str  # the symbolic name (ACL_ERROR_RT_AICORE_EXCEPTION, Resource_Busy ...)
     component: str
     meaning: str
@@ -245,6 +247,7 @@ class ErrorTable:
     acl_classes: dict[int, str]  # first digit of an ACL code -> what that class means
     acl_class_source: Source
     sources: dict[str, Source]
+    returns: Any = None  # return_codes.ReturnCodes: the header rows merged into codes
 
     def message(self, key: str) -> Explanation | None:
         return next((m for m in self.messages if m.key == key), None)
@@ -330,6 +333,9 @@ def error_table(folder: Path | None = None) -> ErrorTable:
     if unknown:
         raise DoctorDataError(f"{name}: unknown keys {sorted(unknown)}")
     _unused(sources, used, name)
+    from migrate.doctor.return_codes import merge
+
+    returns = merge(codes, folder)
     return ErrorTable(
         codes,
         tuple(prefixes),
@@ -338,6 +344,7 @@ def error_table(folder: Path | None = None) -> ErrorTable:
         classes,
         _source(sources, raw_classes["source"], where),
         sources,
+        returns,
     )
 
 
