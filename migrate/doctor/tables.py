@@ -295,31 +295,7 @@ def error_table(folder: Path | None = None) -> ErrorTable:
             raise DoctorDataError(f"{where}: prefix must be two characters such as EI")
         used.add(row["source"])
         prefixes.append((row["prefix"], row["component"], _source(sources, row["source"], where)))
-    messages, ids = [], set()
-    for i, raw in enumerate(data.get("messages") or ()):
-        where = f"{name}: messages[{i}]"
-        row = _row(raw, where, {"id": str, "pattern": str, **_TEXT})
-        if not re.match(r"^[a-z0-9]+(-[a-z0-9]+)*$", row["id"]) or row["id"] in ids:
-            raise DoctorDataError(f"{where}: id {row['id']!r} is not kebab-case or is a repeat")
-        ids.add(row["id"])
-        try:
-            pattern = re.compile(row["pattern"])
-        except re.error as exc:
-            raise DoctorDataError(f"{where}: pattern does not compile: {exc}") from None
-        used.update(row["sources"])
-        messages.append(
-            Explanation(
-                row["id"],
-                "message",
-                row["id"],
-                "",
-                row["meaning"],
-                row["cause"],
-                row["fix"],
-                _source_list(sources, row["sources"], where),
-                pattern,
-            )
-        )
+    messages = _messages(data, sources, used, name)
     torch_npu = _torch_npu(data.get("torch_npu"), sources, name)
     used.add(torch_npu.source.key)
     where = f"{name}: acl_classes"
@@ -346,6 +322,37 @@ def error_table(folder: Path | None = None) -> ErrorTable:
         sources,
         returns,
     )
+
+
+def _messages(data: dict, sources: dict[str, Source], used: set, name: str) -> list[Explanation]:
+    """The ``messages:`` rows: a pattern per log message the doctor explains."""
+    messages: list[Explanation] = []
+    ids: set[str] = set()
+    for i, raw in enumerate(data.get("messages") or ()):
+        where = f"{name}: messages[{i}]"
+        row = _row(raw, where, {"id": str, "pattern": str, **_TEXT})
+        if not re.match(r"^[a-z0-9]+(-[a-z0-9]+)*$", row["id"]) or row["id"] in ids:
+            raise DoctorDataError(f"{where}: id {row['id']!r} is not kebab-case or is a repeat")
+        ids.add(row["id"])
+        try:
+            pattern = re.compile(row["pattern"])
+        except re.error as exc:
+            raise DoctorDataError(f"{where}: pattern does not compile: {exc}") from None
+        used.update(row["sources"])
+        messages.append(
+            Explanation(
+                row["id"],
+                "message",
+                row["id"],
+                "",
+                row["meaning"],
+                row["cause"],
+                row["fix"],
+                _source_list(sources, row["sources"], where),
+                pattern,
+            )
+        )
+    return messages
 
 
 def _torch_npu(raw: Any, sources: dict[str, Source], name: str) -> TorchNpuCodes:
