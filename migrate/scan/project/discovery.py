@@ -21,6 +21,7 @@ from migrate.scan.project.own_module import _own_module_path, _under
 from migrate.scan.project.packages import _is_package
 from migrate.scan.project.reading import _package_files, _read
 from migrate.scan.project_cache import FactsCache, signature
+from migrate.scan.python.npu_checks import absent_checks
 
 
 def discover(
@@ -99,6 +100,9 @@ def _discover(
     for path, rel in files:
         ctx.paths[rel] = path
         top, _ = ctx.package_of(path)
+        folder = str(path.parent if top is None else top.parent)
+        if folder not in ctx.absent:
+            ctx.absent[folder] = absent_checks(_ancestors(Path(folder), root))
         if top is None:
             key = str(path.parent)
             if key not in ctx.scripts_min_torch:
