@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from migrate.scan.library_checks import absent_checks
 from migrate.scan.project.context import PackageInfo, ProjectContext
 from migrate.scan.project.facts import (
     _facts_data,
@@ -21,7 +22,6 @@ from migrate.scan.project.own_module import _own_module_path, _under
 from migrate.scan.project.packages import _is_package
 from migrate.scan.project.reading import _package_files, _read
 from migrate.scan.project_cache import FactsCache, signature
-from migrate.scan.python.npu_checks import absent_checks
 
 
 def discover(
