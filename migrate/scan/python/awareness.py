@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, replace
 
 from migrate.scan.npu_names import names_npu
-from migrate.scan.python.left_as_written import needs_no_port, nvidia_only
+from migrate.scan.python.left_as_written import needs_no_port, nvidia_only, vendor_tests
 from migrate.scan.python.npu_checks import bound_check, own_check
 from migrate.scan.python.npu_twins import BLOCK_TYPES, npu_twins
 from migrate.scan.python.spans import SpanIndex
@@ -173,6 +173,7 @@ def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
     proven = portable and '"cuda"' in text.replace("'", '"')
     out.aware += nvidia_only(f, nodes)
     out.aware += needs_no_port(f, nodes)
+    out.keep += vendor_tests(f, nodes)
     if not (has_npu or portable):
         return out
     if has_npu:
