@@ -52,6 +52,9 @@ class ProjectContext:
     script_uses: dict[str, set[str]] = field(default_factory=dict, repr=False)
     # scripts outside any package (reported paths) that another scanned file imports by name
     imported_scripts: set[str] = field(default_factory=set)
+    # per folder holding scanned code (a package's parent, a script's folder): the library
+    # checks its tree lacks (FileDevices.absent_checks)
+    absent: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def package_of(self, path: Path) -> tuple[Path | None, str | None]:
         return package_of(path, self.known)
@@ -59,12 +62,13 @@ class ProjectContext:
     def for_file(self, rel: str) -> FileDevices:
         path = self.paths.get(rel) or self.root / rel
         top, module = self.package_of(path)
+        absent = self.absent.get(str(path.parent if top is None else top.parent), frozenset())
         if top is None:
             donor = self.scripts.get(rel)
             floor = self.scripts_min_torch.get(str(path.parent))
             imported = rel in self.imported_scripts
             if donor is None:
-                return FileDevices(min_torch=floor, imported=imported)
+                return FileDevices(min_torch=floor, imported=imported, absent_checks=absent)
             return FileDevices(
                 helpers=donor.helpers,
                 add_module=donor.add_module,
@@ -73,13 +77,14 @@ class ProjectContext:
                 npu_arms=donor.npu_arms,
                 type_from=donor.type_from,
                 imported=imported,
+                absent_checks=absent,
             )
         info = self.packages.get(str(top))
         if info is None:
-            return FileDevices()
+            return FileDevices(absent_checks=absent)
         if _relative_to(path, top) in info.run_by_path:
             # run by path, its package is not importable there: ported as a script is
-            return FileDevices(min_torch=info.min_torch)
+            return FileDevices(min_torch=info.min_torch, absent_checks=absent)
         return FileDevices(
             module=module,
             package=info.name,
@@ -90,6 +95,7 @@ class ProjectContext:
             npu_arms=info.npu_arms,
             type_from=info.type_from,
             relative_imports=info.relative_imports,
+            absent_checks=absent,
         )
 
     def key(self) -> str:
@@ -104,6 +110,7 @@ class ProjectContext:
             + f";{sorted(self.scripts_min_torch.items())};"
             + ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
             + f";imported={sorted(self.imported_scripts)}"
+            + f";absent={sorted((k, sorted(v)) for k, v in self.absent.items() if v)}"
         )
 
     def describe(self) -> list[tuple[str, str]]:

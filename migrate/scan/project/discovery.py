@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from migrate.scan.library_checks import absent_checks
 from migrate.scan.project.context import PackageInfo, ProjectContext
 from migrate.scan.project.facts import (
     _facts_data,
@@ -99,6 +100,9 @@ def _discover(
     for path, rel in files:
         ctx.paths[rel] = path
         top, _ = ctx.package_of(path)
+        folder = str(path.parent if top is None else top.parent)
+        if folder not in ctx.absent:
+            ctx.absent[folder] = absent_checks(_ancestors(Path(folder), root))
         if top is None:
             key = str(path.parent)
             if key not in ctx.scripts_min_torch:

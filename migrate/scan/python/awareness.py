@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.dead_code import dead_regions
-from migrate.scan.python.left_as_written import needs_no_port, nvidia_only
+from migrate.scan.python.left_as_written import needs_no_port, nvidia_only, vendor_tests
 from migrate.scan.python.npu_checks import bound_check, own_check
 from migrate.scan.python.npu_twins import BLOCK_TYPES, npu_twins
 from migrate.scan.python.spans import SpanIndex
@@ -175,6 +175,7 @@ def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
     out.aware += nvidia_only(f, nodes)
     out.aware += needs_no_port(f, nodes)
     out.aware += dead_regions(f, nodes)
+    out.keep += vendor_tests(f, nodes)
     if not (has_npu or portable):
         return out
     if has_npu:

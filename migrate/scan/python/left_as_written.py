@@ -1,7 +1,7 @@
 """Code that stays as written in every target (the awareness regions of
 scan/python/awareness.py that do not depend on an NPU arm): NVIDIA-only code (NVML,
-nvidia-smi, Horovod), a constant naming a backend itself, a type check's class, and a
-fallback for an older torch."""
+nvidia-smi, Horovod), a constant naming a backend itself, a type check's class, a
+fallback for an older torch, and a test named for the backend or vendor it tests."""
 
 from __future__ import annotations
 
@@ -62,9 +62,50 @@ def nvidia_only(f, nodes) -> list[tuple[int, int, str]]:
 # cuda_is_available): ported, it would answer True on an NPU, and a caller that asks it
 # before an NPU check (mmengine's get_device()) would take the CUDA path there
 _VENDOR_PREDICATE = re.compile(
-    r"^_*(?:(?:is|has|can|supports?|use)_(?:\w+_)?(?:cuda|nccl|nvidia)|(?:cuda|nccl)_(?:is_)?available)",
+    r"^_*(?:(?:is|has|can|supports?)_(?:\w+_)?(?:cuda|nccl|nvidia)|(?:cuda|nccl)_(?:is_)?available)",
     re.IGNORECASE,
 )
+# a name saying which backend or vendor its value tests: is_nccl_backend, group_nccl_ok,
+# self.is_cuda (not `use_nccl`, `nccl_backend`: choices, not tests)
+_VENDOR_TEST = re.compile(r"^_*is_(nccl|cuda)|._nccl_.", re.IGNORECASE)
+
+
+def vendor_tests(f, nodes) -> list[tuple[int, int, str]]:
+    """Tests that stay as written but want a person: a comparison assigned to a name that
+    says which backend or vendor it tests (mmengine's ``is_nccl_backend = group_backend ==
+    torch_dist.Backend.NCCL`` asks which backend the group *has*; ported, a variable named
+    for NCCL would mean HCCL on an NPU). Engineers keep it and add the HCCL/NPU test beside
+    it (``is_hccl_backend = group_backend == 'hccl'``)."""
+    out = []
+    for node in nodes(ast.Assign, ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if len(targets) != 1 or node.value is None:
+            continue
+        target = targets[0]
+        name = (
+            target.id
+            if isinstance(target, ast.Name)
+            else target.attr
+            if isinstance(target, ast.Attribute)
+            else ""
+        )
+        if not _VENDOR_TEST.search(name) or not _compares(node.value):
+            continue
+        vendor = "NCCL" if "nccl" in name.lower() else "CUDA"
+        twin = "an HCCL" if vendor == "NCCL" else "an NPU"
+        out.append(
+            (*f.span(node.value), f"`{name}` tests for {vendor} by its name: {twin} test goes beside it")
+        )
+    return out
+
+
+def _compares(value: ast.expr) -> bool:
+    """A comparison, or an ``and``/``or``/``not`` of tests holding one."""
+    if isinstance(value, ast.Compare):
+        return True
+    if isinstance(value, ast.BoolOp):
+        return any(_compares(v) for v in value.values)
+    return isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not) and _compares(value.operand)
 
 
 def _tests_cuda(f, node) -> bool:

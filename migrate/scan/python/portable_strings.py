@@ -31,16 +31,41 @@ _AMP = re.compile(r"autocast|GradScaler|amp\.")
 _TIGHT = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Await)
 
 
+# why a public function's lazy default waits for --unsafe-fixes (the finding is assisted)
+PUBLIC_DEFAULT = (
+    "a public function's default is part of its API: engineers keep it; "
+    "`None` resolved in the body only with --unsafe-fixes"
+)
+
+
 def portable_literal(
     f, spec, node: ast.AST, value: str, fstring: bool, values: dict, body_start: int, body: str, quote: str
-) -> Fix | None:
+) -> tuple[Fix | None, str | None]:
+    """The portable fix of a literal, and why it waits for --unsafe-fixes (None: it does
+    not)."""
     fix = _literal(f, spec, node, value, fstring, values, body_start, body, quote)
     if fix is None:
-        return None
+        return None, None
     default = _default_of(f, node)
-    if default is not None:
-        fix = lazy_default(f, spec.rule, *default, fix)
-    return fix
+    if default is None:
+        return fix, None
+    lazy = lazy_default(f, spec.rule, *default, fix)
+    if lazy is not None and lazy is not fix and _public(f, default[0]):
+        return lazy.held_back(), PUBLIC_DEFAULT
+    return lazy, None
+
+
+def _public(f, fn) -> bool:
+    """A function callers outside its module reach by name: defined at module level or in
+    a class at module level, neither named private (``_x``; dunder methods are public)."""
+    names = [fn.name]
+    cur = f.parent(fn)
+    while isinstance(cur, ast.ClassDef):
+        names.append(cur.name)
+        cur = f.parent(cur)
+    if not isinstance(cur, ast.Module):
+        return False  # a nested function: its module's business
+    return not any(n.startswith("_") and not (n.startswith("__") and n.endswith("__")) for n in names)
 
 
 @declines

@@ -379,7 +379,7 @@ def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: b
     for pattern, repl in spec.replace:
         new_value = pattern.sub(repl, new_value)
     values = {"value": value, "new": new_value}
-    fix = None
+    fix, held = None, None
     if m and src.endswith(m.group(1)) and len(src) >= m.end() + len(m.group(1)):
         body = src[m.end() : len(src) - len(m.group(1))]
         ok = body.startswith(value) if fstring else body == value
@@ -388,11 +388,11 @@ def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: b
             if fstring:  # the message shows the whole f-string body: "cuda:{rank}"
                 values = {"value": body, "new": new_body}
             if f.target == "portable":
-                fix = portable_literal(
+                fix, held = portable_literal(
                     f, spec, node, value, fstring, values, start + m.end(), body, m.group(1)
                 )
             elif new_value != value:
                 fix = fix_for(
                     spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)], values
                 )
-    f.report(spec.rule, start, end, values, fix)
+    f.report(spec.rule, start, end, values, fix, held)
