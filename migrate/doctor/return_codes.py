@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from migrate.doctor.tables import (
+from migrate.doctor.table_base import (
     DoctorDataError,
     Explanation,
     Source,
