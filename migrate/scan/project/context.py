@@ -52,6 +52,9 @@ class ProjectContext:
     script_uses: dict[str, set[str]] = field(default_factory=dict, repr=False)
     # scripts outside any package (reported paths) that another scanned file imports by name
     imported_scripts: set[str] = field(default_factory=set)
+    # files in a namespace folder of a package (reported path -> (package top, module,
+    # imports relatively)): migrate/scan/project/namespace.py
+    namespaced: dict[str, tuple[str, str, bool]] = field(default_factory=dict)
 
     def package_of(self, path: Path) -> tuple[Path | None, str | None]:
         return package_of(path, self.known)
@@ -59,6 +62,10 @@ class ProjectContext:
     def for_file(self, rel: str) -> FileDevices:
         path = self.paths.get(rel) or self.root / rel
         top, module = self.package_of(path)
+        relative = None
+        if top is None and rel in self.namespaced:
+            folder, module, relative = self.namespaced[rel]
+            top = Path(folder)
         if top is None:
             donor = self.scripts.get(rel)
             floor = self.scripts_min_torch.get(str(path.parent))
@@ -89,7 +96,9 @@ class ProjectContext:
             min_torch=info.min_torch,
             npu_arms=info.npu_arms,
             type_from=info.type_from,
-            relative_imports=info.relative_imports,
+            relative_imports=info.relative_imports if relative is None else relative,
+            # a namespace folder's file: known as a script's (--target transfer: its entry shape)
+            imported=None if relative is None else rel in self.imported_scripts,
         )
 
     def key(self) -> str:
@@ -104,6 +113,7 @@ class ProjectContext:
             + f";{sorted(self.scripts_min_torch.items())};"
             + ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
             + f";imported={sorted(self.imported_scripts)}"
+            + f";namespaced={sorted(self.namespaced.items())}"
         )
 
     def describe(self) -> list[tuple[str, str]]:
