@@ -27,6 +27,10 @@ checkout of ascend-migrate (a folder holding ``migrate/``), e.g. the base of a b
 
     python benchmarks/bench_upstream.py [--mirrors /work/.mirror] [--migrate /tmp/base]
     python benchmarks/bench_upstream.py --only accelerate --show 2   # print 2 diffs
+    python benchmarks/bench_upstream.py --set new --dump /tmp/diffs   # the second set, every diff kept
+
+``--set`` picks ``CHANGES`` (old, the default), ``CHANGES_NEW`` (new) or both (all). ``imports``
+counts ported files that would fail when run (``upstream_imports.py``).
 """
 
 from __future__ import annotations
@@ -36,12 +40,15 @@ import difflib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from upstream_imports import undefined, unresolved
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -75,6 +82,75 @@ CHANGES = [
     ("open-compass/opencompass", "5868d5afa4d9574441c38988aa26e44de0bdd3b2", "Fix NPU support"),
     ("InternLM/xtuner", "2c06115f6e4e7c3ed5525b30e2020452b57246cd", "Add Ascend NPU as a backend"),
 ]
+
+# A second set (issue 35's proof): 19 merged changes of 11 projects none of the above comes from
+CHANGES_NEW = [
+    ("2noise/ChatTTS", "a1aebd4d2e290d360546de1fd901779bdfcc0dde", "feat(utils): add NPU Support (#777)"),
+    ("pytorch/torchchat", "701d82658d0a48799131a7f6692574648068f118", "Add Ascend NPU Support (#1521)"),
+    (
+        "meta-pytorch/torchtune",
+        "4389b4d81398da0890aa686ef38cc15c898e2036",
+        "Add Ascend NPU as a backend (#1826)",
+    ),
+    (
+        "meta-pytorch/torchtune",
+        "c5f20b967d5e4745bf673b3abd4d8e746531a71c",
+        "Ascend NPU backend for single device recipes (#2234)",
+    ),
+    (
+        "meta-pytorch/torchtune",
+        "fe13b3ba4f892772cd197cb4da7fbbb50e0e531f",
+        "Ascend NPU backend for distributed recipes (#2646)",
+    ),
+    (
+        "huggingface/pytorch-image-models",
+        "81b59faf77df0043f2c6ada9d792cb8b906ecc19",
+        "NPU backend support for val and inference (#2109, merge)",
+    ),
+    (
+        "open-mmlab/mmengine",
+        "601db12d38245140775ed189fcc3b4815843b567",
+        "Support engine with NPU backend (#572)",
+    ),
+    (
+        "open-mmlab/mmengine",
+        "e1c6079d73f593fa6dbdbb2e6bc825814c034404",
+        "collect_results for Ascend NPU (#1309)",
+    ),
+    ("hiyouga/LLaMA-Factory", "46a718f3390a5d9a36a5a51d1074b38ab0021665", "Add Ascend NPU support (#975)"),
+    ("huggingface/diffusers", "e6ff75284025323f199313d9e076796c6ff8dd8a", "Add npu support (#7144)"),
+    (
+        "huggingface/diffusers",
+        "98ba18ba55f1f74b3d3b51fbe1db2c6978c9f9ed",
+        "Ascend NPU support for SDXL (#7916)",
+    ),
+    ("huggingface/diffusers", "07860f991639f35f4b5a152676bd4d590c3e589e", "NPU Adaption for Sana (#10409)"),
+    (
+        "huggingface/diffusers",
+        "5939ace91bd090a2593b76f57707c104da427c51",
+        "NPU for get device function (#11617)",
+    ),
+    ("modelscope/ms-swift", "8b5dfdfe93874cccecafd0c773efbeb722f6274e", "Support npu (#528)"),
+    ("modelscope/ms-swift", "43ee77cd95c804a4c4543492b5c9d74241a2b113", "support grpo npu (#3102)"),
+    (
+        "modelscope/ms-swift",
+        "d0368be8fd314051a2f2cb9a66fc8c2e11ba1511",
+        "memory log missing on Ascend NPU (#6647)",
+    ),
+    ("Comfy-Org/ComfyUI", "c4bfdba3301eb8dd2000b1b22e4752a662d4c856", "Support ascend npu (#5436)"),
+    (
+        "Comfy-Org/ComfyUI",
+        "1364548c721a466adcdc60e49ee291b0d4255245",
+        "run on the specified Ascend NPU (#9663)",
+    ),
+    (
+        "opendatalab/MinerU",
+        "e6496b57765ced553c10b70ce11797588b7fd255",
+        "Ascend NPU router multi-card (#4846)",
+    ),
+]
+
+SETS = {"old": CHANGES, "new": CHANGES_NEW, "all": CHANGES + CHANGES_NEW}
 
 _FOLDS = [
     (
@@ -116,6 +192,7 @@ class Score:
     port: int = 0  # lines the port changed (created files included)
     extra: int = 0  # ... in no engineer hunk
     broken: int = 0  # files that no longer compile
+    imports: int = 0  # files with an added import that does not resolve or a name nothing binds
     files: int = 0
 
     def add(self, other: Score) -> None:
@@ -128,7 +205,8 @@ class Score:
 
         return (
             f"exact {pct(self.exact, self.added)}  touched {pct(self.touched, self.engineer)}  "
-            f"extra {pct(self.extra, self.port)} ({self.port} lines)  broken {self.broken}"
+            f"extra {pct(self.extra, self.port)} ({self.port} lines)  broken {self.broken}  "
+            f"imports {self.imports}"
         )
 
 
@@ -204,6 +282,8 @@ class ChangeResult:
     checkout: Score = field(default_factory=Score)
     sed: Score = field(default_factory=Score)
     diffs: dict[str, str] = field(default_factory=dict)
+    ports: dict[str, dict[str, str]] = field(default_factory=dict)  # kind -> file -> ported text
+    unresolved: list[str] = field(default_factory=list)  # "kind file: module"
 
 
 def run_change(mirror: Path, sha: str, title: str, migrate_root: Path, target: str) -> ChangeResult:
@@ -212,37 +292,63 @@ def run_change(mirror: Path, sha: str, title: str, migrate_root: Path, target: s
     res = ChangeResult(title, names)
     olds = {n: _git(mirror, "show", f"{parent}:{n}") for n in names}
     news = {n: _git(mirror, "show", f"{sha}:{n}") for n in names}
-    flags = ["--target", target]
+    res.ports = {"parent": olds, "engineer": news, "alone": {}, "checkout": {}, "sed": {}}
     with tempfile.TemporaryDirectory(prefix="bench-upstream-") as tmp:
         work = Path(tmp)
-        for i, name in enumerate(names):  # alone: one folder per file
-            folder = work / "alone" / str(i)
-            folder.mkdir(parents=True)
-            path = folder / Path(name).name
-            path.write_text(olds[name], encoding="utf-8")
-            _migrate(migrate_root, [*flags, str(path)], folder)
-            ported = path.read_text(encoding="utf-8")
-            res.alone.add(score_file(olds[name], news[name], ported))
-            created = [p for p in folder.rglob("*.py") if p != path]
-            for extra in created:
-                n = len(extra.read_text(encoding="utf-8").splitlines())
-                res.alone.port, res.alone.extra = res.alone.port + n, res.alone.extra + n
-            res.sed.add(score_file(olds[name], news[name], _sed(olds[name])))
+        pristine = work / "pristine"
+        lay_out(mirror, parent, pristine)
+        for i, name in enumerate(names):
+            _run_alone(
+                res, work / "alone" / str(i), name, olds[name], news[name], (migrate_root, target), pristine
+            )
         tree = work / "checkout"
-        tree.mkdir()
-        lay_out(mirror, parent, tree)
+        shutil.copytree(pristine, tree)
         before = {p for p in tree.rglob("*.py")}
-        _migrate(migrate_root, [*flags, *names], tree)
+        _migrate(migrate_root, ["--target", target, *names], tree)
         for name in names:
             ported = (tree / name).read_text(encoding="utf-8", errors="replace")
+            res.ports["checkout"][name] = ported
             res.checkout.add(score_file(olds[name], news[name], ported))
+            _check_imports(res, "checkout", name, olds[name], ported, ((tree / name).parent, tree, pristine))
             if ported != olds[name]:
                 res.diffs[name] = _diff(name, olds[name], ported)
         for made in sorted(set(tree.rglob("*.py")) - before):
-            n = len(made.read_text(encoding="utf-8", errors="replace").splitlines())
+            text = made.read_text(encoding="utf-8", errors="replace")
+            n = len(text.splitlines())
             res.checkout.port, res.checkout.extra = res.checkout.port + n, res.checkout.extra + n
             res.diffs[str(made.relative_to(tree))] = f"(created, {n} lines)"
+            res.ports["checkout"]["+" + str(made.relative_to(tree))] = text
     return res
+
+
+def _run_alone(
+    res: ChangeResult, folder: Path, name: str, old: str, new: str, how: tuple[Path, str], pristine: Path
+) -> None:
+    """``name`` ported by itself in an empty folder, and its sed port."""
+    folder.mkdir(parents=True)
+    path = folder / Path(name).name
+    path.write_text(old, encoding="utf-8")
+    _migrate(how[0], ["--target", how[1], str(path)], folder)
+    ported = path.read_text(encoding="utf-8")
+    res.ports["alone"][name] = ported
+    res.alone.add(score_file(old, new, ported))
+    _check_imports(res, "alone", name, old, ported, (folder, folder, pristine))
+    for extra in [p for p in folder.rglob("*.py") if p != path]:
+        text = extra.read_text(encoding="utf-8")
+        n = len(text.splitlines())
+        res.alone.port, res.alone.extra = res.alone.port + n, res.alone.extra + n
+        res.ports["alone"][f"+{name}:{extra.name}"] = text
+    res.ports["sed"][name] = _sed(old)
+    res.sed.add(score_file(old, new, _sed(old)))
+
+
+def _check_imports(
+    res: ChangeResult, kind: str, name: str, old: str, port: str, where: tuple[Path, Path, Path]
+) -> None:
+    bad = unresolved(old, port, *where) + [f"undefined name {n}" for n in undefined(old, port)]
+    if bad:
+        getattr(res, kind).imports += 1
+        res.unresolved.extend(f"{kind} {name}: {m}" for m in bad)
 
 
 # what a port reads of a checkout: its code and the files that configure it
@@ -275,18 +381,36 @@ def _diff(name: str, old: str, new: str) -> str:
     return "".join(lines)
 
 
+def dump(folder: Path, res: ChangeResult) -> None:
+    """Per kind, one unified diff of every file from its parent (created files in full)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    olds = res.ports["parent"]
+    for kind in ("engineer", "alone", "checkout", "sed"):
+        parts = []
+        for name, text in res.ports[kind].items():
+            if name.startswith("+"):
+                parts.append(f"### created {name[1:]}\n{text}")
+            elif text != olds[name]:
+                parts.append(_diff(name, olds[name], text))
+        (folder / f"{kind}.diff").write_text("".join(parts), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirrors", type=Path, default=Path(os.environ.get("MIGRATE_MIRRORS", "/work/.mirror")))
     ap.add_argument("--migrate", type=Path, default=REPO, help="the ascend-migrate checkout to run")
     ap.add_argument("--target", default="portable")
+    ap.add_argument("--set", choices=sorted(SETS), default="old", help="which list of changes (old: CHANGES)")
     ap.add_argument("--only", default=None, help="changes whose repository contains this")
+    ap.add_argument(
+        "--dump", type=Path, default=None, help="write every file's diffs (parent -> each port) here"
+    )
     ap.add_argument("--show", type=int, default=0, help="print the checkout diffs of N changes")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     totals = {"alone": Score(), "checkout": Score(), "sed": Score()}
     rows, shown, missing = [], 0, []
-    for repo, sha, title in CHANGES:
+    for repo, sha, title in SETS[args.set]:
         if args.only and args.only not in repo:
             continue
         mirror = find_mirror(args.mirrors, repo)
@@ -299,7 +423,11 @@ def main(argv: list[str] | None = None) -> int:
             score = getattr(res, kind)
             totals[kind].add(score)
             print(f"   {kind:9} {score.row()}")
+        for note in res.unresolved:
+            print(f"   would fail: {note}")
         rows.append({"repo": repo, "sha": sha, **{k: vars(getattr(res, k)) for k in totals}})
+        if args.dump:
+            dump(args.dump / f"{repo.replace('/', '+')}-{sha[:9]}", res)
         if shown < args.show:
             shown += 1
             for text in res.diffs.values():

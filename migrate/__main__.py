@@ -25,7 +25,7 @@ def main() -> None:
     own = bool(sys.argv[1:2]) and sys.argv[1] in own_process.COMMANDS
     if own:
         own_process.fewer_collections()
-    from migrate.commands import run_memo
+    from migrate.scan import run_memo
 
     run_memo.entry_argv = sys.argv[1:]
     replayed = run_memo.replay(run_memo.entry_argv)  # a scan of files that did not change

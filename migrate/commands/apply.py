@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from migrate.core.errors import UsageError
+from migrate.scan.session import ScanRequest
+
+if TYPE_CHECKING:
+    from migrate.fix.rewrite import Options
+    from migrate.fix.run import ApplyRun
 
 FORMATS = ("text", "json")
 
@@ -68,61 +74,79 @@ def _annotated_files(
     return out
 
 
-def run_apply(
-    paths,
-    *,
-    diff,
-    check,
-    unsafe_fixes,
-    fmt,
-    select,
-    ignore,
-    exclude,
-    annotate,
-    strip,
-    jobs,
-    no_cache,
-    cache_dir,
-    config,
-    show_progress,
-    follow_symlinks=False,
-    force=False,
-    target=None,
-):
+@dataclass(frozen=True)
+class ApplyRequest:
+    """What `migrate apply` was asked, built once from its options and passed by name (a
+    reordering of the options cannot swap two of them)."""
+
+    paths: list[Path]
+    diff: bool = False
+    check: bool = False
+    unsafe_fixes: bool = False
+    fmt: str = "text"
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    exclude: list[str] | None = None
+    annotate: bool = False
+    strip: bool = False  # --strip-annotations
+    jobs: int | None = None
+    no_cache: bool = False
+    cache_dir: Path | None = None
+    config: Path | None = None
+    show_progress: bool = False
+    follow_symlinks: bool = False
+    force: bool = False
+    target: str | None = None
+
+    def scan_request(self) -> ScanRequest:
+        """The scan apply runs first: every file hashed, an unreadable pyproject an error."""
+        return ScanRequest(
+            self.paths,
+            select=self.select,
+            ignore=self.ignore,
+            exclude=self.exclude,
+            jobs=self.jobs,
+            no_cache=self.no_cache,
+            cache_dir=self.cache_dir,
+            config=self.config,
+            target=self.target,
+            follow_symlinks=self.follow_symlinks,
+            verify_content=True,
+            strict_config=True,
+        )
+
+
+def run_apply(request: ApplyRequest) -> tuple[ApplyRun, Options]:
+    """Scan, then rewrite (or diff, or check) what the scan found: the run and its options."""
     from migrate.commands.progress import cli_request, scan_with_config
     from migrate.core.filelock import wait_limit
     from migrate.fix.rewrite import Options
     from migrate.fix.run import apply_scan
     from migrate.scan.session import for_apply
 
-    if fmt not in FORMATS:
-        raise UsageError(f"--format {fmt}: choose text or json")
+    if request.fmt not in FORMATS:
+        raise UsageError(f"--format {request.fmt}: choose text or json")
     wait_limit()  # a bad $MIGRATE_LOCK_TIMEOUT is a usage error before any work
-    if strip and annotate:
+    if request.strip and request.annotate:
         raise UsageError("--annotate and --strip-annotations exclude each other")
-    shared = (paths, select, ignore, exclude, jobs, no_cache, cache_dir, config, target, follow_symlinks)
-    session = scan_with_config(
-        cli_request(*shared, verify_content=True, strict_config=True),
-        show_progress,
-    )
-    session = for_apply(session, select)
+    session = scan_with_config(cli_request(request.scan_request()), request.show_progress)
+    session = for_apply(session, request.select)
     result, rules, root, cfg = session.result, session.rules, session.root, session.config
     options = Options(
-        unsafe=unsafe_fixes or cfg.unsafe_fixes,
-        annotate=annotate,
-        strip=strip,
-        write=not (diff or check),
-        force=force,
+        unsafe=request.unsafe_fixes or cfg.unsafe_fixes,
+        annotate=request.annotate,
+        strip=request.strip,
+        write=not (request.diff or request.check),
+        force=request.force,
         targets=session.targets,
     )
+    exclude = [*cfg.exclude, *(request.exclude or [])]
     files = (
-        _annotated_files(
-            paths, root, [*cfg.exclude, *(exclude or [])], cfg.respect_gitignore, follow_symlinks
-        )
-        if strip
+        _annotated_files(request.paths, root, exclude, cfg.respect_gitignore, request.follow_symlinks)
+        if request.strip
         else []
     )
-    return apply_scan(result, root, rules, options, files, jobs), options
+    return apply_scan(result, root, rules, options, files, request.jobs), options
 
 
 def register(app: typer.Typer) -> None:
@@ -157,8 +181,7 @@ def register(app: typer.Typer) -> None:
         from migrate.commands.apply_output import errors_text, summary_text, to_json, unified_diff
         from migrate.core.display import escape, shown_path
 
-        show = not no_progress and sys.stderr.isatty()
-        run, options = run_apply(
+        request = ApplyRequest(
             paths,
             diff=diff,
             check=check,
@@ -173,11 +196,12 @@ def register(app: typer.Typer) -> None:
             no_cache=no_cache,
             cache_dir=cache_dir,
             config=config,
-            show_progress=show,
+            show_progress=not no_progress and sys.stderr.isatty(),
             follow_symlinks=follow_symlinks,
             force=force,
             target=target,
         )
+        run, options = run_apply(request)
         written = options.write
         if fmt == "json":  # with --diff the diffs go inside the JSON document
             sys.stdout.write(to_json(run, written=written, diffs=diff))

@@ -30,6 +30,36 @@ def _python(value: str | None) -> str:
     return str(path)
 
 
+def _check_output(
+    output: Path | None, log: list[str] | None, project: Path | None, python: str | None
+) -> None:
+    """Before any work: the report never overwrites a log it reads, the project's files or
+    the interpreter it probes."""
+    from migrate.core.outputs import check_output
+    from migrate.scan.discover import read_by_scan
+
+    read: list[Path] = [
+        *(Path(p) for p in log or () if str(p) != "-"),
+        *([project] if project is not None else []),
+        *([Path(_python(python))] if python is not None else []),
+    ]
+    if output is not None and project is not None and read_by_scan(output, [project]):
+        read.append(output)  # a requirement file of the project it checks
+    check_output(output, "-o", read)
+
+
+def _check_machine_options(timeout: float, root: Path, project: Path | None) -> None:
+    """The options of a machine check (not of --explain / --log)."""
+    if not 0 < timeout < float("inf"):  # NaN fails this too
+        raise UsageError(f"--timeout {timeout:g}: must be more than 0 (and finite)")
+    if not root.is_dir():
+        raise UsageError(f"--root {escape(str(root))}: not a folder")
+    if project is not None and not project.exists():
+        raise UsageError(f"--project {escape(str(project))}: no such file or folder")
+    if project is not None and not (project.is_dir() or project.is_file()):
+        raise UsageError(f"--project {escape(str(project))}: not a folder or a regular file")
+
+
 def doctor(
     python: Annotated[
         str | None,
@@ -66,8 +96,9 @@ def doctor(
         typer.Option(
             "--root",
             metavar="DIR",
-            help="Read system files (/etc, /usr/local/Ascend, /dev, /proc) under this "
-            "folder: a container image or chroot.",
+            help="The host under test is this folder (a container image or chroot): every "
+            "path checked, those the environment names included, is read under it and "
+            "printed as the host names it.",
         ),
     ] = Path("/"),
     timeout: Annotated[
@@ -86,32 +117,12 @@ def doctor(
         raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
     if explain is not None and log:
         raise UsageError("give --explain or --log, not both")
-    from migrate.core.outputs import check_output
-
-    # before any work: the report never overwrites a log it reads, the project's files or
-    # the interpreter it probes
-    from migrate.scan.discover import read_by_scan
-
-    read: list[Path] = [
-        *(Path(p) for p in log or () if str(p) != "-"),
-        *([project] if project is not None else []),
-        *([Path(_python(python))] if python is not None else []),
-    ]
-    if output is not None and project is not None and read_by_scan(output, [project]):
-        read.append(output)  # a requirement file of the project it checks
-    check_output(output, "-o", read)
+    _check_output(output, log, project, python)
     if explain is not None:
         raise typer.Exit(_explain(explain, fmt, output))
     if log:
         raise typer.Exit(_logs(log, fmt, output))
-    if not 0 < timeout < float("inf"):  # NaN fails this too
-        raise UsageError(f"--timeout {timeout:g}: must be more than 0 (and finite)")
-    if not root.is_dir():
-        raise UsageError(f"--root {escape(str(root))}: not a folder")
-    if project is not None and not project.exists():
-        raise UsageError(f"--project {escape(str(project))}: no such file or folder")
-    if project is not None and not (project.is_dir() or project.is_file()):
-        raise UsageError(f"--project {escape(str(project))}: not a folder or a regular file")
+    _check_machine_options(timeout, root, project)
     from migrate.doctor.context import Options
     from migrate.doctor.report import render_text
     from migrate.doctor.run import run_doctor

@@ -4,43 +4,17 @@ progress bar on a terminal."""
 from __future__ import annotations
 
 from contextlib import contextmanager
-from pathlib import Path
 
 from migrate.core.inputs import check_glob
 from migrate.scan.session import ScanRequest, Session, run_session
 
 
-def cli_request(
-    paths: list[Path],
-    select: list[str] | None,
-    ignore: list[str] | None,
-    exclude: list[str] | None,
-    jobs: int | None,
-    no_cache: bool,
-    cache_dir: Path | None,
-    config: Path | None,
-    target: str | None,
-    follow_symlinks: bool,
-    /,
-    **more,
-) -> ScanRequest:
-    """The ScanRequest of the options `scan` and `apply` share, in this order (``more``:
-    the fields only one of them sets), with the path globs checked as the config's are."""
-    for glob in exclude or []:
+def cli_request(request: ScanRequest) -> ScanRequest:
+    """``request`` (built by `scan` or `apply` from their options, by name) with its path
+    globs checked as the config's are."""
+    for glob in request.exclude or []:
         check_glob(glob, "--exclude")
-    return ScanRequest(
-        paths,
-        select,
-        ignore,
-        exclude,
-        jobs,
-        no_cache,
-        cache_dir,
-        config,
-        target=target,
-        follow_symlinks=follow_symlinks,
-        **more,
-    )
+    return request
 
 
 @contextmanager

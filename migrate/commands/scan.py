@@ -9,10 +9,11 @@ import typer
 
 from migrate.commands.output import emit
 from migrate.commands.progress import cli_request, scan_with_config
-from migrate.commands.run_memo import Recording
 from migrate.core.cache_files import default_cache_dir
 from migrate.core.errors import UsageError
 from migrate.core.findings import CATEGORY_RANK, ScanResult
+from migrate.scan.run_memo import Recording
+from migrate.scan.session import ScanRequest, Session
 
 FORMATS = ("text", "json", "sarif", "markdown", "github")
 
@@ -28,6 +29,33 @@ def failed(result: ScanResult, fail_on: str) -> bool:
 
 
 FAIL_ON = ("perf", "auto", "assisted", "manual")
+
+
+def _check_output(output: Path | None, paths: list[Path], config: Path | None) -> None:
+    """-o never overwrites what the scan reads (a scanned file, the config)."""
+    if output is None:
+        return
+    from migrate.core.outputs import check_output
+    from migrate.scan.discover import read_by_scan
+
+    read = [p for p in [*paths, config] if p is not None]
+    check_output(output, "-o", read + ([output] if read_by_scan(output, paths) else []))
+
+
+def _render(session: Session, fmt: str, statistics: bool, color: bool) -> str:
+    """The report of a scan session in ``fmt``."""
+    from migrate.report import render
+    from migrate.report.effort import project_model
+
+    return render(
+        session.result,
+        fmt,
+        session.rules,
+        root=session.root,
+        statistics=statistics,
+        color=color,
+        effort=project_model(session.effort),
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -70,36 +98,30 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
         if fail_on is not None and fail_on not in CATEGORY_RANK:
             raise UsageError(f"--fail-on {fail_on}: choose {', '.join(FAIL_ON)}")
-        if output is not None:
-            from migrate.core.outputs import check_output
-            from migrate.scan.discover import read_by_scan
-
-            read = [p for p in [*paths, config] if p is not None]
-            check_output(output, "-o", read + ([output] if read_by_scan(output, paths) else []))
+        _check_output(output, paths, config)
         show = not no_progress and sys.stderr.isatty()
-        shared = (paths, select, ignore, exclude, jobs, no_cache, cache_dir, config, target, follow_symlinks)
-        memo = Recording.start(None if no_cache else cache_dir or default_cache_dir())
-        session = scan_with_config(
-            cli_request(*shared, extend_select=extend_select, per_file_ignores=per_file_ignores),
-            show,
+        request = ScanRequest(
+            paths,
+            select=select,
+            ignore=ignore,
+            exclude=exclude,
+            jobs=jobs,
+            no_cache=no_cache,
+            cache_dir=cache_dir,
+            config=config,
+            target=target,
+            follow_symlinks=follow_symlinks,
+            extend_select=extend_select,
+            per_file_ignores=per_file_ignores,
         )
-        result, rules, root, cfg = session.result, session.rules, session.root, session.config
+        memo = Recording.start(None if no_cache else cache_dir or default_cache_dir())
+        session = scan_with_config(cli_request(request), show)
+        result, cfg = session.result, session.config
         threshold = fail_on or cfg.fail_on or "auto"
         if threshold not in CATEGORY_RANK:
             raise UsageError(f"--fail-on {threshold}: choose {', '.join(FAIL_ON)}")
-        from migrate.report import render
-        from migrate.report.effort import project_model
-
         color = output is None and fmt == "text" and sys.stdout.isatty()
-        text = render(
-            result,
-            fmt,
-            rules,
-            root=root,
-            statistics=statistics,
-            color=color,
-            effort=project_model(session.effort),
-        )
+        text = _render(session, fmt, statistics, color)
         from migrate.scan.config import config_folders
 
         data = emit(text, output)

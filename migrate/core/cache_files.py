@@ -1,6 +1,14 @@
 """The cache folder's plumbing every cache shares (the scan cache, the package facts, the
 memo of finished runs): where it is, the HMAC key that binds its entries to this user, and
-the atomic write. Standard library only: a warm run reads it before anything else loads.
+the atomic write, and the one way a cache file is read (``read_cache_doc``). Standard
+library only: a warm run reads it before anything else loads.
+
+Every cache file is read by the same rules: bounded (a regular file, not a symlink, at most
+its cache's limit), strict JSON (no NaN or Infinity), an object whose ``format`` is its
+cache's. A missing file, or one of another format (another version of the tool), is simply
+not used; a file that is there but corrupt (too large, not a regular file, not JSON, not an
+object, entries of the wrong shape) is ignored with a note on stderr, and the work it would
+have saved is done afresh. Never an error.
 
 Location: --cache-dir, $MIGRATE_CACHE_DIR, or the user cache folder
 ($XDG_CACHE_HOME/ascend-migrate). The key never lives in the cache folder:
@@ -17,10 +25,21 @@ import json
 import os
 import secrets
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["KEY_ENV", "cache_key", "default_cache_dir", "mac_of", "write_cache_file"]
+from migrate.core.display import escape
+
+__all__ = [
+    "KEY_ENV",
+    "cache_key",
+    "default_cache_dir",
+    "ignored",
+    "mac_of",
+    "read_cache_doc",
+    "write_cache_file",
+]
 KEY_ENV = "MIGRATE_CACHE_KEY"
 
 
@@ -105,3 +124,57 @@ def write_cache_file(path: Path, payload: bytes) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def ignored(path: Path, why: str) -> None:
+    """The note for a corrupt cache file: it is not used, the work is done afresh."""
+    sys.stderr.write(f"migrate: note: cache file {escape(os.fspath(path))}: {why}; ignored\n")
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def read_cache_doc(path: Path, fmt: int, limit: int) -> dict | None:
+    """The JSON object in the cache file ``path`` when it is of format ``fmt``; None when
+    the file is missing or of another format (quietly), or corrupt (with a note)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        ignored(path, f"cannot be opened ({exc.strerror or exc})")
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            ignored(path, "not a regular file")
+            return None
+        if st.st_size > limit:
+            ignored(path, f"larger than {limit} bytes")
+            return None
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        ignored(path, f"cannot be read ({exc.strerror or exc})")
+        return None
+    finally:
+        os.close(fd)
+    if left <= 0:
+        ignored(path, f"larger than {limit} bytes")
+        return None
+    try:
+        doc = json.loads(b"".join(chunks), parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError too
+        ignored(path, f"not JSON ({type(exc).__name__})")
+        return None
+    if not isinstance(doc, dict):
+        ignored(path, "not a JSON object")
+        return None
+    return doc if doc.get("format") == fmt else None

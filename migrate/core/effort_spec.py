@@ -101,6 +101,8 @@ class Defaults:
     impacts: dict[str, float]  # impacts that cost a fixed figure (noop: 0)
     guarded_factor: float
     npu_aware_factor: float
+    oldest_torch: str = "2.1.0"  # guards for an older torch never run (scan/python/dead_code.py)
+    notebook: EffortSpec | None = None  # suggested edits made by hand in a notebook
 
 
 @cache
@@ -126,4 +128,25 @@ def defaults() -> Defaults:
         impacts,
         _number(data.get("guarded_factor", 1.0), f"{path.name}: guarded_factor"),
         _number(data.get("npu_aware_factor", 0.0), f"{path.name}: npu_aware_factor"),
+        _version(data.get("oldest_torch", "2.1.0"), f"{path.name}: oldest_torch"),
+        _notebook(data.get("notebook"), f"{path.name}: effort.notebook"),
     )
+
+
+def _notebook(raw: Any, where: str) -> EffortSpec | None:
+    if raw is None:
+        return None
+    check_effort(raw, where)
+    return merge(EffortSpec(0.0), raw, "manual")
+
+
+def _version(value: Any, where: str) -> str:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        if not isinstance(value, str):
+            raise InvalidVersion(repr(value))
+        Version(value)
+    except InvalidVersion:
+        raise EffortError(f'{where}: want a version string such as "2.1.0", got {value!r}') from None
+    return value

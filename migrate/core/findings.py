@@ -135,7 +135,7 @@ def finding_at(
 ) -> Finding:
     """The finding of ``rule`` on text[start:end] of the file ``index`` holds: positions,
     message, category, snippet and the fix located, as every engine builds it. ``more``:
-    the fields only some engines know (symbol, guarded, target)."""
+    the fields only some engines know (symbol, guarded, target, decision)."""
     line, col = index.position(start)
     end_line, end_col = index.position(max(end, start))
     if fix is not None:
@@ -184,6 +184,10 @@ class Finding:
     symbol: str = ""
     # In a try block whose ImportError handler has a fallback (an optional dependency).
     guarded: bool = False
+    # The 1-based line that opens the decision this finding is part of (0: none known): the
+    # outermost device test of a Python if/elif chain, a CI job, a container image. The
+    # effort model makes one work package of one decision (migrate/report/effort.py).
+    decision: int = 0
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.rule)

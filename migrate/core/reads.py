@@ -5,7 +5,7 @@ processes) and the folders it lists or looks into for a name.
 absolute paths; ``file(path)`` and ``folder(path)`` note a read, and cost nothing when no
 recording runs. The places that read on a run's behalf note here (core/fileio, the walker,
 project discovery, the engine for the files its workers read): a recorded run knows what
-its result depends on (migrate/commands/run_memo.py). Standard library only.
+its result depends on (migrate/scan/run_memo.py). Standard library only.
 """
 
 from __future__ import annotations

@@ -20,6 +20,23 @@ from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
+# What tools/new_rule.py writes where a person must fill in a scaffold (a rule row, a
+# decomposition, a doctor check, a precision class). Every loader of those kinds refuses a
+# member still holding it, naming where: a scaffold fails loudly until it is filled in.
+PLACEHOLDER = "FILL IN (tools/new_rule.py)"
+
+
+def placeholders(value: Any, where: str = "") -> list[str]:
+    """The dotted paths inside ``value`` (strings, mappings, lists) whose text still holds
+    :data:`PLACEHOLDER`; empty when the member is filled in."""
+    if isinstance(value, str):
+        return [where or "(the value)"] if PLACEHOLDER in value else []
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in placeholders(v, f"{where}.{k}" if where else str(k))]
+    if isinstance(value, (list, tuple)):
+        return [p for i, v in enumerate(value) for p in placeholders(v, f"{where}[{i}]")]
+    return []
+
 
 class RegistryError(ValueError):
     """A duplicate name, an unusable member, or a lookup of a name nobody registered."""

@@ -35,6 +35,7 @@ import yaml
 from migrate.core.effort_spec import EffortError, check_effort
 from migrate.core.errors import RuleError
 from migrate.core.findings import CATEGORIES, IMPACTS
+from migrate.core.registry import placeholders
 from migrate.core.resources import rules_dir
 from migrate.core.schema import freeze
 
@@ -174,6 +175,14 @@ def _transfer(raw: dict, source: str) -> str:
     return value
 
 
+def _check_filled(raw: Any, source: str) -> None:
+    """A row tools/new_rule.py made and nobody finished fails the load, naming its fields."""
+    left = placeholders(raw)
+    if left:
+        code = raw.get("code", "?") if isinstance(raw, dict) else "?"
+        raise RuleError(f"{source}: rule {code} is a scaffold: fill in {', '.join(left)}")
+
+
 def load_rules(folder: Path | None = None) -> list[Rule]:
     """All rules from every YAML file in ``folder`` (default: the shipped rules/), by code."""
     shipped = folder is None
@@ -190,6 +199,7 @@ def load_rules(folder: Path | None = None) -> list[Rule]:
         if not isinstance(data, dict):
             raise RuleError(f"{path.name}: a rule file is a mapping with 'rules'")
         for raw in data.get("rules", []):
+            _check_filled(raw, path.name)
             rule = _rule_from(raw, path.name)
             if rule.code in rules:
                 raise RuleError(f"{path.name}: duplicate rule code {rule.code}")

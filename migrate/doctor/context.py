@@ -20,14 +20,15 @@ from migrate.doctor import install, probe
 from migrate.doctor.tables import compat_table, environment_table, error_table
 
 CORE = ("torch", "torch-npu", "torchvision", "torchaudio")
+PATH_VARIABLES = ("LD_LIBRARY_PATH", "PYTHONPATH")  # read under --root for the probes (and ASCEND_*)
 
 
 @dataclass
 class Options:
     python: str  # the interpreter whose packages are checked
-    root: Path = Path("/")  # system paths are read under it
-    env: Mapping[str, str] | None = None  # the environment to judge (default: os.environ)
-    home: Path | None = None  # "~" (default: $HOME)
+    root: Path = Path("/")  # the host under test: every path it names is read under it
+    env: Mapping[str, str] | None = None  # the host's environment (default: os.environ)
+    home: Path | None = None  # the host's "~", as the host names it (default: its $HOME)
     timeout: float = 120.0  # seconds for the import probe
     import_probe: bool = True  # run `import torch, torch_npu` in a subprocess
     project: Path | None = None  # a project whose requirement files to check
@@ -119,9 +120,29 @@ class Context:
         self.env: Mapping[str, str] = options.env if options.env is not None else os.environ
         home = options.home or Path(self.env.get("HOME") or Path.home())
         self.layout = install.Layout(options.root, home, self.env)
+
         self.compat = compat_table()
         self.errors = error_table()
         self.environment = environment_table()
+
+    def show(self, path: str | Path) -> str:
+        """``path`` (on this machine) as the host under test names it: what evidence and
+        fixes print, so a fix is run on the host as written."""
+        return self.layout.shown(path)
+
+    def probe_env(self) -> dict[str, str]:
+        """The environment the probes run the interpreter with: the host's, its path
+        variables (LD_LIBRARY_PATH, PYTHONPATH, ASCEND_*) read under the root like every
+        other path, so the import loads the host's libraries, not this machine's."""
+        env = dict(self.env)
+        if self.layout.is_identity:
+            return env
+        for key, value in env.items():
+            if key in PATH_VARIABLES or key.startswith("ASCEND_"):
+                env[key] = ":".join(
+                    str(self.layout.host(part)) if part.startswith("/") else part for part in value.split(":")
+                )
+        return env
 
     # -- the interpreter's packages ------------------------------------------------------------
     def wanted(self) -> list[str]:
@@ -136,7 +157,7 @@ class Context:
         (``meta_error`` says why)."""
         try:
             return probe.metadata_facts(
-                self.options.python, self.wanted(), dict(self.env), min(60.0, self.options.timeout)
+                self.options.python, self.wanted(), self.probe_env(), min(60.0, self.options.timeout)
             )
         except probe.ProbeError as exc:
             self.meta_error = str(exc)
@@ -212,7 +233,7 @@ class Context:
         if not self.options.import_probe or self.torch is None:
             return None
         try:
-            return probe.import_facts(self.options.python, dict(self.env), self.options.timeout)
+            return probe.import_facts(self.options.python, self.probe_env(), self.options.timeout)
         except probe.ProbeError:
             return None
 

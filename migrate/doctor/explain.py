@@ -5,8 +5,12 @@ value that happens to have six digits is never taken for one:
 
 * CANN error codes (``EE9999``, ``EI0006``, ``E19010``): as whole tokens when the table knows
   them; an unknown one only in the forms CANN prints (``EZ1234:``, ``(EL0005)``);
-* ACL return codes (six digits): after ``error code is``, ``ret=``, ``retcode:``,
-  ``result =``, ``failed:``, ``aclError``; and their names (``ACL_ERROR_RT_AICORE_EXCEPTION``);
+* ACL, runtime and aclnn return codes (six digits; ``data/return_codes.yaml`` holds every
+  code of their headers): after ``error code is`` (``error code is :``), ``ret=``,
+  ``retcode:``, ``result =``, ``failed:``, ``aclError``, ``aclnnStatus=``; and their names
+  (``ACL_ERROR_RT_AICORE_EXCEPTION``, ``ACLNN_ERR_INNER_FIND_KERNEL_ERROR``);
+* HCCL's ``HcclResult`` codes in torch_npu's ``HCCL function error: <call>, error code is N``,
+  and their names (``HCCL_E_UNAVAIL``);
 * torch_npu's ``ERRxxyyy SUBMODULE`` codes;
 * the messages of ``data/errors.yaml`` (regular expressions).
 
@@ -33,10 +37,13 @@ _ECODE_PRINTED = re.compile(
     r"|ErrorCode=([EW][0-9A-Z]\d{4}))"
 )
 _ACL = re.compile(
-    r"(?:error code is|error code[:=]|\bret(?:code)?\s*[=:]|\bresult\s*=|"
-    r"\bfailed:|\baclError\b[^0-9\n]{0,20}|\berror_code\s*[=:])\s*(\d{6})(?!\d)"
+    r"(?:error code is\s*:?|error code[:=]|\bret(?:code)?\s*[=:]|\bresult\s*=|"
+    r"\bfailed:|\baclError\b[^0-9\n]{0,20}|\berror_code\s*[=:]|\baclnnStatus\s*[=:])\s*(\d{6})(?!\d)"
 )
-_ACL_NAME = re.compile(r"\b(ACL_ERROR_[A-Z0-9_]+)\b")
+_ACL_NAME = re.compile(r"\b((?:ACL_ERROR|ACLNN_ERR)_[A-Z0-9_]+)\b")
+# torch_npu's HCCL_CHECK_ERROR: "HCCL function error: <call>, error code is <HcclResult>"
+_HCCL_CALL = re.compile(r"HCCL function error: .{0,600}?, error code is (\d{1,4})(?!\d)")
+_HCCL_NAME = re.compile(r"\b(HCCL_E_[A-Z_]+)\b")
 _TORCH_NPU = re.compile(r"\bERR(\d{2})(\d{3}) (PTA|OPS|DIST|GRAPH|PROF|UNKNOWN)\b")
 _CODE_ARG = re.compile(r"^(?:\d{6}|[EW][0-9A-Z]\d{4}|ERR\d{5})$")
 
@@ -132,10 +139,12 @@ def _candidates(line: str, table: ErrorTable, names: dict[str, str]) -> Iterator
         yield (
             Finding(code, "acl", table.codes.get(code)) if code in table.codes else unknown_code(code, table)
         )
-    for m in _ACL_NAME.finditer(line) if "ACL_ERROR_" in line else ():
+    for m in _ACL_NAME.finditer(line) if "ACL" in line else ():
         code = names.get(m.group(1))
         if code is not None:
             yield Finding(code, "acl", table.codes[code])
+    if "HCCL" in line:
+        yield from _hccl(line, table)
     for m in _TORCH_NPU.finditer(line) if "ERR" in line else ():
         sub, kind = int(m.group(1)), int(m.group(2))
         entry = _torch_npu_entry(table, sub, kind)
@@ -147,7 +156,26 @@ def _candidates(line: str, table: ErrorTable, names: dict[str, str]) -> Iterator
             yield Finding(msg.key, "message", msg)
 
 
-_ACL_WORDS = ("error code", "ret", "result", "failed:", "aclError", "error_code")  # _ACL's starts
+def _hccl(line: str, table: ErrorTable) -> Iterator[Finding]:
+    values = table.returns.hccl if table.returns else {}
+    for m in _HCCL_CALL.finditer(line):
+        name = values.get(int(m.group(1)))
+        if name is not None:
+            yield Finding(name, "hccl", table.codes[name])
+    for m in _HCCL_NAME.finditer(line):
+        if m.group(1) in table.codes:
+            yield Finding(m.group(1), "hccl", table.codes[m.group(1)])
+
+
+_ACL_WORDS = (
+    "error code",
+    "ret",
+    "result",
+    "failed:",
+    "aclError",
+    "error_code",
+    "aclnnStatus",
+)  # _ACL's starts
 
 
 def _acl_matches(line: str) -> Iterator[re.Match]:
@@ -180,6 +208,15 @@ def _literal_of(pattern: re.Pattern) -> str:
 
 def unknown_code(code: str, table: ErrorTable) -> Finding:
     """A well-formed code the table has no row for, with what its family says."""
+    family = table.returns.family_of(code) if table.returns and code.isdigit() else None
+    if family is not None:
+        return Finding(
+            code,
+            "acl",
+            None,
+            f"not in the table; of the {family.component} family {family.id}: {family.cause}",
+            family.source,
+        )
     if code.isdigit():
         klass = table.acl_classes.get(int(code[0]))
         note = (
@@ -255,6 +292,8 @@ def explain_arg(arg: str, table: ErrorTable | None = None) -> list[Finding]:
     if upper in names:
         code = names[upper]
         return [Finding(code, "acl", table.codes[code])]
+    if upper in table.codes and table.codes[upper].kind == "hccl":
+        return [Finding(upper, "hccl", table.codes[upper])]
     message = table.message(text)
     if message is not None:
         return [Finding(message.key, "message", message)]

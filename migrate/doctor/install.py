@@ -1,8 +1,12 @@
 """Read what the Ascend installers leave on disk: CANN toolkit, kernels, driver, firmware, NNAL.
 
-Every location comes from ``data/environment.yaml``; system paths are read under ``--root``
-(default ``/``), ``~`` is the user's home, paths taken from environment variables are used
-as given. Install records are small ``key=value`` files (``ascend_toolkit_install.info``,
+Every location comes from ``data/environment.yaml``. There is one host under test, the tree
+at ``--root`` (default ``/``): every path it names, a table's system path, ``~`` (its
+``$HOME``) and a path taken from an environment variable (``ASCEND_HOME_PATH``,
+``LD_LIBRARY_PATH`` entries...) alike, is read under the root, with its symlinks resolved
+inside the root (an absolute link target is the host's, not this machine's); a path is
+shown, in evidence and fixes, as the host names it (``Layout.shown``: the root taken off).
+Install records are small ``key=value`` files (``ascend_toolkit_install.info``,
 ``version.info``); they are read as regular files only, at most 64 KiB each, so a FIFO or
 ``/dev/zero`` planted under that name is reported, never read forever.
 """
@@ -55,25 +59,84 @@ def read_info(path: Path) -> InfoFile | None:
     return InfoFile(path, values)
 
 
+MAX_LINKS = 40  # symlinks followed while resolving one path under the root (the kernel's limit)
+
+
 @dataclass
 class Layout:
-    """Where to look: the filesystem root, the user's home, the environment."""
+    """Where to look: the root of the host under test, its home, its environment."""
 
     root: Path
-    home: Path
+    home: Path  # the host's home folder, as the host names it (``/root``)
     env: Mapping[str, str]
     table: EnvironmentTable = field(default_factory=environment_table)
 
     def system(self, path: str) -> Path:
-        """A table path on this machine: ``/x`` under the root, ``~/x`` under home."""
+        """A table path on this machine: ``/x`` under the root, ``~/x`` under the home."""
         if path.startswith("~/"):
-            return self.home / path[2:]
-        if path.startswith("/"):
-            return self.root / path.lstrip("/")
-        return Path(path)
+            return self.host(self.home / path[2:])
+        return self.host(path)
+
+    def host(self, path: str | Path) -> Path:
+        """A path the host under test names (an environment value, a record's path) as this
+        machine reaches it: under the root, symlinks resolved inside the root. A relative
+        path stays relative (the loader reads it against the working folder)."""
+        text = str(path)
+        if not text.startswith("/"):
+            return Path(text)
+        if self.is_identity:
+            return Path(text)
+        return _resolve_under(self.root, text)
+
+    @property
+    def is_identity(self) -> bool:
+        return os.path.realpath(self.root) == "/"
+
+    def shown(self, path: str | Path) -> str:
+        """A path on this machine as the host under test names it: the root taken off."""
+        text = str(path)
+        if self.is_identity:
+            return text
+        root = str(self.root).rstrip("/")
+        if text == root:
+            return "/"
+        if text.startswith(root + "/"):
+            return text[len(root) :]
+        return text
 
     def install_roots(self) -> list[Path]:
         return [self.system(r.path) for r in self.table.install_roots]
+
+
+def _resolve_under(root: Path, path: str) -> Path:
+    """``path`` (absolute, as the host names it) under ``root``, resolving each symlink
+    as the host would: an absolute target starts again at the root, ``..`` stops at it.
+    The last component is kept when it is a dangling link (callers test for it)."""
+    parts = [p for p in path.split("/") if p]
+    done: list[str] = []
+    links = 0
+    while parts:
+        name = parts.pop(0)
+        if name in ("", "."):
+            continue
+        if name == "..":
+            if done:
+                done.pop()
+            continue
+        here = root.joinpath(*done, name)
+        if links < MAX_LINKS and os.path.islink(here):
+            links += 1
+            try:
+                target = os.readlink(here)
+            except OSError:
+                done.append(name)
+                continue
+            if target.startswith("/"):
+                done = []
+            parts = [p for p in target.split("/") if p] + parts
+            continue
+        done.append(name)
+    return root.joinpath(*done)
 
 
 @dataclass
@@ -101,7 +164,7 @@ def find_toolkits(layout: Layout, arches: tuple[str, ...] = ARCHES) -> list[Cann
     for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
         value = layout.env.get(var)
         if value:
-            candidates.append((Path(value), var, None))
+            candidates.append((layout.host(value), var, None))
     for root in layout.install_roots():
         for spec in table.cann_homes:
             candidates.append((root / spec.path, "default location", root / spec.extra["set_env"]))
@@ -182,7 +245,7 @@ def find_driver(layout: Layout) -> Driver:
     base = layout.system("/usr/local/Ascend")
     named = install_info.get(table.driver_install_info.extra["key"]) if install_info else None
     if named:
-        base = layout.system(named if named.startswith("/") else "/" + named)
+        base = layout.host(named if named.startswith("/") else "/" + named)
     return Driver(
         base,
         read_info(base / table.driver_info.path),

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import Version
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from migrate.doctor.context import Context
 from migrate.doctor.tables import Release
@@ -81,3 +82,30 @@ def choose_release(ctx: Context, torch: Version | None) -> Release:
             if row.cann is not None and row.cann.release == cann.release:
                 return row
     return rows[0] if rows else ctx.compat.newest()
+
+
+def pinned_version(spec: SpecifierSet | None) -> Version | None:
+    """The version an ``==X.*`` / ``==X`` specifier pins."""
+    for s in spec or ():
+        if s.operator in ("==", "==="):
+            try:
+                return Version(s.version.removesuffix(".*"))
+            except InvalidVersion:
+                return None
+    return None
+
+
+def target(ctx: Context) -> PinSet:
+    """The one torch / torch_npu pair every check recommends (torch, torch-npu and
+    torch-pin name the same torch): with torch_npu installed, that release and the torch it
+    requires (its ``==X.*`` pin, else its published row, else the torch installed); without
+    it, the release :func:`choose_release` picks for the installed torch, and its torch."""
+    tnpu = ctx.torch_npu.version if ctx.torch_npu else None
+    torch_have = ctx.torch.version if ctx.torch else None
+    if tnpu is not None:
+        row = ctx.compat.release(tnpu)
+        torch = pinned_version(ctx.torch_npu_requires()) or (row.torch if row else None) or torch_have
+        if torch is not None:
+            return PinSet(torch, tnpu, blocked_dependents(ctx, torch))
+    row = choose_release(ctx, torch_have)
+    return PinSet(row.torch, row.torch_npu, blocked_dependents(ctx, row.torch))

@@ -31,27 +31,25 @@ class Outcome:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"status {self.status!r} (one of {', '.join(STATUSES)})")
+        if self.status == "fail" and not (self.fix or "").strip():
+            raise ValueError(f"a failed check names its fix: {self.summary!r} has none")
 
 
 @dataclass
-class Check:
-    id: str  # stable, kebab-case: "torch-build"
-    group: str  # one of GROUPS
-    status: str  # one of STATUSES
-    summary: str  # one line: what was found
-    evidence: list[str] = field(default_factory=list)  # what it rests on (files, versions)
-    fix: str | None = None  # the exact command or line to run
-    sources: tuple[str, ...] = ()  # public sources of the facts applied (Source.cite())
+class Check(Outcome):
+    """An :class:`Outcome` under the id and group its check is registered with."""
+
+    id: str = field(kw_only=True)  # stable, kebab-case: "torch-build"
+    group: str = field(kw_only=True)  # one of GROUPS
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"check {self.id}: status {self.status!r}")
+        super().__post_init__()
         if self.group not in GROUPS:
             raise ValueError(f"check {self.id}: group {self.group!r}")
 
     @classmethod
     def of(cls, id: str, group: str, found: Outcome) -> Check:
-        return cls(id, group, found.status, found.summary, found.evidence, found.fix, found.sources)
+        return cls(found.status, found.summary, found.evidence, found.fix, found.sources, id=id, group=group)
 
 
 @dataclass

@@ -20,6 +20,7 @@ def run_doctor(options: Options) -> Report:
                 "fail",
                 f"this check failed internally: {type(exc).__name__}: {exc}",
                 ["please report it with this output"],
+                fix="report it with this output (migrate doctor --format json); the other checks stand",
             )
         checks.append(Check.of(name, meta["group"], found))
     return Report(checks, ctx.python, str(options.root))

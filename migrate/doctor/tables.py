@@ -1,7 +1,9 @@
 """The doctor's data: three YAML tables in ``migrate/doctor/data/``, each checked at load.
 
 * ``compat.yaml`` — torch_npu releases: the torch each requires, the CANN it was published for;
-* ``errors.yaml`` — CANN/ACL/HCCL/torch_npu error codes and messages: meaning, cause, fix;
+* ``errors.yaml`` — CANN/ACL/HCCL/torch_npu error codes and messages: meaning, cause, fix
+  (with ``return_codes.yaml``'s rows merged in: every code of the ACL, runtime, aclnn and
+  HCCL headers, loaded by ``return_codes.py``);
 * ``environment.yaml`` — where the Ascend stack installs itself and what its scripts set.
 
 Every row names its public source (a key of the file's ``sources`` map: a repository file at
@@ -219,7 +221,7 @@ class Explanation:
     """One row of errors.yaml: a code (``507015``, ``EI0006``) or a message (``id``)."""
 
     key: str  # the code, or the message id
-    kind: str  # "acl" (6 digits), "cann" (E-code), "message", "torch_npu"
+    kind: str  # "acl" (6 digits: ACL, runtime, aclnn), "cann" (E-code), "hccl", "message", "torch_npu"
     title: str  # the symbolic name (ACL_ERROR_RT_AICORE_EXCEPTION, Resource_Busy ...)
     component: str
     meaning: str
@@ -245,6 +247,7 @@ class ErrorTable:
     acl_classes: dict[int, str]  # first digit of an ACL code -> what that class means
     acl_class_source: Source
     sources: dict[str, Source]
+    returns: Any = None  # return_codes.ReturnCodes: the header rows merged into codes
 
     def message(self, key: str) -> Explanation | None:
         return next((m for m in self.messages if m.key == key), None)
@@ -292,7 +295,39 @@ def error_table(folder: Path | None = None) -> ErrorTable:
             raise DoctorDataError(f"{where}: prefix must be two characters such as EI")
         used.add(row["source"])
         prefixes.append((row["prefix"], row["component"], _source(sources, row["source"], where)))
-    messages, ids = [], set()
+    messages = _messages(data, sources, used, name)
+    torch_npu = _torch_npu(data.get("torch_npu"), sources, name)
+    used.add(torch_npu.source.key)
+    where = f"{name}: acl_classes"
+    raw_classes = _row(data.get("acl_classes"), where, {"source": str, "classes": list})
+    classes = {}
+    for i, item in enumerate(raw_classes["classes"]):
+        row = _row(item, f"{where}.classes[{i}]", {"digit": int, "meaning": str})
+        classes[row["digit"]] = row["meaning"]
+    used.add(raw_classes["source"])
+    unknown = set(data) - {"sources", "prefixes", "codes", "messages", "torch_npu", "acl_classes"}
+    if unknown:
+        raise DoctorDataError(f"{name}: unknown keys {sorted(unknown)}")
+    _unused(sources, used, name)
+    from migrate.doctor.return_codes import merge
+
+    returns = merge(codes, folder)
+    return ErrorTable(
+        codes,
+        tuple(prefixes),
+        tuple(messages),
+        torch_npu,
+        classes,
+        _source(sources, raw_classes["source"], where),
+        sources,
+        returns,
+    )
+
+
+def _messages(data: dict, sources: dict[str, Source], used: set, name: str) -> list[Explanation]:
+    """The ``messages:`` rows: a pattern per log message the doctor explains."""
+    messages: list[Explanation] = []
+    ids: set[str] = set()
     for i, raw in enumerate(data.get("messages") or ()):
         where = f"{name}: messages[{i}]"
         row = _row(raw, where, {"id": str, "pattern": str, **_TEXT})
@@ -317,28 +352,7 @@ def error_table(folder: Path | None = None) -> ErrorTable:
                 pattern,
             )
         )
-    torch_npu = _torch_npu(data.get("torch_npu"), sources, name)
-    used.add(torch_npu.source.key)
-    where = f"{name}: acl_classes"
-    raw_classes = _row(data.get("acl_classes"), where, {"source": str, "classes": list})
-    classes = {}
-    for i, item in enumerate(raw_classes["classes"]):
-        row = _row(item, f"{where}.classes[{i}]", {"digit": int, "meaning": str})
-        classes[row["digit"]] = row["meaning"]
-    used.add(raw_classes["source"])
-    unknown = set(data) - {"sources", "prefixes", "codes", "messages", "torch_npu", "acl_classes"}
-    if unknown:
-        raise DoctorDataError(f"{name}: unknown keys {sorted(unknown)}")
-    _unused(sources, used, name)
-    return ErrorTable(
-        codes,
-        tuple(prefixes),
-        tuple(messages),
-        torch_npu,
-        classes,
-        _source(sources, raw_classes["source"], where),
-        sources,
-    )
+    return messages
 
 
 def _torch_npu(raw: Any, sources: dict[str, Source], name: str) -> TorchNpuCodes:

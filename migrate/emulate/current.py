@@ -10,6 +10,17 @@ from migrate.emulate.data import settings
 
 CURRENT = {"device": 0}
 
+# torch.npu's device functions, which torch_npu.npu.utils exports again and transfer_to_npu
+# puts under torch.cuda: one list for both (device.py, transfer.py).
+DEVICE_FUNCTIONS = (
+    "is_available",
+    "device_count",
+    "current_device",
+    "set_device",
+    "synchronize",
+    "get_device_name",
+)
+
 
 def index(device) -> int:
     """The device index ``device`` names (None: the current one; "npu", "npu:1", 1)."""

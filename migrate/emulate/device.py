@@ -10,7 +10,7 @@ import torch
 
 from migrate.emulate import amp, memory, streams
 from migrate.emulate.current import CURRENT as _CURRENT
-from migrate.emulate.current import device_count
+from migrate.emulate.current import DEVICE_FUNCTIONS, device_count
 from migrate.emulate.current import index as _index
 
 DEVICE_NAME = "Ascend (emulated on CPU)"
@@ -132,14 +132,6 @@ def build_device_module() -> types.ModuleType:
         setattr(mod, name, getattr(amp, name))
     mod.utils = types.ModuleType("torch_npu.npu.utils")
     mod.utils.get_cann_version = lambda module="CANN": "emulated"
-    for name in (
-        "is_available",
-        "device_count",
-        "current_device",
-        "set_device",
-        "synchronize",
-        "get_device_name",
-        "get_device_properties",
-    ):
+    for name in (*DEVICE_FUNCTIONS, "get_device_properties"):
         setattr(mod.utils, name, getattr(mod, name))
     return mod

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import types
 
+from migrate.emulate.current import DEVICE_FUNCTIONS
+
 _PATCHED = (
-    "is_available",
-    "device_count",
-    "current_device",
-    "set_device",
-    "synchronize",
-    "get_device_name",
+    *DEVICE_FUNCTIONS,
     "manual_seed",
     "manual_seed_all",
     "empty_cache",

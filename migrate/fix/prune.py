@@ -37,6 +37,9 @@ def drop_unused_torch(original: str, text: str) -> str:
     blank_before = i > 0 and not lines[i - 1].strip()
     blank_after = i + 1 < len(lines) and not lines[i + 1].strip()
     end = i + 2 if blank_before and blank_after else i + 1  # one section gap, not two
+    if all(not line.strip() for line in lines[:i]):  # the file's first statement: the
+        while end < len(lines) and not lines[end].strip():  # gap after it goes too, or the
+            end += 1  # file would start with a blank line (ruff format removes it)
     return "".join(lines[:i] + lines[end:])
 
 

@@ -14,7 +14,9 @@ A rewrite makes lines longer (``torch.cuda.empty_cache()`` becomes
   (``line-length`` of ruff or black in pyproject.toml / ruff.toml, ``max-line-length`` or
   ``column_limit`` in setup.cfg / tox.ini / .flake8), else the file's own: its longest line
   of code, 79 at least (PEP 8), so a file whose lines run to 195 columns is not rewrapped
-  at 88.
+  at 88. A ruff table that sets no length (ruff's default, 88) yields to the file's own longest
+  line where that is longer (a ``[tool.ruff]`` of lint settings only, in a project whose
+  files ruff does not format); black's default of 88 holds.
 
 Without ruff (neither on PATH nor importable) the text stays exactly as the port wrote it.
 """
@@ -104,13 +106,20 @@ def configured_line_length(path: Path) -> int | None:
     return None
 
 
+class _Default(int):
+    """A formatter's default line length (88), where its table sets none: a project whose
+    ``[tool.ruff]`` holds lint settings only may still write far longer lines."""
+
+
 def line_limit(path: Path, old_text: str) -> int:
     """The longest line a port may write in ``path`` (see the module docstring)."""
     configured = configured_line_length(path)
-    if configured is not None:
+    if configured is not None and not isinstance(configured, _Default):
         return configured
     code = (x.rstrip() for x in old_text.splitlines() if not x.lstrip().startswith("#"))
     longest = max((len(x) for x in code), default=0)
+    if configured is not None:  # the default, unless the file's own lines run longer
+        return max(int(configured), min(longest, MAX_LINE_LENGTH))
     return min(max(longest, PEP8_LINE_LENGTH), MAX_LINE_LENGTH)
 
 
@@ -155,7 +164,11 @@ def _toml_length(path: Path, keys: tuple[tuple[str, ...], ...]) -> int | None:
         for part in key[:-1]:
             node = node.get(part) if isinstance(node, dict) else None
         if isinstance(node, dict):
-            return _valid(node.get(key[-1])) or DEFAULT_LINE_LENGTH
+            if _valid(node.get(key[-1])):
+                return _valid(node.get(key[-1]))
+            # ruff's table also holds lint settings: its default binds only a file that
+            # ruff formats (those are formatted by ruff itself, above); black's always does
+            return DEFAULT_LINE_LENGTH if "black" in key else _Default(DEFAULT_LINE_LENGTH)
     return None
 
 

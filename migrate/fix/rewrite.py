@@ -131,35 +131,19 @@ def rewrite_file(
     """Rewrite ``path`` (the path the scan opened). ``first``: the scan's findings, valid
     for the bytes with content hash ``digest`` (None: trust them as they are). ``place``:
     where the file may be read and written (checked again at write time)."""
-    try:
-        (place or Place()).resolve(path)
-    except SourceError as exc:
-        return Outcome(path, rel, error=str(exc))
+    why = _unplaced(path, place)
+    if why is not None:
+        return Outcome(path, rel, error=why)
     with locked(path):
-        return _rewrite(path, rel, kind, rules, scan, options, first, digest, place)
-
-
-def _rewrite(
-    path: Path,
-    rel: str,
-    kind: str,
-    rules: Rules,
-    scan: ScanFn,
-    options: Options,
-    first: list[Finding] | None,
-    digest: str | None,
-    place: Place | None = None,
-) -> Outcome:
-    try:
-        source: SourceFile = read_source(path, python=kind == "python", place=place or Place())
-    except SourceError as exc:
-        return Outcome(path, rel, error=str(exc))
-    if digest is not None and source.digest != digest:
-        first = None  # the file changed since the scan: its offsets no longer hold
-    out = _compute(source, rel, kind, rules, scan, options, first)
-    if out.error or not out.changed:
-        return out
-    return _store(out, source, options)
+        source = _source(path, kind, place)
+        if isinstance(source, str):
+            return Outcome(path, rel, error=source)
+        if digest is not None and source.digest != digest:
+            first = None  # the file changed since the scan: its offsets no longer hold
+        out = _compute(source, rel, kind, rules, scan, options, first)
+        if out.error or not out.changed:
+            return out
+        return _store(out, source, options)
 
 
 def commit_file(
@@ -175,15 +159,13 @@ def commit_file(
     file's bytes are no longer those the text was made from, it is rewritten again from
     what it holds now. ``ready(outcome)`` runs just before the write: an error message
     there (e.g. its helper module could not be made) stops it."""
-    try:
-        (place or Place()).resolve(out.path)
-    except SourceError as exc:
-        return _refused(out, str(exc))
+    why = _unplaced(out.path, place)
+    if why is not None:
+        return _refused(out, why)
     with locked(out.path):
-        try:
-            source = read_source(out.path, python=kind == "python", place=place or Place())
-        except SourceError as exc:
-            return _refused(out, str(exc))
+        source = _source(out.path, kind, place)
+        if isinstance(source, str):
+            return _refused(out, source)
         if source.digest != out.digest:  # changed since it was rewritten: again, from now
             out = _compute(source, out.rel, kind, rules, scan, options, None)
             if out.error or not out.changed:
@@ -192,6 +174,23 @@ def commit_file(
         if problem:
             return _refused(out, problem)
         return _store(out, source, options)
+
+
+def _unplaced(path: Path, place: Place | None) -> str | None:
+    """Why ``path`` may not be read and written where it is (None: it may)."""
+    try:
+        (place or Place()).resolve(path)
+    except SourceError as exc:
+        return str(exc)
+    return None
+
+
+def _source(path: Path, kind: str, place: Place | None) -> SourceFile | str:
+    """The file as read now, or why it cannot be."""
+    try:
+        return read_source(path, python=kind == "python", place=place or Place())
+    except SourceError as exc:
+        return str(exc)
 
 
 def _refused(out: Outcome, why: str) -> Outcome:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from migrate.core.registry import Registry
+from migrate.core.registry import Registry, placeholders
 
 RULES_PACKAGE = "migrate.ops.decompose.rules"
 
@@ -28,6 +28,9 @@ class Decomposition:
 
 
 def _check(name: str, member: Decomposition, _meta: dict) -> None:
+    left = placeholders({"docstring": member.doc, "emits": list(member.emits), "op": member.op})
+    if left:
+        raise ValueError(f"is a scaffold: fill in {', '.join(left)} and its body")
     if not member.emits:
         raise ValueError("declares no emitted ops (emits=[...])")
     if not member.doc:

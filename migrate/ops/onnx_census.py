@@ -273,16 +273,7 @@ def census(
         key = (domain, node.op_type, verdict.status, verdict.reason)
         row = rows.get(key)
         if row is None:
-            row = rows[key] = {
-                "op": node.op_type,
-                "domain": domain,
-                "count": 0,
-                "nodes": [],
-                "status": verdict.status,
-                "reason": verdict.reason,
-                "decomposition": None,
-                "dtypes": [],
-            }
+            row = rows[key] = verdict.row(node.op_type, domain)
             order.append(key)
         row["count"] += 1
         row["nodes"].append(node_path)

@@ -8,6 +8,7 @@ so one table drives both.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -97,25 +98,26 @@ class LimitsError(ValueError):
     """A check of limits.yaml the engine cannot use: names the file, the op and the key."""
 
 
+def _unknown(where: str, what: str, value: object, known: Sequence[str], listed: str) -> LimitsError:
+    """The error for a name not among ``known``: the closest one, else all of them."""
+    hint = difflib.get_close_matches(str(value), known, 1)
+    return LimitsError(
+        f"{where}: unknown {what} {value!r}"
+        + (f" (did you mean {hint[0]!r}?)" if hint else f" ({listed}: {', '.join(known)})")
+    )
+
+
 def _check_keys(where: str, raw: dict) -> CheckKind:
     """The kind of check ``raw``, its keys checked against :data:`CHECKS`."""
     kind = raw.get("check")
     if kind not in CHECKS:
-        hint = difflib.get_close_matches(str(kind), KINDS, 1)
-        raise LimitsError(
-            f"{where}: unknown check {kind!r}"
-            + (f" (did you mean {hint[0]!r}?)" if hint else f" (known: {', '.join(KINDS)})")
-        )
+        raise _unknown(where, "check", kind, KINDS, "known")
     spec = CHECKS[kind]
     where = f"{where}: check {kind}"
     known = (*_COMMON, *spec.required, *spec.optional, *spec.any_of)
     for key in raw:
         if key not in known:
-            hint = difflib.get_close_matches(str(key), known, 1)
-            raise LimitsError(
-                f"{where}: unknown key {key!r}"
-                + (f" (did you mean {hint[0]!r}?)" if hint else f" (keys: {', '.join(known)})")
-            )
+            raise _unknown(where, "key", key, known, "keys")
         value = raw[key]
         if key in _TYPES and (isinstance(value, bool) or not isinstance(value, _TYPES[key])):
             raise LimitsError(f"{where}: {key} must be of type {_type_name(key)}, not {value!r}")

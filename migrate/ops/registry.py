@@ -37,6 +37,20 @@ class Verdict:
     def __bool__(self) -> bool:
         return self.status == SUPPORTED
 
+    def row(self, op: str, domain: str) -> dict:
+        """A coverage report's row for ``op`` judged so (ops --onnx, ops --torch), before its
+        first node: the census fills in the count, nodes and dtypes."""
+        return {
+            "op": op,
+            "domain": domain,
+            "count": 0,
+            "nodes": [],
+            "status": self.status,
+            "reason": self.reason,
+            "decomposition": None,
+            "dtypes": [],
+        }
+
 
 def load_yaml(path: Path) -> dict:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

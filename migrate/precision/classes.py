@@ -20,6 +20,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from migrate.core.registry import placeholders
+
 __all__ = [
     "BAND_KEYS",
     "DEFAULTS_FILE",
@@ -117,6 +119,9 @@ def _entries(path: Path, doc: Any) -> dict[str, Any]:
     if not isinstance(entries, dict):
         raise PrecisionClassError(f"{path.name}: 'dtypes' must be a mapping of precision class: bands")
     for name, entry in entries.items():
+        left = placeholders(entry)
+        if left:
+            raise PrecisionClassError(f"{path.name}: dtypes.{name} is a scaffold: fill in {', '.join(left)}")
         missing = [k for k in BAND_KEYS if not isinstance(entry, dict) or k not in entry]
         if missing:
             raise PrecisionClassError(

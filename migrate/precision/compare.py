@@ -98,14 +98,9 @@ def _load(d: Dump, side: Any) -> Any:
     return d.array(side)
 
 
-def _compare(
-    ref_dir: str | Path, tgt_dir: str | Path, gate: Gate, mapping_path: str | Path | None
-) -> ComparisonResult:
-    ref, tgt = Dump(ref_dir), Dump(tgt_dir)
-    for pos, rec in enumerate(ref.records):  # lineage links name record positions
-        rec["_pos"] = pos
-    mapping = load_mapping(mapping_path)
-    check_meta(ref, tgt, mapping.given)
+def _records(ref: Dump, tgt: Dump) -> tuple[list, list, str, str]:
+    """The records of the kinds both dumps hold, a wrapper's prefix on either side taken off:
+    (reference records, target records, target prefix, reference prefix)."""
     kinds = {r["kind"] for r in ref.records} & {r["kind"] for r in tgt.records}
     ref_recs = [r for r in ref.records if r["kind"] in kinds]
     tgt_recs = [r for r in tgt.records if r["kind"] in kinds]
@@ -115,20 +110,22 @@ def _compare(
         tgt_recs = [r for r in tgt_recs if r["name"] != "<root>"]
     if ref_prefix:  # a wrapped reference: compare under the unwrapped names
         ref_recs = [{**r, "name": strip(r["name"], ref_prefix)} for r in ref_recs if r["name"] != "<root>"]
-    pairs, extra = align(ref_recs, tgt_recs, mapping, prefix)
-    check_alignment(pairs, ref_dir, tgt_dir)
-    classes = {
-        "reference": run_class(ref.meta, gate.profile),
-        "target": run_class(tgt.meta, gate.profile),
-        "profile": gate.profile_name,
-    }
-    run = loosest(classes["reference"], classes["target"])
+    return ref_recs, tgt_recs, prefix, ref_prefix
+
+
+def _compare_pairs(
+    pairs: list, ref: Dump, tgt: Dump, gate: Gate, run: Any, floors: GradFloors
+) -> tuple[list, dict, dict, dict, dict]:
+    """One entry per aligned pair (a missing target's entry for an unpaired reference):
+    (entries, pairs by (name, call), entries by record position, thresholds by position,
+    (record, other, thresholds) by entry key).
+    Pairs reading the same tensors under the same thresholds are compared once."""
     entries: list = []
     cache: dict = {}
     by_call: dict = {}
     by_pos: dict = {}
     th_of: dict = {}
-    floors = GradFloors(ref_recs)
+    where: dict = {}
     for rec, other in pairs:
         by_call.setdefault((rec["name"], rec["call"]), []).append((rec, other))
         if other is None:
@@ -154,19 +151,12 @@ def _compare(
             entry["tied"] = rec["tied"]
         entries.append(entry)
         by_pos[rec["_pos"]], th_of[rec["_pos"]] = entry, th
-    entries.extend(missing_entry(r, "reference") for r in extra)
-    soften_flips(entries)
-    by_rec = {r["_pos"]: r for r in ref_recs}
-    explain_carried(by_pos, by_rec, th_of, gate.carry_gain)
-    nonfinite = trace_nonfinite(by_pos, by_rec)
-    ref.close()
-    tgt.close()
-    weights = [
-        w
-        for w in compare_weights(ref.meta, tgt.meta, mapping, prefix, ref_prefix)
-        if not gate.skips(w["name"].rpartition(".")[0] or "<root>")
-    ]
-    passed, violations = evaluate_gate(entries, gate, weights)
+        where[_key(rec)] = (rec, other, th)
+    return entries, by_call, by_pos, th_of, where
+
+
+def _first(entries: list, nonfinite: dict | None, by_call: dict) -> dict | None:
+    """The first divergence, with its cause and the detail of its call's pairs."""
     first = first_divergence(entries)
     if (
         nonfinite is not None
@@ -189,6 +179,41 @@ def _compare(
         if cause:
             first["cause"] = cause
         first["detail"] = _detail(by_call.get((first["name"], first["call"]), []))
+    return first
+
+
+def _compare(
+    ref_dir: str | Path, tgt_dir: str | Path, gate: Gate, mapping_path: str | Path | None
+) -> ComparisonResult:
+    ref, tgt = Dump(ref_dir), Dump(tgt_dir)
+    for pos, rec in enumerate(ref.records):  # lineage links name record positions
+        rec["_pos"] = pos
+    mapping = load_mapping(mapping_path)
+    check_meta(ref, tgt, mapping.given)
+    ref_recs, tgt_recs, prefix, ref_prefix = _records(ref, tgt)
+    pairs, extra = align(ref_recs, tgt_recs, mapping, prefix)
+    check_alignment(pairs, ref_dir, tgt_dir)
+    classes = {
+        "reference": run_class(ref.meta, gate.profile),
+        "target": run_class(tgt.meta, gate.profile),
+        "profile": gate.profile_name,
+    }
+    run = loosest(classes["reference"], classes["target"])
+    entries, by_call, by_pos, th_of, where = _compare_pairs(pairs, ref, tgt, gate, run, GradFloors(ref_recs))
+    entries.extend(missing_entry(r, "reference") for r in extra)
+    soften_flips(entries, lambda e: _arrays(ref, tgt, where.get(_key(e))))
+    by_rec = {r["_pos"]: r for r in ref_recs}
+    explain_carried(by_pos, by_rec, th_of, gate.carry_gain)
+    nonfinite = trace_nonfinite(by_pos, by_rec)
+    ref.close()
+    tgt.close()
+    weights = [
+        w
+        for w in compare_weights(ref.meta, tgt.meta, mapping, prefix, ref_prefix)
+        if not gate.skips(w["name"].rpartition(".")[0] or "<root>")
+    ]
+    passed, violations = evaluate_gate(entries, gate, weights)
+    first = _first(entries, nonfinite, by_call)
     if weights:
         classes["root_cause"] = weights[0]["reason"]
     command = replay_command(ref.meta, tgt.meta, ref_dir) if first is not None else None
@@ -205,6 +230,19 @@ def _compare(
         precision=classes,
         replay_command=command,
     )
+
+
+def _key(r: dict) -> tuple:
+    return r["name"], r["call"], r["kind"], r["index"]
+
+
+def _arrays(ref: Dump, tgt: Dump, found: tuple | None) -> tuple[Any, Any, dict] | None:
+    """Both sides' arrays of one aligned pair and its thresholds, None without full tensors."""
+    if found is None:
+        return None
+    rec, other, th = found
+    a, b = _load(ref, rec), _load(tgt, other)
+    return None if a is None or b is None else (a, b, th)
 
 
 _STATS = ("min", "max", "mean", "norm", "nan", "inf")

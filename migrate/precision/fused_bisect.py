@@ -73,18 +73,20 @@ def _in_fp32(impl: Callable) -> Callable:
 
 
 class Calls:
-    """The fused calls of one forward, in order: ``(op, site, nth call of the op)``."""
+    """The fused calls of one forward, in order: ``(op, site, nth call of the op at that
+    site)`` - the index counts the site's calls, as a culprit's "calls i of N" does."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, str, int]] = []
-        self._count: Counter[str] = Counter()
+        self._count: Counter[tuple[str, str]] = Counter()
 
     def note(self, name: str) -> tuple[str, str, int]:
         from migrate.core.callsite import user_location
 
-        nth = self._count[name]
-        self._count[name] += 1
-        call = (name, user_location(2) or "?", nth)
+        site = user_location(2) or "?"
+        nth = self._count[name, site]
+        self._count[name, site] += 1
+        call = (name, site, nth)
         self.seen.append(call)
         return call
 
@@ -179,21 +181,30 @@ def _run(
 
 def _verdict(ref: Any, got: Any, gate: Any, run_class: str | None) -> dict:
     """``got`` against ``ref`` (outputs of a run, or of one call), judged by the gate's
-    thresholds for their precision class."""
-    import torch
-
+    thresholds for their precision class. Outputs of another shape (a kernel returning
+    BNSD where its composition returns BSND) differ: never left out of the comparison."""
     from migrate.precision.flatten import iter_tensors
-    from migrate.precision.judge import judge, tensor_metrics
 
     pairs = [
         (a, b)
         for (_, a), (_, b) in zip(iter_tensors(ref), iter_tensors(got), strict=False)
-        if a.is_floating_point() and b.is_floating_point() and a.shape == b.shape
+        if a.is_floating_point() and b.is_floating_point()
     ]
     if not pairs:
         return {"status": "fail", "reason": "no floating output to compare", "rel_err": None, "cosine": None}
     dtype = min((str(a.dtype).removeprefix("torch.") for a, _ in pairs), key=lambda d: _RANK.get(d, 9))
     th = gate.for_entry("<output>", dtype, dtype, run_class)
+    odd = next(((a, b) for a, b in pairs if a.shape != b.shape), None)
+    if odd is not None:
+        return _shape_differs(*odd, th)
+    return _judged(pairs, th)
+
+
+def _judged(pairs: list, th: dict) -> dict:
+    import torch
+
+    from migrate.precision.judge import judge, tensor_metrics
+
     a = torch.cat([x.detach().float().reshape(-1) for x, _ in pairs])
     b = torch.cat([y.detach().float().reshape(-1) for _, y in pairs])
     m = tensor_metrics(a, b, th)
@@ -205,6 +216,31 @@ def _verdict(ref: Any, got: Any, gate: Any, run_class: str | None) -> dict:
         "cosine": m.get("cosine"),
         "class": th["class"],
     }
+
+
+def _shape_differs(ref: Any, got: Any, th: dict) -> dict:
+    """A failing verdict for outputs of different shapes; when an axis permutation of
+    ``got`` has ``ref``'s shape and values (a layout mix-up such as BNSD for BSND), it is
+    named, with the metrics after it under ``permuted``."""
+    import itertools
+
+    reason = f"output shape {tuple(got.shape)} differs from {tuple(ref.shape)}"
+    out: dict = {"status": "fail", "reason": reason, "rel_err": None, "cosine": None, "class": th["class"]}
+    if got.dim() != ref.dim() or got.dim() > 6 or sorted(got.shape) != sorted(ref.shape):
+        return out
+    for perm in itertools.permutations(range(got.dim())):
+        moved = got.permute(perm)
+        if moved.shape != ref.shape:
+            continue
+        after = _judged([(ref, moved)], th)
+        if after["status"] == "pass":
+            out.update(
+                reason=f"{reason}: the same values with axes permuted {perm} "
+                "(a layout mix-up, e.g. BNSD returned for BSND)",
+                permuted={"axes": list(perm), "rel_err": after["rel_err"], "cosine": after["cosine"]},
+            )
+            break
+    return out
 
 
 _RANK = {"bfloat16": 0, "float16": 1, "float32": 3, "float64": 4}

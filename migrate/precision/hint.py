@@ -47,11 +47,37 @@ def replay_command(ref_meta: dict[str, Any], tgt_meta: dict[str, Any], ref_dir: 
     return command
 
 
-def replay_note(command: str, kind: str = "") -> str:
-    """The note under a comparison's first divergence (of record ``kind``)."""
+def divergence_context(first: dict[str, Any], entries: list[dict[str, Any]]) -> str:
+    """Why the first divergence may not be the faulty module, from what ran around it: its
+    submodules (they stay within the bands: its own code between them, or a fault below
+    the bands in one of them) or, without any, its parent (whose code made its inputs)."""
+    name = first["name"]
+    if first.get("kind") != "forward.output" or name == "<root>":
+        return ""
+    kids = sorted(
+        {e["name"] for e in entries if e["name"].startswith(name + ".") and e["kind"] == "forward.output"}
+    )
+    if kids:
+        shown = ", ".join(kids[:3]) + (f" and {len(kids) - 3} more" if len(kids) > 3 else "")
+        return (
+            f"{name} has {len(kids)} submodule(s) within the bands ({shown}): the error is made by "
+            "its own code between them, or by a submodule's fault below the bands"
+        )
+    parent = name.rpartition(".")[0]
+    if parent:
+        return f"{name} has no submodules: the error is made in it, or in its inputs by the code of {parent}"
+    return ""
+
+
+def replay_note(command: str, kind: str = "", context: str = "") -> str:
+    """The note under a comparison's first divergence (of record ``kind``), with what is
+    known of the modules around it (``context``: divergence_context)."""
     text = (
         "note: the first divergence is where the error first crosses a threshold, not "
-        "necessarily the module whose own code is faulty; to find that module, run: " + command
+        "necessarily the module whose own code is faulty"
+        + (f" ({context})" if context else "")
+        + "; to find that module, run: "
+        + command
     )
     if kind.startswith("backward."):
         text += " (gradients are not replayed: it names the first failing ones as a lead)"

@@ -129,7 +129,7 @@ def _first_pass_entries(rp: Replayer) -> list[dict]:
             entries.extend(
                 {**missing_entry(r, "replay"), "reason": "module not run in replay"} for r in rp.outputs[key]
             )
-    soften_flips(entries)
+    soften_flips(entries, lambda e: rp.failed.get(id(e)))
     return entries
 
 
@@ -187,6 +187,33 @@ def _exact_culprit(rp: ExactReplayer, dtype: Any) -> dict | None:
     return None
 
 
+def _exact_stage(
+    model: Any, ref: Dump, gate: Gate, ref_class: str | None, lift: Any, args: tuple, kwargs: dict
+) -> tuple[dict | None, list, dict]:
+    """The exact pass after a first pass that found no culprit: (its culprit, its entries,
+    its stats)."""
+    xrp, failed = _exact_pass(model, ref, gate, ref_class, lift, args, kwargs)
+    stats: dict[str, Any] = {"dtype": str(lift).removeprefix("torch."), "not_run": failed}
+    if xrp is None:
+        return None, [], stats
+    exact_entries = [e for _, evidence in xrp.events for e in evidence]
+    stats.update(checks=len(exact_entries), skipped=xrp.skipped)
+    return _exact_culprit(xrp, lift), exact_entries, stats
+
+
+def _replay_stats(rp: Replayer, seconds: float, compared: int, total: int, stages: dict) -> dict[str, Any]:
+    """The report's ``replay_stats``: the first pass's counts, then each later stage's."""
+    return {
+        "seconds": round(seconds, 4),
+        "compared": compared,
+        "outputs": total,
+        "own_code_checks": rp.handoffs,
+        "api_checks": rp.api_checks,
+        "not_replayed": sorted(f"{n}#{c}" for (n, c), w in rp.forced.items() if w),
+        **stages,
+    }
+
+
 def replay_model(
     model: Any,
     ref_dir: str | Path,
@@ -233,13 +260,10 @@ def replay_model(
     exact_stats: dict[str, Any] = {}
     lift = lift_dtype(model, ref.meta) if culprit is None and why is None else None
     if lift is not None:
-        xrp, failed = _exact_pass(model, ref, gate, ref_class, lift, call_args, call_kwargs)
-        exact_stats["exact"] = {"dtype": str(lift).removeprefix("torch."), "not_run": failed}
-        if xrp is not None:
-            exact_entries = [e for _, evidence in xrp.events for e in evidence]
-            exact_stats["exact"].update(checks=len(exact_entries), skipped=xrp.skipped)
-            culprit = _exact_culprit(xrp, lift)
-            entries.extend(exact_entries)
+        culprit, exact_entries, exact_stats["exact"] = _exact_stage(
+            model, ref, gate, ref_class, lift, call_args, call_kwargs
+        )
+        entries.extend(exact_entries)
     grads = has_grads(ref)
     ref.close()
     compared, total, thin = _coverage(entries, rp, gate)
@@ -266,13 +290,5 @@ def replay_model(
         replay=True,
         inconclusive=why,
         precision={"reference": ref_class, "target": tgt_class, "profile": gate.profile_name},
-        replay_stats={
-            "seconds": round(seconds, 4),
-            "compared": compared,
-            "outputs": total,
-            "own_code_checks": rp.handoffs,
-            "api_checks": rp.api_checks,
-            "not_replayed": sorted(f"{n}#{c}" for (n, c), w in rp.forced.items() if w),
-            **exact_stats,
-        },
+        replay_stats=_replay_stats(rp, seconds, compared, total, exact_stats),
     )

@@ -54,6 +54,9 @@ class Replayer:
         self.stack: dict[str, list[int]] = defaultdict(list)
         self.active: list[Key] = []  # running modules, innermost last
         self.events: list[tuple[Key, list[dict]]] = []
+        # the tensors of failing outputs (id of the entry: reference, replayed, thresholds),
+        # for judging again after a flipped discrete decision (discrete.py)
+        self.failed: dict[int, tuple[Any, Any, dict]] = {}
         self.forced: dict[Key, str] = {}  # (name, call) -> "" or why not replayed
         self.handoffs = self.api_checks = 0
         self.busy = False  # our own torch work inside hooks is not an API call
@@ -145,7 +148,11 @@ class Replayer:
         t = t.detach()
         got = {**rec, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)}
         th = self.gate.for_entry(name, rec["dtype"], got["dtype"], self.run_class, replay=True)
-        return compare_records(rec, got, self.ref.tensor(rec), t.cpu(), th)
+        ref, mine = self.ref.tensor(rec), t.cpu()
+        entry = compare_records(rec, got, ref, mine, th)
+        if entry["status"] == "fail" and ref is not None:
+            self.failed[id(entry)] = (ref, mine, th)
+        return entry
 
     # -- torch function calls (--apis) ----------------------------------------------------
     def api_mode(self):

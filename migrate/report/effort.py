@@ -7,12 +7,17 @@ for the fields. The rules of the model:
 * one package per library across the project, or per unique symbol per file (as the rule
   says), never one per occurrence: 17 imports of one library are one decision; and symbols
   a person ports together are one decision too: per-symbol packages of one file whose
-  findings lie within ``DECISION_LINES`` lines of each other (one DataParallel branch with
-  its ``device_count()`` test and its ``.cuda(i)``) are one package, at the dearest of
-  their figures;
+  findings share a ``Finding.decision`` (one device branch, its ``elif``/``else`` arms
+  included: scan/python/decisions.py; one CI job; one container image:
+  scan/text/targets.py) or lie within ``DECISION_LINES`` lines of each other are one
+  package, at the dearest of their figures (one DataParallel branch with its
+  ``device_count()`` test and its ``.cuda(i)`` is one hour, not three); the mechanical
+  findings of a decision that holds work by hand are part of that package, not of the
+  ``migrate apply`` one;
 * code that does nothing on an NPU (impact ``noop``, e.g. ``cudnn.benchmark``) and code
-  that already handles NPU (a finding marked ``npu_aware``) cost nothing and are listed
-  as free packages;
+  left as it is (a finding marked ``npu_aware``: an NPU arm beside it, a type check,
+  NVIDIA-only code, code that never runs on the target: scan/python/awareness.py,
+  scan/python/dead_code.py) cost nothing and are listed as free packages;
 * uses behind ``try: import x`` / ``except ImportError: <fallback>`` are discounted
   (``guarded_factor``) and labelled;
 * perf advice is optional: its packages are listed apart and never summed into the total.
@@ -113,6 +118,23 @@ class EffortModel:
             self._cache[key] = spec
         return self._cache[key]
 
+    def spec_of(self, f: Finding) -> EffortSpec:
+        """The figure for ``f``: its rule's, or for a notebook's mechanical edits (a rule with
+        a fix and no effort row of its own, made by hand there) the notebook figure."""
+        spec = self.spec(f.rule, f.category)
+        rule = self.rules.get(f.rule)
+        if (
+            self.base.notebook is not None
+            and f.path.endswith(".ipynb")
+            and spec.minutes
+            and rule is not None
+            and rule.category in ("auto", "assisted")
+            and not rule.effort
+            and f.rule not in self.overrides
+        ):
+            return self.base.notebook
+        return spec
+
 
 def project_model(overrides: Mapping[str, object] | None = None) -> EffortModel:
     """The model of a scan: the shipped rule rows plus the project's [tool.migrate.effort]."""
@@ -140,7 +162,8 @@ def _label(key: tuple, spec: EffortSpec, rules: Mapping[str, Rule]) -> str:
     kind = key[0]
     if kind == "decision":
         path, line, symbols = key[1], key[2], key[3]
-        return f"{symbols[0]} and {len(symbols) - 1} more at {path}:{line} (one decision)"
+        more = f" and {len(symbols) - 1} more" if len(symbols) > 1 else ""
+        return f"{symbols[0]}{more} at {path}:{line} (one decision)"
     if kind == "project":
         return spec.title or _rule_label(key[1], rules)
     if kind == "library":
@@ -170,10 +193,13 @@ def estimate(findings: Iterable[Finding], model: EffortModel | Mapping[str, Rule
     if not isinstance(model, EffortModel):
         model = EffortModel(model)
     groups: dict[tuple, list[tuple[Finding, EffortSpec]]] = {}
-    for f in findings:
-        spec = model.spec(f.rule, f.category)
+    rows = [(f, model.spec_of(f)) for f in findings]
+    by_hand = _hand_decisions(rows)
+    for f, spec in rows:
         free = _free_reason(f, spec)
         key = _key(f, spec)
+        if free is None and f.category == "auto" and (f.path, f.decision) in by_hand:
+            key = ("symbol", spec.group or f.rule, f.symbol or f.message, f.path)  # part of that work
         if free is not None:
             key = ("free", free, *key)
         elif f.guarded:
@@ -194,10 +220,30 @@ def estimate(findings: Iterable[Finding], model: EffortModel | Mapping[str, Rule
     return effort
 
 
+def _hand_decisions(rows: list[tuple[Finding, EffortSpec]]) -> set[tuple[str, int]]:
+    """The decisions (path, line) that hold work a person does by hand: the mechanical
+    findings in them are part of that work, not of the `migrate apply` package."""
+    return {
+        (f.path, f.decision)
+        for f, spec in rows
+        if f.decision and f.category in ("assisted", "manual") and _free_reason(f, spec) is None
+    }
+
+
+def _symbol_key(key: tuple) -> tuple | None:
+    """The per-symbol key inside ``key`` (plain or guarded), None for other packages."""
+    core = key[1:] if key[0] == "guarded" else key
+    return core if core[0] == "symbol" else None
+
+
 def _by_decision(groups: dict[tuple, list]) -> dict[tuple, list]:
-    """Per-symbol packages of one file joined where their findings sit together (within
-    DECISION_LINES lines, chained): one decision a person makes once."""
-    keys = [k for k in groups if k[0] == "symbol"]
+    """Per-symbol packages of one file joined where their findings are one decision: the
+    same ``Finding.decision`` (one device branch, CI job or image), or findings within
+    DECISION_LINES lines of each other (chained). A joined package is guarded only if all
+    its findings are."""
+    keys = [
+        k for k in groups if _symbol_key(k) is not None and all(f.category != "perf" for f, _ in groups[k])
+    ]  # optional perf advice stays apart
     parent = {k: k for k in keys}
 
     def root(k):
@@ -207,15 +253,18 @@ def _by_decision(groups: dict[tuple, list]) -> dict[tuple, list]:
         return k
 
     by_file: dict[str, list[tuple[int, tuple]]] = {}
+    heads: dict[tuple[str, int], tuple] = {}
     for k in keys:
         for f, _ in groups[k]:
             by_file.setdefault(f.path, []).append((f.line, k))
+            if f.decision:
+                parent[root(k)] = root(heads.setdefault((f.path, f.decision), k))
     for rows in by_file.values():
         rows.sort(key=lambda r: r[0])
         for (a_line, a), (b_line, b) in zip(rows, rows[1:], strict=False):
             if b_line - a_line <= DECISION_LINES:
                 parent[root(b)] = root(a)
-    out: dict[tuple, list] = {k: v for k, v in groups.items() if k[0] != "symbol"}
+    out: dict[tuple, list] = {k: v for k, v in groups.items() if k not in parent}
     members: dict[tuple, list[tuple]] = {}
     for k in keys:
         members.setdefault(root(k), []).append(k)
@@ -224,9 +273,12 @@ def _by_decision(groups: dict[tuple, list]) -> dict[tuple, list]:
             out[head] = groups[head]
             continue
         joined = [m for k in sorted(ks, key=str) for m in groups[k]]
-        first = min(f.line for f, _ in joined)
-        symbols = sorted({k[2] for k in ks})
-        out[("decision", head[3], first, tuple(symbols))] = joined
+        first = min(f.decision or f.line for f, _ in joined)
+        symbols = sorted({_symbol_key(k)[2] for k in ks})  # type: ignore[index]
+        key: tuple = ("decision", joined[0][0].path, first, tuple(symbols))
+        if all(k[0] == "guarded" for k in ks):
+            key = ("guarded", *key)
+        out[key] = joined
     return out
 
 
@@ -263,11 +315,14 @@ def _package(key: tuple, members: list[tuple[Finding, EffortSpec]], model: Effor
 def basis(base: Defaults) -> str:
     cats = base.categories
     parts = [f"{c} {cats[c].minutes:g} min per {cats[c].per}" for c in REQUIRED]
+    notebook = f"; a notebook's hand-made edits {base.notebook.minutes:g} min" if base.notebook else ""
     return (
         "planning assumptions, not measurements: "
         + ", ".join(parts)
-        + "; rule rows refine these; no-ops and NPU-aware code cost 0; guarded optional "
-        f"imports x{base.guarded_factor:g}; perf advice is optional and not summed "
+        + "; rule rows refine these; one package per decision (a device branch, a CI job, "
+        f"an image){notebook}; no-ops, NPU-aware, NVIDIA-only code and code that never runs "
+        f"on the target cost 0; guarded optional imports x{base.guarded_factor:g}; perf "
+        "advice is optional and not summed "
         "(rules/effort_defaults.yaml, override in [tool.migrate.effort])"
     )
 

@@ -32,8 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate import __version__
-from migrate.core.cache_files import KEY_ENV, cache_key, default_cache_dir, mac_of, write_cache_file
-from migrate.core.fileio import MAX_FILE_BYTES, SourceError, content_hash, read_bytes
+from migrate.core.cache_files import (
+    KEY_ENV,
+    cache_key,
+    default_cache_dir,
+    ignored,
+    mac_of,
+    read_cache_doc,
+    write_cache_file,
+)
+from migrate.core.fileio import MAX_FILE_BYTES, content_hash
 from migrate.core.findings import CATEGORIES, Edit, Finding, Fix
 from migrate.core.rules import Rule, rule_pack_digest
 
@@ -235,17 +243,16 @@ class ScanCache:
 
 
 def _load(path: Path) -> dict[str, dict]:
-    """The cache file's entries as read (rel -> data with its MAC), unchecked."""
-    try:
-        data, _ = read_bytes(path, MAX_FILE_BYTES * 8)
-        doc = json.loads(data)
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc["entries"], dict):
-            return {}
-        return {
-            rel: raw for rel, raw in doc["entries"].items() if isinstance(rel, str) and isinstance(raw, dict)
-        }
-    except (SourceError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return {}  # missing, corrupt or from another version: start afresh
+    """The cache file's entries as read (rel -> data with its MAC), unchecked; none when the
+    file is missing, of another format or corrupt (core/cache_files.py: read_cache_doc)."""
+    doc = read_cache_doc(path, FORMAT, MAX_FILE_BYTES * 8)
+    if doc is None:
+        return {}
+    entries = doc.get("entries")
+    if not isinstance(entries, dict):
+        ignored(path, "no entries object")
+        return {}
+    return {rel: raw for rel, raw in entries.items() if isinstance(rel, str) and isinstance(raw, dict)}
 
 
 def _checked(unchecked: dict[str, dict], cache: ScanCache) -> dict[str, Entry]:

@@ -71,7 +71,7 @@ def find_pyproject(start: Path) -> Path | None:
 def config_folders(start: Path) -> Iterator[Path]:
     """The folders the config is looked for in, nearest first: ``start`` (or its folder)
     and its parents, up to the first holding a pyproject.toml or a .git (the repository
-    root); what a run depends on for its config (migrate/commands/run_memo.py)."""
+    root); what a run depends on for its config (migrate/scan/run_memo.py)."""
     folder = Path(os.path.realpath(start))
     if not _quiet(folder.is_dir):
         folder = folder.parent

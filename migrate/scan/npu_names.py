@@ -29,3 +29,7 @@ def may_name_npu(lowered: str | bytes) -> bool:
     if isinstance(lowered, bytes):
         return b"hccl" in lowered or lowered.count(b"npu") > lowered.count(b"input")
     return "hccl" in lowered or lowered.count("npu") > lowered.count("input")
+
+
+# CUDA's words whose NPU counterparts ("npu", "hccl") NPU_NAME finds: cuda and nccl.
+CUDA_WORD = re.compile(r"cuda|nccl", re.IGNORECASE)

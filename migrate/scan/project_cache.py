@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate import __version__
-from migrate.core.cache_files import cache_key, mac_of, write_cache_file
-from migrate.core.fileio import SourceError, read_bytes
+from migrate.core.cache_files import cache_key, ignored, mac_of, read_cache_doc, write_cache_file
 from migrate.core.rules import rule_pack_digest
 
 FORMAT = 2
@@ -99,16 +98,14 @@ class FactsCache:
         self.dirty = False
 
     def _load(self) -> dict[str, dict]:
+        """The entries of the cache file (core/cache_files.py: read_cache_doc), unchecked."""
         assert self.path is not None
-        try:
-            data, _ = read_bytes(self.path, MAX_CACHE_BYTES)
-            doc = json.loads(data)
-        except (SourceError, ValueError, RecursionError):
-            return {}  # missing, too large or corrupt: start afresh
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        doc = read_cache_doc(self.path, FORMAT, MAX_CACHE_BYTES)
+        if doc is None:
             return {}
         entries = doc.get("entries")
         if not isinstance(entries, dict):
+            ignored(self.path, "no entries object")
             return {}
         return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, dict)}
 

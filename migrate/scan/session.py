@@ -21,7 +21,7 @@ from migrate.core.targets import DEFAULT_TARGET, TargetChoice, check_target
 from migrate.scan.config import ProjectConfig, load_config
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScanRequest:
     """What the user asked for on the command line (None / empty: not given)."""
 

@@ -9,18 +9,27 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fakehost import FakeHost, FakePython, make_python
+from fakehost import STAND_INS, FakeHost, FakePython, make_python
 from typer.testing import CliRunner
 
 from migrate.cli import app
 
 
+@pytest.fixture(autouse=True)
+def _stand_in_nodes(monkeypatch):
+    """Where device nodes cannot be made (no CAP_MKNOD), the regular files the fake host
+    made instead count as devices, and nothing else does."""
+    from migrate.doctor.checks import devices
+
+    real = devices.is_device_node
+    monkeypatch.setattr(devices, "is_device_node", lambda p: str(p) in STAND_INS or real(p))
+
+
 @pytest.fixture
 def host(tmp_path) -> FakeHost:
-    home = tmp_path / "home"
-    home.mkdir()
-    (tmp_path / "root").mkdir()
-    return FakeHost(tmp_path, env={"HOME": str(home), "PATH": os.environ.get("PATH", "")})
+    (tmp_path / "root/home/user").mkdir(parents=True)
+    env = {"HOME": "/home/user", "PATH": os.environ.get("PATH", "")}
+    return FakeHost(tmp_path, env=env)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,8 @@ The file formats are the real ones, as published:
   ``Version=7.1.0.11.220``, ``compatible_version_drv=...``;
 * ``/etc/ascend_install.info``: ``Driver_Install_Path_Param=/usr/local/Ascend``.
 
-Shared libraries are empty stand-in files (the doctor resolves them, it never loads them).
+Shared libraries are stand-in files holding an ELF header (the doctor resolves them and reads
+the header, it never loads them); device nodes are character devices (``os.mknod``).
 Python environments are real virtualenvs (``--without-pip``) whose site-packages hold
 distribution metadata and small stand-in ``torch`` / ``torch_npu`` packages that behave as
 the real ones do at import: torch autoloads ``torch.backends`` entry points (and turns a
@@ -24,6 +25,8 @@ libhccl.so / libascendcl.so are not on LD_LIBRARY_PATH.
 from __future__ import annotations
 
 import os
+import stat
+import struct
 import subprocess
 import sys
 import textwrap
@@ -31,6 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ARCH = "x86_64"
+STAND_INS: set[str] = set()  # regular files standing in for device nodes (no CAP_MKNOD here)
+E_MACHINE = {"x86_64": 62, "aarch64": 183}
+
+
+def elf_header(machine: str) -> bytes:
+    """The 64-byte header of a little-endian 64-bit ELF shared object (ET_DYN)."""
+    ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
+    return ident + struct.pack("<HHI", 3, E_MACHINE[machine], 1) + bytes(64 - 16 - 8)
+
 
 FAKE_TORCH_INIT = """\
 import os
@@ -117,6 +129,10 @@ class FakeHost:
     def ascend(self) -> Path:
         return self.root / "usr/local/Ascend"
 
+    def named(self, path: Path) -> str:
+        """A path under the root as the host under test names it (``/usr/local/...``)."""
+        return "/" + str(Path(path).relative_to(self.root))
+
     def write(self, rel: str | Path, text: str = "", mode: int = 0o644) -> Path:
         path = self.root / rel if not Path(rel).is_absolute() else Path(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,13 +163,13 @@ class FakeHost:
             if home == "cann"
             else home_dir.parent.parent / "ascend-toolkit/set_env.sh"
         )
-        self.write(script, f"export ASCEND_HOME_PATH={home_dir}\n")
+        self.write(script, f"export ASCEND_HOME_PATH={self.named(home_dir)}\n")
         if dirs:
             for sub in ("runtime", "compiler", "opp"):
                 (home_dir / sub).mkdir(parents=True, exist_ok=True)
         if libs:
             for lib in ("libascendcl.so", "libhccl.so"):
-                self.write(home_dir / "lib64" / lib)
+                self.library(home_dir / "lib64" / lib)
         return home_dir
 
     def kernels(self, home: Path, release: str, toolkits: str | None = None) -> None:
@@ -164,15 +180,16 @@ class FakeHost:
         )
 
     def source(self, home: Path) -> None:
-        """What `source set_env.sh` leaves in the environment."""
-        self.env["ASCEND_HOME_PATH"] = str(home)
-        self.env["ASCEND_TOOLKIT_HOME"] = str(home)
-        self.env["ASCEND_OPP_PATH"] = str(home / "opp")
+        """What `source set_env.sh` leaves in the environment (the host's paths)."""
+        self.env["ASCEND_HOME_PATH"] = self.named(home)
+        self.env["ASCEND_TOOLKIT_HOME"] = self.named(home)
+        self.env["ASCEND_OPP_PATH"] = self.named(home / "opp")
         self._library_path(home / "lib64")
 
     def _library_path(self, folder: Path) -> None:
         old = self.env.get("LD_LIBRARY_PATH")
-        self.env["LD_LIBRARY_PATH"] = f"{folder}:{old}" if old else str(folder)
+        named = self.named(folder)
+        self.env["LD_LIBRARY_PATH"] = f"{named}:{old}" if old else named
 
     # -- driver, firmware, devices ---------------------------------------------------------
     def driver(self, version: str = "25.5.0", fw_range: str = "[7.0.0,7.9.99]", on_path: bool = True) -> None:
@@ -190,7 +207,7 @@ class FakeHost:
             compatible_version_fw={fw_range}
             """,
         )
-        self.write(self.ascend / "driver/lib64/driver/libascend_hal.so")
+        self.library(self.ascend / "driver/lib64/driver/libascend_hal.so")
         (self.ascend / "driver/lib64/common").mkdir(parents=True, exist_ok=True)
         if on_path:
             self._library_path(self.ascend / "driver/lib64/driver")
@@ -202,12 +219,32 @@ class FakeHost:
         )
 
     def devices(self, count: int = 8, shared: bool = True) -> None:
-        for i in range(count):
-            self.write(f"dev/davinci{i}", mode=0o666)
+        """Character device nodes, as the driver makes them (major 236 is a free dynamic
+        major; they are never opened). Where this user may not make device nodes, regular
+        files stand in and are listed in STAND_INS (conftest accepts exactly those)."""
+        names = [f"davinci{i}" for i in range(count)]
         if shared:
-            for name in ("davinci_manager", "devmm_svm", "hisi_hdc"):
-                self.write(f"dev/{name}", mode=0o666)
+            names += ["davinci_manager", "devmm_svm", "hisi_hdc"]
+        for minor, name in enumerate(names):
+            self.node(f"dev/{name}", minor)
         self.env["MIGRATE_TEST_DEV"] = str(self.root / "dev")
+
+    def node(self, rel: str, minor: int = 0) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(236, minor))
+        except PermissionError:
+            self.write(rel, mode=0o666)
+            STAND_INS.add(str(path))
+        return path
+
+    def library(self, path: Path, machine: str | None = None) -> Path:
+        """A stand-in shared library: an ELF header for this host's architecture (the
+        doctor reads the header, never loads it)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(elf_header(machine or self.arch))
+        return path
 
     def process(self, pid: int, cmdline: str, devices: list[int]) -> None:
         folder = self.root / f"proc/{pid}"
@@ -217,9 +254,23 @@ class FakeHost:
             os.symlink(f"/dev/davinci{dev}", folder / "fd" / str(n))
         (folder / "fd" / "0").symlink_to("/dev/null")
 
+    def npu_smi(self, table: str = "", code: int = 0, stderr: str = "", sleep: float = 0) -> Path:
+        """A stand-in ``npu-smi`` in the host's /usr/local/sbin (on its PATH) that prints
+        ``table`` for ``npu-smi info`` (real output, tests/doctor/data/npu_smi_*.txt)."""
+        data = self.base / f"npu-smi-{len(list(self.base.glob('npu-smi-*')))}.txt"
+        data.write_text(table)
+        script = "#!/bin/sh\n" + (f"sleep {sleep}\n" if sleep else "")
+        script += f'[ "$1" = info ] || exit 2\ncat {data}\n'
+        if stderr:
+            script += f"echo {stderr!r} >&2\n"
+        path = self.write("usr/local/sbin/npu-smi", script + f"exit {code}\n", mode=0o755)
+        if "/usr/local/sbin" not in self.env.get("PATH", "").split(":"):
+            self.env["PATH"] = "/usr/local/sbin:" + self.env.get("PATH", "")
+        return path
+
     def nnal(self, on_path: bool = False) -> None:
         self.write(self.ascend / "nnal/atb/set_env.sh", "export ATB_HOME_PATH=x\n")
-        self.write(self.ascend / "nnal/atb/latest/atb/cxx_abi_1/lib/libatb.so")
+        self.library(self.ascend / "nnal/atb/latest/atb/cxx_abi_1/lib/libatb.so")
         if on_path:
             self._library_path(self.ascend / "nnal/atb/latest/atb/cxx_abi_1/lib")
 
@@ -310,3 +361,14 @@ def make_python(folder: Path) -> FakePython:
         [sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, capture_output=True
     )
     return FakePython(folder)
+
+
+def ready_host(
+    host: FakeHost, fpy: FakePython, cann="9.1.0", torch="2.14.0+cpu", npu="2.14.0", pin="==2.14.0.*"
+):
+    """Make ``host`` and ``fpy`` a ready host (the CANN home) before a test breaks one part."""
+    home = host.ready(cann)
+    fpy.torch(torch)
+    fpy.torch_npu(npu, pin)
+    fpy.cann_deps()
+    return home

@@ -143,7 +143,12 @@ def test_an_unknown_code_in_other_digits_is_named_in_ascii():
         ("EZ1234", "EZ codes come from operators"),
         ("EI0999", "EI codes come from HCCL"),
         ("123456", "ACL codes starting with 1 mean an environment problem"),
-        ("507999", "ACL codes starting with 5 mean an internal"),
+        (
+            "507999",
+            "of the Runtime family rt-internal: The device or the runtime failed",
+        ),  # its header family's
+        ("561999", "of the operators (aclnn) family aclnn-inner: An aclnn operator failed inside"),
+        ("169999", "ACL codes starting with 1 mean an environment problem"),  # no family: the class
         ("ERR01042", "a torch_npu code from its OPS part"),
     ],
 )

@@ -132,3 +132,15 @@ def test_a_file_alone_with_150_column_lines_is_not_rewrapped(tmp_path):
         assert 88 < len(line) <= 150, line
     assert lines[lines.index("    batch = {") + 1].startswith("        key: value.to(")  # past 150: wrapped
     assert max(len(x) for x in lines) <= 150
+
+
+def test_a_ruff_table_without_a_length_yields_to_the_files_own_lines(tmp_path):
+    # ComfyUI: [tool.ruff] holds lint settings only, main.py runs to 204 columns and is not
+    # ruff-formatted: the port's lines are not rewrapped at ruff's default 88
+    f = tmp_path / "main.py"
+    (tmp_path / "pyproject.toml").write_text('[tool.ruff]\nlint.select = ["S307"]\n')
+    long_line = "x = [" + "1, " * 40 + "]\n"
+    assert line_limit(f, long_line) == 126
+    assert line_limit(f, "x = 1\n") == 88  # within the default: it holds
+    (tmp_path / "pyproject.toml").write_text('[tool.black]\ntarget-version = ["py38"]\n')
+    assert line_limit(f, long_line) == 88  # black formats at 88 unless set

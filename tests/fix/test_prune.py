@@ -54,9 +54,8 @@ def test_an_import_still_named_or_not_made_unused_by_the_port_stays():
     before = "import torch\n\n\ndef f():\n    return torch.cuda.device_count()\n"
     after = "import torch\n\nfrom .d import m\n\n\ndef f():\n    return m().device_count()\n"
     assert (
-        drop_unused_torch(before, after)
-        == "\nfrom .d import m\n\n\ndef f():\n    return m().device_count()\n"
-    )
+        drop_unused_torch(before, after) == "from .d import m\n\n\ndef f():\n    return m().device_count()\n"
+    )  # the file's first line went: the gap after it too (no leading blank line)
     annotated = after + '\n\ndef g(x: "torch.Tensor"):\n    return x\n'
     assert drop_unused_torch(before, annotated) == annotated  # a string annotation names it
     exported = after + '\n__all__ = ["torch"]\n'

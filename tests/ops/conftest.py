@@ -25,6 +25,23 @@ def _block_model():
     return Blk().eval(), (torch.randn(2, 8),)
 
 
+@pytest.fixture
+def op_builder(tmp_path, monkeypatch, repo_root):
+    """tools/build_op_registry.py writing into ``tmp_path/op_registry`` (the shipped
+    aten/notes.yaml copied there): (the tool's module, that folder)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bor", repo_root / "tools/build_op_registry.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    out = tmp_path / "op_registry"
+    (out / "aten").mkdir(parents=True)
+    (out / "aten/notes.yaml").write_text((repo_root / "op_registry/aten/notes.yaml").read_text())
+    monkeypatch.setattr(tool, "OUT", out)
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    return tool, out
+
+
 @pytest.fixture(scope="session")
 def exported(tmp_path_factory):
     """A Linear + LayerNorm + GELU block exported twice: torch.onnx.export's default

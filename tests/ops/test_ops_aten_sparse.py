@@ -84,17 +84,8 @@ def test_the_binary_reader_maps_functor_type_names_to_overloads():
         npu_binary.rodata(b"MZ" + IMAGE[2:])
 
 
-def test_builder_writes_the_sparse_kernels_of_a_wheel(tmp_path, monkeypatch, repo_root):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bor", repo_root / "tools/build_op_registry.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    out = tmp_path / "op_registry"
-    (out / "aten").mkdir(parents=True)
-    (out / "aten/notes.yaml").write_text((repo_root / "op_registry/aten/notes.yaml").read_text())
-    monkeypatch.setattr(tool, "OUT", out)
-    monkeypatch.setattr(tool, "ROOT", tmp_path)
+def test_builder_writes_the_sparse_kernels_of_a_wheel(tmp_path, monkeypatch, op_builder):
+    tool, out = op_builder
     wheel = tmp_path / "torch_npu-9.0.0-cp311-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
         zf.writestr("torch_npu/version.py", "__version__ = '9.0.0'\n")

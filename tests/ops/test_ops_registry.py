@@ -87,17 +87,8 @@ def _fake_wheel(path, version, ops):
         zf.writestr("torch_npu/__init__.py", "__all__ = ['npu_thing']\n")
 
 
-def test_builder_adds_a_version_and_target_selects_it(tmp_path, monkeypatch, repo_root):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bor", repo_root / "tools/build_op_registry.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    out = tmp_path / "op_registry"
-    (out / "aten").mkdir(parents=True)
-    (out / "aten/notes.yaml").write_text((repo_root / "op_registry/aten/notes.yaml").read_text())
-    monkeypatch.setattr(tool, "OUT", out)
-    monkeypatch.setattr(tool, "ROOT", tmp_path)
+def test_builder_adds_a_version_and_target_selects_it(tmp_path, monkeypatch, op_builder):
+    tool, out = op_builder
     for version, ops in (("2.9.0", ["mm", "lgamma"]), ("2.10.0", ["mm"])):
         wheel = tmp_path / f"torch_npu-{version}-cp311-none-any.whl"
         _fake_wheel(wheel, version, ops)

@@ -91,3 +91,51 @@ def bf16_rms_norm(x, gamma, epsilon=1e-6):
     from the composition by that dtype's rounding only."""
     rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + epsilon)
     return x * rstd * gamma, rstd
+
+
+npu_fusion_attention = FUSED["npu_fusion_attention"]
+
+
+class TwoSiteBlock(torch.nn.Module):
+    """q and k rotated at two call sites, attention by ``npu_fusion_attention`` in BSND."""
+
+    def __init__(self, d: int = 32, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(d, 3 * d)
+
+    def forward(self, x, cos, sin):
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, self.heads, d // self.heads).unbind(2)
+        q = npu_rotary_mul(q, cos, sin)
+        k = npu_rotary_mul(k, cos, sin)
+        att = npu_fusion_attention(q, k, v, self.heads, "BSND", scale=(d // self.heads) ** -0.5)[0]
+        return x + att.reshape(b, s, d)
+
+
+def build_two_site(layers: int = 2):
+    """``(model, args, kwargs)``: ``layers`` blocks, each with two rotary call sites."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*(TwoSiteBlock() for _ in range(layers))).eval()
+    pos = torch.arange(6).float()[:, None] / 10000 ** (torch.arange(0, 8, 2) / 8)
+    ang = torch.cat([pos, pos], -1)[None, :, None, :]
+    x = torch.randn(2, 6, 32, generator=torch.Generator().manual_seed(1))
+
+    class Run(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.blocks = model
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x, ang.cos(), ang.sin())
+            return x
+
+    return Run().eval(), (x,), {}
+
+
+def bnsd_attention(*args, **kwargs):
+    """A kernel that returns BNSD when asked for BSND: the documented layout's axes 1 and 2
+    swapped, values otherwise right."""
+    out = FUSED["npu_fusion_attention"].reference(*args, **kwargs)
+    return (out[0].transpose(1, 2).contiguous(), *out[1:])

@@ -13,7 +13,7 @@ import fused_models as FM
 import pytest
 import torch
 
-from migrate.commands.bisect import emulated_fused_ops
+from migrate.commands.bisect import emulated_fused_ops, render_text
 from migrate.precision.fused_bisect import bisect_fused
 
 pytest.importorskip("transformers")
@@ -117,3 +117,49 @@ def test_cli_output_never_overwrites_the_model_spec(tmp_path):
     )
     assert run.returncode == 2 and "-o" in run.stderr, run.stderr
     assert "must not run" in spec.read_text()
+
+
+def _bisect_two_site(**swaps):
+    model, args, kwargs = FM.build_two_site()
+    saved = {name: getattr(FM, name) for name in swaps}
+    for name, kernel in swaps.items():
+        setattr(FM, name, kernel)
+    try:
+        return bisect_fused(model, [(args, kwargs)], emulated_fused_ops())
+    finally:
+        for name, kernel in saved.items():
+            setattr(FM, name, kernel)
+
+
+def test_an_output_in_another_layout_differs_at_every_call():
+    """A BNSD output where BSND was asked: the per-call check compares it, names the axis
+    permutation that restores the composition's values, and counts every call as differing."""
+    report = _bisect_two_site(npu_fusion_attention=FM.bnsd_attention)
+    row = next(r for r in report["calls"] if r["op"] == "npu_fusion_attention")
+    assert (row["calls"], row["differ"]) == (2, 2)
+    culprit = report["culprit"]
+    assert culprit["op"] == "npu_fusion_attention" and culprit["calls"] == [0, 1] and culprit["of"] == 2
+    assert "differs from" in culprit["local"]["reason"]
+    assert culprit["local"]["permuted"]["axes"] == [0, 2, 1, 3]
+    assert culprit["local"]["permuted"]["rel_err"] < 1e-5
+    assert render_text({**report, "torch": "x"}).startswith("FAIL culprit: npu_fusion_attention")
+
+
+def test_culprit_call_indices_count_the_sites_calls():
+    """The rotary kernel wrong on the k site's second call only (the op's 4th call overall):
+    call 1 of that site's 2, not call 3."""
+    seen = [0]
+    ref = FM.FUSED["npu_rotary_mul"].reference
+
+    def kernel(x, r1, r2, rotary_mode="half", rotate=None):
+        seen[0] += 1
+        mode = "interleave" if seen[0] % 4 == 0 else rotary_mode
+        return ref(x, r1, r2, rotary_mode=mode)
+
+    report = _bisect_two_site(npu_rotary_mul=kernel)
+    culprit = report["culprit"]
+    source = Path(FM.__file__).read_text().splitlines()
+    k_line = next(i for i, text in enumerate(source, 1) if "k = npu_rotary_mul(k" in text)
+    assert culprit["site"].endswith(f"fused_models.py:{k_line}")
+    assert (culprit["calls"], culprit["of"]) == ([1], 2)
+    assert max(c["calls"] for c in report["calls"]) == 2

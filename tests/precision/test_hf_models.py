@@ -138,9 +138,34 @@ def test_moe_routing_flips_in_low_precision_are_warnings_not_failures(tmp_path):
         result = compare_dumps(tmp_path / "r", tmp_path / mode)
         assert result, [(e["name"], e["reason"]) for e in result.entries if e["status"] == "fail"][:3]
         flipped += sum("decision flipped" in e["reason"] for e in result.entries)
+        judged = [e for e in result.entries if "rows whose decision did not flip they pass" in e["reason"]]
+        assert all(e["status"] == "warn" for e in judged)
+        flips = [e["name"] for e in result.entries if "a decision flipped" in e["reason"]]
+        assert {name.rpartition(".")[0] for name in flips} <= {
+            e["name"] for e in judged
+        }  # each MoE block's output judged
     assert flipped  # the case exists in these runs
     model, args, kwargs = _dump(tmp_path / "bad", "mixtral", fault=0.5)
     bad = compare_dumps(tmp_path / "r", tmp_path / "bad")
     assert not bad and bad.first_divergence["name"] == H.FAULT_SITES["mixtral"]
     replayed = replay_model(model, tmp_path / "r", args=args, kwargs=kwargs)
     assert replayed.culprit == {"name": H.FAULT_SITES["mixtral"], "call": 0}
+
+
+def test_a_fault_in_the_experts_after_an_honest_flip_is_caught(tmp_path):
+    """bf16 Mixtral flips one token's top-2 in some layer (honest); experts there that
+    compute 1.2x their output fail on the tokens whose decision did not flip, where the
+    flip used to turn them into warnings (compare passed)."""
+    _dump(tmp_path / "r", "mixtral")
+    _dump(tmp_path / "bf16", "mixtral", "bf16")
+    honest = compare_dumps(tmp_path / "r", tmp_path / "bf16")
+    gate = next(e["name"] for e in honest.entries if "a decision flipped" in e["reason"])
+    block = gate.rpartition(".")[0]
+    model, args, kwargs = H.build("mixtral")
+    model.get_submodule(f"{block}.experts").register_forward_hook(lambda m, i, o: o * 1.2)
+    model, args, kwargs = H.cast(model, args, kwargs, torch.bfloat16)
+    with torch.no_grad(), dump(model, tmp_path / "bad"):
+        model(*args, **kwargs)
+    bad = compare_dumps(tmp_path / "r", tmp_path / "bad")
+    assert not bad and bad.first_divergence["name"] == f"{block}.experts"
+    assert "rows whose decision did not flip: " in bad.first_divergence["reason"]

@@ -73,3 +73,67 @@ def test_the_command_carries_the_target_device_dtype_and_declared_precision():
     ]
     no_spec = replay_command(ref, {"precision": {"device": "cpu", "param_dtype": "float32"}}, "r")
     assert no_spec.startswith("migrate replay --model MOD:FN --ref r  (MOD:FN: ")
+
+
+class _Block(__import__("torch").nn.Module):
+    """``scale`` multiplies the block's own code: before its first child (``where`` =
+    "before": the child's output diverges first) or after both (the block's own output)."""
+
+    def __init__(self, scale: float = 1.0, where: str = "before") -> None:
+        import torch
+
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 8)
+        self.scale, self.where = scale, where
+
+    def forward(self, x):
+        x = x * (self.scale if self.where == "before" else 1.0)
+        y = self.b(self.a(x).relu())
+        return y * (self.scale if self.where == "after" else 1.0) + 1.0
+
+
+class _Net(__import__("torch").nn.Module):
+    def __init__(self, **kw) -> None:
+        import torch
+
+        super().__init__()
+        self.stem, self.block = torch.nn.Linear(8, 8), _Block(**kw)
+
+    def forward(self, x):
+        return self.block(self.stem(x))
+
+
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [
+        (
+            "before",
+            "block.a has no submodules: the error is made in it, or in its inputs by the code of block",
+        ),
+        (
+            "after",
+            "block has 2 submodule(s) within the bands (block.a, block.b): the error is made by its own code",
+        ),
+    ],
+)
+def test_the_note_says_what_ran_around_the_first_divergence(tmp_path, where, says):
+    """An own-code fault of a block: before its first child, the child diverges first and
+    the note points at the parent's code; after its children, the block diverges with
+    children that pass and the note says its own code or a child below the bands."""
+    import torch
+
+    from migrate.precision.compare import compare_dumps
+    from migrate.precision.dumper import dump
+    from migrate.precision.report.text import render_markdown, render_text
+
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
+    for out, scale in (("ref", 1.0), ("bad", 1.5)):
+        torch.manual_seed(0)
+        model = _Net(scale=scale, where=where).eval()
+        with torch.no_grad(), dump(model, tmp_path / out, inputs=out == "ref"):
+            model(x)
+    result = compare_dumps(tmp_path / "ref", tmp_path / "bad")
+    assert not result and result.first_divergence["name"] == ("block.a" if where == "before" else "block")
+    note = _note(render_text(result))
+    assert says in note and "run: migrate replay" in note
+    assert note in render_markdown(result)

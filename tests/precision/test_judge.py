@@ -76,7 +76,7 @@ def test_the_noise_multiple_is_a_gate_key_with_a_gradient_variant(tmp_path):
     gate = load_gate()
     fwd = gate.for_entry("x", "bfloat16", "bfloat16", kind="forward.output")
     bwd = gate.for_entry("x", "bfloat16", "bfloat16", kind="backward.grad_input")
-    assert fwd["scale_noise_k"] == 3.0 and bwd["scale_noise_k"] == 1.0
+    assert fwd["scale_noise_k"] == 3.0 and bwd["scale_noise_k"] == 2.0
     assert fwd["scale_err_max"] == 0.01 and bwd["scale_err_max"] == 0.2
     assert gate.for_entry("x", "float32", "float32", kind="backward.parameter")["scale_err_max"] is None
     ref = torch.randn(4096, generator=torch.Generator().manual_seed(0))

@@ -134,3 +134,27 @@ def test_json_report_of_an_overflow_is_strict_json_with_null_for_non_finite(monk
     assert broken and all(r["effect"]["rel_err"] is None for r in broken)
     assert [r["rank"] for r in report["ranking"]] == list(range(1, len(report["ranking"]) + 1))
     assert report["ranking"][0]["effect"]["nonfinite"]  # still ranked most sensitive
+
+
+def test_the_ranking_says_why_each_unit_ranks_there():
+    """int8 per tensor, weights and activations: layers.3 (one weight row 60x) has the most
+    outlying weights, layers.4 (fed by that row's channel) the most outlying inputs; each
+    row's error share is its error energy against the whole model's lowered."""
+    from migrate.precision.sensitivity.report import render_text
+
+    report = _run(S.outlier_mlp, parse_format("int8", "tensor", activations=True))
+    rows = {row["name"]: row for row in report["ranking"]}
+    why = {name: row["why"] for name, row in rows.items()}
+    assert max(why, key=lambda n: why[n]["weight_outlier"]) == "layers.3"
+    assert max(why, key=lambda n: why[n]["input_outlier"]) == "layers.4"
+    made = S.outlier_mlp()
+    w = made["model"].layers[3].weight.detach()
+    assert why["layers.3"]["weight_outlier"] == pytest.approx(float(w.abs().max() / w.pow(2).mean().sqrt()))
+    x = torch.cat([b[0].reshape(-1) for b in made["calibration"]])
+    assert why["layers.0"]["input_outlier"] == pytest.approx(float(x.abs().max() / x.pow(2).mean().sqrt()))
+    whole = report["whole_model"]["rel_err"]
+    for row in report["ranking"]:
+        assert row["why"]["error_share"] == pytest.approx((row["effect"]["rel_err"] / whole) ** 2)
+    top = report["ranking"][0]
+    line = next(li for li in render_text(report).splitlines() if f" {top['name']}  " in li)
+    assert f"why: share {top['why']['error_share']:.0%}" in line and "input max/rms" in line

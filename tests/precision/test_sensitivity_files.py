@@ -28,6 +28,26 @@ def _cli(*argv):
     return CliRunner().invoke(app, list(argv), catch_exceptions=False)
 
 
+def _keep_out(tmp_path, monkeypatch, spec: str, *options: str, json_out: bool = True):
+    """`migrate sensitivity -m sens_specs:SPEC OPTIONS --max-rel-err 1e-9 --keep-out KEEP`
+    (with ``-f json``: ``json_out``) run from the specs' folder: (its result, KEEP)."""
+    monkeypatch.chdir(HERE)
+    keep = tmp_path / "keep"
+    fmt = ["-f", "json"] if json_out else []
+    res = _cli(
+        "sensitivity",
+        "-m",
+        f"sens_specs:{spec}",
+        *options,
+        "--max-rel-err",
+        "1e-9",
+        "--keep-out",
+        str(keep),
+        *fmt,
+    )
+    return res, keep
+
+
 def _report(res) -> dict:
     return json.loads(res.stdout[res.stdout.index("{") :])
 
@@ -46,12 +66,7 @@ def test_op_keep_set_names_every_node_the_kept_ops_made(tmp_path, monkeypatch):
     """Keeping linear, layer_norm, gelu and add: linears export as MatMul + Add (no Gemm),
     so a table from op kind to ONNX type found nothing for them; the files now list the
     nodes of each kept op, every one a node of model.onnx."""
-    monkeypatch.chdir(HERE)
-    keep = tmp_path / "keep"
-    res = _cli(
-        "sensitivity", "-m", "sens_specs:norm_mlp", "--unit", "op", "--max-rel-err", "1e-9",
-        "--keep-out", str(keep), "-f", "json",
-    )  # fmt: skip
+    res, keep = _keep_out(tmp_path, monkeypatch, "norm_mlp", "--unit", "op")
     assert res.exit_code == 0, res.output[-800:]
     report = _report(res)
     kept = set(report["keep"]["units"])
@@ -81,12 +96,7 @@ def test_op_keep_set_names_every_node_the_kept_ops_made(tmp_path, monkeypatch):
 def test_failed_export_writes_no_file_and_exits_2(tmp_path, monkeypatch):
     """HF Llama returning a DynamicCache: neither exporter takes it; no file, one error line
     naming the cause, exit 2 (never empty files and "wrote ...")."""
-    monkeypatch.chdir(HERE)
-    keep = tmp_path / "keep"
-    res = _cli(
-        "sensitivity", "-m", "sens_specs:llama", "--max-units", "2", "--max-rel-err", "1e-9",
-        "--keep-out", str(keep),
-    )  # fmt: skip
+    res, keep = _keep_out(tmp_path, monkeypatch, "llama", "--max-units", "2", json_out=False)
     assert res.exit_code == 2, res.output[-800:]
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "DynamicCache" in errors[0] and "no files written" in errors[0]
@@ -98,12 +108,7 @@ def test_failed_export_writes_no_file_and_exits_2(tmp_path, monkeypatch):
 def test_torchscript_failure_falls_back_to_the_dynamo_exporter(tmp_path, monkeypatch):
     """Llama without the cache: the TorchScript exporter stops at aten::diff (opset 18), the
     dynamo exporter succeeds and its nodes name their module scopes."""
-    monkeypatch.chdir(HERE)
-    keep = tmp_path / "keep"
-    res = _cli(
-        "sensitivity", "-m", "sens_specs:llama_no_cache", "--max-units", "3", "--max-rel-err", "1e-9",
-        "--keep-out", str(keep), "-f", "json",
-    )  # fmt: skip
+    res, keep = _keep_out(tmp_path, monkeypatch, "llama_no_cache", "--max-units", "3")
     assert res.exit_code == 0, res.output[-800:]
     report = _report(res)
     assert report["files"]["exporter"] == "dynamo" and len(report["keep"]["modules"]) == 3
@@ -203,12 +208,7 @@ def test_module_exclusion_binds_each_wrapper_to_its_own_module_and_casts_kwargs(
 
 
 def test_op_keep_set_exclusion_runs_the_kept_ops_in_fp32(tmp_path, monkeypatch):
-    monkeypatch.chdir(HERE)
-    keep = tmp_path / "keep"
-    res = _cli(
-        "sensitivity", "-m", "sens_specs:norm_mlp", "--unit", "op", "--max-rel-err", "1e-9",
-        "--keep-out", str(keep), "-f", "json",
-    )  # fmt: skip
+    res, keep = _keep_out(tmp_path, monkeypatch, "norm_mlp", "--unit", "op")
     assert res.exit_code == 0, res.output[-800:]
     kept = [u[3:] for u in _report(res)["keep"]["units"]]
     excl = _load_module(keep / "autocast_exclude.py")
@@ -228,3 +228,29 @@ def test_op_keep_set_exclusion_runs_the_kept_ops_in_fp32(tmp_path, monkeypatch):
         err = float((out.float() - ref).norm() / ref.norm())
         assert dtypes == [torch.float32 if exclude else torch.bfloat16]
         assert (err < 1e-6) if exclude else (err > 1e-3), err
+
+
+def test_the_report_says_what_each_file_keeps(tmp_path, monkeypatch):
+    """Keeping the first two modules (a Linear and a LayerNorm): keep_dtype.cfg names
+    exactly their nodes; the mixlist, type-level, keeps every MatMul and Add of the graph,
+    most outside the keep set, and not the LayerNormalization node (a subgraph type) - the
+    report counts both, from model.onnx."""
+    monkeypatch.chdir(HERE)
+    keep = tmp_path / "keep"
+    argv = ("sensitivity", "-m", "sens_specs:norm_mlp", "--max-units", "2", "--max-rel-err", "1e-9")
+    res = _cli(*argv, "--keep-out", str(keep), "-f", "json")
+    assert res.exit_code == 0, res.output[-800:]
+    files = _report(res)["files"]
+    nodes = onnx.load(str(keep / "model.onnx")).graph.node
+    lines = set(_lines(keep))
+    mixlist = set(json.loads((keep / "modify_mixlist.json").read_text())["black-list"]["to-add"])
+    typed = [n.name for n in nodes if set(ascend_types({n.op_type})[0]) & mixlist]
+    outside = [n for n in typed if n not in lines]
+    assert outside and files["keeps"]["mixlist_nodes"] == len(typed)
+    assert files["keeps"]["mixlist_nodes_outside_keep"] == len(outside)
+    assert files["keeps"]["keep_dtype"].startswith(f"{len(lines)} node(s) by name")
+    assert files["subgraph_types_kept_by_name"] == ["LayerNormalization"]
+    text = _cli(*argv, "--keep-out", str(tmp_path / "again")).stdout
+    mix = next(line for line in text.splitlines() if "modify_mixlist.json" in line)
+    assert f"({len(typed)} in this graph, {len(outside)} outside the kept units)" in mix
+    assert "type-level" in mix and "not the 1 kept LayerNormalization node(s)" in mix

@@ -132,7 +132,8 @@ def test_bad_effort_tables_fail_clearly(tmp_path, table, message):
 
 def test_one_decision_is_one_package_however_many_symbols_it_holds():
     """A DataParallel branch (its device_count test, the wrapper, the .cuda(i)) is one thing a
-    person ports: one package at the dearest figure, not three; far apart, two packages."""
+    person ports: one package at the dearest figure, not three, however many lines apart its
+    lines are; two branches are two packages."""
     code = """
     import torch
 
@@ -147,18 +148,15 @@ def test_one_decision_is_one_package_however_many_symbols_it_holds():
     assert len({f.symbol for f in manual}) == 2
     (package,) = [p for p in estimate(manual, EffortModel(RULES)).packages]
     assert package.minutes == 60 and "one decision" in package.name and package.findings == 2
-    apart = textwrap.dedent(code).replace("        if", "\n" * 8 + "        if", 1)
-    spread = scan_text(
-        apart.replace("model = torch.nn", "\n" * 8 + "            model = torch.nn"),
-        "m.py",
-        "python",
-        default_rules(),
-        "portable",
+    spread = textwrap.dedent(code).replace(
+        "            model = torch.nn", "            pass\n" * 8 + "            model = torch.nn", 1
     )
-    assert (
-        len([p for p in estimate([f for f in spread if f.category == "manual"], EffortModel(RULES)).packages])
-        == 2
-    )
+    found = scan_text(spread, "m.py", "python", default_rules(), "portable")
+    (package,) = estimate([f for f in found if f.category == "manual"], EffortModel(RULES)).packages
+    assert package.findings == 2 and package.minutes == 60
+    found += scan_text(textwrap.dedent(code), "n.py", "python", default_rules(), "portable")
+    packages = estimate([f for f in found if f.category == "manual"], EffortModel(RULES)).packages
+    assert [p.findings for p in packages] == [2, 2] and sum(p.minutes for p in packages) == 120
 
 
 def test_type_checks_and_fallbacks_for_an_older_torch_cost_nothing():

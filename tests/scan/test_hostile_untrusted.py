@@ -92,6 +92,17 @@ def test_a_cache_that_hides_findings_is_not_believed(tmp_path):  # beyond the re
     assert r.returncode == 1 and json.loads(r.stdout)["summary"]["findings"] == 1
 
 
+def test_a_corrupt_cache_file_is_ignored_with_a_note(tmp_path):
+    d, cache = _project(tmp_path)
+    (path,) = cache.glob("scan-*.json")
+    path.write_text('{"format": NaN, "entries": {')
+    r = migrate("scan", d, "--cache-dir", cache, "--format", "json")
+    assert r.returncode == 1 and json.loads(r.stdout)["summary"]["findings"] == 1
+    assert f"migrate: note: cache file {path}: not JSON" in r.stderr, r.stderr
+    again = migrate("scan", d, "--cache-dir", cache, "--format", "json", "--exit-zero")
+    assert again.returncode == 0 and "note" not in again.stderr  # rewritten whole by the run
+
+
 def test_cached_findings_with_other_rules_or_offsets_are_not_believed(tmp_path):
     d, cache = _project(tmp_path)
 

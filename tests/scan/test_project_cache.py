@@ -183,12 +183,13 @@ def test_facts_round_trip():
     assert helpers_[0].describe() == "a.f()" and arms == {"NPU_Accelerator"} and uses == {"torch"}
 
 
-def test_a_corrupt_or_huge_cache_file_starts_afresh(tmp_path):
+def test_a_corrupt_or_huge_cache_file_starts_afresh(tmp_path, capsys):
     root, cache = tmp_path / "src", tmp_path / "cache"
     write(root, FILES)
     context(root, cache)
     cache_file(cache).write_bytes(b"{" * 100000)
     assert helpers(context(root, cache)) == BOTH
+    assert f"migrate: note: cache file {cache_file(cache)}: not JSON" in capsys.readouterr().err
 
 
 def test_package_of_remembers_folders_and_keeps_its_answers(tmp_path):

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from migrate.core.registry import Registry
+from migrate.core.registry import Registry, placeholders
 from migrate.doctor.report import GROUPS
 
 ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
@@ -30,6 +30,8 @@ def _check(name: str, fn: Any, meta: dict[str, Any]) -> None:
         raise ValueError("a doctor check id is kebab-case: lower-case words joined by '-'")
     if not callable(fn):
         raise TypeError("a doctor check must be a function of the context")
+    if placeholders(fn.__doc__ or ""):
+        raise ValueError("is a scaffold: fill in its docstring and its body")
     unknown = set(meta) - {"group", "order"}
     if unknown:
         raise ValueError(f"unknown registration option(s) {sorted(unknown)}")

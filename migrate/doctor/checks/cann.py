@@ -35,7 +35,7 @@ def _wanted_cann(ctx: Context) -> str:
 def cann_toolkit(ctx: Context) -> Outcome:
     table = ctx.environment
     if not ctx.toolkits:
-        places = [str(r / h.path) for r in ctx.layout.install_roots() for h in table.cann_homes]
+        places = [ctx.show(r / h.path) for r in ctx.layout.install_roots() for h in table.cann_homes]
         return Outcome(
             "fail",
             "no CANN toolkit found",
@@ -48,21 +48,28 @@ def cann_toolkit(ctx: Context) -> Outcome:
         )
     cann = ctx.cann
     assert cann is not None and cann.info is not None
-    evidence = [f"record: {cann.info.path}", f"found through: {cann.via}"]
+    evidence = [f"record: {ctx.show(cann.info.path)}", f"found through: {cann.via}"]
     evidence += [
-        f"also installed: CANN {other.version_text or '?'} at {other.home}" for other in ctx.toolkits[1:]
+        f"also installed: CANN {other.version_text or '?'} at {ctx.show(other.home)}"
+        for other in ctx.toolkits[1:]
     ]
     if cann.info.error:
-        return Outcome("fail", f"cannot read {cann.info.path}", [cann.info.error, *evidence[1:]])
+        return Outcome(
+            "fail",
+            f"cannot read {ctx.show(cann.info.path)}",
+            [cann.info.error, *evidence[1:]],
+            fix=f"reinstall the CANN toolkit at {ctx.show(cann.home)} (its install record must be "
+            "a readable regular file)",
+        )
     if cann.version is None:
         return Outcome(
             "warn",
-            f"CANN at {cann.home}: version {cann.version_text!r} not understood",
+            f"CANN at {ctx.show(cann.home)}: version {cann.version_text!r} not understood",
             evidence,
         )
     return Outcome(
         "ok",
-        f"CANN {cann.version_text} at {cann.home}",
+        f"CANN {cann.version_text} at {ctx.show(cann.home)}",
         evidence,
         sources=(table.toolkit_info.source.cite(),),
     )
@@ -75,7 +82,7 @@ def cann_kernels(ctx: Context) -> Outcome:
     if cann is None or cann.version is None:
         return Outcome("skip", "no CANN toolkit to check against")
     kernels = find_kernels(cann)
-    record = cann.home / ctx.environment.kernels_info.path
+    record = ctx.show(cann.home / ctx.environment.kernels_info.path)
     if kernels is None:
         if (cann.version.major, cann.version.minor) >= (8, 5):
             return Outcome(
@@ -95,7 +102,13 @@ def cann_kernels(ctx: Context) -> Outcome:
             sources=(source,),
         )
     if kernels.info.error:
-        return Outcome("fail", f"cannot read {record}", [kernels.info.error])
+        return Outcome(
+            "fail",
+            f"cannot read {record}",
+            [kernels.info.error],
+            fix=f"reinstall the CANN {cann.version_text} kernels package for your chip "
+            "(Ascend-cann-kernels-<chip>)",
+        )
     evidence = [f"record: {record}", f"kernels release: {kernels.release or '?'}"]
     release = parse_cann(kernels.release)
     if release is not None and release.release != cann.version.release:
@@ -193,8 +206,8 @@ def cann_pairing(ctx: Context) -> Outcome:
         )
     if here < row.cann:
         evidence.append(
-            "torch_npu calls CANN functions an older CANN lacks ('Failed to find "
-            "function ..., maybe you cann version is too low', undefined symbols)"
+            "torch_npu calls CANN functions an older CANN lacks: 'Failed to find "
+            "function aclnnXxx, maybe you cann version is too low' or 'undefined symbol: aclnnXxx'"
         )
         fix = f"install CANN {row.cann}" + (f"\n{other}" if other else "")
         return Outcome(
@@ -205,7 +218,8 @@ def cann_pairing(ctx: Context) -> Outcome:
             sources=cite,
         )
     evidence.append(
-        "not a published pair: builds of torch_npu have failed on newer CANN with undefined symbols"
+        "not a published pair: builds of torch_npu have failed on newer CANN with "
+        "'undefined symbol: aclrtXxx'"
     )
     return Outcome(
         "warn",
@@ -221,7 +235,7 @@ def driver(ctx: Context) -> Outcome:
     drv = ctx.driver
     table = ctx.environment
     cite = (table.driver_info.source.cite(),)
-    record = drv.base / table.driver_info.path
+    record = ctx.show(drv.base / table.driver_info.path)
     hal = _driver_library(ctx)
     if drv.info is None and hal is not None:
         # A container that mounts the driver's libraries but not its version record:
@@ -244,10 +258,16 @@ def driver(ctx: Context) -> Outcome:
             sources=(*cite, table.device_nodes.source.cite()),
         )
     if drv.info.error:
-        return Outcome("fail", f"cannot read {record}", [drv.info.error])
+        return Outcome(
+            "fail",
+            f"cannot read {record}",
+            [drv.info.error],
+            fix="reinstall the NPU driver (Ascend HDK); in a container, mount the host's "
+            "/usr/local/Ascend/driver/version.info",
+        )
     evidence = [f"record: {record}"]
     if drv.install_info is not None:
-        evidence.append(f"install path from {drv.install_info.path}")
+        evidence.append(f"install path from {ctx.show(drv.install_info.path)}")
     if not drv.version:
         return Outcome("warn", "the driver record names no version", evidence)
     return Outcome("ok", f"driver {drv.version}", evidence, sources=cite)
@@ -259,9 +279,9 @@ def _driver_library(ctx: Context) -> str | None:
 
     for lib in ctx.environment.libraries:
         if lib.extra["provider"] == "driver":
-            hit = resolve(lib.path, search_dirs(ctx))
+            hit = resolve(lib.path, search_dirs(ctx), ctx.arch)
             if hit is not None:
-                return str(hit[0])
+                return ctx.show(hit[0])
     return None
 
 
@@ -271,7 +291,7 @@ _RANGE = re.compile(r"\[\s*([^,\]\s]+)\s*,\s*([^\]\s]+)\s*\]")
 @CHECKS.register("firmware", group=GROUP, order=50)
 def firmware(ctx: Context) -> Outcome:
     drv = ctx.driver
-    record = drv.base / ctx.environment.firmware_info.path
+    record = ctx.show(drv.base / ctx.environment.firmware_info.path)
     if drv.firmware is None:
         return Outcome(
             "skip",

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
+from migrate.doctor import npusmi
 from migrate.doctor.checks import CHECKS
 from migrate.doctor.context import Context
+from migrate.doctor.explain import explain_text
 from migrate.doctor.report import Outcome
 
 GROUP = "devices"
@@ -16,31 +19,46 @@ MAX_PROCESSES = 4096  # /proc entries inspected
 MAX_FDS = 4096  # descriptors inspected per process
 
 
-def device_nodes(ctx: Context) -> tuple[list[Path], list[Path]]:
-    """(numbered device nodes /dev/davinciN, shared nodes that are missing)."""
+def is_device_node(path: Path) -> bool:
+    """A character device (what the driver makes; a regular file or folder by that name
+    is not a device, and opening it fails in the runtime)."""
+    try:
+        return stat.S_ISCHR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def device_nodes(ctx: Context) -> tuple[list[Path], list[Path], list[Path]]:
+    """(numbered device nodes /dev/davinciN, shared nodes that are missing, names that are
+    there but are not character devices)."""
     spec = ctx.environment.device_nodes
     pattern = re.compile(spec.path)
     dev = ctx.layout.system("/dev")
     numbered: list[Path] = []
+    impostors: list[Path] = []
     try:
         names = sorted(os.listdir(dev))
     except OSError:
         names = []
     for name in names:
         if pattern.fullmatch(f"/dev/{name}"):
-            numbered.append(dev / name)
+            (numbered if is_device_node(dev / name) else impostors).append(dev / name)
     numbered.sort(key=lambda p: int(re.sub(r"\D", "", p.name) or 0))
-    missing = [
-        ctx.layout.system(p) for p in spec.extra["shared"] if not os.path.lexists(ctx.layout.system(p))
-    ]
-    return numbered, missing
+    missing = []
+    for shared in spec.extra["shared"]:
+        path = ctx.layout.system(shared)
+        if not is_device_node(path):
+            missing.append(path)
+            if os.path.lexists(path):
+                impostors.append(path)
+    return numbered, missing, impostors
 
 
 @CHECKS.register("device-nodes", group=GROUP, order=10)
 def nodes(ctx: Context) -> Outcome:
     spec = ctx.environment.device_nodes
     cite = (spec.source.cite(),)
-    numbered, missing = device_nodes(ctx)
+    numbered, missing, impostors = device_nodes(ctx)
     evidence = (
         [
             f"{len(numbered)} device node(s): {', '.join(p.name for p in numbered[:16])}"
@@ -53,11 +71,15 @@ def nodes(ctx: Context) -> Outcome:
     fix = "on the host, check the driver (npu-smi info); in a container, pass the devices: " + " ".join(
         f"--device {p}" for p in ["/dev/davinciN", *shared]
     )
+    evidence += [
+        f"{ctx.show(p)} is not a character device ({_kind(p)}): not made by the driver"
+        for p in impostors[:16]
+    ]
     if not numbered:
         return Outcome(
             "fail",
             "no NPU device nodes (/dev/davinciN)",
-            [f"looked in {ctx.layout.system('/dev')}"],
+            [f"looked in {ctx.show(ctx.layout.system('/dev'))}", *evidence],
             fix=fix,
             sources=cite,
         )
@@ -82,6 +104,67 @@ def nodes(ctx: Context) -> Outcome:
     return Outcome("ok", f"{len(numbered)} NPU device node(s)", evidence, sources=cite)
 
 
+BUSY = 0.5  # share of a chip's memory in use that says another job holds it
+
+
+@CHECKS.register("npu-smi", group=GROUP, order=15)
+def npu_smi(ctx: Context) -> Outcome:
+    """The driver's view (``npu-smi info``, when it is on the host's PATH): each chip's
+    health and memory in use, and the processes on it."""
+    path = npusmi.find(ctx.layout)
+    if path is None:
+        return Outcome(
+            "skip", "npu-smi is not on PATH (the driver installs it on the host; containers rarely have it)"
+        )
+    shown = ctx.show(path)
+    code, out, err = npusmi.run(path, ctx.probe_env())
+    reinstall = "reinstall or reload the NPU driver (Ascend HDK) for this card, then run npu-smi info again"
+    if code is None:
+        return Outcome("fail", f"{shown} info did not answer in {npusmi.TIMEOUT:g} s", fix=reinstall)
+    info = npusmi.parse(out)
+    if code != 0 or not info.chips:
+        said = [line.strip() for line in (err + "\n" + out).splitlines() if line.strip()][:3]
+        evidence = [
+            f"{shown} info exited with {code}",
+            *said,
+            *(str(h) for h in explain_text(err + out, ctx.errors)),
+        ]
+        if code == 0:
+            return Outcome("warn", "npu-smi info printed no chip this doctor understands", evidence[1:6])
+        return Outcome("fail", "npu-smi info fails: the driver does not answer", evidence[:8], fix=reinstall)
+    evidence = [f"{shown} {info.version or ''}".rstrip()]
+    for c in info.chips[:32]:
+        memory = f", memory {c.memory_used} / {c.memory_total} MB" if c.memory_total else ""
+        evidence.append(f"{c.label}: {c.name}, health {c.health}{memory}, bus {c.bus}")
+    for p in info.processes[:16]:
+        memory = "?" if p.memory is None else str(p.memory)
+        evidence.append(f"pid {p.pid} ({p.name}) uses {memory} MB on NPU {p.npu} chip {p.chip}")
+    sick = [c for c in info.chips if c.health != npusmi.HEALTHY]
+    severe = [c for c in sick if c.health.lower() != "warning"]
+    busy = [c for c in info.chips if c.memory_total and (c.memory_used or 0) > BUSY * c.memory_total]
+    health_fix = "\n".join(f"npu-smi info -t health -i {c.npu} -c {c.chip}" for c in sick[:8])
+    if severe:
+        return Outcome(
+            "fail",
+            "unhealthy NPU chip(s): " + ", ".join(f"{c.label} {c.health}" for c in severe),
+            evidence,
+            fix=health_fix + "\n(names the alarm; clear it or reset the chip before training on it, "
+            "or leave it out with ASCEND_RT_VISIBLE_DEVICES)",
+        )
+    problems = [f"{c.label} health {c.health}" for c in sick]
+    problems += [f"{c.label} has {c.memory_used} of {c.memory_total} MB in use" for c in busy]
+    problems += [f"{len(info.processes)} process(es) run on the NPUs"] if info.processes else []
+    if problems:
+        return Outcome(
+            "warn",
+            "; ".join(problems),
+            evidence,
+            fix=(health_fix + "\n" if health_fix else "")
+            + "pick free chips with ASCEND_RT_VISIBLE_DEVICES, or stop the jobs holding them",
+        )
+    return Outcome("ok", f"npu-smi: {len(info.chips)} chip(s) healthy, memory free", evidence)
+
+
 def parse_visible(value: str) -> tuple[list[int], str]:
     """torch_npu's reading of ASCEND_RT_VISIBLE_DEVICES: the comma-separated indices up to
     the first other character (``torch_npu/npu/__init__.py``), and what was ignored."""
@@ -103,8 +186,7 @@ def visible(ctx: Context) -> Outcome:
     spec = ctx.environment.visible_devices
     var = spec.path
     cites = tuple(s.cite() for s in spec.extra["sources"])
-    numbered, _ = device_nodes(ctx)
-    count = len(numbered)
+    count = len(device_nodes(ctx)[0])
     if not count:
         return Outcome("skip", "no NPU device nodes to select from")
     value = ctx.env.get(var)
@@ -150,8 +232,8 @@ def visible(ctx: Context) -> Outcome:
             "count the devices this host or container sees, from 0)"
         )
         status = "fail"
-    good = sorted({i for i in ids if i < count})
-    fix = f"export {var}={','.join(map(str, good))}" if status != "ok" and good else None
+    good = sorted({i for i in ids if i < count}) or list(range(min(len(set(ids)), count)))
+    fix = f"export {var}={','.join(map(str, good))}" if status != "ok" else None
     summary = {
         "ok": f"{var} selects {len(ids)} NPU(s)",
         "warn": f"{var} is partly ignored",
@@ -170,7 +252,7 @@ def holders(ctx: Context) -> Outcome:
     try:
         pids = [p for p in os.listdir(proc) if p.isdigit()][:MAX_PROCESSES]
     except OSError:
-        return Outcome("skip", f"{proc} cannot be read")
+        return Outcome("skip", f"{ctx.show(proc)} cannot be read")
     me = {str(os.getpid())}
     held: dict[str, set[str]] = {}
     hidden = 0
@@ -206,6 +288,16 @@ def holders(ctx: Context) -> Outcome:
         "free devices with ASCEND_RT_VISIBLE_DEVICES",
         sources=cite,
     )
+
+
+def _kind(path: Path) -> str:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "a dangling link"
+    if stat.S_ISREG(mode):
+        return f"a regular file of {os.stat(path).st_size} bytes"
+    return "a folder" if stat.S_ISDIR(mode) else "a block device, FIFO or socket"
 
 
 def _cmdline(folder: Path) -> str:

@@ -3,9 +3,6 @@ whether ``import torch`` loads torch_npu, and whether the import really works.""
 
 from __future__ import annotations
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from migrate.doctor import pins
 from migrate.doctor.checks import CHECKS
 from migrate.doctor.context import Context, normalize
@@ -39,12 +36,13 @@ def torch(ctx: Context) -> Outcome:
     if ctx.meta is None:
         return Outcome("skip", "the interpreter could not be asked")
     if ctx.torch is None:
-        row = pins.choose_release(ctx, None)
+        pin = pins.target(ctx)
+        row = ctx.compat.release(pin.torch_npu)
         return Outcome(
             "fail",
             "torch is not installed",
-            fix=pins.PinSet(row.torch, row.torch_npu, []).lines(ctx.arch, True, True),
-            sources=(row.source.cite(),),
+            fix=pin.lines(ctx.arch, True, ctx.torch_npu is None),
+            sources=(row.source.cite(),) if row else (),
         )
     build = ctx.build
     assert build is not None
@@ -55,14 +53,13 @@ def torch(ctx: Context) -> Outcome:
     if build.kind == "unknown":
         return Outcome("warn", summary, evidence)
     # A CUDA, ROCm or XPU build: torch_npu checks the accelerator at import and refuses.
-    pinned = pinned_version(ctx.torch_npu_requires()) if ctx.torch_npu else None
     when = "refuses" if ctx.torch_npu else "will refuse, once installed,"
     evidence.append(f'torch_npu {when} to load beside it: "Two accelerators cannot be used at the same time"')
     return Outcome(
         "fail",
         summary + ": torch_npu needs the CPU build",
         evidence,
-        fix=pins.torch_line(pinned or ctx.torch.version or ctx.torch.version_text, ctx.arch),
+        fix=pins.torch_line(pins.target(ctx).torch, ctx.arch),
         sources=(ctx.environment.cite("torch-npu-init"),),
     )
 
@@ -73,9 +70,11 @@ def torch_npu(ctx: Context) -> Outcome:
         return Outcome("skip", "the interpreter could not be asked")
     if ctx.torch_npu is None:
         torch_version = ctx.torch.version if ctx.torch else None
-        row = pins.choose_release(ctx, torch_version)
-        same = torch_version is not None and row.torch.release[:3] == torch_version.release[:3]
-        fix = pins.PinSet(row.torch, row.torch_npu, []).lines(ctx.arch, not same, True)
+        pin = pins.target(ctx)
+        row = ctx.compat.release(pin.torch_npu)
+        same = torch_version is not None and pin.torch.release[:3] == torch_version.release[:3]
+        # the torch line too when the installed torch is not the one to have, or not a CPU build
+        fix = pin.lines(ctx.arch, not same or not (ctx.build and ctx.build.is_cpu), True)
         evidence = (
             []
             if same
@@ -90,7 +89,7 @@ def torch_npu(ctx: Context) -> Outcome:
             "torch_npu is not installed",
             evidence,
             fix=fix,
-            sources=(row.source.cite(),),
+            sources=(row.source.cite(),) if row else (),
         )
     want = ctx.torch_npu_requires()
     evidence = [
@@ -126,13 +125,12 @@ def torch_pin(ctx: Context) -> Outcome:
             "ok",
             f"torch {ctx.torch.version_text} fits torch_npu {ctx.torch_npu.version_text} (torch{want})",
         )
-    target = pinned_version(want) or have
+    pin = pins.target(ctx)
     row = ctx.compat.release(ctx.torch_npu.version) if ctx.torch_npu.version else None
-    pin = pins.PinSet(target, ctx.torch_npu.version or target, pins.blocked_dependents(ctx, target))
     evidence = [
         f"torch_npu {ctx.torch_npu.version_text} requires torch{want}",
         f"installed: torch {ctx.torch.version_text}",
-        "a mismatched pair fails at import with an undefined symbol in libtorch_npu.so",
+        "a mismatched pair fails at import with 'libtorch_npu.so: undefined symbol: _ZN3c10...'",
     ]
     return Outcome(
         "fail",
@@ -141,17 +139,6 @@ def torch_pin(ctx: Context) -> Outcome:
         fix=pin.lines(ctx.arch, True, False),
         sources=(row.source.cite(),) if row else (),
     )
-
-
-def pinned_version(spec: SpecifierSet | None) -> Version | None:
-    """The version an ``==X.*`` / ``==X`` specifier pins."""
-    for s in spec or ():
-        if s.operator in ("==", "==="):
-            try:
-                return Version(s.version.removesuffix(".*"))
-            except InvalidVersion:
-                return None
-    return None
 
 
 @CHECKS.register("autoload", group=GROUP, order=50)

@@ -58,17 +58,7 @@ class Census:
         key = (op, verdict.status, sparse)
         row = self.rows.get(key)
         if row is None:
-            row = self.rows[key] = {
-                "op": op,
-                "domain": "aten",
-                "count": 0,
-                "nodes": [],
-                "status": verdict.status,
-                "reason": verdict.reason,
-                "decomposition": None,
-                "dtypes": [],
-                "phases": [],
-            }
+            row = self.rows[key] = {**verdict.row(op, "aten"), "phases": []}
             if sparse:
                 row["sparse_key"] = sparse
             if verdict.status != SUPPORTED:

@@ -90,6 +90,12 @@ def run_decompose(
     import tempfile
 
     model, external = _load_ir(src, proto)
+    from migrate.ops.decompose.domains import valid_feeds
+    from migrate.ops.decompose.shapes import fill_shapes
+
+    fill_shapes(model, proto)  # a TorchScript export names no shapes between its nodes
+    if feeds is None and verify:
+        feeds = valid_feeds(model)  # random, but indices within what they index
     log = decompose_model(model, backend, target, force)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))

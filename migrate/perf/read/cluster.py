@@ -50,6 +50,16 @@ __all__ = ["ClusterData", "LinkPair", "LinkRow", "read_cluster"]
 MAX_JSON = 1 << 30
 MAX_ROWS = 20_000_000
 TOTAL = "Total Op Info"
+# The link matrix's columns, under either of its table names.
+_MATRIX = (
+    "hccl_op_name",
+    "group_name",
+    "src_rank",
+    "dst_rank",
+    "transport_type",
+    "transit_size",
+    "transit_time",
+)
 # The columns each table of cluster_analysis.db must have to be read.
 NEEDS = {
     "ClusterStepTraceTime": ("type", "index", "computing", "free"),
@@ -71,24 +81,8 @@ NEEDS = {
         "transit_size",
         "transit_time",
     ),
-    "ClusterCommunicationMatrix": (
-        "hccl_op_name",
-        "group_name",
-        "src_rank",
-        "dst_rank",
-        "transport_type",
-        "transit_size",
-        "transit_time",
-    ),
-    "ClusterCommAnalyzerMatrix": (
-        "hccl_op_name",
-        "group_name",
-        "src_rank",
-        "dst_rank",
-        "transport_type",
-        "transit_size",
-        "transit_time",
-    ),
+    "ClusterCommunicationMatrix": _MATRIX,
+    "ClusterCommAnalyzerMatrix": _MATRIX,
 }
 Sums = dict[tuple[str, int, str], list[float]]
 

@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 from migrate.core.display import xml_text
 from migrate.core.strict_json import dumps
 from migrate.precision import metrics
-from migrate.precision.hint import replay_note
+from migrate.precision.hint import divergence_context, replay_note
 from migrate.precision.replay_backward import lead_text
 
 VERDICT = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "missing": "MISSING"}
@@ -127,13 +127,18 @@ def rank_lines(result) -> list[str]:
     return out
 
 
+def _note(result) -> str:
+    first = result.first_divergence
+    return replay_note(result.replay_command, first["kind"], divergence_context(first, result.entries))
+
+
 def render_text(result) -> str:
     lines = [entry_line(e) for e in failures_first(result.entries)]
     lines += [w["reason"] for w in result.weights]
     lines += rank_lines(result)
     lines.append(locus_line(result))
     if result.replay_command and result.first_divergence and not result.replay:
-        lines.append(replay_note(result.replay_command, result.first_divergence["kind"]))
+        lines.append(_note(result))
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
 
@@ -197,6 +202,8 @@ def render_markdown(result, limit: int = 20) -> str:
         f"**{locus_line(result)}**",
         "",
     ]
+    if result.replay_command and result.first_divergence and not result.replay:
+        out += [_note(result), ""]
     out += [f"- {w['reason']}" for w in result.weights[:limit]]
     out += [f"- {line}" for line in rank_lines(result)]
     shown = [e for e in failures_first(result.entries) if e["status"] in ("fail", "missing")]

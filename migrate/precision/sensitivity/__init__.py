@@ -29,6 +29,7 @@ from migrate.precision.sensitivity.units import (
     module_units,
     modules_called,
 )
+from migrate.precision.sensitivity.why import explain, outlier_ratios
 from migrate.precision.threads import one_intra_op_thread
 
 MIN_STABLE_BATCHES = 4
@@ -117,6 +118,7 @@ def run_sensitivity(
         limit = _limit(fmt, gate, max_rel_err)
         keep, after, whole = _keep_set(model, batches, ref, rows, units, fmt, limit, loss, ref_loss)
         outliers = outlier_stats(model, batches, [n for n, _ in leaf_modules(model)])
+        explain(rows, whole, outlier_ratios(model, batches, units))
     params = sum(p.numel() for p in model.parameters()) or 1
     kept_params = sum(u["params"] for u in keep)
     report = {

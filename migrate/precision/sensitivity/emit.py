@@ -66,20 +66,57 @@ def missing_note(missing: list[str], graph: Graph) -> str:
     return text
 
 
-def ascend_types(onnx_types: set[str]) -> tuple[list[str], list[str]]:
-    """(Ascend IR op types, ONNX types that ATC builds as subgraphs) from the registry."""
+def _ge_of(op_type: str) -> list[str]:
+    """The Ascend IR op types ATC converts an ONNX op type to ([] for a subgraph)."""
     from migrate.ops.registry import load_onnx
 
-    reg = load_onnx("atc")
+    row = load_onnx("atc").ops.get(op_type) or {}
+    return [g for g in row.get("ge_op") or [] if g != "PartitionedCall"]
+
+
+def ascend_types(onnx_types: set[str]) -> tuple[list[str], list[str]]:
+    """(Ascend IR op types, ONNX types that ATC builds as subgraphs) from the registry."""
     found, sub = set(), set()
     for op in onnx_types:
-        row = reg.ops.get(op) or {}
-        ge = [g for g in row.get("ge_op") or [] if g != "PartitionedCall"]
+        ge = _ge_of(op)
         if ge:
             found.update(ge)
         else:
             sub.add(op)
     return sorted(found), sorted(sub)
+
+
+def keeps(
+    keep: list[dict], graph: Graph | None, names: list[str], ge: list[str], subgraphs: list[str]
+) -> dict:
+    """What each file keeps, exactly: ``keep_dtype.cfg`` the kept units' nodes by name;
+    the mixlist, type-level in ATC (op types only, no node names), every node of its
+    types in the graph - counted, with how many of them are outside the kept units - and
+    none of the subgraph types' nodes; the eager files the module or op names."""
+    kept = set(names)
+    typed = [n.name for n in (graph.nodes if graph else []) if set(_ge_of(n.op_type)) & set(ge)]
+    extra = sum(1 for n in typed if n not in kept)
+    alone = [n.name for n in (graph.nodes if graph else []) if n.name in kept and n.op_type in subgraphs]
+    mix = (
+        f"every node of the Ascend IR op types {', '.join(ge)} ({len(typed)} in this graph, {extra} "
+        "outside the kept units): the mixlist is type-level, ATC takes op types there, not node names"
+        if ge
+        else "no op type"
+    )
+    if alone:
+        mix += (
+            f"; not the {len(alone)} kept {'/'.join(subgraphs)} node(s) (subgraph types: keep_dtype.cfg only)"
+        )
+    modules = sorted({m for u in keep for m in u["modules"]})
+    ops = [u["name"] for u in keep if u["kind"] == "op"]
+    return {
+        "keep_dtype": f"{len(names)} node(s) by name: exactly the kept units' nodes",
+        "modify_mixlist": mix,
+        "autocast": f"{len(ops)} op(s) by name" if ops else f"{len(modules)} module(s) by name",
+        "quant_skip": f"{len(modules)} module(s) by name",
+        "mixlist_nodes": len(typed),
+        "mixlist_nodes_outside_keep": extra,
+    }
 
 
 def write_outputs(
@@ -121,5 +158,6 @@ def write_outputs(
         "unit_nodes": {u: len(v) for u, v in by_unit.items()},
         "ascend_types": ge,
         "subgraph_types_kept_by_name": subgraphs,
+        "keeps": keeps(keep, graph, names, ge, subgraphs),
         "error": None,
     }

@@ -25,6 +25,16 @@ def _effect(e: dict) -> str:
     return " ".join(parts)
 
 
+def _why(why: dict | None) -> str:
+    if not why:
+        return ""
+    share = why.get("error_share")
+    parts = [f"share {share:.0%}" if share is not None else "share -"]
+    parts.append(f"input max/rms {_fmt(why.get('input_outlier'), '.3g')}")
+    parts.append(f"weight max/rms {_fmt(why.get('weight_outlier'), '.3g')}")
+    return "  why: " + ", ".join(parts)
+
+
 def render_text(r: dict, limit: int = 25) -> str:
     keep = r["keep"]
     verdict = "PASS" if keep["within_limit"] else "FAIL"
@@ -41,10 +51,13 @@ def render_text(r: dict, limit: int = 25) -> str:
         lines.append(f"warning: {cal['note']}")
     if r["units"]["skipped"]:
         lines.append(f"note: {r['units']['skipped']} units not measured (--max-units)")
-    lines.append("ranking (most sensitive first):")
+    lines.append(
+        "ranking (most sensitive first; why: share of the whole model's lowered error, "
+        "max|x|/RMS of the unit's inputs and weights):"
+    )
     for row in r["ranking"][:limit]:
         mark = "KEEP" if row["name"] in keep["units"] else "    "
-        lines.append(f"{row['rank']:>4} {mark} {row['name']}  {_effect(row['effect'])}")
+        lines.append(f"{row['rank']:>4} {mark} {row['name']}  {_effect(row['effect'])}{_why(row.get('why'))}")
     if len(r["ranking"]) > limit:
         lines.append(f"     ... {len(r['ranking']) - limit} more (--format json)")
     big = [o for o in r["outliers"] if o["ratio"] >= 10]
@@ -53,9 +66,11 @@ def render_text(r: dict, limit: int = 25) -> str:
             f"outlier channels at {o['module']} input: max {o['max']:.3g} = "
             f"{o['ratio']:.0f}x the median channel (channels {o['top_channels']})"
         )
+    what = r.get("files", {}).get("keeps") or {}
     for key in ("keep_dtype", "modify_mixlist", "autocast", "quant_skip"):
         if r.get("files", {}).get(key):
-            lines.append(f"wrote {r['files']['dir']}/{r['files'][key]}")
+            keeps = f": keeps {what[key]}" if what.get(key) else ""
+            lines.append(f"wrote {r['files']['dir']}/{r['files'][key]}{keeps}")
     if r.get("files", {}).get("error"):
         lines.append(f"error: {r['files']['error']}")
     return "\n".join(lines) + "\n"

@@ -59,6 +59,9 @@ class ProjectContext:
     namespaced: dict[str, tuple[str, str, bool]] = field(default_factory=dict)
     # a module run by path (its path) -> the top-level names it imports
     runner_imports: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    # per folder holding scanned code (a package's parent, a script's folder): the library
+    # checks its tree lacks (FileDevices.absent_checks)
+    absent: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def package_of(self, path: Path) -> tuple[Path | None, str | None]:
         return package_of(path, self.known)
@@ -70,12 +73,13 @@ class ProjectContext:
         if top is None and rel in self.namespaced:
             folder, module, relative = self.namespaced[rel]
             top = Path(folder)
+        absent = self.absent.get(str(path.parent if top is None else top.parent), frozenset())
         if top is None:
             donor = self.scripts.get(rel)
             floor = self.scripts_min_torch.get(str(path.parent))
             imported = rel in self.imported_scripts
             if donor is None:
-                return FileDevices(min_torch=floor, imported=imported)
+                return FileDevices(min_torch=floor, imported=imported, absent_checks=absent)
             return FileDevices(
                 helpers=donor.helpers,
                 add_module=donor.add_module,
@@ -84,14 +88,15 @@ class ProjectContext:
                 npu_arms=donor.npu_arms,
                 type_from=donor.type_from,
                 imported=imported,
+                absent_checks=absent,
             )
         info = self.packages.get(str(top))
         if info is None:
-            return FileDevices()
+            return FileDevices(absent_checks=absent)
         if _relative_to(path, top) in info.run_by_path or self._imported_by_runner(path, top, info):
             # run by path, or imported by bare name from a module that is (``import utils``):
             # its package is not importable there, so it is ported as a script is
-            return FileDevices(min_torch=info.min_torch)
+            return FileDevices(min_torch=info.min_torch, absent_checks=absent)
         return FileDevices(
             module=module,
             package=info.name,
@@ -104,6 +109,7 @@ class ProjectContext:
             relative_imports=info.relative_imports if relative is None else relative,
             # a namespace folder's file: known as a script's (--target transfer: its entry shape)
             imported=None if relative is None else rel in self.imported_scripts,
+            absent_checks=absent,
         )
 
     def _imported_by_runner(self, path: Path, top: Path, info: PackageInfo) -> bool:
@@ -134,6 +140,7 @@ class ProjectContext:
             + ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
             + f";imported={sorted(self.imported_scripts)}"
             + f";namespaced={sorted(self.namespaced.items())}"
+            + f";absent={sorted((k, sorted(v)) for k, v in self.absent.items() if v)}"
         )
 
     def describe(self) -> list[tuple[str, str]]:

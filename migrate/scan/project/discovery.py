@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from migrate.scan.library_checks import absent_checks
 from migrate.scan.project.context import PackageInfo, ProjectContext
 from migrate.scan.project.facts import (
     _facts_data,
@@ -105,6 +106,9 @@ def _discover(
             ctx.namespaced[rel] = (str(ns[0]), ns[1], ns[2])
             top = ns[0]
             spaced.append((path, rel))
+        folder = str(path.parent if top is None else top.parent)
+        if folder not in ctx.absent:
+            ctx.absent[folder] = absent_checks(_ancestors(Path(folder), root))
         if top is None:
             key = str(path.parent)
             if key not in ctx.scripts_min_torch:

@@ -55,6 +55,9 @@ class FileDevices:
     # a script outside any package: whether another scanned file imports it by its name
     # (then it is a module, not a program: --target transfer); None: not known
     imported: bool | None = None
+    # rules/npu_checks.yaml modules whose library is in the scanned tree without the check
+    # (migrate/scan/python/npu_checks.py absent_checks): the port does not import it
+    absent_checks: frozenset[str] = frozenset()
 
     def helper(self, kind: str) -> HelperRef | None:
         return next((h for h in self.helpers if h.kind == kind), None)

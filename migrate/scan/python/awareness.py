@@ -21,6 +21,9 @@ Names alone decide nothing: ``use_cuda = torch.cuda.is_available()`` and a funct
 
 With --target portable, left as written (reported, no fix): a table keyed by device type
 without an "npu" entry (a person adds the entry).
+
+The regions that need no NPU arm (NVIDIA-only code, type checks, old-torch fallbacks) are
+scan/python/left_as_written.py's; NPU twins side by side are scan/python/npu_twins.py's.
 """
 
 from __future__ import annotations
@@ -30,7 +33,10 @@ import re
 from dataclasses import dataclass, replace
 
 from migrate.scan.npu_names import names_npu
+from migrate.scan.python.dead_code import dead_regions
+from migrate.scan.python.left_as_written import needs_no_port, nvidia_only, vendor_tests
 from migrate.scan.python.npu_checks import bound_check, own_check
+from migrate.scan.python.npu_twins import BLOCK_TYPES, npu_twins
 from migrate.scan.python.spans import SpanIndex
 
 _CUDA_FN = re.compile(r"cuda|rocm|(?<![a-z])hip(?![a-z])|nccl|nvml|nvidia", re.IGNORECASE)
@@ -166,98 +172,19 @@ def regions(f, portable: bool, lines: set[int] | None = None) -> Regions:
     arms = _npu_arms(f) if portable else set()
     cuda_fn = portable and bool(arms) and bool(_CUDA_FN.search(text))
     proven = portable and '"cuda"' in text.replace("'", '"')
-    out.aware += _nvidia_only(f, nodes)
-    out.aware += _needs_no_port(f, nodes)
+    out.aware += nvidia_only(f, nodes)
+    out.aware += needs_no_port(f, nodes)
+    out.aware += dead_regions(f, nodes)
+    out.keep += vendor_tests(f, nodes)
     if not (has_npu or portable):
         return out
     if has_npu:
-        for stmt, twin in _npu_twins(f, nodes(*_BLOCK_TYPES)):
+        for stmt, twin in npu_twins(f, nodes(*BLOCK_TYPES)):
             out.aware.append((*f.span(stmt), f"its NPU twin `{twin}` is beside it"))
     facts = _Facts(portable, has_npu, proven, cuda_fn, arms)
     for node in nodes(*_REGION_TYPES):
         _node_region(f, node, facts, out)
     return out
-
-
-_NVIDIA = re.compile(r"pynvml|\bnvml|nvidia-smi|nvidia_smi|\bhorovod|\bhvd\.", re.IGNORECASE)
-_HOROVOD = re.compile(r"\bhorovod|\bhvd\.")
-_NVML = re.compile(r"pynvml|\bnvml|nvidia-smi|nvidia_smi", re.IGNORECASE)
-_NVIDIA_ONLY = "NVIDIA-only code (NVML, nvidia-smi, Horovod): it never runs on an NPU"
-_NVIDIA_DEF_LINES = 60  # a def this short that asks NVML is an NVML tool, not a program
-
-
-def _nvidia_only(f, nodes) -> list[tuple[int, int, str]]:
-    """Regions that stay as written in every target: a block that asks NVML or nvidia-smi or
-    runs Horovod (opening its CUDA test to the NPU would run NVIDIA-only code there), and a
-    constant naming a backend itself (ignite's ``NCCL = "nccl"``: a name, not a choice)."""
-    out = []
-    if _NVIDIA.search(f.text):
-        for node in nodes(ast.If):  # only under a test that CUDA (or NVML) is there
-            if _NVIDIA.search(f.source(node)) and (
-                _CUDA_WORD.search(f.source(node.test)) or _NVIDIA.search(f.source(node.test))
-            ):
-                out.append((f.span(node)[0], f.span(node.body[-1])[1], _NVIDIA_ONLY))  # not its else
-        for node in nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            lines = (node.end_lineno or node.lineno) - node.lineno
-            source = f.source(node)
-            tool = lines <= _NVIDIA_DEF_LINES and _NVML.search(source) and _tests_cuda(f, node)
-            horovod = isinstance(node, ast.ClassDef) and _HOROVOD.search(source)  # Horovod has no NPU
-            if _NVIDIA.search(node.name) or tool or horovod:
-                out.append((*f.span(node), _NVIDIA_ONLY))  # ignite's GpuInfo: an NVML tool
-    for node in nodes(ast.Assign):
-        value = node.value
-        named = (
-            value.value
-            if isinstance(value, ast.Constant) and isinstance(value.value, str)
-            else value.attr
-            if isinstance(value, ast.Attribute)
-            else None
-        )
-        if (
-            named
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id.lower() == named.lower()
-            and _CUDA_WORD.search(named)
-        ):  # `NCCL = "nccl"`, `NCCL = dist.Backend.NCCL`
-            out.append((*f.span(node), f"`{node.targets[0].id}` names the {named} backend itself"))
-    return out
-
-
-def _tests_cuda(f, node) -> bool:
-    """Does the def hold an ``if`` that asks for CUDA (it guards itself to NVIDIA hosts)?"""
-    return any(isinstance(n, ast.If) and _CUDA_WORD.search(f.source(n.test)) for n in ast.walk(node))
-
-
-def _needs_no_port(f, nodes) -> list[tuple[int, int, str]]:
-    """Code that needs no port, in every target: a type check's class (``isinstance(x,
-    torch.cuda.FloatTensor)`` only asks), and a fallback for an older torch (the ``except
-    ImportError`` arm of ``try: from torch.amp import GradScaler``: torch_npu's torch has
-    the name, the fallback never runs)."""
-    out = []
-    for node in nodes(ast.Call):
-        if (
-            isinstance(node.func, ast.Name)
-            and node.func.id in ("isinstance", "issubclass")
-            and len(node.args) == 2
-        ):
-            out.append((*f.span(node.args[1]), "a type check, which runs nothing on the device"))
-    for node in nodes(ast.Try):
-        if not any(_imports_torch(s) for s in node.body):
-            continue
-        for handler in node.handlers:
-            if handler.body and _catches_import_error(handler):
-                start, end = f.span(handler.body[0])[0], f.span(handler.body[-1])[1]
-                out.append(
-                    (start, end, "a fallback for an older torch: it never runs with torch_npu's torch")
-                )
-    return out
-
-
-def _imports_torch(stmt: ast.stmt) -> bool:
-    if isinstance(stmt, ast.ImportFrom):
-        return not stmt.level and (stmt.module or "").split(".")[0] == "torch"
-    return isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "torch" for a in stmt.names)
 
 
 # every node type the loop at the end of regions() looks at
@@ -274,76 +201,6 @@ _REGION_TYPES = (
     ast.ClassDef,
 )
 _OWN_PAIRS = ({"cuda", "npu"}, {"nccl", "hccl"})
-_CUDA_WORD = re.compile(r"cuda|nccl", re.IGNORECASE)
-# node types that hold blocks of statements (where NPU twins sit side by side)
-_BLOCK_TYPES = tuple(
-    t
-    for t in (
-        ast.Module,
-        ast.FunctionDef,
-        ast.AsyncFunctionDef,
-        ast.ClassDef,
-        ast.If,
-        ast.For,
-        ast.AsyncFor,
-        ast.While,
-        ast.With,
-        ast.AsyncWith,
-        ast.Try,
-        getattr(ast, "TryStar", None),
-        ast.ExceptHandler,
-        getattr(ast, "match_case", None),
-    )
-    if t is not None
-)
-_TO_NPU = {"cuda": "npu", "nccl": "hccl"}
-
-
-def _npu_form(text: str) -> str:
-    """``text`` with CUDA's words put as the NPU's (cuda -> npu, nccl -> hccl), lowered,
-    quotes and spaces aside: what its NPU twin reads."""
-    return _CUDA_WORD.sub(lambda m: _TO_NPU[m.group().lower()], _plain(text))
-
-
-def _plain(text: str) -> str:
-    return re.sub(r"\s+", "", text.replace("'", '"')).lower()
-
-
-def _key(stmt) -> str | None:
-    """What a statement's NPU twin must match: an assignment's target
-    (``self.is_cuda = ...`` / ``self.is_npu = ...``), an ``if``'s test
-    (``if device_type == "cuda":`` / ``if device_type == "npu":``)."""
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        if len(targets) == 1 and isinstance(targets[0], (ast.Name, ast.Attribute)):
-            return "=" + ast.unparse(targets[0])
-        return None
-    if isinstance(stmt, ast.If):
-        return "if" + ast.unparse(stmt.test)
-    return None
-
-
-def _npu_twins(f, blocks: list):
-    """(statement, its twin): a statement about CUDA beside one in the same block that says
-    the same about the NPU (``self.is_cuda = device.type == "cuda" and ...`` over
-    ``self.is_npu = device.type == "npu" and ...``, ``if device_type == "cuda": ...`` over
-    ``if device_type == "npu": ...``). The code already has its NPU arm: porting the CUDA
-    one would make both arms true on an NPU (timm's PrefetchLoader then picks torch.cuda)."""
-    for node in blocks:
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(node, name, None)
-            if not isinstance(block, list) or len(block) < 2 or not isinstance(block[0], ast.stmt):
-                continue
-            keys = [_key(s) for s in block]
-            npu_keys = {_plain(k): s for k, s in zip(keys, block) if k and names_npu(k)}
-            if not npu_keys:
-                continue
-            for key, stmt in zip(keys, block):
-                if key and _CUDA_WORD.search(key):
-                    twin = npu_keys.get(_npu_form(key))
-                    if twin is not None and twin is not stmt:
-                        said = _key(twin) or ""  # a twin has a key: it was found by one
-                        yield stmt, said[1:] if isinstance(twin, ast.Assign) else f.source(twin.test)
 
 
 def _tests_hccl(fn) -> bool:
@@ -497,13 +354,6 @@ def _generic(node) -> bool:
     """An expression that follows the device (`state.device.type`, `x.device`, a call)."""
     text = ast.unparse(node)
     return "cuda" not in text and bool(re.search(r"device|type|accelerator", text))
-
-
-def _catches_import_error(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return False
-    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError") for n in names)
 
 
 def _device_table(node: ast.Dict) -> bool:

@@ -40,6 +40,7 @@ from migrate.scan.python.device_scope import (
     _runs_inside,
     _self_device,
     _TopLevel,
+    torch_binding,
 )
 from migrate.scan.python.npu_checks import bound_check, importable_check, own_check
 from migrate.scan.python.quotes import dominant_quote, lexed_quote
@@ -103,6 +104,7 @@ class DeviceNames:
         self._assigned: dict[tuple[int, str], list[Any]] = {}
         self._top: _TopLevel | None = None
         self._quote: str | None = None
+        self._torch_binding: str | None = ""  # "": not computed yet
         self._bound: dict[int, set[str]] = {}  # id(function) -> the names it binds
 
     @property
@@ -110,6 +112,16 @@ class DeviceNames:
         if self._top is None:
             self._top = _TopLevel(self.f.tree.body)
         return self._top
+
+    @property
+    def torch_binding(self) -> str | None:
+        """How the file binds torch (device_scope.torch_binding): where it is optional
+        ("guarded", "local"), a helper module the port imports (it imports torch) would
+        make it required, and where only functions import it ("local"), a helper the port
+        pastes would read an unbound ``torch``."""
+        if self._torch_binding == "":
+            self._torch_binding = torch_binding(self.f.tree)
+        return self._torch_binding
 
     @property
     def quote(self) -> str:
@@ -208,7 +220,7 @@ class DeviceNames:
         if fd.add_module and fd.add_module != fd.module:
             return None
         name = device_helpers.NAMES["check"]
-        if self._taken(name):
+        if self._taken(name) or self.torch_binding == "local":
             return None
         self.planned.add(name)
         return f"{name}()", []
@@ -238,7 +250,7 @@ class DeviceNames:
                 # never a long path through the top package (`mmengine.device.utils.x`)
                 if local and local.count(".") <= (0 if module == ref.module else 1):
                     return f"{local}()", []
-            if self._taken(ref.name):
+            if self._taken(ref.name) or self.torch_binding in ("guarded", "local"):
                 return None
             return f"{ref.name}()", [self._import(ref.import_from(self.fd.module), ref.name)]
         return None
@@ -257,6 +269,9 @@ class DeviceNames:
         name = device_helpers.NAMES[kind]
         if self._taken(name):
             raise Unspellable(f"`{name}` is already bound in this file")
+        adds_import = bool(self.fd.add_module and self.fd.add_module != self.fd.module)
+        if self.torch_binding == "local" or (adds_import and self.torch_binding == "guarded"):
+            raise Unspellable("torch is optional in this file: the helper would need it at module level")
         fd = self.fd
         if fd.add_module and fd.add_module != fd.module:
             if self._imported_by_ours():

@@ -210,3 +210,26 @@ def _after_imports(tree: ast.Module, index, text: str) -> int:
         return 0
     line = last.end_lineno or last.lineno
     return index.starts[line] if line < len(index.starts) else len(text)
+
+
+def _imports_torch(node: ast.AST) -> bool:
+    if isinstance(node, ast.Import):
+        return any(a.name == "torch" or a.name.startswith("torch.") for a in node.names)
+    return (
+        isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "torch"
+    )
+
+
+def torch_binding(tree: ast.Module) -> str | None:
+    """How the module binds torch: "plain" (a statement of the module body), "guarded"
+    (only under a module-level ``try`` / ``if``: an optional dependency), "local" (only
+    inside functions or classes), None (never)."""
+    if any(_imports_torch(stmt) for stmt in tree.body):
+        return "plain"
+    local = False
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            local = local or any(_imports_torch(n) for n in ast.walk(stmt))
+        elif any(_imports_torch(n) for n in ast.walk(stmt)):
+            return "guarded"
+    return "local" if local else None

@@ -90,9 +90,15 @@ def _is_availability_if(node: ast.AST) -> bool:
             continue
         func = test.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if (name.startswith("is_") and name.endswith("_available")) or name in _AVAILABLE:
+        if _names_a_library(name) or name in _AVAILABLE:
             return True
     return False
+
+
+def _names_a_library(name: str) -> bool:
+    """``is_<lib>_available``; a bare ``is_available()`` (``torch.cuda.is_available()``) asks
+    for a device, not for an optional library: the code under it is the port's work."""
+    return name.startswith("is_") and name.endswith("_available") and name != "is_available"
 
 
 def _top_modules(node: ast.Import | ast.ImportFrom) -> list[str]:

@@ -143,10 +143,12 @@ def _placed(f: Finding, cell, local: int) -> Finding:
     """``f`` (found at line ``local`` of the cell) at its line in the notebook file."""
     number, _, raw_lines = cell
     line = raw_lines[local - 1] if 0 < local <= len(raw_lines) else None
+    head = f.decision - f.line + local if f.decision else 0  # the decision's line in the cell
     return replace(
         f,
         line=line or 1,
         end_line=line or 1,
+        decision=raw_lines[head - 1] if 0 < head <= len(raw_lines) else 0,
         fix=None,
         category="perf" if f.category == "perf" else "manual",
         message=f"{f.message} [cell {number}, line {local}]",

@@ -37,7 +37,7 @@ from dataclasses import replace
 from migrate.core.findings import Edit, Finding, Fix
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.device_names import Unspellable
-from migrate.scan.python.npu_checks import bound_check, npu_checks
+from migrate.scan.python.npu_checks import bound_check, usable_checks
 from migrate.scan.python.portable import spell
 
 _AVAILABLE = "torch.cuda.is_available"
@@ -223,7 +223,7 @@ def _library_check(f) -> tuple[str, list[Edit]] | None:
     """(``is_npu_available()``, the edits binding it) where the file has a library's NPU
     check bound, or imports from its module on one line (the name is added there, in the
     order the names are written); else None."""
-    table = npu_checks()
+    table = usable_checks(f)
     local = bound_check(f)
     if local:
         return f"{local}()", []

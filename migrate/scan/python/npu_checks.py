@@ -6,7 +6,10 @@ has, as upstream ports do (``"npu" if is_torch_npu_available() else "cuda"``,
 
 * a library's check the file imports (rules/npu_checks.yaml: accelerate.utils,
   transformers, mmengine.device ...), or imports from where the file imports other names of
-  that library's module (added to that import);
+  that library's module (added to that import) -- where that library's source is in the
+  scanned tree (the file is part of it, or it lies beside), only if its module defines or
+  exports the check there (migrate/scan/library_checks.py ``absent_checks``): mmengine before #572 had no
+  ``mmengine.device.is_npu_available``, and importing it broke the whole library;
 * a function of the file's own with a check's name and no required argument
   (FunASR's ``is_npu_available()``);
 * in a script with neither, the port's own one-function check (``is_npu_available`` in
@@ -16,22 +19,19 @@ has, as upstream ports do (``"npu" if is_torch_npu_available() else "cuda"``,
 from __future__ import annotations
 
 import ast
-from functools import cache
 
-import yaml
-
-from migrate.core.resources import rules_dir
+from migrate.scan.library_checks import npu_checks
 
 # names a function of the file's own answers the question by (no required argument)
 CHECK_NAMES = ("is_npu_available", "is_torch_npu_available", "npu_is_available")
 
 
-@cache
-def npu_checks() -> dict[str, str]:
-    """module -> the function it exports that tells whether an NPU is usable
-    (rules/npu_checks.yaml)."""
-    data = yaml.safe_load((rules_dir() / "npu_checks.yaml").read_text(encoding="utf-8")) or {}
-    return {str(k): str(v) for k, v in (data.get("npu_checks") or {}).items()}
+def usable_checks(f) -> dict[str, str]:
+    """The table (``npu_checks``) without the modules whose check the scanned tree's copy of
+    the library lacks (``FileDevices.absent_checks``): what the port may import for ``f``."""
+    absent = f.file_devices.absent_checks if getattr(f, "file_devices", None) else ()
+    table = npu_checks()
+    return {m: n for m, n in table.items() if m not in absent} if absent else table
 
 
 def bound_check(f) -> str | None:
@@ -65,7 +65,7 @@ def _once(fn):
 def importable_check(f) -> tuple[str, str] | None:
     """(module, name) of a library's NPU check where the file imports other names from that
     module (``from accelerate.utils import is_xpu_available``): the port imports it there."""
-    table = npu_checks()
+    table = usable_checks(f)
     for stmt in f.tree.body:
         if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module in table:
             if not any(a.name == "*" for a in stmt.names):

@@ -29,6 +29,7 @@ from migrate.scan.python.portable import (
     spell,
     whole_slot,
 )
+from migrate.scan.python.version_guards import torch_range
 
 BRANCH = '({npu} if {device_type} == "npu" else {cuda})'
 CUDA_MODULE = "torch.cuda"
@@ -65,16 +66,25 @@ def code_floor(text: str) -> tuple[int, int]:
     return UNKNOWN_FLOOR
 
 
-def _below(f, version: str | None) -> bool:
-    """Is the oldest torch the code supports older than ``version``? The project's declared
-    minimum, else what the file's own code needs: a file handed over alone that calls
-    ``torch.cuda.amp.GradScaler()`` keeps a spelling every torch has."""
+def _below(f, version: str | None, node: ast.AST | None = None) -> bool:
+    """Is the oldest torch that runs the code at ``node`` older than ``version``? The
+    project's declared minimum, else what the file's own code needs (a file handed over alone
+    that calls ``torch.cuda.amp.GradScaler()`` keeps a spelling every torch has), raised by
+    the torch-version tests around ``node``; and code those tests run only below
+    ``version`` (mmengine's ``if ... <= digit_version(TORCH_VERSION) < digit_version('1.10.0'):``)
+    is below it whatever the floor (migrate/scan/python/version_guards.py)."""
     if not version:
         return False
     floor = f.file_devices.min_torch if f.file_devices else None
     if floor is None:
         floor = code_floor(f.text)
     want = tuple(int(x) for x in str(version).split(".")[:2])
+    if node is not None:
+        lowest, below = torch_range(f, node)
+        if below is not None and below <= want:
+            return True
+        if lowest is not None and lowest > floor:
+            floor = lowest
     return floor < want
 
 
@@ -89,7 +99,7 @@ def portable_use(f, m, node: ast.AST, parts: list[str], parent, values: dict) ->
     form, rest = portable_form(rule, m.qualname)
     is_call = isinstance(parent, ast.Call) and parent.func is node
     q = quote_for(f, node)
-    if isinstance(form, dict) and _below(f, form.get("min_torch")):
+    if isinstance(form, dict) and _below(f, form.get("min_torch"), node):
         form = None
     if isinstance(form, str):
         if "(" in form or "{" in form:  # an expression standing for the whole use

@@ -23,23 +23,49 @@ import ast
 import re
 
 from migrate.core.findings import Edit, Fix
-from migrate.scan.python.portable import bare_ok, declines, portable_fix, spell, whole_slot
+from migrate.scan.python.portable import declines, portable_fix, spell, whole_slot
+from migrate.scan.python.portable_compare import compare_fix, startswith_fix
 from migrate.scan.python.pyfile import partial_target
 
 _AMP = re.compile(r"autocast|GradScaler|amp\.")
 _TIGHT = (ast.Attribute, ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Await)
 
 
+# why a public function's lazy default waits for --unsafe-fixes (the finding is assisted)
+PUBLIC_DEFAULT = (
+    "a public function's default is part of its API: engineers keep it; "
+    "`None` resolved in the body only with --unsafe-fixes"
+)
+
+
 def portable_literal(
     f, spec, node: ast.AST, value: str, fstring: bool, values: dict, body_start: int, body: str, quote: str
-) -> Fix | None:
+) -> tuple[Fix | None, str | None]:
+    """The portable fix of a literal, and why it waits for --unsafe-fixes (None: it does
+    not)."""
     fix = _literal(f, spec, node, value, fstring, values, body_start, body, quote)
     if fix is None:
-        return None
+        return None, None
     default = _default_of(f, node)
-    if default is not None:
-        fix = lazy_default(f, spec.rule, *default, fix)
-    return fix
+    if default is None:
+        return fix, None
+    lazy = lazy_default(f, spec.rule, *default, fix)
+    if lazy is not None and lazy is not fix and _public(f, default[0]):
+        return lazy.held_back(), PUBLIC_DEFAULT
+    return lazy, None
+
+
+def _public(f, fn) -> bool:
+    """A function callers outside its module reach by name: defined at module level or in
+    a class at module level, neither named private (``_x``; dunder methods are public)."""
+    names = [fn.name]
+    cur = f.parent(fn)
+    while isinstance(cur, ast.ClassDef):
+        names.append(cur.name)
+        cur = f.parent(cur)
+    if not isinstance(cur, ast.Module):
+        return False  # a nested function: its module's business
+    return not any(n.startswith("_") and not (n.startswith("__") and n.endswith("__")) for n in names)
 
 
 @declines
@@ -61,7 +87,7 @@ def _literal(
     if isinstance(parent, ast.Dict):
         return None  # a key or value of a table per device: a person adds the NPU entry
     if isinstance(parent, ast.Compare) and not fstring and not tail:
-        return _compare(f, spec, node, parent, forms, tail, values, quote)
+        return compare_fix(f, spec, node, parent, forms, tail, values, quote)
     if (
         isinstance(parent, ast.Call)
         and isinstance(parent.func, ast.Attribute)
@@ -69,7 +95,7 @@ def _literal(
         and not tail
         and forms.get("startswith")
     ):
-        return _startswith(f, spec, node, parent, forms, values)
+        return startswith_fix(f, spec, node, parent, forms, values)
     if not tail and not fstring and _guarded(f, node, parent) and forms.get("guarded"):
         arm = _npu_arm(f, parent, quote[-1])
         if arm is not None:
@@ -406,82 +432,6 @@ def _added_member(f, coll, member: str) -> Edit:
     if isinstance(coll, ast.Tuple) and len(coll.elts) == 1:
         return Edit(last_end, last_end + comma + 1, f", {member}")
     return Edit(last_end, last_end, f", {member}")
-
-
-def _compare(f, spec, node, cmp, forms, tail, values, quote) -> Fix | None:
-    form = forms.get("compare")
-    if not form or len(cmp.ops) != 1 or tail:
-        return None
-    left, right = cmp.left, cmp.comparators[0]
-    if isinstance(cmp.ops[0], (ast.In, ast.NotIn)) and node is left and form.get("contains"):
-        return _contains(f, spec, node, cmp, form, values, quote)
-    if not isinstance(cmp.ops[0], (ast.Eq, ast.NotEq)):
-        return None
-    if node is not right and not form.get("symmetric", True):
-        return None
-    other = left if node is right else right
-    if not _device_like(f, spec, other):
-        return None  # `ort_fusions == "cuda"`: not a torch device; a person decides
-    a, b = (f.span(left)[1], f.span(right)[0])
-    between = f.text[a:b]
-    op_text = "==" if isinstance(cmp.ops[0], ast.Eq) else "!="
-    if between.count(op_text) != 1:
-        return None
-    new_op = form["equal"] if op_text == "==" else form["not_equal"]
-    q = quote[-1] if quote else '"'
-    value = form["value"]
-    literal = value if value.startswith("(") else f"{q}{value}{q}"
-    literal = literal.replace('"', q)
-    s, e = f.span(node)
-    edits = [Edit(a, b, between.replace(op_text, new_op)), Edit(s, e, literal)]
-    if node is left:  # "cuda" == x.type: only symmetric forms get here
-        edits = [Edit(s, e, literal), Edit(a, b, between.replace(op_text, new_op))]
-    a0, b0 = f.span(cmp)
-    shown = (
-        f.text[a0:b0].replace(f.text[s:e], literal, 1).replace(between, between.replace(op_text, new_op), 1)
-    )
-    return _fix(spec, sorted(edits), values, [], f"`{shown}`")
-
-
-def _contains(f, spec, node, cmp, form, values, quote) -> Fix | None:
-    """`"cuda" in device` -> `("cuda" in device or "npu" in device)` (exactly as before on
-    CUDA and CPU hosts, and true on an NPU)."""
-    right = cmp.comparators[0]
-    if (
-        isinstance(cmp.ops[0], ast.NotIn)
-        or not _device_like(f, spec, right)
-        or not isinstance(right, (ast.Name, ast.Attribute))
-    ):
-        return None
-    q = quote[-1] if quote else '"'
-    add = spec.rule.portable.get("collection_adds", "npu")
-    a, b = f.span(cmp)
-    code = f"{f.text[a:b]} or {q}{add}{q} in {f.source(right)}"
-    if not bare_ok(f, cmp, "or"):
-        code = f"({code})"
-    return _fix(spec, [Edit(a, b, code)], values, [], f"`{code}`")
-
-
-def _device_like(f, spec, node) -> bool:
-    """Does the other side of a comparison hold a device/backend (x.device.type, a variable
-    named like one, get_backend())?"""
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        name = node.attr
-    elif isinstance(node, ast.Name):
-        name = node.id
-    else:
-        return False
-    return name in ("type", "device", "backend", "get_backend") or spec.name_hit(name)
-
-
-def _startswith(f, spec, node, call, forms, values) -> Fix | None:
-    """`s.startswith("cuda")` -> `s.startswith(("cuda", "npu"))`."""
-    s_, e = f.span(node)
-    q = f.text[s_:e][-1]
-    new = forms["startswith"].replace('"', q)
-    return _fix(spec, [Edit(s_, e, new)], values, [], f"`startswith({new})`")
 
 
 def _fix(spec, edits, values, imports, shown: str) -> Fix:

@@ -13,9 +13,11 @@ from migrate.core.findings import Finding, Fix, LineIndex, finding_at
 from migrate.core.rules import Rule
 from migrate.scan.project import FileDevices
 from migrate.scan.python.bindings import Bindings, collect_bindings, statement_index
+from migrate.scan.python.decisions import decision_spans
 from migrate.scan.python.device_names import DeviceNames
 from migrate.scan.python.fixers import FixContext
 from migrate.scan.python.guards import Guards, find_guards
+from migrate.scan.python.spans import SpanIndex
 
 N = TypeVar("N", bound=ast.AST)
 _SYMBOL_KEYS = ("name", "value", "attr", "symbol")
@@ -46,6 +48,7 @@ class PyFile:
     target: str = "portable"  # the port target fixes are made for (migrate/core/targets.py)
     file_devices: FileDevices | None = None  # the project around it (migrate/scan/project/)
     _guards: Guards | None = None
+    _decisions: SpanIndex[int] | None = None
     _devices: DeviceNames | None = None
     _walked: dict[type, list[tuple[int, ast.AST]]] | None = None
     lines: list[int] | None = None  # the lines the index was pruned to (None: not pruned)
@@ -137,6 +140,7 @@ class PyFile:
             symbol=symbol,
             guarded=self.guards.covers(start, symbol),
             target=self.target,
+            decision=self.decisions.at(start) or 0,
         )
         if held is not None and fix is not None:
             finding = finding.held_back("assisted", fix, held)
@@ -154,6 +158,13 @@ class PyFile:
         if self._guards is None:
             self._guards = find_guards(self.tree, self.index)
         return self._guards
+
+    @property
+    def decisions(self) -> SpanIndex[int]:
+        """The device branches of the file (scan/python/decisions.py)."""
+        if self._decisions is None:
+            self._decisions = decision_spans(self)
+        return self._decisions
 
     def report_node(self, rule: Rule, node: ast.AST, values: dict, fix: Fix | None) -> None:
         start, end = self.span(node)

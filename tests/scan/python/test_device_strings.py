@@ -187,3 +187,26 @@ def test_functools_partial_binds_the_arguments_of_the_function_it_wraps(found, p
     assert 'custom_fwd = partial(_custom_fwd, device_type="npu" if is_npu_available() else "cuda")\n' in out
     assert 'autocast = partial(_autocast, "npu" if is_npu_available() else "cuda")\n' in out
     assert 'square = partial(pow, "cuda")\n' in out
+
+
+def test_a_device_type_test_spelled_out_is_kept_in_step_with_the_port(ported):
+    # trl's vLLM server: the device the port now produces is "npu:N", so a test of its type
+    # part four lines below must accept "npu" too, or the NPU path is silently skipped
+    code = """
+    import torch
+    def init(vllm_device):
+        if vllm_device.split(":")[0] == "cuda":
+            torch.cuda.set_device(vllm_device)
+        if str(vllm_device).lower() != "cuda":
+            pass
+        if vllm_device.partition(":")[0] == "cuda":
+            pass
+        if name.split(":")[0] == "cuda":
+            pass
+    """
+    out = ported(code)
+    assert 'if vllm_device.split(":")[0] in ("cuda", "npu"):' in out
+    assert 'if str(vllm_device).lower() not in ("cuda", "npu"):' in out
+    assert 'if vllm_device.partition(":")[0] in ("cuda", "npu"):' in out
+    assert 'if name.split(":")[0] == "cuda":' in out  # not a device by its name: a person decides
+    assert ported(out) == out

@@ -1,11 +1,15 @@
-"""NVIDIA-only code stays as written in every target (migrate/scan/python/awareness.py):
-a block that asks NVML, or runs Horovod, under its own CUDA test; a constant that names a
+"""NVIDIA-only code stays as written in every target (scan/python/left_as_written.py, via
+awareness.py): a block that asks NVML, or runs Horovod, under its own CUDA test; a constant that names a
 backend (ignite's ``NCCL = "nccl"``)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 from functools import partial
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +18,7 @@ from migrate.fix.rewrite import fix_text
 from migrate.fix.run import engine_scan
 
 RULES = list(default_rules())
+REPO = Path(__file__).resolve().parents[3]
 
 # ignite's GPU-info metric and a Horovod launcher, reduced
 CODE = """\
@@ -103,3 +108,98 @@ def test_nvml_under_a_test_that_is_not_cudas_is_still_reported():
     code = "def log(args):\n    if args.gpu_stats:\n        import pynvml\n        pynvml.nvmlInit()\n"
     found = engine_scan(code, "t.py", "python", RULES, "portable")
     assert found and not any(f.npu_aware for f in found)
+
+
+@pytest.mark.parametrize(
+    ("target", "call"),
+    [
+        ("portable", 'dist.init_process_group("hccl" if is_npu_available() else NCCL)'),
+        ("npu", 'dist.init_process_group("hccl")'),
+    ],
+)
+def test_a_backend_constant_passed_to_init_is_ported_at_the_call(target, call):
+    # the constant names the backend itself and stays; the call that starts NCCL with it
+    # would fail on an NPU, so the port decides there
+    code = """\
+        import torch.distributed as dist
+
+        NCCL = "nccl"
+        GLOO = "gloo"
+
+
+        def setup(backend=None):
+            dist.init_process_group(NCCL)
+            dist.init_process_group(GLOO)
+        """
+    out = port(code, target)
+    assert 'NCCL = "nccl"\n' in out
+    assert f"    {call}\n" in out
+    assert "    dist.init_process_group(GLOO)\n" in out
+    assert port(out, target) == out
+
+
+@pytest.mark.parametrize("target", ["portable", "npu"])
+def test_a_predicate_named_for_its_vendor_keeps_answering_for_it(target):
+    # mmengine device/utils.py: get_device() asks is_cuda_available() first; ported, it
+    # would say True on an NPU and get_device() would answer "cuda" there
+    code = """\
+        import torch
+
+
+        def is_cuda_available() -> bool:
+            return torch.cuda.is_available()
+
+
+        def _has_nccl():
+            return torch.distributed.is_nccl_available()
+
+
+        def device_ready():
+            return torch.cuda.is_available()
+        """
+    out = port(code, target)
+    kept = textwrap.dedent(code)
+    assert kept[kept.index("def is_cuda") : kept.index("def device_ready")] in out
+    assert "def device_ready():\n    return torch.cuda.is_available()\n" not in out
+
+
+ROUTER = """\
+    import os
+
+
+    def visible_devices():
+        try:
+            import torch
+        except ImportError:
+            return []
+        return list(range(torch.cuda.device_count()))
+    """
+
+
+def test_a_file_that_imports_torch_only_in_a_function_gets_no_helper(tmp_path):
+    # MinerU's router: a pasted helper would read an unbound `torch` at call time
+    out = port(ROUTER, "portable")
+    assert "def is_npu_available" not in out and "get_device" not in out
+    assert "torch.cuda.device_count()" in out  # left to a person
+    compile(out, "t.py", "exec")
+
+
+def test_a_package_file_with_optional_torch_imports_no_helper_module(tmp_path):
+    # diffusers' utils/torch_utils.py imports torch under `if is_torch_available():`; an
+    # unconditional `from .._device import ...` (which imports torch) would make it required
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text("import torch\n\n\ndef sync():\n    torch.cuda.synchronize()\n")
+    optional = "import importlib.util\n\nif importlib.util.find_spec('torch'):\n    import torch\n\n\n"
+    optional += "def sync():\n    torch.cuda.synchronize()\n"
+    (pkg / "utils.py").write_text(optional)
+    done = subprocess.run(
+        [sys.executable, "-m", "migrate", "apply", str(tmp_path), "--no-cache"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode in (0, 1), done.stderr
+    assert (pkg / "utils.py").read_text() == optional
+    assert "from pkg._device import get_device_module" in (pkg / "model.py").read_text()

@@ -30,8 +30,10 @@ def stft(node, b):
     signal = node.inputs[0]
     window = node.inputs[2] if len(node.inputs) > 2 else None
     shape = b.static_shape(signal)
-    if shape is None or len(shape) != 3 or shape[2] != 1:
-        return b.decline("needs a real signal of static shape [batch, length, 1]")
+    # [batch, length, 1] as the spec writes it; [batch, length] as the TorchScript exporter
+    # (dynamo=False) passes a real signal, and onnxruntime takes it
+    if shape is None or not (len(shape) == 2 or (len(shape) == 3 and shape[2] == 1)):
+        return b.decline("needs a real signal of static shape [batch, length, 1] or [batch, length]")
     step = _const_int(node.inputs[1])
     length = _const_int(node.inputs[3]) if len(node.inputs) > 3 else None
     if length is None and window is not None and b.static_shape(window):

@@ -28,6 +28,7 @@ from migrate.core.kinds import param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
 from migrate.core.schema import mapping, record, regex, strings
 from migrate.core.targets import template
+from migrate.scan.python.portable import declines, portable_fix, spell, whole_slot
 from migrate.scan.python.portable_strings import portable_literal
 from migrate.scan.python.pyfile import PyFile, partial_target
 
@@ -135,10 +136,68 @@ def run(f: PyFile, specs: tuple[Spec, ...]) -> None:
         if spec.track:
             for value in _tracked_assignments(f, spec):
                 _check_value(f, spec, value)
+    constants: dict[str, ast.Constant] | None = None
     for node in f.nodes(ast.Call, ast.Assign, ast.AnnAssign, ast.arguments, ast.Dict, ast.Compare, ast.IfExp):
         for spec in specs:
             for value in _positions(f, spec, node):
-                _check_value(f, spec, value)
+                if isinstance(value, ast.Name) and isinstance(node, ast.Call):
+                    if constants is None:
+                        constants = _self_named_constants(f)
+                    _named_constant(f, spec, value, constants.get(value.id))
+                else:
+                    _check_value(f, spec, value)
+
+
+def _self_named_constants(f: PyFile) -> dict[str, ast.Constant]:
+    """Module-level constants that name their value (ignite's ``NCCL = "nccl"``): left as
+    written (a name, not a choice: scan/python/awareness.py), so the port decides at each
+    call that passes one where a device or backend is meant."""
+    out: dict[str, ast.Constant] = {}
+    for node in f.tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+            and node.targets[0].id.lower() == node.value.value.lower()
+        ):
+            out[node.targets[0].id] = node.value
+    return out
+
+
+def _named_constant(f: PyFile, spec: Spec, name: ast.Name, constant: ast.Constant | None) -> None:
+    """``init_process_group(NCCL)``: reported at the call, fixed there (``"hccl" if <NPU>
+    else NCCL`` in a portable port, ``"hccl"`` for the NPU); the constant stays."""
+    value = constant.value if constant is not None else None
+    if not isinstance(value, str) or not spec.match.fullmatch(value):
+        return
+    new = value
+    for pattern, repl in spec.replace:
+        new = pattern.sub(repl, new)
+    if new == value:
+        return
+    source = f.source(constant) if constant is not None else ""
+    quote = source[-1] if source[-1:] in ("'", '"') else '"'
+    start, end = f.span(name)
+    values = {"value": value, "new": new}
+    fix = None
+    if f.target == "portable":
+        fix = _portable_named(f, spec, name, quote, value)
+    else:
+        fix = fix_for(spec.rule, [Edit(start, end, f"{quote}{new}{quote}")], values)
+    f.report(spec.rule, start, end, values, fix)
+
+
+@declines
+def _portable_named(f: PyFile, spec: Spec, name: ast.Name, quote: str, value: str):
+    template = spec.rule.portable.get("literal") if spec.rule.portable else None
+    if not template:
+        return None
+    code, imports = spell(f, template, quote, name, bare=whole_slot(f, name))
+    code = code.replace(f"{quote}{value}{quote}", name.id)
+    start, end = f.span(name)
+    return portable_fix(spec.rule, [Edit(start, end, code)], imports, f"`{code}`")
 
 
 def _positions(f: PyFile, spec: Spec, node: ast.AST) -> Iterator[ast.AST]:
@@ -320,7 +379,7 @@ def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: b
     for pattern, repl in spec.replace:
         new_value = pattern.sub(repl, new_value)
     values = {"value": value, "new": new_value}
-    fix = None
+    fix, held = None, None
     if m and src.endswith(m.group(1)) and len(src) >= m.end() + len(m.group(1)):
         body = src[m.end() : len(src) - len(m.group(1))]
         ok = body.startswith(value) if fstring else body == value
@@ -329,11 +388,11 @@ def _report_literal(f: PyFile, spec: Spec, node: ast.AST, value: str, fstring: b
             if fstring:  # the message shows the whole f-string body: "cuda:{rank}"
                 values = {"value": body, "new": new_body}
             if f.target == "portable":
-                fix = portable_literal(
+                fix, held = portable_literal(
                     f, spec, node, value, fstring, values, start + m.end(), body, m.group(1)
                 )
             elif new_value != value:
                 fix = fix_for(
                     spec.rule, [Edit(start + m.end(), start + m.end() + len(body), new_body)], values
                 )
-    f.report(spec.rule, start, end, values, fix)
+    f.report(spec.rule, start, end, values, fix, held)

@@ -1,4 +1,4 @@
-"""A finished scan is remembered (migrate/commands/run_memo.py): the same command on the same
+"""A finished scan is remembered (migrate/scan/run_memo.py): the same command on the same
 files replays its report without starting the scan, and any change it depended on runs the
 scan again. Each run is a real `python -m migrate` process; whether it replayed is seen in
 its -X importtime trace (a replay imports no typer)."""
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate.commands import run_memo
+from migrate.scan import run_memo
 
 CUDA = "import torch\n\n\ndef f(x):\n    return x.cuda()\n"
 PLAIN = "def g(x):\n    return x + 1\n"
@@ -145,9 +145,10 @@ def test_stdout_reports_replay_byte_for_byte(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder", "symlink", "garbage", "nested", "huge", "wrong shape"])
-def test_a_hostile_memo_is_never_replayed(tmp_path, monkeypatch, kind):
+def test_a_hostile_memo_is_never_replayed(tmp_path, monkeypatch, capsys, kind):
     """Whatever sits at the memo's name is read bounded, never blocks, and is ignored
-    unless it is a regular file holding an entry this user's key signed."""
+    unless it is a regular file holding an entry this user's key signed: a corrupt one with
+    a note naming it (core/cache_files.py), one signed by another key quietly."""
     monkeypatch.setenv("MIGRATE_CACHE_KEY", "k" * 40)
     monkeypatch.chdir(tmp_path)
     cache = tmp_path / "cache"
@@ -171,3 +172,28 @@ def test_a_hostile_memo_is_never_replayed(tmp_path, monkeypatch, kind):
     else:
         path.write_text(json.dumps({"format": run_memo.FORMAT, "report": 1, "deps": "x", "mac": "0"}))
     assert run_memo.replay(argv) is None
+    err = capsys.readouterr().err
+    if kind == "wrong shape":  # its MAC does not check: another key's, not corrupt
+        assert err == ""
+    else:
+        assert f"migrate: note: cache file {path}: " in err and err.endswith("; ignored\n"), err
+
+
+def test_a_signed_memo_of_the_wrong_shape_is_noted(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MIGRATE_CACHE_KEY", "k" * 40)
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache"
+    argv = ["scan", "proj", "--cache-dir", str(cache)]
+    path = run_memo._memo_path(cache, run_memo._key_of(argv))
+    doc = {"format": run_memo.FORMAT, "report": "r", "output": None, "code": 7, "deps": []}
+    mac = run_memo.mac_of(b"k" * 40, b"run", path.name, doc)
+    cache.mkdir()
+    path.write_text(json.dumps({**doc, "mac": mac}))
+    assert run_memo.replay(argv) is None
+    assert "not a run memo; ignored" in capsys.readouterr().err
+    path.write_text(
+        json.dumps(
+            {**doc, "code": 0, "mac": run_memo.mac_of(b"k" * 40, b"run", path.name, {**doc, "code": 0})}
+        )
+    )
+    assert run_memo.replay(argv) == 0 and capsys.readouterr().out == "r"

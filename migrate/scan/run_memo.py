@@ -11,8 +11,9 @@ variables aside), whether stdout and stderr are terminals (and their size), the
 interpreter, each site-packages folder's mtime (installing or removing a package changes
 it), and the tool itself (size and mtime of every file of the package and its data).
 
-Entry (one JSON file per key in the cache folder, HMAC'd with the cache key like every
-cache entry: migrate/core/cache_files.py): the report's bytes, where they went (stdout or
+Entry (one JSON file per key in the cache folder, beside the scan cache (scan/cache.py) and
+the package facts (scan/project_cache.py), HMAC'd with the cache key and read by the same
+rules as every cache file: migrate/core/cache_files.py): the report's bytes, where they went (stdout or
 the ``-o`` file), the exit status, and what the run depended on (noted where it reads:
 migrate/core/reads.py): every folder it listed or looked into for a name (a file added,
 removed or renamed changes the folder's mtime) and every file it or its workers read, each
@@ -23,7 +24,8 @@ A run is remembered only when: it ended with exit 0 or 1; a cache folder is in u
 ``--no-cache``); it scanned no ONNX model (its external data is read beside it); and no
 dependency changed within ``RACY_NS`` of its start (a timestamp that coarse cannot prove
 the file unchanged; this also keeps out a run whose report lands in a folder it scans).
-Reads are bounded; nothing here is ever an error: any doubt runs the scan.
+Reads are bounded; nothing here is ever an error: any doubt runs the scan (a corrupt memo
+with a note on stderr).
 """
 
 from __future__ import annotations
@@ -39,7 +41,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from migrate.core import reads
-from migrate.core.cache_files import cache_key, default_cache_dir, mac_of, write_cache_file
+from migrate.core.cache_files import (
+    cache_key,
+    default_cache_dir,
+    ignored,
+    mac_of,
+    read_cache_doc,
+    write_cache_file,
+)
 
 FORMAT = 1
 RACY_NS = 2_000_000_000
@@ -178,33 +187,14 @@ def _memo_path(cache_dir: Path, key: str) -> Path:
 
 
 def _read(path: Path, key: bytes) -> dict | None:
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
-            return None
-        chunks, left = [], st.st_size + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    finally:
-        os.close(fd)
-    raw = b"".join(chunks)
-    if len(raw) > MAX_ENTRY_BYTES:
-        return None
-    doc = json.loads(raw)
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+    """The memo at ``path`` if it is this format's (core/cache_files.py: read_cache_doc),
+    its MAC checks and it has the memo's shape."""
+    doc = read_cache_doc(path, FORMAT, MAX_ENTRY_BYTES)
+    if doc is None:
         return None
     mac = doc.pop("mac", None)
     if not isinstance(mac, str) or not hmac.compare_digest(mac, mac_of(key, b"run", path.name, doc)):
-        return None
+        return None  # written under another key (or forged): not ours to believe
     ok = (
         isinstance(doc.get("report"), str)
         and (doc.get("output") is None or isinstance(doc["output"], str))
@@ -212,6 +202,8 @@ def _read(path: Path, key: bytes) -> dict | None:
         and isinstance(doc.get("deps"), list)
         and all(_dep_ok(d) for d in doc["deps"])
     )
+    if not ok:
+        ignored(path, "not a run memo")
     return doc if ok else None
 
 

@@ -1,0 +1,76 @@
+"""A test named for the backend or vendor it tests stays as written, for a person to add
+its HCCL/NPU twin beside it (scan/python/left_as_written.py vendor_tests, via awareness.py):
+mmengine dist/dist.py before #1309, timm data/loader.py before #2109."""
+
+from __future__ import annotations
+
+import textwrap
+from functools import partial
+
+import pytest
+
+from migrate.core.rules import default_rules
+from migrate.fix.rewrite import fix_text
+from migrate.fix.run import engine_scan
+from migrate.scan.readers import scan_text
+
+RULES = list(default_rules())
+
+CODE = """\
+    import torch
+    import torch.distributed as torch_dist
+
+
+    def collect_results_gpu(group, obj):
+        group_backend = torch_dist.get_backend(group)
+        is_nccl_backend = group_backend == torch_dist.Backend.NCCL
+        if is_nccl_backend:
+            return torch.device('cuda', torch.cuda.current_device())
+        return torch.device('cpu')
+
+
+    class PrefetchLoader:
+        def __init__(self, device):
+            self.is_cuda = torch.cuda.is_available() and device.type == 'cuda'
+
+
+    def init(backend):
+        if backend == 'nccl':
+            torch_dist.init_process_group('nccl')
+    """
+
+
+@pytest.mark.parametrize("target", ["portable", "npu"])
+def test_a_named_backend_or_vendor_test_stays_as_written(target):
+    text, _, _, error = fix_text(
+        textwrap.dedent(CODE), "t.py", "python", RULES, partial(engine_scan, target=target), unsafe=True
+    )
+    assert error is None
+    assert "    is_nccl_backend = group_backend == torch_dist.Backend.NCCL\n" in text
+    assert "        self.is_cuda = torch.cuda.is_available() and device.type == 'cuda'\n" in text
+    # the code around them is still ported: the device of the NCCL branch, the backend choice
+    assert "torch.device('cuda', torch.cuda.current_device())" not in text
+    assert "init_process_group('nccl')" not in text
+
+
+def test_a_person_is_told_to_add_the_twin():
+    found = scan_text(textwrap.dedent(CODE), "t.py", "python", RULES, "portable")
+    kept = [x for x in found if x.line in (7, 15)]
+    assert {x.line for x in kept} == {7, 15}
+    for x in kept:
+        assert x.category == "manual" and x.fix is None
+    messages = " ".join(x.message for x in kept)
+    assert "`is_nccl_backend` tests for NCCL by its name: an HCCL test goes beside it" in messages
+    assert "`is_cuda` tests for CUDA by its name: an NPU test goes beside it" in messages
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "use_nccl = backend == 'nccl'",  # a choice, not a test named for the vendor
+        "is_nccl_backend = 'nccl'",  # not a comparison
+    ],
+)
+def test_other_names_and_values_are_ported(line):
+    found = scan_text(f"import torch.distributed as dist\n\n{line}\n", "t.py", "python", RULES, "portable")
+    assert found and all(x.fix is not None for x in found)
