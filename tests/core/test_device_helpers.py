@@ -18,7 +18,10 @@ import pytest
 from migrate.core import device_helpers
 
 ROOT = Path(__file__).resolve().parents[2]
-TORCH214 = Path("/work/venv214/bin/python")
+TORCH214 = next(
+    (p for p in (Path("/work/venv214/bin/python"), Path("/work/main/.venv214/bin/python")) if p.exists()),
+    Path("/work/venv214/bin/python"),
+)
 
 
 def test_every_kind_has_a_template_function_and_is_recognised_as_written():
@@ -33,7 +36,7 @@ def test_definitions_bring_what_they_call_and_spell_torch_as_bound():
     code = device_helpers.definitions(["get_amp_device_type"], "th")
     tree = ast.parse(code)
     assert [n.name for n in tree.body] == ["get_device_type", "get_amp_device_type"]
-    assert "th.cuda.is_available()" in code and "# torch >= 2.6" in code  # comments kept
+    assert "th.cuda.is_available()" in code and "# there on an Ascend host" in code  # comments kept
     assert all(device_helpers.recognise(n, "th") for n in tree.body)
 
 
@@ -66,6 +69,21 @@ def test_with_a_torch_older_than_the_accelerator_api(helpers, monkeypatch):
     assert helpers.get_device_type() == "cuda" and helpers.get_amp_device_type() == "cuda"
 
 
+def test_torch_npu_on_a_torch_older_than_the_accelerator_api_is_found(helpers, monkeypatch):
+    """torch 2.1-2.5 with torch_npu: no torch.accelerator, but torch.npu is there and answers."""
+    import types
+
+    monkeypatch.delattr(torch, "accelerator")
+    npu = types.ModuleType("torch.npu")
+    npu.is_available = lambda: True  # type: ignore[attr-defined]
+    monkeypatch.setattr(torch, "npu", npu, raising=False)
+    assert helpers.is_npu_available()
+    assert helpers.get_device_type() == "npu" and helpers.get_device_module() is npu
+    assert helpers.get_amp_device_type() == "npu" and helpers.get_dist_backend() == "hccl"
+    npu.is_available = lambda: False  # type: ignore[attr-defined]  # torch_npu without a device
+    assert not helpers.is_npu_available() and helpers.get_device_type() == "cpu"
+
+
 @pytest.mark.parametrize("accelerator,expected", [("cuda", "cuda"), ("xpu", "cpu"), ("mps", "cpu")])
 def test_only_cuda_and_npu_are_named(helpers, monkeypatch, accelerator, expected):
     """Other accelerators keep what the CUDA code did there (the port adds the NPU only)."""
@@ -74,6 +92,7 @@ def test_only_cuda_and_npu_are_named(helpers, monkeypatch, accelerator, expected
     monkeypatch.setattr(torch.cuda, "is_available", lambda: accelerator == "cuda")
     assert helpers.get_device_type() == expected
     assert helpers.get_device_module() is torch.cuda
+    assert not helpers.is_npu_available()
 
 
 CHECK = textwrap.dedent("""\

@@ -105,6 +105,35 @@ def test_a_large_config_is_read_within_the_config_readers_limit(tmp_path):
     assert configured_line_length(f) is None
 
 
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
+def test_a_file_alone_with_150_column_lines_is_not_rewrapped(tmp_path):
+    """No config: the file's own longest line (150 columns) is the limit, not 88; the lines
+    the port lengthens within it stay one line (verl's run to 195 columns), and only a line
+    it makes longer than any of the file's is wrapped, at 150."""
+    longest = (
+        "    batch = {key: value.cuda(non_blocking=True) for key, value in batch.items()"
+        " if isinstance(value, torch.Tensor) and key not in skip_keys_this_step}"
+    )
+    wide = (
+        '    x = batch["input_ids"].to(torch.device("cuda", torch.cuda.current_device()),'
+        " non_blocking=True).long().view(-1)"
+    )
+    short = '    out = torch.zeros(4, device=torch.device("cuda")).float().mean(dim=0)'
+    grows = "    y = torch.zeros(4).cuda()" + ".float()" * 6 + ".sum()"
+    assert len(longest) == 150 and 88 < len(wide) < 150 and len(short) <= 88 and len(grows) <= 88
+    code = f"import torch\n\n\ndef step(batch, skip_keys_this_step):\n{longest}\n{wide}\n{short}\n{grows}\n"
+    code += "    return batch, x, out, y\n"
+    (tmp_path / "a.py").write_text(code)
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
+    out = (tmp_path / "a.py").read_text()
+    lines = out.splitlines()
+    for start in ("    x = batch[", "    out = torch.zeros(4, device=", "    y = torch.zeros(4).to("):
+        line = next(x for x in lines if x.startswith(start))  # one line each, past 88
+        assert 88 < len(line) <= 150, line
+    assert lines[lines.index("    batch = {") + 1].startswith("        key: value.to(")  # past 150: wrapped
+    assert max(len(x) for x in lines) <= 150
+
+
 def test_a_ruff_table_without_a_length_yields_to_the_files_own_lines(tmp_path):
     # ComfyUI: [tool.ruff] holds lint settings only, main.py runs to 204 columns and is not
     # ruff-formatted: the port's lines are not rewrapped at ruff's default 88

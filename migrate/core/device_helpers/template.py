@@ -9,12 +9,10 @@ import torch
 
 
 def get_device_type() -> str:
-    """The device type: "cuda" or "npu" (Ascend), else "cpu"."""
-    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
-    if accelerator is not None and accelerator.is_available():
-        device_type = accelerator.current_accelerator().type
-        if device_type in ("cuda", "npu"):
-            return device_type
+    """The device type: "npu" (Ascend), else "cuda" or "cpu"."""
+    npu = getattr(torch, "npu", None)  # there on an Ascend host
+    if npu is not None and npu.is_available():
+        return "npu"
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
@@ -25,7 +23,7 @@ def get_device_module():
     no-ops, zeros, errors.
     """
     if get_device_type() == "npu":
-        return torch.get_device_module("npu")
+        return torch.npu
     return torch.cuda
 
 
@@ -45,8 +43,6 @@ def get_dist_backend() -> str:
 
 
 def is_npu_available() -> bool:
-    """Whether this host's accelerator is an Ascend NPU."""
-    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
-    if accelerator is None or not accelerator.is_available():
-        return False
-    return accelerator.current_accelerator().type == "npu"
+    """Whether this host has an Ascend NPU."""
+    npu = getattr(torch, "npu", None)
+    return npu is not None and npu.is_available()

@@ -4,13 +4,15 @@ helpers and where the port's own would go, and the ``FileDevices`` of each file 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate.core.display import shown_path
-from migrate.scan.project.facts import _FileFacts
+from migrate.scan.project.facts import _FileFacts, imported_tops
 from migrate.scan.project.file_devices import FileDevices, HelperRef
 from migrate.scan.project.packages import _relative_to, package_of
+from migrate.scan.project.reading import _read
 
 
 @dataclass
@@ -52,6 +54,11 @@ class ProjectContext:
     script_uses: dict[str, set[str]] = field(default_factory=dict, repr=False)
     # scripts outside any package (reported paths) that another scanned file imports by name
     imported_scripts: set[str] = field(default_factory=set)
+    # files in a namespace folder of a package (reported path -> (package top, module,
+    # imports relatively)): migrate/scan/project/namespace.py
+    namespaced: dict[str, tuple[str, str, bool]] = field(default_factory=dict)
+    # a module run by path (its path) -> the top-level names it imports
+    runner_imports: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     # per folder holding scanned code (a package's parent, a script's folder): the library
     # checks its tree lacks (FileDevices.absent_checks)
     absent: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -62,6 +69,10 @@ class ProjectContext:
     def for_file(self, rel: str) -> FileDevices:
         path = self.paths.get(rel) or self.root / rel
         top, module = self.package_of(path)
+        relative = None
+        if top is None and rel in self.namespaced:
+            folder, module, relative = self.namespaced[rel]
+            top = Path(folder)
         absent = self.absent.get(str(path.parent if top is None else top.parent), frozenset())
         if top is None:
             donor = self.scripts.get(rel)
@@ -82,8 +93,9 @@ class ProjectContext:
         info = self.packages.get(str(top))
         if info is None:
             return FileDevices(absent_checks=absent)
-        if _relative_to(path, top) in info.run_by_path:
-            # run by path, its package is not importable there: ported as a script is
+        if _relative_to(path, top) in info.run_by_path or self._imported_by_runner(path, top, info):
+            # run by path, or imported by bare name from a module that is (``import utils``):
+            # its package is not importable there, so it is ported as a script is
             return FileDevices(min_torch=info.min_torch, absent_checks=absent)
         return FileDevices(
             module=module,
@@ -94,9 +106,26 @@ class ProjectContext:
             min_torch=info.min_torch,
             npu_arms=info.npu_arms,
             type_from=info.type_from,
-            relative_imports=info.relative_imports,
+            relative_imports=info.relative_imports if relative is None else relative,
+            # a namespace folder's file: known as a script's (--target transfer: its entry shape)
+            imported=None if relative is None else rel in self.imported_scripts,
             absent_checks=absent,
         )
+
+    def _imported_by_runner(self, path: Path, top: Path, info: PackageInfo) -> bool:
+        """Does a module of the package run by path, in the folder of ``path``, import it by
+        bare name (fast_neural_style's ``neural_style.py``: ``import utils``)?"""
+        here = os.path.dirname(_relative_to(path, top))
+        for runner in info.run_by_path:
+            if os.path.dirname(runner) != here:
+                continue
+            key = os.path.join(os.fspath(top), runner)
+            heads = self.runner_imports.get(key)
+            if heads is None:
+                heads = self.runner_imports[key] = frozenset(imported_tops(_read(Path(key))))
+            if path.stem in heads:
+                return True
+        return False
 
     def key(self) -> str:
         """Part of the scan cache key: portable fixes depend on it."""
@@ -110,6 +139,7 @@ class ProjectContext:
             + f";{sorted(self.scripts_min_torch.items())};"
             + ";".join(f"{r}:{p.name}" for r, p in sorted(self.scripts.items()))
             + f";imported={sorted(self.imported_scripts)}"
+            + f";namespaced={sorted(self.namespaced.items())}"
             + f";absent={sorted((k, sorted(v)) for k, v in self.absent.items() if v)}"
         )
 

@@ -18,6 +18,7 @@ from migrate.scan.project.facts import (
     imported_tops,
 )
 from migrate.scan.project.min_torch import declared_min_torch
+from migrate.scan.project.namespace import namespace_module
 from migrate.scan.project.own_module import _own_module_path, _under
 from migrate.scan.project.packages import _is_package
 from migrate.scan.project.reading import _package_files, _read
@@ -97,9 +98,14 @@ def _discover(
     ctx: ProjectContext, files: list[tuple[Path, str]], root: Path, configured: str | None, facts: FactsCache
 ) -> None:
     scripts: list[tuple[Path, str]] = []
+    spaced: list[tuple[Path, str]] = []  # in a namespace folder of a package
     for path, rel in files:
         ctx.paths[rel] = path
         top, _ = ctx.package_of(path)
+        if top is None and (ns := namespace_module(path, ctx.known)) is not None:
+            ctx.namespaced[rel] = (str(ns[0]), ns[1], ns[2])
+            top = ns[0]
+            spaced.append((path, rel))
         folder = str(path.parent if top is None else top.parent)
         if folder not in ctx.absent:
             ctx.absent[folder] = absent_checks(_ancestors(Path(folder), root))
@@ -131,7 +137,7 @@ def _discover(
         donor = _donor(uses, _ancestors(path.parent, root), root, ctx, others, facts)
         if donor is not None:
             ctx.scripts[rel] = donor
-    ctx.imported_scripts = {rel for path, rel in scripts if path.stem in imported}
+    ctx.imported_scripts = {rel for path, rel in scripts + spaced if path.stem in imported}
 
 
 def _size(ctx: ProjectContext, info: PackageInfo) -> int:

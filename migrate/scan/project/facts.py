@@ -27,6 +27,7 @@ from migrate.scan.project.helpers import (
 )
 from migrate.scan.project.packages import _relative_to, _top_path
 from migrate.scan.project.reading import _bytes_of
+from migrate.scan.python.accelerator_api import api_of, defines_getter, imports_getter, mirrors_cuda
 
 # a line's first word, found from the newline before it (a literal the regex engine skips
 # to: twice as fast as ^ under MULTILINE on a large tree)
@@ -62,6 +63,7 @@ class _FileFacts:
     relative: int = 0  # its relative imports
     absolute: int = 0  # its imports of its own package by name
     alone: bool = False  # run by path: a `__main__` block, a sibling imported by bare name
+    mirrors: bool = False  # defines an accelerator object's device_name method
 
 
 def file_facts(
@@ -89,19 +91,33 @@ def file_facts(
     if not _candidate(data):
         return facts(uses, init=init)
     arms = frozenset(_npu_arm_names(text))
-    if not _may_define_helper(data):
-        return facts(uses, arms, init=init)
     parts = Path(name).relative_to(top).with_suffix("").parts
     module = ".".join([top.name, *parts]).removesuffix(".__init__")
+    accel = _accelerator(text, module)
+    facts = functools.partial(facts, mirrors=mirrors_cuda(text))
+    if not _may_define_helper(data):
+        return facts(uses, arms, accel, init=init)
     if configured and module != configured:
-        return facts(uses, arms, init=init)
+        return facts(uses, arms, accel, init=init)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return facts(uses, arms, init=init)
+        return facts(uses, arms, accel, init=init)
     found = find_helpers(tree, _torch_local(tree)).values()
     helpers = tuple(HelperRef(h.kind, module, h.name, h.call, h.ours) for h in found)
-    return facts(uses, arms, helpers, init)
+    return facts(uses, arms, accel + helpers, init)
+
+
+def _accelerator(text: str, module: str) -> tuple[HelperRef, ...]:
+    """The accelerator API getter the file imports (rules/accelerator_apis.yaml), or defines
+    as the package's own (kept where a file of the package defines the object's methods)."""
+    if "accelerator" not in text:
+        return ()
+    imported = imports_getter(text)
+    if imported is not None:
+        return (HelperRef("accelerator", *imported),)
+    own = defines_getter(text)
+    return (HelperRef("accelerator", module, own),) if own else ()
 
 
 _MAIN_GUARD = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]""", re.MULTILINE)
@@ -133,7 +149,10 @@ def _package_facts(
         if f is not None and f.alone
     )
     per_file = [f for f in read if f is not None]
-    found = [h for f in per_file for h in f.helpers]
+    mirrors = any(f.mirrors for f in per_file)
+    found = [
+        h for f in per_file for h in f.helpers if h.kind != "accelerator" or _accelerator_kept(h, mirrors)
+    ]
     inits = dict(f.init for f in per_file if f.init is not None)
 
     def files_naming(words: tuple[str, ...]) -> dict[str, int]:
@@ -148,6 +167,12 @@ def _package_facts(
     uses = frozenset().union(*(f.uses for f in per_file))
     relative = sum(f.relative for f in per_file) > sum(f.absolute for f in per_file)
     return helpers, arms, uses - {top.name}, relative, alone
+
+
+def _accelerator_kept(ref: HelperRef, mirrors: bool) -> bool:
+    """A library's getter, or the package's own where its object mirrors torch.cuda."""
+    api = api_of(ref.module, ref.name)
+    return api is not None and (ref.module in api.modules or mirrors)
 
 
 def _facts_data(facts: Facts) -> dict:
@@ -171,7 +196,7 @@ def _facts_data(facts: Facts) -> dict:
     }
 
 
-_HELPER_KINDS = frozenset(device_helpers.NAMES)
+_HELPER_KINDS = frozenset(device_helpers.NAMES) | {"accelerator"}
 
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z", re.ASCII)

@@ -27,6 +27,7 @@ from migrate.core.findings import Edit
 from migrate.core.targets import DEVICE_PLACEHOLDERS
 from migrate.scan.helper_finder import Found, find_helpers
 from migrate.scan.project import SCRIPT, FileDevices
+from migrate.scan.python import accelerator_api
 from migrate.scan.python.device_scope import (
     _after_imports,
     _assignments,
@@ -139,6 +140,7 @@ class DeviceNames:
         template is the placeholder alone and the caller puts it in a whole slot;
         ``{device_type} == "npu"`` is the check itself."""
         imports: list[str] = []
+        template = self._through_accelerator(template, node, imports)
         template = self._checks_in(template, node, imports)
 
         def one(m: re.Match) -> str:
@@ -149,6 +151,13 @@ class DeviceNames:
             return code
 
         return _PLACEHOLDER.sub(one, template), imports
+
+    def _through_accelerator(self, template: str, node, imports: list[str]) -> str:
+        return accelerator_api.through_accelerator(self, template, node, imports)
+
+    def accelerator(self, node):
+        """The project's accelerator object at ``node`` (accelerator_api.accelerator_at)."""
+        return accelerator_api.accelerator_at(self, node)
 
     def _checks_in(self, template: str, node, imports: list[str]) -> str:
         """``{device_type} == "npu"`` (or ``!=``) as the check the type is spelled with."""
@@ -169,6 +178,9 @@ class DeviceNames:
             if local:
                 return local, []
             kind = "type"
+        accel = self.accelerator(node) if kind != "check" else None
+        if accel is not None:
+            return accelerator_api.spell_kind(self, kind, node, accel)
         if kind == "backend":
             hit = self._found("backend", node)
             if hit is None and self._project_type(node) is not None:

@@ -21,6 +21,11 @@ transformers, mmengine.device ...), with that function, added to the file's impo
 ``elif is_npu_available():``). The findings of the
 CUDA arm (its test, its device string) all carry that one insertion, so apply makes it once;
 the chain then has an NPU arm and a second run leaves it (scan/python/awareness.py).
+
+An early return without an ``else`` gets its NPU arm right after it, as upstream ports add
+one: a second early return after ``if torch.cuda.is_available(): return torch.device("cuda")``
+(``if is_torch_npu_available():`` ``return torch.device("npu")``). A second run finds the NPU
+arm among the one-arm ``if`` statements after it and leaves the CUDA one as it is.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import re
 from dataclasses import replace
 
 from migrate.core.findings import Edit, Finding, Fix
+from migrate.scan.npu_names import names_npu
 from migrate.scan.python.device_names import Unspellable
 from migrate.scan.python.npu_checks import bound_check, usable_checks
 from migrate.scan.python.portable import spell
@@ -53,6 +59,10 @@ def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
             continue
         start, end = f.span(node.test)[0], f.span(node.body[-1])[1]
         inside = [x for x in live if start <= offsets[id(x)] < end]
+        if not node.orelse and _npu_arm_beside(f, node):
+            for x in inside:
+                changed[id(x)] = x.left_as_is("its NPU arm is beside it: left as is")
+            continue
         model = inside[0].fix if inside else None
         if model is None or any(x.fix is None or x.fix.applicability != "safe" for x in inside):
             continue
@@ -74,8 +84,10 @@ def _arm(f, node: ast.If) -> ast.stmt | None:
     test = node.test
     if not (isinstance(test, ast.Call) and not test.args and not test.keywords):
         return None
-    if f.qualname(test.func) != _AVAILABLE or len(node.body) != 1 or not node.orelse:
+    if f.qualname(test.func) != _AVAILABLE or len(node.body) != 1:
         return None
+    if not node.orelse and not (isinstance(node.body[0], ast.Return) and _after(f, node)):
+        return None  # an early return is the one arm without an else: the fallback follows it
     parent = f.parent(node)
     if isinstance(parent, ast.If) and parent.orelse == [node]:
         return None  # an elif: the chain's head decides
@@ -96,6 +108,33 @@ def _arm(f, node: ast.If) -> ast.stmt | None:
             continue
         break
     return stmt
+
+
+def _siblings(f, node: ast.stmt) -> tuple[list[ast.stmt], list[ast.stmt]]:
+    """The statements before ``node`` in its block (nearest first) and after it."""
+    parent = f.parent(node)
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(parent, name, None)
+        if isinstance(block, list) and node in block:
+            at = block.index(node)
+            return block[:at][::-1], block[at + 1 :]
+    return [], []
+
+
+def _after(f, node: ast.stmt) -> list[ast.stmt]:
+    return _siblings(f, node)[1]
+
+
+def _npu_arm_beside(f, node: ast.If) -> bool:
+    """An ``if`` naming the NPU among the one-arm ``if`` statements next to ``node`` (before
+    or after it): the NPU arm a port (or an engineer) wrote."""
+    for side in _siblings(f, node):
+        for stmt in side:
+            if not isinstance(stmt, ast.If) or stmt.orelse:
+                break
+            if names_npu(f.source(stmt.test)):
+                return True
+    return False
 
 
 def _names_cuda(f, value: ast.expr) -> bool:
@@ -128,6 +167,9 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
     body_line = text[f.index.offset(stmt.lineno, 0) :]
     inner = re.match(r"[ \t]*", body_line)
     one = inner.group() if inner else lead + "    "
+    keyword = "elif"
+    if not head.orelse and isinstance(stmt, ast.Return):
+        keyword = "if"  # a second early return, as the CUDA one
     if last.orelse:
         first = last.orelse[0]
         at = _else_line(f, first)
@@ -151,10 +193,10 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
     if arm_stmt == source or "\n" in source:
         return None
     nl = "\r\n" if "\r\n" in text else "\n"
-    arm = f"{lead}elif {cond}:{nl}{one}{arm_stmt}{nl}"
+    arm = f"{lead}{keyword} {cond}:{nl}{one}{arm_stmt}{nl}"
     return replace(
         model,
-        description=f"Portable: an NPU arm beside the CUDA one (`elif {cond}:`)",
+        description=f"Portable: an NPU arm beside the CUDA one (`{keyword} {cond}:`)",
         edits=[Edit(at, at, arm), *more],
         imports=imports,
         ranges=[],

@@ -187,6 +187,11 @@ def _module(f, m, node, parts: list[str], values: dict, q: str) -> Fix | None:
     if covered < 1 or ".".join([binding.qualname, *parts[1:covered]]) != CUDA_MODULE:
         return None
     start, end = f.span(node)
+    rest = parts[covered:]
+    if rest and f.devices.accelerator(node) is not None:  # get_accelerator().synchronize()
+        code, imports = spell(f, "{device_module}." + rest[0], q, node)
+        new = ".".join([code, *rest[1:]])
+        return _fix(m.entry.rule, [Edit(start, end, new)], values, imports, new)
     code, imports = spell(f, "{device_module}", q, node)
     if parts[covered:] == ["is_available"] and " if " in code:
         return _available(f, m, node, code, values, imports)

@@ -4,8 +4,12 @@ peft's infer_device and Dolphin's detect_device were ported upstream)."""
 from __future__ import annotations
 
 import ast
+import shutil
+import subprocess
 import textwrap
 from functools import partial
+
+import pytest
 
 from migrate.core.rules import default_rules
 from migrate.fix.rewrite import fix_text
@@ -156,3 +160,127 @@ def test_the_arm_asks_the_library_the_file_already_imports_from():
         "    elif mlu:\n        return 'mlu'\n    return 'cpu'\n"
     )
     assert "    elif mlu:\n        return 'mlu'\n    elif npu_ok():\n        return 'npu'\n" in bound
+
+
+# the shape of ms-swift's / LLaMA-Factory's device pickers before their NPU ports
+EARLY = """\
+    import torch
+    from transformers.utils import is_torch_npu_available
+
+
+    def pick_device():
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        return torch.device("cpu")
+
+
+    def pick_name():
+        if torch.cuda.is_available():
+            device = "cuda"
+        else:
+            device = "cpu"
+        return device
+
+
+    def pick_ternary():
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    """
+
+
+def test_an_early_return_gets_a_second_one_with_the_projects_check():
+    out = port(EARLY)
+    assert (
+        "    if torch.cuda.is_available():\n"
+        '        return torch.device("cuda")\n'
+        "    if is_torch_npu_available():\n"
+        '        return torch.device("npu")\n'
+        '    return torch.device("cpu")\n'
+    ) in out
+    assert (
+        '    if torch.cuda.is_available():\n        device = "cuda"\n'
+        '    elif is_torch_npu_available():\n        device = "npu"\n'
+        '    else:\n        device = "cpu"\n'
+    ) in out
+    assert '"cuda" if torch.cuda.is_available() else "npu" if is_torch_npu_available() else "cpu"' in out
+    assert " or is_torch_npu_available()" not in out and "def is_npu_available" not in out
+    assert port(out) == out
+
+
+def test_the_early_return_arm_runs_as_the_original_off_the_npu_and_picks_the_npu_on_it():
+    import types
+
+    out = port(EARLY.replace("from transformers.utils import is_torch_npu_available\n", ""))
+    assert "    if is_npu_available():\n        return torch.device('npu')\n" in out.replace('"', "'")
+    assert out.count("\ndef is_npu_available()") == 1
+    namespace: dict = {}
+    exec(compile(out, "t.py", "exec"), namespace)
+    import torch
+
+    assert namespace["pick_device"]() == torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    fake = types.SimpleNamespace(  # torch on an Ascend host (torch 2.1: no torch.accelerator)
+        cuda=types.SimpleNamespace(is_available=lambda: False),
+        npu=types.SimpleNamespace(is_available=lambda: True),
+        device=lambda name: ("device", name),
+    )
+    namespace["torch"] = fake
+    assert namespace["pick_device"]() == ("device", "npu")
+
+
+def test_in_a_run_of_early_returns_the_arm_follows_the_cuda_one_and_is_found_again():
+    code = """\
+        import torch
+        from transformers.utils import is_torch_npu_available
+
+
+        def main(args):
+            print("device for", args)
+            if torch.cuda.is_available():
+                return "cuda"
+            if torch.backends.mps.is_available():
+                return "mps"
+            return "cpu"
+        """
+    out = port(code)
+    assert (
+        '    if torch.cuda.is_available():\n        return "cuda"\n'
+        '    if is_torch_npu_available():\n        return "npu"\n'
+        "    if torch.backends.mps.is_available():\n"
+    ) in out
+    assert port(out) == out
+    # an NPU arm the code already has, before or after the CUDA one: nothing added
+    before = code.replace(
+        "            if torch.cuda.is_available():",
+        '            if is_torch_npu_available():\n                return "npu"\n'
+        "            if torch.cuda.is_available():",
+    )
+    assert port(before).count("is_torch_npu_available()") == 1
+
+
+def test_an_early_return_with_other_cuda_work_is_ported_in_place():
+    code = """\
+        import torch
+        from transformers.utils import is_torch_npu_available
+
+
+        def pick():
+            if torch.cuda.is_available():
+                torch.cuda.set_device(0)
+                return torch.device("cuda")
+            return torch.device("cpu")
+        """
+    out = port(code)
+    assert "if torch.cuda.is_available() or is_torch_npu_available():" in out
+    assert "    if is_torch_npu_available():\n" not in out
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
+def test_the_new_arms_are_ruff_format_clean(tmp_path):
+    out = port(EARLY)
+    (tmp_path / "t.py").write_text(out)
+    run = subprocess.run(
+        ["ruff", "format", "--check", "--diff", "--line-length", "100", "t.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr

@@ -6,11 +6,9 @@ import torch.nn.functional as F
 
 
 def is_npu_available() -> bool:
-    """Whether this host's accelerator is an Ascend NPU."""
-    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
-    if accelerator is None or not accelerator.is_available():
-        return False
-    return accelerator.current_accelerator().type == "npu"
+    """Whether this host has an Ascend NPU."""
+    npu = getattr(torch, "npu", None)
+    return npu is not None and npu.is_available()
 
 
 def make_batch(device, n=16):

@@ -4,10 +4,8 @@ import torch
 
 
 def get_device_type() -> str:
-    """The device type: "cuda" or "npu" (Ascend), else "cpu"."""
-    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
-    if accelerator is not None and accelerator.is_available():
-        device_type = accelerator.current_accelerator().type
-        if device_type in ("cuda", "npu"):
-            return device_type
+    """The device type: "npu" (Ascend), else "cuda" or "cpu"."""
+    npu = getattr(torch, "npu", None)  # there on an Ascend host
+    if npu is not None and npu.is_available():
+        return "npu"
     return "cuda" if torch.cuda.is_available() else "cpu"

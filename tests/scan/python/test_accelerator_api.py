@@ -1,0 +1,171 @@
+"""An accelerator API the project already has (DeepSpeed's get_accelerator(), or a package's
+own object of that shape) is the port's helper: devices are spelled through it and no
+second abstraction (<package>/_device.py) is added (rules/accelerator_apis.yaml)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from fix.goldens import migrate_cli
+
+from migrate.core.errors import RuleError
+from migrate.scan.python.accelerator_api import accelerator_apis
+
+TRAIN = """\
+    import torch
+    from deepspeed.accelerator import get_accelerator
+
+
+    def step(model, x):
+        x = x.to("cuda")
+        y = model(x)
+        torch.cuda.synchronize()
+        return y, torch.cuda.device_count()
+    """
+OTHER = """\
+    import torch
+
+
+    def setup(x):
+        torch.distributed.init_process_group("nccl")
+        x = x.cuda()
+        return x, torch.cuda.get_device_capability()
+    """
+# a stand-in for deepspeed's CPU accelerator, so the ported code runs here
+FAKE_DS = """\
+    class _Cpu:
+        def device_name(self, index=None):
+            return "cpu"
+
+        def synchronize(self):
+            return None
+
+        def device_count(self):
+            return 0
+
+        def communication_backend_name(self):
+            return "gloo"
+
+
+    def get_accelerator():
+        return _Cpu()
+    """
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def test_the_getter_in_scope_and_in_the_package_is_the_helper(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/train.py": TRAIN, "pkg/other.py": OTHER})
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    train = (tmp_path / "pkg/train.py").read_text()
+    assert "x = x.to(get_accelerator().device_name())" in train
+    assert "    get_accelerator().synchronize()\n" in train
+    assert "get_accelerator().device_count()" in train
+    other = (tmp_path / "pkg/other.py").read_text()
+    assert "from deepspeed.accelerator import get_accelerator\n" in other  # the package's, imported
+    assert "get_accelerator().communication_backend_name()" in other
+    assert "x = x.to(get_accelerator().device_name())" in other
+    # no method for it: left for a person, never a second helper
+    assert "torch.cuda.get_device_capability()" in other
+    assert not (tmp_path / "pkg/_device.py").exists()
+    assert "_device import" not in train + other
+    before = {p: p.read_text() for p in tmp_path.rglob("*.py")}
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache", "--no-progress"]).exit_code == 0
+    assert {p: p.read_text() for p in tmp_path.rglob("*.py")} == before  # a second run: no change
+
+
+DRIVE = "import torch; from pkg.train import step; print(step(lambda x: x * 2, torch.ones(2)))"
+
+
+def test_the_ported_code_runs_through_the_accelerator(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/train.py": TRAIN})
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache", "--no-progress"]).exit_code == 0
+    write(tmp_path / "fake", {"deepspeed/__init__.py": "", "deepspeed/accelerator/__init__.py": FAKE_DS})
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import torch; from pkg.train import step; print(step(lambda x: x * 2, torch.ones(2)))",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{tmp_path / 'fake'}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "(tensor([2., 2.]), 0)" in run.stdout
+
+
+OWN = {
+    "proj/__init__.py": "",
+    "proj/accelerator/__init__.py": "from .real import get_accelerator\n",
+    "proj/accelerator/real.py": """\
+        import torch
+
+
+        class CudaAccelerator:
+            def device_name(self, index=None):
+                return "cuda" if index is None else f"cuda:{index}"
+
+            def synchronize(self):
+                return torch.cuda.synchronize()
+
+
+        def get_accelerator():
+            return CudaAccelerator()
+        """,
+    "proj/train.py": """\
+        import torch
+
+
+        def step(x):
+            torch.cuda.synchronize()
+            return x.to("cuda")
+        """,
+}
+
+
+def test_a_packages_own_accelerator_object_is_its_helper_and_its_own_code_stays(tmp_path):
+    write(tmp_path, OWN)
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache", "--no-progress"]).exit_code == 0
+    train = (tmp_path / "proj/train.py").read_text()
+    assert "from .accelerator import get_accelerator\n" in train
+    assert "get_accelerator().synchronize()" in train and "x.to(get_accelerator().device_name())" in train
+    # the object's CUDA backend is not routed through itself (it would call itself)
+    assert "return torch.cuda.synchronize()" in (tmp_path / "proj/accelerator/real.py").read_text()
+    assert not (tmp_path / "proj/_device.py").exists()
+
+
+def test_a_getter_of_that_name_without_the_objects_methods_is_not_taken(tmp_path):
+    own = dict(OWN)
+    own["proj/accelerator/real.py"] = "def get_accelerator():\n    return object()\n"
+    write(tmp_path, own)
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache", "--no-progress"]).exit_code == 0
+    assert "get_accelerator()" not in (tmp_path / "proj/train.py").read_text()
+
+
+def test_the_table_is_checked_when_it_loads(tmp_path):
+    api = accelerator_apis()[0]
+    assert api.methods["synchronize"] == "synchronize" and api.type == "device_name()"
+    bad = tmp_path / "t.yaml"
+    bad.write_text(
+        "accelerator_apis:\n  x:\n    modules: [a.b]\n    getter: g\n    type: device_name()\n"
+        "    methods: {synchronize: sync}\n    mehtods: {}\n"
+    )
+    with pytest.raises(RuleError, match="unknown key 'mehtods'"):
+        accelerator_apis(str(bad))
+    bad.write_text("accelerator_apis:\n  x:\n    modules: [a.b]\n    getter: g\n    methods: {}\n")
+    with pytest.raises(RuleError, match="needs key 'type'"):
+        accelerator_apis(str(bad))
