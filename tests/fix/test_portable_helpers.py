@@ -467,8 +467,10 @@ def test_the_helper_module_holds_the_helpers_the_port_uses_and_grows_with_it(tmp
     (tmp_path / "pkg" / "dist.py").write_text(
         "import torch.distributed as dist\n\n\ndef init():\n    dist.init_process_group(backend='nccl')\n"
     )
+    (tmp_path / "pkg" / "_device.py").chmod(0o640)
     r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
     assert r.exit_code == 0, r.output
+    assert (tmp_path / "pkg" / "_device.py").stat().st_mode & 0o7777 == 0o640  # its mode is kept
     grown = (tmp_path / "pkg" / "_device.py").read_text()
     assert grown.startswith(module.rstrip("\n") + "\n\n\ndef get_dist_backend() -> str:")
     assert grown.count("def get_device_type()") == 1
