@@ -122,7 +122,7 @@ def _extend(path: Path, rel: str, write: bool, names: list[str]) -> Outcome | No
     try:
         old = path.read_text(encoding="utf-8")
         tree = ast.parse(old)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     if not defs or not all(device_helpers.recognise(n) for n in defs):
