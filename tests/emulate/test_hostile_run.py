@@ -263,3 +263,29 @@ def test_a_process_that_outlives_the_run_leaves_nothing_behind(tmp_path):
 def _late_child_done() -> bool:
     out = subprocess.run(["pgrep", "-f", "time.sleep\\(2\\)"], capture_output=True, text=True)
     return not out.stdout.strip()
+
+
+def test_ctrl_c_during_the_programs_start_up_exits_130(tmp_path):
+    """SIGINT while the emulation starts in the program (torch being imported, before its
+    main): 130 like any SIGINT, not Python's exit 1 for a failed ``site`` import."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(  # chained from the emulation's: runs at start-up
+        "import os, signal, time\n"
+        "if os.environ.get('MIGRATE_EMULATE'):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(60)\n"
+    )
+    (tmp_path / "prog.py").write_text("print('main ran')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(site))), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate", "run", "-f", "none", "--", "python", "prog.py"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 130, proc.stderr
+    assert "main ran" not in proc.stdout
+    assert "Traceback" not in proc.stderr and "Fatal Python error" not in proc.stderr
