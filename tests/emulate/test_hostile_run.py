@@ -289,3 +289,38 @@ def test_ctrl_c_during_the_programs_start_up_exits_130(tmp_path):
     assert proc.returncode == 130, proc.stderr
     assert "main ran" not in proc.stdout
     assert "Traceback" not in proc.stderr and "Fatal Python error" not in proc.stderr
+
+
+def _run_in_tmpdir(tmp_path: Path, tmpdir: Path, body: str) -> subprocess.CompletedProcess:
+    (tmp_path / "prog.py").write_text(NPU_WORK + body)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TMPDIR": str(tmpdir)}
+    env.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", "run", "-f", "none", "--", "python", "prog.py"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
+
+
+def test_the_run_leaves_no_inductor_cache_folder_in_tmpdir(tmp_path):
+    """The emulation's op monitor makes torch import dynamo, which makes
+    $TMPDIR/torchinductor_<user>: removed after the run, unless it was there before or the
+    program put files in it."""
+    from migrate.emulate.leftovers import default_cache_dir
+
+    tmpdir = tmp_path / "T"
+    tmpdir.mkdir()
+    proc = _run_in_tmpdir(tmp_path, tmpdir, "print('done')\n")
+    assert proc.returncode == 0, proc.stderr
+    assert list(tmpdir.iterdir()) == []
+    cache = Path(default_cache_dir({**os.environ, "TMPDIR": str(tmpdir)}) or "")
+    body = "open(os.environ['TORCHINDUCTOR_CACHE_DIR'] + '/made', 'w').close()\n"
+    proc = _run_in_tmpdir(tmp_path, tmpdir, body)  # the program's own file in it: kept
+    assert proc.returncode == 0, proc.stderr
+    assert (cache / "made").is_file()
+    (cache / "made").unlink()
+    proc = _run_in_tmpdir(tmp_path, tmpdir, "print('done')\n")  # there before the run: kept
+    assert proc.returncode == 0 and cache.is_dir()
