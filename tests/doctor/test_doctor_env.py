@@ -459,7 +459,7 @@ def test_the_command_exits_1_when_not_ready(tmp_path, fpy):
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=900,
         env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
     )
     assert res.returncode == 1, res.stderr

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NPU_WORK = "import os, signal, sys, torch\nx = torch.ones(4, device='npu')\ny = (x * 2).sum()\n"
 
 
-def run(tmp_path: Path, body: str, *extra: str, timeout: float = 180, tracebacks: bool = False):
+def run(tmp_path: Path, body: str, *extra: str, timeout: float = 900, tracebacks: bool = False):
     script = tmp_path / "prog.py"
     script.write_text(NPU_WORK + body)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
@@ -111,7 +111,7 @@ def test_report_path_is_checked_before_the_program_runs(tmp_path):  # repro: --r
             env=env,
             capture_output=True,
             text=True,
-            timeout=180,
+            timeout=900,
         )
 
     (tmp_path / "file").write_text("")
@@ -249,7 +249,7 @@ def test_a_process_that_outlives_the_run_leaves_nothing_behind(tmp_path):
         env=env,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=900,
         cwd=tmp_path,
     )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr

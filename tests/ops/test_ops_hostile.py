@@ -198,7 +198,7 @@ def _odd_inputs(tmp_path: Path, odd: Path) -> list[tuple]:
 def test_a_fifo_is_never_opened(tmp_path):  # repro: decompose --inputs FIFO hangs
     os.mkfifo(tmp_path / "fifo")
     for args in _odd_inputs(tmp_path, tmp_path / "fifo"):
-        code, _, err = bounded_main(*args, seconds=60)
+        code, _, err = bounded_main(*args, seconds=900)
         assert code == 2, (args, err)
         assert len(err.strip().splitlines()) == 1
 

@@ -112,7 +112,7 @@ def test_gate_and_mapping_files_are_bounded(tmp_path, dumps, option, content):
             "huge": "why: '" + "x" * (20 << 20) + "'\n",
         }[content]
         path = _gate(tmp_path, text)
-    code, out, err = bounded_main("compare", ref, bad, option, path, seconds=60)
+    code, out, err = bounded_main("compare", ref, bad, option, path, seconds=900)
     assert code == 2, (out[-500:], err[-2000:])
     assert len(err.strip().splitlines()) == 1, err[-2000:]
 
@@ -252,7 +252,7 @@ def test_manifest_and_shards_must_be_regular_files(tmp_path, dumps, kind):
         shard.mkdir()
     else:
         os.symlink("/dev/zero", shard)
-    code, _, err = bounded_main("compare", ref, dumps[1], seconds=60)
+    code, _, err = bounded_main("compare", ref, dumps[1], seconds=900)
     assert code == 2 and len(err.strip().splitlines()) == 1, err[-2000:]
 
 

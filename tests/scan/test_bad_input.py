@@ -69,7 +69,7 @@ def test_cache_reuses_results_and_sees_changes(tmp_path: Path):
 
 def _cli(*args: str, cwd: Path | None = None):
     return subprocess.run(
-        [sys.executable, "-m", "migrate", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+        [sys.executable, "-m", "migrate", *args], capture_output=True, text=True, cwd=cwd, timeout=900
     )
 
 
