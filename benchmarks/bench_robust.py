@@ -19,9 +19,12 @@
 * Growth (issue 32): CPU seconds of `migrate apply` on one file of 1k and 8k findings
   (``x = torch.cuda.current_device()`` / ``t = t.cuda()``, in one function and at module
   level) and their ratio; target: linear, 8k <= 10x 1k.
+* RSS per MB (issue 32): peak RSS of `migrate scan` on one 2.6 MB file of ~138k findings
+  (``x = torch.cuda.synchronize()`` and kin), JSON and text reports, per MB of input;
+  ``--baseline REV`` beside it (before/after).
 
     python benchmarks/bench_robust.py [--findings 100000] [--sizes 1000,10000,100000]
-                                      [--baseline REV] [--only scaling|annotate|deep|doctor|growth]
+                                      [--baseline REV] [--only rss|scaling|annotate|deep|doctor|growth]
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
 HEAD = "import torch\nx = torch.zeros(1)\n"
 
 
-def peak_rss(*args: str) -> int:
+def peak_rss(*args: str, repo: Path = REPO, fmt: str = "json") -> int:
     """Peak RSS (MB) of one child, measured alone (ru_maxrss of RUSAGE_CHILDREN is a max
     over all children, so each measurement runs in its own wrapper process)."""
     code = (
@@ -48,7 +51,7 @@ def peak_rss(*args: str) -> int:
         "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL);"
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(repo)}
     out = subprocess.run(
         [
             sys.executable,
@@ -60,9 +63,10 @@ def peak_rss(*args: str) -> int:
             *args,
             "--no-cache",
             "--format",
-            "json",
+            fmt,
         ],
         env=env,
+        cwd=repo,  # `python -m` puts the working folder first on sys.path: the one measured
         capture_output=True,
         text=True,
         check=True,
@@ -125,6 +129,35 @@ def memory(work: Path, n: int) -> None:
         f"memory  scan, {n} findings: one line of {one_line.stat().st_size // 1024} KB "
         f"{a} MB, one per line {b} MB, ratio {a / b:.2f}"
     )
+
+
+RSS_LINES = (  # x = torch.cuda.synchronize() and its kin: 1.25 findings per 16 bytes
+    "x = torch.cuda.synchronize()\n",
+    "y = a.cuda()\n",
+    "z = b.cuda(); w = c.cuda()\n",
+    "torch.cuda.empty_cache()\n",
+)
+
+
+def rss_per_mb(work: Path, mb: float, baseline: Path | None) -> None:
+    """Peak RSS of `migrate scan` per MB of input on one file of ``mb`` MB (2.6 MB: ~138k
+    findings), JSON and text reports; with ``--baseline REV`` that revision beside it."""
+    src = work / "rss.py"
+    lines, size, i = ["import torch\n"], 13, 0
+    while size < mb * 1e6:
+        lines.append(RSS_LINES[i % len(RSS_LINES)])
+        size += len(lines[-1])
+        i += 1
+    src.write_text("".join(lines))
+    size_mb = src.stat().st_size / 1e6
+    print(f"rss     scan of one {size_mb:.1f} MB file ({i * 5 // 4} findings): peak RSS, and per MB of input")
+    for fmt in ("json", "text"):
+        row = []
+        for label, repo in (("now", REPO), ("baseline", baseline)):
+            if repo is not None:
+                rss = peak_rss("scan", str(src), repo=repo, fmt=fmt)
+                row.append(f"{label} {rss} MB ({rss / size_mb:.0f} MB per MB)")
+        print(f"  --format {fmt:4s} " + "; ".join(row))
 
 
 def apply_vs_scan(work: Path, name: str, text: str) -> None:
@@ -243,7 +276,10 @@ def main() -> None:
     ap.add_argument("--findings", type=int, default=100_000)
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--baseline", help="a git revision to time side by side (sizes <= 10k)")
-    ap.add_argument("--only", choices=("memory", "time", "growth", "scaling", "annotate", "deep", "doctor"))
+    ap.add_argument(
+        "--only", choices=("memory", "rss", "time", "growth", "scaling", "annotate", "deep", "doctor")
+    )
+    ap.add_argument("--rss-mb", type=float, default=2.6, help="size of the rss row's file, MB")
     ap.add_argument("--annotate-sizes", default="1000,10000")
     ap.add_argument("--depths", default="32,64,128")
     ap.add_argument("--log-sizes", default="8000,80000,800000")
@@ -266,6 +302,8 @@ def main() -> None:
                 check=True,
             )
         try:
+            if args.only in (None, "rss"):
+                rss_per_mb(work, args.rss_mb, baseline)
             if args.only in (None, "scaling"):
                 scaling(work, sizes, baseline, f"; baseline {args.baseline}" if args.baseline else "")
             if args.only in (None, "annotate"):

@@ -24,6 +24,7 @@ from migrate.commands import scan as scan_cmd
 from migrate.commands import sensitivity as sensitivity_cmd
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
+from migrate.core.user_exit import USER_CODE_COMMANDS, report_user_exits
 
 _SETTINGS = dict(
     name="migrate",
@@ -158,6 +159,9 @@ def main() -> None:
     if empty is not None:
         print(f"migrate: error: {empty}: empty value (an unset shell variable?)", file=sys.stderr)
         sys.exit(2)
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if command in USER_CODE_COMMANDS:
+        report_user_exits(command)
     try:
         _dispatch()
     except MemoryError:

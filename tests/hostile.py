@@ -25,7 +25,7 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def migrate(
-    *args, timeout: float = 60, cwd=None, stdout=None, memory_mb: int | None = None, **extra_env
+    *args, timeout: float = 900, cwd=None, stdout=None, memory_mb: int | None = None, **extra_env
 ) -> subprocess.CompletedProcess:
     """``migrate ARGS`` in a subprocess; fails the test on a hang or a traceback.
     ``memory_mb`` caps the child's address space (unbounded memory fails, not the box)."""
@@ -57,7 +57,7 @@ def main(capsys, *args) -> tuple[int, str, str]:
     return code, out, err
 
 
-def bounded_main(*args, seconds: float = 120, memory_mb: int = 3072) -> tuple[int, str, str]:
+def bounded_main(*args, seconds: float = 900, memory_mb: int = 3072) -> tuple[int, str, str]:
     """``migrate ARGS`` in a forked child of this process (nothing re-imported: torch stays
     loaded) with a time and memory budget: (exit code, stdout, stderr). A hang or unbounded
     memory fails the test instead of the suite."""
@@ -119,7 +119,7 @@ def _memory_cap(memory_mb: int | None):
     return cap
 
 
-def as_nobody(fn, *args, timeout: float = 60):
+def as_nobody(fn, *args, timeout: float = 900):
     """``fn(*args)`` in a forked child that drops root to `nobody` with os.setuid; its
     (pickled) return value. Modules the call needs must be imported before (the
     interpreter's own files may not be readable by nobody)."""

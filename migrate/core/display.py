@@ -9,6 +9,7 @@ everything else as it is; tabs are kept.
 
 from __future__ import annotations
 
+import html
 import re
 
 _UNSAFE = re.compile(
@@ -80,7 +81,12 @@ def escape_strings(value):
     return value
 
 
+def md_text(text: str) -> str:
+    """Text safe in a line of Markdown: its HTML (``<script>``, ``<img onerror=...>``,
+    entities) shown as text, not rendered; control characters escaped."""
+    return escape(html.escape(text, quote=False))
+
+
 def md_cell(text: str) -> str:
     """Text safe inside a Markdown table cell: no pipes, no raw HTML, one line, escaped."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return escape(text.replace("|", "\\|").replace("\r", " ").replace("\n", " "))
+    return md_text(text.replace("|", "\\|").replace("\r", " ").replace("\n", " "))

@@ -11,9 +11,12 @@ One reading and decoding path for scan and apply:
   encoding the text again gives the same bytes (``# coding: unicode_escape`` does not):
   apply refuses to rewrite such a file rather than re-encode all of it.
 * ``write_source`` goes through a short-named temporary file in the same folder and an
-  atomic ``os.replace``; it keeps mode, owner, group and extended attributes where the OS
-  allows, and re-reads the file just before the replace: if its bytes changed since they
-  were read, nothing is written. An interrupted run leaves the old file or the new one.
+  atomic ``os.replace``; it keeps mode (setuid/setgid/sticky included), owner, group and
+  extended attributes where the OS allows, and says in one line what it could not keep
+  (a setuid/setgid bit is dropped, not kept, on a file whose owner/group could not be
+  kept: it would now run as whoever ran apply). It re-reads the file just before the
+  replace: if its bytes changed since they were read, nothing is written. An interrupted
+  run leaves the old file or the new one.
 * Writes stay where the scan found the file, at write time: with a ``Place`` (the resolved
   path discovery recorded, and the resolved roots of the scan unless symlinks may lead
   out), the file's resolved path must still be that one, and the folder is then opened
@@ -314,12 +317,15 @@ def encode_text(source: SourceFile, text: str) -> bytes:
         raise SourceError(f"new text cannot be encoded as {source.encoding}") from None
 
 
-def write_source(source: SourceFile, text: str, force: bool = False) -> bool:
-    """Write ``text`` back with the file's encoding; return False if the bytes are unchanged."""
+def write_source(source: SourceFile, text: str, force: bool = False, notes: list[str] | None = None) -> bool:
+    """Write ``text`` back with the file's encoding; return False if the bytes are unchanged.
+    A line saying which of owner, group and mode bits could not be kept goes to ``notes``."""
     data = encode_text(source, text)
     if data == source.raw:
         return False
-    atomic_write(source.path, data, expect=source.raw, force=force, place=source.place)
+    note = atomic_write(source.path, data, expect=source.raw, force=force, place=source.place)
+    if note and notes is not None:
+        notes.append(note)
     return True
 
 
@@ -338,8 +344,9 @@ def atomic_write(
     expect: bytes | None = None,
     force: bool = False,
     place: Place | None = None,
-) -> None:
-    """Replace ``path`` by ``data`` via a temporary file in the same folder.
+) -> str | None:
+    """Replace ``path`` by ``data`` via a temporary file in the same folder; return a line
+    saying which of the old file's owner, group and mode bits could not be kept, or None.
 
     With ``expect``, the file must still hold exactly those bytes just before the replace
     (SourceError otherwise). Symlinks are written through (the link stays a link) when
@@ -354,6 +361,7 @@ def atomic_write(
             problem = _writable_problem(st, real, force)
             if problem:
                 raise SourceError(problem)
+        note = None
         tmp = f".mig-{secrets.token_hex(4)}.tmp"
         fd = os.open(
             tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=at.fd
@@ -363,11 +371,12 @@ def atomic_write(
                 fh.write(data)
                 fh.flush()
                 if st is not None:
-                    _copy_metadata(at, fh.fileno(), st)
+                    note = _copy_metadata(at, fh.fileno(), st)
                 os.fsync(fh.fileno())
             if expect is not None and _current(at) != expect:
                 raise SourceError("the file changed while it was being rewritten; not written")
             os.replace(tmp, at.name, src_dir_fd=at.fd, dst_dir_fd=at.fd)
+            return note
         except BaseException:
             try:
                 os.unlink(tmp, dir_fd=at.fd)
@@ -393,8 +402,13 @@ def _current(at: _InTree) -> bytes | None:
         return None
 
 
-def _copy_metadata(at: _InTree, fd: int, st: os.stat_result) -> None:
-    """Owner, group, mode and extended attributes of the file onto the open temp file."""
+def _copy_metadata(at: _InTree, fd: int, st: os.stat_result) -> str | None:
+    """Owner, group, mode and extended attributes of the file onto the open temp file; a
+    line saying what could not be kept, or None.
+
+    Written after the data (a write by a non-owner clears setuid/setgid). Without the
+    privilege to give the file back to its owner (or group), its setuid (setgid) bit is
+    dropped rather than set on a file that now belongs to whoever ran apply."""
     try:
         os.fchown(fd, st.st_uid, st.st_gid)
     except OSError:
@@ -402,7 +416,40 @@ def _copy_metadata(at: _InTree, fd: int, st: os.stat_result) -> None:
             os.fchown(fd, -1, st.st_gid)
         except OSError:
             pass
-    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    now = os.fstat(fd)
+    want = stat.S_IMODE(st.st_mode)
+    if now.st_uid != st.st_uid:
+        want &= ~stat.S_ISUID
+    if now.st_gid != st.st_gid:
+        want &= ~stat.S_ISGID
+    os.fchmod(fd, want)
+    _copy_xattrs(at, fd)
+    return _lost(st, os.fstat(fd))
+
+
+def _lost(old: os.stat_result, new: os.stat_result) -> str | None:
+    """One line naming the owner, group and mode bits ``new`` does not keep, or None."""
+    parts = []
+    if new.st_uid != old.st_uid:
+        parts.append(f"owner (uid {old.st_uid}, now {new.st_uid})")
+    if new.st_gid != old.st_gid:
+        parts.append(f"group (gid {old.st_gid}, now {new.st_gid})")
+    was, now = stat.S_IMODE(old.st_mode), stat.S_IMODE(new.st_mode)
+    if was != now:
+        dropped = [
+            n
+            for bit, n in ((stat.S_ISUID, "setuid"), (stat.S_ISGID, "setgid"), (stat.S_ISVTX, "sticky"))
+            if was & bit and not now & bit
+        ]
+        parts.append(
+            f"mode {was:04o} (now {now:04o}" + (f", {'/'.join(dropped)} dropped)" if dropped else ")")
+        )
+    if not parts:
+        return None
+    return "could not keep its " + ", ".join(parts) + " (no privilege to set them)"
+
+
+def _copy_xattrs(at: _InTree, fd: int) -> None:
     if not hasattr(os, "listxattr"):
         return
     try:

@@ -37,7 +37,7 @@ CATEGORY_RANK = {"perf": -1, "auto": 0, "assisted": 1, "manual": 2}
 IMPACTS = ("crash", "behaviour", "noop", "perf")
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, slots=True, order=True)
 class Edit:
     """Replace text[start:end] (character offsets into the file's text) by ``content``."""
 
@@ -46,7 +46,7 @@ class Edit:
     content: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fix:
     applicability: Literal["safe", "unsafe"]
     description: str
@@ -159,7 +159,7 @@ def finding_at(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     rule: str  # stable code, e.g. MIG101
     name: str  # kebab-case rule name

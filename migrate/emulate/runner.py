@@ -18,6 +18,7 @@ from pathlib import Path
 from migrate.core.display import escape
 from migrate.core.errors import UsageError
 from migrate.emulate.activate import ENV, REPORT_ENV, TARGET_ENV
+from migrate.emulate.leftovers import InductorCache
 from migrate.emulate.report import merge, read_parts
 
 BOOT = Path(__file__).resolve().parent / "boot"
@@ -59,11 +60,16 @@ def run(command: list[str], target: str | None = None, cwd: Path | None = None) 
     check_torch()
     argv = resolve(command)
     with tempfile.TemporaryDirectory(prefix="migrate-emulate-", ignore_cleanup_errors=True) as tmp:
+        env = environment(Path(tmp), target)
+        cache = InductorCache(env)
         try:
-            proc = subprocess.Popen(argv, env=environment(Path(tmp), target), cwd=cwd)
+            proc = subprocess.Popen(argv, env=env, cwd=cwd)
         except OSError as exc:
             raise UsageError(f"cannot run {command[0]}: {exc.strerror}") from None
-        code = _wait(proc)
+        try:
+            code = _wait(proc)
+        finally:
+            cache.clean()
         report = merge(read_parts(Path(tmp)), command, code, proc.pid)
     if code > 128 and code - 128 in _SIGNAL_NAMES:
         report["notes"].append(

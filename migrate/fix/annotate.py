@@ -3,9 +3,10 @@
 The comment goes on its own line above the *logical* line that holds the finding (for
 Python: the start of the statement line, found with tokenize, so a comment never lands
 inside a multi-line string; for shell, Dockerfiles and CUDA sources: the first line of a
-backslash-continued command or macro; CUDA sources get ``//`` comments),
-with that line's indentation. Annotating twice adds nothing; ``strip_annotations``
-removes exactly the comment lines this module writes.
+backslash-continued command or macro, and for a line of a here-document the command that
+opens it (fix/heredoc.py); CUDA sources get ``//`` comments), with that line's
+indentation. Annotating twice adds nothing; ``strip_annotations`` removes exactly the
+comment lines this module writes: never a line of a string or a here-document.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import tokenize
 from migrate.core.fileio import newline_of
 from migrate.core.filekinds import FILE_KINDS
 from migrate.core.findings import Edit, Finding, LineIndex, splice
+from migrate.fix import heredoc
 
 ANNOTATION = re.compile(r"^[ \t]*(?:#|//) migrate\[(MIG\d{3})\]: .*$")
 # File kinds where a whole-line comment above any logical line is safe, and its marker
 # (the file-kind table's ``comment`` column).
 COMMENT_KINDS = {k.name: k.comment for k in FILE_KINDS.values() if k.comment}
+HEREDOC_KINDS = frozenset({"shell", "docker"})  # kinds whose files hold here-documents
 
 
 MAX_NOTE = 160  # characters of message kept on the comment line
@@ -74,6 +77,7 @@ def annotate(text: str, findings: list[Finding], kind: str) -> tuple[str, list[F
         return text, []
     lines = LineIndex(text)
     starts = _python_line_starts(text) if kind == "python" else {}
+    data = heredoc.bodies(text) if kind in HEREDOC_KINDS else {}
     nl = newline_of(text)
     wanted: dict[int, list[tuple[str, Finding]]] = {}
     for f in sorted(findings, key=lambda f: (f.line, f.rule)):
@@ -81,8 +85,9 @@ def annotate(text: str, findings: list[Finding], kind: str) -> tuple[str, list[F
             continue
         if kind == "python":
             target = starts.get(f.line, f.line)
-        else:
+        else:  # a line of a here-document is data: the note goes above the command opening it
             target = _continued_line_start(lines, f.line)
+            target = _continued_line_start(lines, data.get(target, target))
         # A finding reported on an annotation line (whole-file findings sit on line 1)
         # belongs to the code below the annotations.
         while target < len(lines.starts) and ANNOTATION.match(lines.line_text(target)):
@@ -118,12 +123,13 @@ def strip_annotations(text: str, kind: str) -> tuple[str, int]:
         return text, 0
     lines = LineIndex(text)
     comment_lines = _python_comment_lines(text) if kind == "python" else None
+    data = heredoc.bodies(text) if kind in HEREDOC_KINDS else {}
     edits = []
     for n in range(1, len(lines.starts) + 1):
         if not ANNOTATION.match(lines.line_text(n)):
             continue
-        if comment_lines is not None and n not in comment_lines:
-            continue  # inside a string: not ours
+        if (comment_lines is not None and n not in comment_lines) or n in data:
+            continue  # inside a string or a here-document: not ours
         start = lines.starts[n - 1]
         end = lines.starts[n] if n < len(lines.starts) else len(text)
         edits.append(Edit(start, end, ""))

@@ -20,7 +20,7 @@ import secrets
 from collections.abc import Sequence
 from pathlib import Path
 
-from migrate.core import device_helpers
+from migrate.core import device_helpers, fileio
 from migrate.fix.rewrite import Outcome
 
 _IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(.+)$", re.MULTILINE)
@@ -83,17 +83,17 @@ def create(
     try:
         if os.path.islink(path.parent) or not path.parent.is_dir():
             raise OSError("its folder is not a plain folder")
-        _publish(path, text, exclusive=True)
+        _publish(path, text)
         out.written = True
     except OSError as exc:
         out.error = f"not written: {exc.strerror or exc}"
     return out
 
 
-def _publish(path: Path, text: str, exclusive: bool) -> None:
+def _publish(path: Path, text: str) -> None:
     """Put ``text`` at ``path`` all at once: written and synced under a temporary name, then
-    linked (``exclusive``: never over an existing file) or renamed into place, so an
-    interrupted run leaves the whole module or none of it."""
+    linked (never over an existing file) into place, so an interrupted run leaves the
+    whole module or none of it."""
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.migrate-tmp")  # a killed run's stays
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
@@ -101,9 +101,6 @@ def _publish(path: Path, text: str, exclusive: bool) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        if not exclusive:
-            os.replace(tmp, path)
-            return
         try:
             os.link(tmp, path, follow_symlinks=False)  # fails if the name exists, as O_EXCL
         except FileExistsError:
@@ -125,7 +122,7 @@ def _extend(path: Path, rel: str, write: bool, names: list[str]) -> Outcome | No
     try:
         old = path.read_text(encoding="utf-8")
         tree = ast.parse(old)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     if not defs or not all(device_helpers.recognise(n) for n in defs):
@@ -143,9 +140,10 @@ def _extend(path: Path, rel: str, write: bool, names: list[str]) -> Outcome | No
     out = Outcome(path, rel, old_text=old, new_text=new)
     if not write:
         return out
-    try:
-        _publish(path, new, exclusive=False)
+    try:  # atomically, keeping the module's mode, owner and group (core/fileio.py)
+        note = fileio.atomic_write(path, new.encode("utf-8"))
         out.written = True
-    except OSError as exc:
-        out.error = f"not written: {exc.strerror or exc}"
+        out.warnings = [note] if note else []
+    except (OSError, fileio.SourceError) as exc:
+        out.error = f"not written: {getattr(exc, 'strerror', None) or exc}"
     return out

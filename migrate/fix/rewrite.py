@@ -239,15 +239,16 @@ def _compute(
 
 def _store(out: Outcome, source: SourceFile, options: Options) -> Outcome:
     """Write (or with write=False: check that it can be encoded) the new text of ``out``."""
+    notes: list[str] = []
     try:
         if options.write:
-            out.written = write_source(source, out.new_text, force=options.force)
+            out.written = write_source(source, out.new_text, force=options.force, notes=notes)
         else:
             encode_text(source, out.new_text)
     except (SourceError, OSError) as exc:
         out.error = f"not written: {getattr(exc, 'strerror', None) or exc}"
         return out
-    out.warnings = []
+    out.warnings = notes
     if source.st is not None and source.st.st_nlink > 1:
         verb = "was" if out.written else "would be"
         out.warnings.append(

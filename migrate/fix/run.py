@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
+from migrate.core.errors import too_deep
 from migrate.core.fileio import Place
 from migrate.core.filekinds import FILE_KINDS
 from migrate.core.filelock import LockTimeout
@@ -216,8 +217,8 @@ def _guarded(item: ApplyItem, work: Callable[[], Outcome]) -> Outcome:
         return work()
     except LockTimeout:
         raise
-    except RecursionError:
-        return Outcome(item.path, item.rel, error="not written: nesting too deep")
+    except (RecursionError, MemoryError) as exc:
+        return Outcome(item.path, item.rel, error=f"not written: {too_deep(exc)}")
     except Exception as exc:  # a bug in a fixer must not end the run
         return Outcome(item.path, item.rel, error=f"internal error: {type(exc).__name__}: {exc}")
 

@@ -12,10 +12,14 @@ from __future__ import annotations
 import ast
 import re
 
+from migrate.core.errors import too_deep
+
 
 def compile_error(text: str, rel: str) -> str | None:
     try:
         compile(text, rel or "<file>", "exec", dont_inherit=True)
+    except (RecursionError, MemoryError) as exc:
+        return too_deep(exc)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         where = f" (line {line})" if line else ""
@@ -74,7 +78,7 @@ def touched_chunks(old: str, new: str) -> list[str]:
     lines = split_lines(new)
     try:
         known = _known(old)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [new]
     chunks = []
     for first, last, stmts in _groups(ast.parse(new).body):
@@ -106,7 +110,7 @@ def verify_python(new: str, rel: str, old: str | None = None, compiled: bool = F
 
     try:
         chunks = [new] if old is None else touched_chunks(old, new)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         chunks = [new]
     if not chunks:
         return None
@@ -116,6 +120,6 @@ def verify_python(new: str, rel: str, old: str | None = None, compiled: bool = F
         libcst.parse_module(module)
     except libcst.ParserSyntaxError as exc:
         return f"libcst cannot parse the rewritten code ({exc.message})"
-    except RecursionError:
-        return "libcst cannot parse the rewritten code (nesting too deep)"
+    except (RecursionError, MemoryError) as exc:
+        return f"libcst cannot parse the rewritten code ({too_deep(exc)})"
     return None

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
-from migrate.core.display import escape_lines, escape_strings
+from migrate.core.display import escape_lines, escape_strings, md_cell, md_text
 from migrate.core.errors import UsageError
 
 FORMATS = ("text", "json", "markdown")
+_PLAIN_OP = re.compile(r"[\w.:-]+")  # an op name shown as code as it is
 _ORDER = {"unsupported": 0, "cpu-fallback": 1, "restricted": 2, "supported": 3}
 
 
@@ -63,22 +65,7 @@ def _census(report: dict, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2)
     if fmt == "markdown":
-        lines = [
-            f"## Op coverage: {_title(report)}",
-            "",
-            "| status | op | count | reason | decomposition | nodes |",
-            "|---|---|---|---|---|---|",
-        ]
-        for r in _rows(report):
-            nodes = ", ".join(r["nodes"][:3]) + (" ..." if len(r["nodes"]) > 3 else "")
-            lines.append(
-                f"| {r['status']} | `{r['op']}` | {r['count']} | {r['reason']} | "
-                f"{r.get('decomposition') or ''} | {nodes} |"
-            )
-        lines += ["", f"**Summary:** {_summary(report)}"]
-        lines += _warning_lines(report, "- warning ")
-        lines += [f"- {a}" for a in report.get("advice", [])]
-        return "\n".join(lines)
+        return _census_markdown(report)
     if fmt != "text":
         raise UsageError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)}")
     lines = [_title(report)]
@@ -100,6 +87,28 @@ def _census(report: dict, fmt: str) -> str:
     lines += _warning_lines(report, "warning: ")
     lines.append(f"summary: {_summary(report)}")
     lines += [f"advice: {a}" for a in report.get("advice", [])]
+    return "\n".join(lines)
+
+
+def _census_markdown(report: dict) -> str:
+    """Every name from the model in a cell through ``md_cell`` (a ``|`` cannot add a column,
+    a line break end the row, ``<img onerror=...>`` render), in other lines ``md_text``."""
+    lines = [
+        f"## Op coverage: {md_text(_title(report))}",
+        "",
+        "| status | op | count | reason | decomposition | nodes |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in _rows(report):
+        nodes = ", ".join(r["nodes"][:3]) + (" ..." if len(r["nodes"]) > 3 else "")
+        cells = [r["status"], r["op"], str(r["count"]), r["reason"], r.get("decomposition") or "", nodes]
+        shown = [md_cell(c) for c in cells]
+        if _PLAIN_OP.fullmatch(r["op"]):
+            shown[1] = f"`{r['op']}`"
+        lines.append("| " + " | ".join(shown) + " |")
+    lines += ["", f"**Summary:** {_summary(report)}"]
+    lines += [md_text(line) for line in _warning_lines(report, "- warning ")]
+    lines += [f"- {md_text(a)}" for a in report.get("advice", [])]
     return "\n".join(lines)
 
 
@@ -142,4 +151,6 @@ def _decompose(report: dict, fmt: str) -> str:
                 f"{bullet}{mark} output {o['name']}: max abs error "
                 f"{o['max_abs_error']:.3g} (atol {check['atol']:g})"
             )
+    if fmt == "markdown":  # node and output names are the model's: shown, never rendered
+        lines = [md_text(line) for line in lines]
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from migrate.core.display import escape
 from migrate.core.errors import UsageError
 from migrate.core.inputs import input_path, load_json
 from migrate.precision.crc import crc32
+from migrate.precision.shards import DTYPES
 
 FORMAT = 1
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024
@@ -27,24 +28,25 @@ _STAT_KEYS = ("min", "max", "mean", "norm", "nan", "inf", "std", "absmax")
 def rank_dirs(path: Path) -> dict[int, Path]:
     """``{rank: folder}`` of a distributed dump's parent folder (``rank0/``, ``rank1/``...).
     Two folders that name one rank (``rank0/`` and ``rank00/``) are an input error: one of
-    them would silently drop out of the comparison."""
+    them would silently drop out of the comparison; so is a dump folder whose name only
+    looks like a rank (``rank²/``, ``rank٣/``, ``rank1a/``: not ``rank`` and ASCII digits)."""
     out: dict[int, Path] = {}
     if path.is_dir() and not (path / "manifest.json").is_file():
         for child in sorted(path.iterdir()):
             num = child.name.removeprefix("rank")
-            if (
-                child.name.startswith("rank")
-                and num.isascii()
-                and num.isdigit()
-                and (child / "manifest.json").is_file()
-            ):
-                rank = int(num)
-                if rank in out:
-                    raise UsageError(
-                        f"{escape(str(path))}: {out[rank].name}/ and {child.name}/ "
-                        f"are both rank {rank}; keep one"
-                    )
-                out[rank] = child
+            if not child.name.startswith("rank") or not (child / "manifest.json").is_file():
+                continue
+            if not (num.isascii() and num.isdigit()):
+                raise UsageError(
+                    f"{escape(str(path))}: {escape(child.name)}/ holds a dump but is not a rank "
+                    "folder (rank and ASCII digits, as rank2/); rename it or move it out"
+                )
+            rank = int(num)
+            if rank in out:
+                raise UsageError(
+                    f"{escape(str(path))}: {out[rank].name}/ and {child.name}/ are both rank {rank}; keep one"
+                )
+            out[rank] = child
     return dict(sorted(out.items()))
 
 
@@ -212,7 +214,8 @@ class Dump:
                 self.path / file, f"cannot read {escape(key)[:80]} for {_label(rec)}: {_short(exc)}"
             ) from None
         shape = list(t.shape) if rec.get("dtype") != "complex128" else list(rec["shape"])
-        self._check_stored(rec, file, key, shape, lambda: _crc(t))
+        stored = DTYPES.get(str(t.dtype).removeprefix("torch."), str(t.dtype))
+        self._check_stored(rec, file, key, shape, lambda: _crc(t), stored)
         return _restore(t, rec)
 
     def array(self, rec: dict) -> Any | None:
@@ -235,11 +238,21 @@ class Dump:
         a = arrays.decode(data, dtype, shard.header[key]["shape"])
         if rec.get("dtype") == "complex128" and a.dtype == "<f8" and a.shape[-1:] == (2,):
             a = a.view("<c16")[..., 0]  # stored as its float64 real view (_restore)
-        self._check_stored(rec, file, key, list(a.shape), lambda: arrays.crc32(data))
+        self._check_stored(rec, file, key, list(a.shape), lambda: arrays.crc32(data), dtype)
         return a
 
-    def _check_stored(self, rec: dict, file: str, key: str, shape: list, crc: Callable[[], int]) -> None:
-        """A tensor read for ``rec`` has the record's shape and CRC32 (when it has one)."""
+    def _check_stored(
+        self, rec: dict, file: str, key: str, shape: list, crc: Callable[[], int], stored: str
+    ) -> None:
+        """A tensor read for ``rec`` has the record's dtype (``stored``: its safetensors
+        dtype), shape and CRC32 (when it has one)."""
+        want_dtype = "F64" if rec["dtype"] == "complex128" else DTYPES.get(rec["dtype"])
+        if stored != want_dtype:
+            raise _fail(
+                self.path / file,
+                f"{escape(key)[:80]} ({_label(rec)}) is stored as {escape(stored)[:20]}, its record "
+                f"says dtype {escape(rec['dtype'])[:40]}: the dump is inconsistent",
+            )
         if shape != list(rec["shape"]):
             raise _fail(
                 self.path / file,

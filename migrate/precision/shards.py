@@ -55,7 +55,7 @@ MAX_BLOCKS = 16  # 64 MiB of staging at most
 _SPARE: dict[int, list[Any]] = {}
 _SPARE_LOCK = threading.Lock()
 
-_DTYPES = {
+DTYPES = {  # torch dtype name -> safetensors dtype
     "float64": "F64",
     "float32": "F32",
     "float16": "F16",
@@ -142,7 +142,7 @@ class ShardWriter:
         intra-op thread)."""
         self._raise_if_failed()
         tensor = storable(tensor)
-        dtype = _DTYPES.get(str(tensor.dtype).removeprefix("torch."))
+        dtype = DTYPES.get(str(tensor.dtype).removeprefix("torch."))
         if dtype is None:
             return None
         data = _bytes_view(tensor)

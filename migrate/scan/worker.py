@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from migrate.core.errors import FileProblem
+from migrate.core.errors import FileProblem, too_deep
 from migrate.core.fileio import SourceError, content_hash, read_bytes
 from migrate.core.filekinds import FILE_KINDS
 from migrate.core.findings import Finding
@@ -135,8 +135,8 @@ class Worker:
             )
         except (FileProblem, SourceError) as exc:
             out.findings, out.error = [], str(exc)
-        except RecursionError:
-            out.findings, out.error = [], "cannot scan: nesting too deep"
+        except (RecursionError, MemoryError) as exc:
+            out.findings, out.error = [], f"cannot scan: {too_deep(exc)}"
         except Exception as exc:  # a bug in a matcher must not end the scan
             out.findings, out.error = [], f"internal error: {type(exc).__name__}: {exc}"
         return out

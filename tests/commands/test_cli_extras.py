@@ -47,7 +47,7 @@ def _run(tmp_path, repo_root, mod, args):
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        timeout=120,
+        timeout=900,
         env={**os.environ, "PYTHONPATH": str(repo_root)},
     )
 
@@ -89,7 +89,7 @@ def test_parsing_user_code_prints_no_warning_about_it(tmp_path):
             [sys.executable, "-W", "default", "-m", "migrate", *command],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=900,
         )
         assert "MIG101" in done.stdout or "synchronize" in done.stdout
         assert "invalid escape" not in done.stderr, done.stderr

@@ -63,7 +63,7 @@ def test_output_to_a_device_or_fifo(tmp_path):
     assert Path(os.devnull).is_char_device()
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    r = migrate("scan", d, "--no-cache", "-o", fifo, timeout=30)  # nobody reads it
+    r = migrate("scan", d, "--no-cache", "-o", fifo, timeout=900)  # nobody reads it
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
@@ -86,7 +86,7 @@ def test_output_to_a_device_or_fifo(tmp_path):
 def test_empty_paths_are_usage_errors(tmp_path, args):  # repro: migrate apply ""
     _tree(tmp_path)
     before = _snapshot(tmp_path)
-    r = migrate(*args, cwd=tmp_path, timeout=120)
+    r = migrate(*args, cwd=tmp_path, timeout=900)
     assert r.returncode == 2, (args, r.stdout, r.stderr)
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert _snapshot(tmp_path) == before
@@ -95,7 +95,7 @@ def test_empty_paths_are_usage_errors(tmp_path, args):  # repro: migrate apply "
 def test_run_report_is_not_the_script(tmp_path):  # repro: run --report t.py -- python t.py
     t = tmp_path / "t.py"
     t.write_text("print('hello')\n")
-    r = migrate("run", "--report", t, "--", "python", t, cwd=tmp_path, timeout=120)
+    r = migrate("run", "--report", t, "--", "python", t, cwd=tmp_path, timeout=900)
     assert r.returncode == 2 and "hello" not in r.stdout
     assert t.read_text() == "print('hello')\n"
 

@@ -171,6 +171,6 @@ def test_the_added_module_passes_docstring_and_import_order_lints(tmp_path, conv
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=900,
     )
     assert run.returncode == 0, run.stdout + run.stderr

@@ -37,7 +37,7 @@ CASES = [("scan", True), ("apply", True), ("run", False), ("dump", False)]
 @pytest.mark.parametrize(("command", "tuned"), CASES)
 def test_the_cli_collects_less_often_only_for_commands_that_run_no_user_code(command, tuned):
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, command, "--help"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", PROBE, command, "--help"], capture_output=True, text=True, timeout=900
     ).stdout
     default = subprocess.run(
         [sys.executable, "-c", "import gc; print(gc.get_threshold())"], capture_output=True, text=True

@@ -337,7 +337,7 @@ def test_the_command_exits_1_when_notready_host(tmp_path, fpy):
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=900,
         env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
     )
     assert res.returncode == 1, res.stderr

@@ -39,7 +39,7 @@ def _cli(*args: str, cwd=None, stdin=None):
         [sys.executable, "-m", "migrate", "doctor", *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=900,
         cwd=cwd,
         input=stdin,
     )

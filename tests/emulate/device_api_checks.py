@@ -253,8 +253,8 @@ def shared() -> None:
     seen = ctx.Queue()
     proc = ctx.Process(target=_hogwild_worker, args=(model, torch.ones(3, 2, device="npu"), seen))
     proc.start()
-    devices = seen.get(timeout=120)
-    proc.join(timeout=120)
+    devices = seen.get(timeout=900)
+    proc.join(timeout=900)
     updated = torch.equal(model.weight.detach().cpu(), before + 1)
     results["shared"] = [devices, proc.exitcode, updated]
 

@@ -40,7 +40,7 @@ def sdist() -> Path:
             ],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=900,
         )
         if proc.returncode != 0 or not found.is_file():
             pytest.skip(f"cannot download {SDIST} (no package index?)")

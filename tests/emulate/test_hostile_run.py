@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NPU_WORK = "import os, signal, sys, torch\nx = torch.ones(4, device='npu')\ny = (x * 2).sum()\n"
 
 
-def run(tmp_path: Path, body: str, *extra: str, timeout: float = 180, tracebacks: bool = False):
+def run(tmp_path: Path, body: str, *extra: str, timeout: float = 900, tracebacks: bool = False):
     script = tmp_path / "prog.py"
     script.write_text(NPU_WORK + body)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
@@ -111,7 +111,7 @@ def test_report_path_is_checked_before_the_program_runs(tmp_path):  # repro: --r
             env=env,
             capture_output=True,
             text=True,
-            timeout=180,
+            timeout=900,
         )
 
     (tmp_path / "file").write_text("")
@@ -249,7 +249,7 @@ def test_a_process_that_outlives_the_run_leaves_nothing_behind(tmp_path):
         env=env,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=900,
         cwd=tmp_path,
     )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
@@ -263,3 +263,64 @@ def test_a_process_that_outlives_the_run_leaves_nothing_behind(tmp_path):
 def _late_child_done() -> bool:
     out = subprocess.run(["pgrep", "-f", "time.sleep\\(2\\)"], capture_output=True, text=True)
     return not out.stdout.strip()
+
+
+def test_ctrl_c_during_the_programs_start_up_exits_130(tmp_path):
+    """SIGINT while the emulation starts in the program (torch being imported, before its
+    main): 130 like any SIGINT, not Python's exit 1 for a failed ``site`` import."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(  # chained from the emulation's: runs at start-up
+        "import os, signal, time\n"
+        "if os.environ.get('MIGRATE_EMULATE'):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(60)\n"
+    )
+    (tmp_path / "prog.py").write_text("print('main ran')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(site))), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate", "run", "-f", "none", "--", "python", "prog.py"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 130, proc.stderr
+    assert "main ran" not in proc.stdout
+    assert "Traceback" not in proc.stderr and "Fatal Python error" not in proc.stderr
+
+
+def _run_in_tmpdir(tmp_path: Path, tmpdir: Path, body: str) -> subprocess.CompletedProcess:
+    (tmp_path / "prog.py").write_text(NPU_WORK + body)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TMPDIR": str(tmpdir)}
+    env.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", "run", "-f", "none", "--", "python", "prog.py"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
+
+
+def test_the_run_leaves_no_inductor_cache_folder_in_tmpdir(tmp_path):
+    """The emulation's op monitor makes torch import dynamo, which makes
+    $TMPDIR/torchinductor_<user>: removed after the run, unless it was there before or the
+    program put files in it."""
+    from migrate.emulate.leftovers import default_cache_dir
+
+    tmpdir = tmp_path / "T"
+    tmpdir.mkdir()
+    proc = _run_in_tmpdir(tmp_path, tmpdir, "print('done')\n")
+    assert proc.returncode == 0, proc.stderr
+    assert list(tmpdir.iterdir()) == []
+    cache = Path(default_cache_dir({**os.environ, "TMPDIR": str(tmpdir)}) or "")
+    body = "open(os.environ['TORCHINDUCTOR_CACHE_DIR'] + '/made', 'w').close()\n"
+    proc = _run_in_tmpdir(tmp_path, tmpdir, body)  # the program's own file in it: kept
+    assert proc.returncode == 0, proc.stderr
+    assert (cache / "made").is_file()
+    (cache / "made").unlink()
+    proc = _run_in_tmpdir(tmp_path, tmpdir, "print('done')\n")  # there before the run: kept
+    assert proc.returncode == 0 and cache.is_dir()

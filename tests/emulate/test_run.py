@@ -171,7 +171,7 @@ def test_pytest_plugin_and_module_forms(tmp_path):
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=900,
     )
     assert plugin.returncode == 0, plugin.stdout[-2000:]
     (tmp_path / "pkg").mkdir()

@@ -103,3 +103,35 @@ def test_whole_file_finding_on_line_one_is_annotated_once():
     assert once.startswith("// migrate[MIG503]: custom CUDA kernel file\n#include")
     twice, marked = annotate(once, [manual(1, msg="custom CUDA kernel file")], "cuda")
     assert (twice, marked) == (once, [])
+
+
+HEREDOC = """#!/bin/sh
+cat <<EOF > job.sh
+# migrate[MIG503]: the generated script's own line, not an annotation
+nvcc kernel.cu -o kernel
+EOF
+cat <<-'END' | sh
+\t# migrate[MIG501]: also data
+\tEND
+# migrate[MIG503]: a real annotation
+nvcc other.cu
+echo $((1 << 2)) '<<NOT'
+"""
+REAL = "# migrate[MIG503]: a real annotation\n"
+
+
+def test_strip_keeps_here_document_lines_that_look_like_annotations():
+    for kind in ("shell", "docker"):
+        new, removed = strip_annotations(HEREDOC, kind)
+        assert (new, removed) == (HEREDOC.replace(REAL, ""), 1)
+
+
+def test_a_finding_in_a_here_document_is_annotated_above_its_command():
+    bare = HEREDOC.replace(REAL, "")
+    new, marked = annotate(bare, [manual(4), manual(9)], "shell")
+    assert len(marked) == 2
+    lines = new.splitlines()
+    assert lines[1].startswith("# migrate[MIG503]: ") and lines[2] == "cat <<EOF > job.sh"
+    assert lines[3:6] == bare.splitlines()[2:5]  # the here-document as it was
+    again, removed = strip_annotations(new, "shell")
+    assert (again, removed) == (bare, 2)

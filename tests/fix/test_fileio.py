@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +133,57 @@ def test_bad_coding_cookie_is_an_error_not_a_crash(tmp_path):
     p.write_bytes(b"# -*- coding: klingon -*-\nx = 1\n")
     out = run(p)
     assert out.error and not out.written
+
+
+def _setuid_file(tmp_path, name, uid, gid):
+    p = tmp_path / name
+    p.write_bytes(b"import torch\ntorch.cuda.synchronize()\n")
+    os.chown(p, uid, gid)
+    os.chmod(p, 0o6775)
+    return p
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make files of another user")
+def test_setuid_setgid_of_another_users_file_are_kept(tmp_path):
+    p = _setuid_file(tmp_path, "tool.py", 4321, 4322)
+    out = run(p)
+    st = p.stat()
+    assert out.written and not out.warnings
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (4321, 4322, 0o6775)
+    assert b"import math" in p.read_bytes()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as two other users")
+def test_bits_that_cannot_be_kept_are_dropped_and_said():
+    """Run as a user who may write the file (its group) but not give it back to its owner:
+    the setuid bit is not set on a file that now belongs to that user, and one line says so."""
+    with tempfile.TemporaryDirectory() as folder:  # reachable by the other user
+        os.chmod(folder, 0o777)
+        _drop_and_say(Path(folder))
+
+
+def _drop_and_say(tmp_path):
+    p = _setuid_file(tmp_path, "tool.py", 4321, 4322)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: uid 4323, member of the file's group
+        code = 1
+        try:
+            os.setgroups([4322])
+            os.setresgid(4322, 4322, 4322)
+            os.setresuid(4323, 4323, 4323)
+            out = run(p)
+            os.write(write, ("\n".join(out.warnings) + f"|{out.written}").encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    with os.fdopen(read, "rb") as fh:
+        warnings, written = fh.read().decode().rsplit("|", 1)
+    assert os.waitstatus_to_exitcode(status) == 0 and written == "True"
+    st = p.stat()
+    assert (st.st_uid, st.st_gid) == (4323, 4322)
+    assert stat.S_IMODE(st.st_mode) == 0o2775  # setgid kept (same group), setuid dropped
+    assert "\n" not in warnings and "owner (uid 4321, now 4323)" in warnings
+    assert "mode 6775 (now 2775, setuid dropped)" in warnings

@@ -261,3 +261,17 @@ def test_import_on_a_line_shared_with_the_code_that_needs_it(tmp_path):
     p.write_text("import torch; torch.cuda.synchronize()\n")
     assert _apply(tmp_path).errors == []
     assert p.read_text() == "import torch; torch.npu.synchronize()\n"
+
+
+@pytest.mark.parametrize("exc", [MemoryError, RecursionError])
+def test_a_file_too_deep_for_a_fixer_is_that_files_error(tmp_path, exc):
+    """A parser or a recursive fixer giving up on one file (MemoryError from CPython's parser
+    on deep nesting, RecursionError from a walk) is that file's error, never an internal one."""
+    from migrate.fix.run import ApplyItem, _guarded
+
+    def work():
+        raise exc
+
+    out = _guarded(ApplyItem(tmp_path / "deep.py", "deep.py", "python", None), work)
+    assert out.rel == "deep.py" and not out.written
+    assert out.error and "nesting too deep" in out.error and "internal error" not in out.error

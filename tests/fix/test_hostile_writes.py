@@ -17,7 +17,7 @@ from hostile import CUDA, env, migrate
 PORTED = CUDA.replace("torch.cuda", "torch.npu")
 
 
-def _waiting_on(path: Path, pid: int, timeout: float = 60) -> None:
+def _waiting_on(path: Path, pid: int, timeout: float = 900) -> None:
     """Until process ``pid`` waits for the flock on ``path`` (/proc/locks shows waiters)."""
     ino = os.stat(path).st_ino
     deadline = time.monotonic() + timeout
@@ -47,7 +47,7 @@ def _apply_while_locked(tree: Path, swap) -> subprocess.CompletedProcess:
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=900)
     assert "Traceback" not in err, err
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 

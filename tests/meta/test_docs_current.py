@@ -14,7 +14,7 @@ def test_rules_doc_is_current(repo_root):
         capture_output=True,
         text=True,
         check=True,
-        timeout=60,
+        timeout=900,
     )
     committed = (repo_root / "docs" / "rules.md").read_text(encoding="utf-8")
     assert out.stdout.strip() == committed.strip(), (

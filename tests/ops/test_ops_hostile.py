@@ -198,7 +198,7 @@ def _odd_inputs(tmp_path: Path, odd: Path) -> list[tuple]:
 def test_a_fifo_is_never_opened(tmp_path):  # repro: decompose --inputs FIFO hangs
     os.mkfifo(tmp_path / "fifo")
     for args in _odd_inputs(tmp_path, tmp_path / "fifo"):
-        code, _, err = bounded_main(*args, seconds=60)
+        code, _, err = bounded_main(*args, seconds=900)
         assert code == 2, (args, err)
         assert len(err.strip().splitlines()) == 1
 
@@ -269,3 +269,35 @@ def test_an_onnx_backend_with_torch_is_a_usage_error(capsys, backend):
     # --torch MOD:FN --backend bogus ran the model and exited 0: the option was ignored
     code, _, err = main(capsys, "ops", "--torch", "json:dumps", "--backend", backend)
     assert code == 2 and "--backend" in err and len(err.strip().splitlines()) == 1
+
+
+def _md_cells(row: str) -> list[str]:
+    """The cells of a GFM table row: split on the pipes a backslash does not escape."""
+    import re
+
+    return [c.strip() for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
+
+
+def test_node_names_cannot_break_a_markdown_table_or_inject_html(tmp_path, capsys):
+    """A node named with a pipe, a line break and HTML: one row of six cells per op, the
+    HTML shown as text (escaped), never rendered; the JSON keeps the name as it is."""
+    evil = 'a|b\n<img src=x onerror="alert(1)">&amp;<script>x</script>'
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["y"], name=evil),
+            helper.make_node("Unique", ["y"], ["z"], name="u|<b>bold</b>"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, [4])],
+        [helper.make_tensor_value_info("z", F, None)],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "m.onnx"))
+    _, out, _ = main(capsys, "ops", tmp_path / "m.onnx", "--format", "markdown")
+    rows = [line for line in out.splitlines() if line.startswith("|") and not line.startswith("|---")]
+    assert len(rows) == 3  # the header and one row per op
+    assert all(len(_md_cells(row)) == 6 for row in rows), rows
+    assert "<" not in out and "onerror=" in out and "&lt;img" in out and "&amp;amp;" in out
+    relu = next(row for row in rows if "`Relu`" in row)
+    assert _md_cells(relu)[5].startswith("a\\|b")
+    _, out, _ = main(capsys, "ops", tmp_path / "m.onnx", "--format", "json")
+    assert evil in [n for op in json.loads(out)["ops"] for n in op["nodes"]]

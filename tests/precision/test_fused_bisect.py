@@ -113,7 +113,7 @@ def test_cli_output_never_overwrites_the_model_spec(tmp_path):
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        timeout=120,
+        timeout=900,
     )
     assert run.returncode == 2 and "-o" in run.stderr, run.stderr
     assert "must not run" in spec.read_text()

@@ -112,7 +112,7 @@ def test_gate_and_mapping_files_are_bounded(tmp_path, dumps, option, content):
             "huge": "why: '" + "x" * (20 << 20) + "'\n",
         }[content]
         path = _gate(tmp_path, text)
-    code, out, err = bounded_main("compare", ref, bad, option, path, seconds=60)
+    code, out, err = bounded_main("compare", ref, bad, option, path, seconds=900)
     assert code == 2, (out[-500:], err[-2000:])
     assert len(err.strip().splitlines()) == 1, err[-2000:]
 
@@ -126,6 +126,35 @@ def test_ranks_that_name_one_number_twice_are_an_error(tmp_path, dumps):  # repr
         compare_dumps(tmp_path / "R", tmp_path / "T")
     code, _, err = bounded_main("compare", tmp_path / "R", tmp_path / "T")
     assert code == 2 and "rank0/" in err and "rank00/" in err
+
+
+@pytest.mark.parametrize("name", ["rank\u00b2", "rank\u0663", "rank1a"])
+def test_a_dump_folder_that_only_looks_like_a_rank_is_reported(tmp_path, dumps, name):
+    """rank²/ (a superscript two, not an ASCII digit) beside rank0/: one line, exit 2, never
+    silently left out of the comparison."""
+    ref, _ = dumps
+    for side in ("R", "T"):
+        for rank in ("rank0", name):
+            shutil.copytree(ref, tmp_path / side / rank)
+    code, _, err = bounded_main("compare", tmp_path / "R", tmp_path / "T")
+    assert code == 2, err[-2000:]
+    assert len(err.strip().splitlines()) == 1 and f"{name}/" in err and "not a rank folder" in err
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int64", "complex128"])
+def test_a_record_whose_dtype_contradicts_its_tensor_is_refused(tmp_path, dumps, dtype):
+    ref, _ = dumps
+    bad = tmp_path / "bad"
+    shutil.copytree(ref, bad)
+    doc = json.loads((bad / "manifest.json").read_text())
+    rec = next(r for r in doc["records"] if r.get("tensor") and r["dtype"] == "float32")
+    rec["dtype"] = dtype  # the stored tensor stays float32
+    (bad / "manifest.json").write_text(json.dumps(doc))
+    code, _, err = bounded_main("compare", ref, bad, seconds=300)
+    assert code == 2, err[-2000:]
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "is stored as F32" in lines[0] and f"says dtype {dtype}" in lines[0]
+    assert rec["name"] in lines[0] or str(rec["call"]) in lines[0]
 
 
 NAMES = ["a\x01b", "c\x1b[31md", "e\x00f", "g\ud800h", "i\ufffej", "k]]>l", "m\x7fn", "o\n::error::forged"]
@@ -223,7 +252,7 @@ def test_manifest_and_shards_must_be_regular_files(tmp_path, dumps, kind):
         shard.mkdir()
     else:
         os.symlink("/dev/zero", shard)
-    code, _, err = bounded_main("compare", ref, dumps[1], seconds=60)
+    code, _, err = bounded_main("compare", ref, dumps[1], seconds=900)
     assert code == 2 and len(err.strip().splitlines()) == 1, err[-2000:]
 
 

@@ -69,7 +69,7 @@ def test_cache_reuses_results_and_sees_changes(tmp_path: Path):
 
 def _cli(*args: str, cwd: Path | None = None):
     return subprocess.run(
-        [sys.executable, "-m", "migrate", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+        [sys.executable, "-m", "migrate", *args], capture_output=True, text=True, cwd=cwd, timeout=900
     )
 
 
@@ -118,3 +118,45 @@ def test_cli_json_contract_and_project_config(tmp_path: Path):
     (bad / "pyproject.toml").write_text('[tool.migrate]\nselct = ["MIG2"]\n')
     res = _cli("scan", str(bad), "--no-cache")
     assert res.returncode == 2 and "unknown [tool.migrate] keys: selct" in res.stderr
+
+
+def _deep_tree(root: Path) -> None:
+    (root / "ok.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    depth = 300
+    (root / "lambdas.py").write_text("import torch\nf = " + "lambda: " * depth + "torch.zeros(1).cuda()\n")
+    (root / "bracketed.py").write_text(  # Python's parser: MemoryError, not SyntaxError
+        "import torch\nf = " + "(lambda: " * depth + "torch.zeros(1).cuda()" + ")" * depth + "\n"
+    )
+
+
+def test_deeply_nested_code_is_an_error_of_that_file_not_of_the_run(tmp_path: Path):
+    _deep_tree(tmp_path)
+    result = _scan(tmp_path)
+    errors = {e.path: e.message for e in result.errors}
+    assert set(errors) == {"bracketed.py"}, errors
+    assert all("nesting too deep" in m and "internal error" not in m for m in errors.values())
+    found = {f.path for f in result.findings}
+    assert {"ok.py", "lambdas.py"} <= found
+    scan = _cli("scan", str(tmp_path), "--no-cache", "--format", "json")
+    assert scan.returncode == 1 and "Traceback" not in scan.stderr
+    assert {e["path"] for e in json.loads(scan.stdout)["errors"]} == set(errors)
+    apply = _cli("apply", str(tmp_path), "--no-cache")
+    assert apply.returncode == 1, apply.stderr
+    assert ".to(" in (tmp_path / "ok.py").read_text() and ".to(" in (tmp_path / "lambdas.py").read_text()
+    assert "internal error" not in apply.stdout + apply.stderr
+    assert "bracketed.py: error: cannot parse: nesting too deep" in apply.stdout + apply.stderr
+
+
+def test_a_memory_error_in_a_matcher_is_that_files_error(tmp_path: Path, monkeypatch):
+    """Whatever part of the scan runs out (a parser, a recursive walk), the file is named."""
+    from migrate.scan import worker
+
+    (tmp_path / "a.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    (tmp_path / "b.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+
+    def exhausted(*args):
+        raise MemoryError
+
+    monkeypatch.setitem(worker.READERS, "python", exhausted)
+    result = _scan(tmp_path)
+    assert [(e.path, "MemoryError" in e.message) for e in result.errors] == [("a.py", True), ("b.py", True)]

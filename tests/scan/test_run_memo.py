@@ -128,7 +128,10 @@ def test_a_tampered_memo_is_not_replayed(tmp_path):
 
 def test_a_run_over_files_changed_moments_ago_is_not_remembered(tmp_path):
     root, cache = _tree(tmp_path), tmp_path / "cache"
-    (root / "pkg" / "model.py").write_text(CUDA)  # its mtime and ctime: now
+    model = root / "pkg" / "model.py"
+    model.write_text(CUDA)  # its mtime and ctime: now
+    future = time.time_ns() + 3600 * 10**9  # after the run's start however late it starts:
+    os.utime(model, ns=(future, future))  # no start-up race with RACY_NS
     _scan(root, cache)
     assert not list(cache.glob("run-*.json"))
 

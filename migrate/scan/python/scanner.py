@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING
 
+from migrate.core.errors import too_deep
 from migrate.core.findings import Finding
 from migrate.core.targets import DEFAULT_TARGET
 from migrate.scan.project import FileDevices
@@ -29,8 +30,10 @@ def parse_python(text: str, rel: str, hit=None) -> PyFile:
         if exc.msg and ("print" in exc.msg or "Missing parentheses" in exc.msg):
             hint = " (Python 2 code?)"
         raise ParseError(f"syntax error at line {exc.lineno}: {exc.msg}{hint}") from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise ParseError(f"cannot parse: {type(exc).__name__}: {exc}") from None
+    except (RecursionError, MemoryError) as exc:
+        raise ParseError(f"cannot parse: {too_deep(exc)}") from None
+    except ValueError as exc:
+        raise ParseError(f"cannot parse: {exc}") from None
 
 
 def scan_python(

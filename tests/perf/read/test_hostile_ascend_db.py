@@ -19,7 +19,7 @@ DB = "ascend_pytorch_profiler_0.db"
 
 
 def perf(*paths: Path) -> tuple[int, str, str]:
-    return bounded_main("perf", *map(str, paths), "--format", "json", seconds=180)
+    return bounded_main("perf", *map(str, paths), "--format", "json", seconds=900)
 
 
 def refused(code: int, err: str, name: str) -> None:

@@ -30,7 +30,7 @@ def bomb(path: Path) -> None:
 
 
 def perf(*paths: Path, fmt: str = "json") -> tuple[int, str, str]:
-    return bounded_main("perf", *map(str, paths), "--format", fmt, seconds=180)
+    return bounded_main("perf", *map(str, paths), "--format", fmt, seconds=900)
 
 
 def result(tmp_path: Path, files=("trace", "kernels", "steps", "communication", "matrix")) -> Path:

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from migrate.core.rules import default_rules
+from migrate.fix.rewrite import fix_text
+from migrate.fix.run import engine_scan
+
 
 def test_device_positions_are_found(found):
     code = """
@@ -210,3 +219,53 @@ def test_a_device_type_test_spelled_out_is_kept_in_step_with_the_port(ported):
     assert 'if vllm_device.partition(":")[0] in ("cuda", "npu"):' in out
     assert 'if name.split(":")[0] == "cuda":' in out  # not a device by its name: a person decides
     assert ported(out) == out
+
+
+def test_onnx_runtime_provider_keys_are_not_devices(found, fixed):
+    """transformers' exporters name ONNX Runtime's execution providers "cpu", "cuda",
+    "webgpu", "dml" (ort_fusions): not torch devices, so neither flagged nor rewritten;
+    a torch device compared beside them still is."""
+    code = """
+    import torch
+    if self.ort_fusions not in (None, "cpu", "cuda", "webgpu", "dml"):
+        raise ValueError(self.ort_fusions)
+    experts = "batched_mm" if ort_fusions == "cuda" else None
+    if "cuda" in execution_providers:
+        pass
+    if device.type == "cuda" and "CUDAExecutionProvider" in available:
+        pass
+    if device in ("cpu", "cuda"):
+        pass
+    """
+    assert sorted(line for rule, line in found(code) if rule == "MIG201") == [8, 10]
+    text = fixed(code)
+    assert '(None, "cpu", "cuda", "webgpu", "dml")' in text and 'ort_fusions == "cuda"' in text
+    assert 'device.type == "npu"' in text
+
+
+def test_the_provider_keys_of_the_transformers_exporters_stay(tmp_path):
+    """The real files (transformers in this environment): --target npu and portable leave
+    their ONNX Runtime provider keys as they are."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("transformers is not installed")
+    root = Path(list(spec.submodule_search_locations)[0]) / "exporters"
+    kept = {
+        "configs.py": 'if self.ort_fusions not in (None, "cpu", "cuda", "webgpu", "dml"):',
+        "exporter_onnx.py": 'experts_implementation = "batched_mm" if ort_fusions == "cuda" else None',
+        "onnxruntime_fusions.py": 'if ort_fusions == "cuda" and not is_onnxruntime_available("1.28.0"):',
+    }
+    present = {n: line for n, line in kept.items() if (root / n).is_file() and line in (root / n).read_text()}
+    if not present:
+        pytest.skip("this transformers has no ONNX Runtime exporter")
+    for target in ("npu", "portable"):
+        for name, line in present.items():
+            text = (root / name).read_text()
+            rules = list(default_rules())
+            new, _, _, error = fix_text(
+                text, name, "python", rules, partial(engine_scan, target=target), unsafe=False
+            )
+            assert error is None
+            assert new.count(line) == text.count(line), (target, name)

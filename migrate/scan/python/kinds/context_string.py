@@ -11,6 +11,10 @@ A literal is only considered where a device/backend is meant (never in log messa
       names: '(^|_)device$'              # variables, attributes, parameters, dict keys,
                                          # argparse options whose name says "device"
       compare: true                      # x.device.type == "cuda", backend in ("nccl",)
+      compare_not_names: '(^|_)ort(_|$)' # ... but not when a compared name says otherwise
+                                         # (ort_fusions == "cuda": an ONNX Runtime key)
+      compare_not_with: '^(dml|webgpu)$' # ... nor a collection holding such a string
+                                         # (("cpu", "cuda", "webgpu", "dml"): ORT providers)
       ifexp_test: 'is_available'         # "cuda" if torch.cuda.is_available() else "cpu"
       anywhere: true                     # any string literal but docstrings (for values that
                                          # cannot mean anything else: "torch.cuda.FloatTensor")
@@ -46,6 +50,10 @@ class Spec:
         self.keywords = set(p.get("keywords") or ())
         self.names = re.compile(p["names"], re.IGNORECASE) if p.get("names") else None
         self.compare = bool(p.get("compare"))
+        self.not_names = (
+            re.compile(p["compare_not_names"], re.IGNORECASE) if p.get("compare_not_names") else None
+        )
+        self.not_with = re.compile(p["compare_not_with"]) if p.get("compare_not_with") else None
         self.ifexp = re.compile(p["ifexp_test"]) if p.get("ifexp_test") else None
         self.anywhere = bool(p.get("anywhere"))
         self.track = bool(p.get("track_variables"))
@@ -86,6 +94,12 @@ PARAMS = {
     "keywords": strings(doc="keyword arguments of any call"),
     "names": param(str, check=regex, doc="regex on variable / attribute / parameter / option names"),
     "compare": param(bool, doc="comparisons and membership tests"),
+    "compare_not_names": param(
+        str, check=regex, doc="regex on a compared name that makes the comparison not of devices"
+    ),
+    "compare_not_with": param(
+        str, check=regex, doc="a compared collection holding a string this fullmatches is not of devices"
+    ),
     "ifexp_test": param(str, check=regex, doc="regex on the test of a conditional expression"),
     "anywhere": param(bool, doc="any string literal but docstrings"),
     "track_variables": param(bool, doc="variables later passed where a device is meant"),
@@ -213,7 +227,7 @@ def _positions(f: PyFile, spec: Spec, node: ast.AST) -> Iterator[ast.AST]:
         for key, value in zip(node.keys, node.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and spec.name_hit(key.value):
                 yield value
-    elif isinstance(node, ast.Compare) and spec.compare:
+    elif isinstance(node, ast.Compare) and spec.compare and _of_devices(spec, node):
         for operand in [node.left, *node.comparators]:
             if isinstance(operand, (ast.Constant, ast.Tuple, ast.List, ast.Set)):
                 yield operand
@@ -222,6 +236,26 @@ def _positions(f: PyFile, spec: Spec, node: ast.AST) -> Iterator[ast.AST]:
     elif isinstance(node, ast.IfExp) and spec.ifexp and spec.ifexp.search(f.source(node.test)):
         yield node.body
         yield node.orelse
+
+
+def _of_devices(spec: Spec, node: ast.Compare) -> bool:
+    """False when a compared name (``ort_fusions == "cuda"``) or a compared collection's
+    other strings (``("cpu", "cuda", "webgpu", "dml")``: ONNX Runtime's provider keys) say
+    that its "cuda" is not a torch device."""
+    for operand in [node.left, *node.comparators]:
+        if spec.not_names:
+            name = _target_name(operand) if isinstance(operand, (ast.Name, ast.Attribute)) else None
+            if name and spec.not_names.search(name):
+                return False
+        if spec.not_with and isinstance(operand, (ast.Tuple, ast.List, ast.Set)):
+            for elt in operand.elts:
+                if (
+                    isinstance(elt, ast.Constant)
+                    and isinstance(elt.value, str)
+                    and spec.not_with.fullmatch(elt.value)
+                ):
+                    return False
+    return True
 
 
 def _call_positions(f: PyFile, spec: Spec, call: ast.Call) -> Iterator[ast.AST]:
