@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from migrate.core import threads
 from migrate.core.callsite import user_location
 from migrate.ops.aten import where
 from migrate.ops.aten.fastpath import plain_tensor_call
@@ -52,8 +53,12 @@ class Recorder:
 
         self.census, self.judge = census, judge
         self.keys = {k: getattr(torch._C.DispatchKey, k) for k in COMPOSITE_KEYS}
-        self.pending: list = []  # (outputs, origin) of the last op, tagged once autograd ran
         self.descent_mode: Any = None  # set by make_modes (a TorchDispatchMode class)
+
+    @property
+    def pending(self) -> list:
+        """(outputs, origin) of the current thread's last op, tagged once autograd ran."""
+        return self.census.local.pending
 
     def flush(self) -> None:
         while self.pending:
@@ -257,7 +262,12 @@ def make_modes(census: Census, judge: Judge):
             return rec.composite_call(func, args, kwargs or {})
 
     class DispatchMode(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.thread = threads.name()  # the thread whose mode stack it is on
+
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            census.local.owner = self.thread
             return rec.dispatch_call(func, args, kwargs or {})
 
     rec.descent_mode = Descent

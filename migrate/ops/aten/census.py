@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+
+from migrate.core import threads
 from migrate.core.errors import UsageError
 from migrate.ops.aten import run, where
 from migrate.ops.aten.capture import CaptureError, Census, make_modes, module_hooks
@@ -51,15 +54,24 @@ def capture(
         model.train(train)
     if train and optimizer is None and is_module:
         optimizer = run.default_optimizer(model)
+    stop = threads.in_new_threads(lambda: _modes(function_mode, dispatch_mode))
     try:
         with function_mode(), dispatch_mode():
             _step(model, args, kwargs, census, train, loss, optimizer)
             flush()
     finally:
+        stop()
         for h in handles:
             h.remove()
         accumulators.clear()
     return census, judge
+
+
+@contextlib.contextmanager
+def _modes(function_mode, dispatch_mode):
+    """The capture's modes in a thread the model starts (modes are per thread)."""
+    with function_mode(), dispatch_mode():
+        yield
 
 
 def _rows(census: Census, judge: Judge) -> list[dict]:
