@@ -335,3 +335,21 @@ def ctc():
 
 def ctc_direct():
     return CTCHead(direct=True), _ctc_inputs()
+
+
+class Detections(nn.Module):
+    """torchvision's nms and roi_align (no NPU kernel; needs torchvision)."""
+
+    def forward(self, features, boxes, scores):
+        import torchvision
+
+        keep = torchvision.ops.nms(boxes, scores, 0.5)
+        rois = torch.cat([torch.zeros(len(keep), 1), boxes[keep]], 1)
+        return torchvision.ops.roi_align(features, rois, (2, 2), 0.5, 2, True)
+
+
+def detections():
+    g = torch.Generator().manual_seed(0)
+    corner = torch.rand(10, 2, generator=g) * 8
+    boxes = torch.cat([corner, corner + 1 + torch.rand(10, 2, generator=g) * 4], 1)
+    return Detections(), (torch.randn(1, 2, 8, 8, generator=g), boxes, torch.rand(10, generator=g))

@@ -10,6 +10,7 @@ from migrate.ops.aten import run, where
 from migrate.ops.aten.capture import CaptureError, Census, make_modes, module_hooks
 from migrate.ops.aten.judge import JUDGED_FOR, Judge
 from migrate.ops.registry import CPU_FALLBACK, SUPPORTED, load_aten
+from migrate.ops.rewrites import offered
 from migrate.ops.versions import mismatch_advice, torch_versions
 
 OPTION = "--torch"
@@ -78,9 +79,9 @@ def _rows(census: Census, judge: Judge) -> list[dict]:
     ops = sorted(census.rows.values(), key=lambda r: (r["status"] == SUPPORTED, r["op"]))
     for row in ops:
         if row["status"] == CPU_FALLBACK:
-            fix = judge.reg.rewrites.get(row["op"].split("::", 1)[-1])
+            fix = offered(judge.reg.rewrites, row["op"])
             if fix:
-                row["rewrite"] = {k: fix[k] for k in ("from", "to", "why")}
+                row["rewrite"] = fix
     return ops
 
 
