@@ -19,9 +19,11 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from migrate.core import threads
-from migrate.emulate import modules
+from migrate.emulate import modules, origins
 from migrate.emulate.callsite import call_site, where
 from migrate.emulate.data import settings
+from migrate.emulate.inner import run_watching
+from migrate.emulate.kernels import KERNELS
 from migrate.emulate.perf import PerfRecord, watch_steps
 from migrate.emulate.tensor import CPU_FALLBACK, HOST_SYNC_HOOKS, NpuTensor, _leaves, is_npu_device
 from migrate.ops.aten.fastpath import plain_tensor_call
@@ -66,6 +68,7 @@ class Record:
         self.findings: dict[tuple, dict] = {}
         self.notes: list[str] = []
         self.local = threads.PerThread()
+        self.pending: list = []  # (outputs, site) of differentiable ops (origins.py)
         self.perf = PerfRecord()
 
     @property
@@ -92,7 +95,9 @@ class Record:
         dtype: str | None = None,
     ) -> None:
         module = module or modules.current()
-        site = site or ("<backward>" if module == "<backward>" else where(3))
+        if module == origins.BACKWARD:
+            site = origins.backward_site(self.pending) or origins.BACKWARD
+        site = site or where(3)
         thread = self.local.attributed()
         key = (kind, what, dtype, module, site, thread)
         row = self.findings.get(key)
@@ -135,6 +140,8 @@ class DispatchMonitor(TorchDispatchMode):
         rec.local.owner = self.thread
         if rec.suppress or func._opname in _METADATA:
             return func(*args, **kwargs)
+        if rec.pending:
+            origins.flush(rec.pending)
         flat = _leaves(kwargs, _leaves(args, []))
         sparse = rec.judge.sparse_key(flat, kwargs) if _on_npu(flat, kwargs) else None
         if sparse is not None:
@@ -158,6 +165,7 @@ class DispatchMonitor(TorchDispatchMode):
             if verdict.status != SUPPORTED:
                 self._fallback(rec, name, verdict)
         rec.count(name)
+        origins.note_forward(rec.pending, flat, out)
         rec.perf.op(name, flat, NpuTensor, _site, shaped=not _is_view(func))
         sync = _sync_reason(rec, func, name, args, kwargs)
         if sync:
@@ -205,7 +213,14 @@ def _call(rec, func, args, kwargs, dense_flat):
     name = func.name()
     if namespace(name) in settings().unjudged_namespaces:
         return func(*args, **kwargs)
-    if DispatchMonitor._judge(rec, name).status != CPU_FALLBACK_STATUS:
+    status = DispatchMonitor._judge(rec, name).status
+    key = rec.judge.descend.get(name)
+    if status == SUPPORTED and key is not None and not _is_view(func) and func._opname not in KERNELS:
+        out, syncs = run_watching(rec.judge, func, args, kwargs, key)  # the composite's ops
+        for child, why in syncs:
+            rec.add("host_sync", name, f"its composite kernel calls {child} on the NPU: {why}", site=where(4))
+        return out
+    if status != CPU_FALLBACK_STATUS:
         return func(*args, **kwargs)
     token = CPU_FALLBACK.set(func)
     try:

@@ -353,3 +353,22 @@ def detections():
     corner = torch.rand(10, 2, generator=g) * 8
     boxes = torch.cat([corner, corner + 1 + torch.rand(10, 2, generator=g) * 4], 1)
     return Detections(), (torch.randn(1, 2, 8, 8, generator=g), boxes, torch.rand(10, generator=g))
+
+
+class GroupedExperts(nn.Module):
+    """Mixture-of-experts feed-forward by ``torch._grouped_mm`` (offsets per expert, as
+    Mixtral's grouped path calls it): torch_npu 2.14.0 has no kernel for it, and torch's
+    composite reads each expert's offset on the host."""
+
+    def __init__(self, experts: int = 3):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(experts, 16, 8, dtype=torch.bfloat16))
+
+    def forward(self, x, offs):
+        return torch._grouped_mm(x, self.weight, offs=offs)
+
+
+def grouped_experts():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(10, 16, generator=g).to(torch.bfloat16)
+    return GroupedExperts(), (x, torch.tensor([3, 7, 10], dtype=torch.int32))

@@ -64,6 +64,7 @@ class Census:
         phase: str | None = None,
         calls: int = 1,
         sparse: str | None = None,
+        via: str | None = None,
     ) -> None:
         """One call of ``op`` (``calls=0``: a phase of a call already counted, such as the
         backward of a fused op); ``sparse``: the call was on sparse tensors, judged at that
@@ -98,6 +99,8 @@ class Census:
             _append(row.setdefault("notes", []), note)
         if location and "locations" in row and len(row["locations"]) < MAX_LOCATIONS:
             _append(row["locations"], location)
+        if via and "locations" in row and len(row.get("via", ())) < MAX_LOCATIONS:
+            _append(row.setdefault("via", []), via)  # the library line inside that call
 
     def warn(self, op: str, kind: str, why: str, path: str, location: str | None) -> None:
         entry = self.warnings.setdefault(
