@@ -45,19 +45,53 @@ def shown(filename: str) -> str:
     return filename if rel.startswith("..") else rel
 
 
-def user_frame(skip: int = 1) -> tuple[str, int] | None:
-    """(file, line) of the innermost user frame on the stack, starting ``skip`` frames
-    above the caller of this function (as ``sys._getframe(skip)`` there), or None."""
+_INSTALLED = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+
+
+@cache
+def is_installed_file(filename: str) -> bool:
+    """A file of an installed package (torchvision, transformers): a library the user's
+    code calls, not the user's code."""
+    return any(mark in os.path.realpath(filename) for mark in _INSTALLED)
+
+
+def frames(skip: int = 1) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+    """(user frame, library frame) on the stack, starting ``skip`` frames above the caller of
+    this function (as ``sys._getframe(skip)`` there). The user frame is the innermost one
+    outside torch, torchgen, this tool, the standard library and installed packages (the
+    user's call into ``torchvision.ops.nms``), the library frame the innermost installed
+    package frame inside it (``torchvision/ops/boxes.py:54``), or None. With no frame
+    outside installed packages (a model run from its package), the library frame is the
+    user frame."""
     frame: types.FrameType | None = sys._getframe(skip + 1)
+    library = None
     while frame is not None:
-        if is_user_file(frame.f_code.co_filename):
-            return frame.f_code.co_filename, frame.f_lineno
+        filename = frame.f_code.co_filename
+        if is_user_file(filename):
+            if not is_installed_file(filename):
+                return (filename, frame.f_lineno), library
+            if library is None:
+                library = (filename, frame.f_lineno)
         frame = frame.f_back
-    return None
+    return library, None
+
+
+def user_frame(skip: int = 1) -> tuple[str, int] | None:
+    """(file, line) of the user frame (:func:`frames`), or None."""
+    return frames(skip + 1)[0]
+
+
+def _text(found: tuple[str, int] | None) -> str | None:
+    return None if found is None else f"{shown(found[0])}:{found[1]}"
 
 
 def user_location(skip: int = 1) -> str | None:
-    """``file:line`` of the innermost user frame, starting ``skip`` frames above the caller's
-    frame (relative when under the working directory), or None."""
-    found = user_frame(skip)
-    return None if found is None else f"{shown(found[0])}:{found[1]}"
+    """``file:line`` of the user frame (:func:`frames`; relative when under the working
+    directory), starting ``skip`` frames above the caller's frame, or None."""
+    return _text(frames(skip + 1)[0])
+
+
+def locations(skip: int = 1) -> tuple[str | None, str | None]:
+    """(``file:line`` of the user frame, of the library frame inside it) (:func:`frames`)."""
+    user, library = frames(skip + 1)
+    return _text(user), _text(library)

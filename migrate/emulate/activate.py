@@ -165,6 +165,7 @@ class PartWriter:
         self.lock = threading.RLock()  # the parent's may have been held by its flusher
         rec = self.rec
         rec.ops.clear()
+        rec.threads.clear()
         rec.findings.clear()
         rec.notes.clear()
         self.pid, self.end, self.worker = os.getpid(), None, False

@@ -3,9 +3,19 @@
 
 from __future__ import annotations
 
+import threading
+
 import torch
 
-_STACK: list[tuple[int, str]] = []  # (id(module), path)
+
+class _Stack(threading.local):
+    """Each thread's modules being called (a worker thread runs its own forward)."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[int, str]] = []  # (id(module), path)
+
+
+_LOCAL = _Stack()
 _NAMES: dict[tuple[int, int], str] = {}
 
 
@@ -22,20 +32,22 @@ _PARENTS: dict[int, object] = {}
 
 
 def _pre(module, _args):
-    if _STACK:
-        parent_id, parent_path = _STACK[-1]
+    stack = _LOCAL.items
+    if stack:
+        parent_id, parent_path = stack[-1]
         parent = _PARENTS.get(parent_id)
         leaf = _child_name(parent, module) if parent is not None else type(module).__name__
         path = f"{parent_path}.{leaf}" if parent_path else leaf
     else:
         path = ""
     _PARENTS[id(module)] = module
-    _STACK.append((id(module), path))
+    stack.append((id(module), path))
 
 
 def _post(module, _args, _out):
-    while _STACK:
-        mid, _ = _STACK.pop()
+    stack = _LOCAL.items
+    while stack:
+        mid, _ = stack.pop()
         _PARENTS.pop(mid, None)
         if mid == id(module):
             break
@@ -44,9 +56,10 @@ def _post(module, _args, _out):
 def current() -> str:
     if torch._C._current_graph_task_id() != -1:
         return "<backward>"
-    if not _STACK:
+    stack = _LOCAL.items
+    if not stack:
         return "<top level>"
-    return _STACK[-1][1] or "<root>"
+    return stack[-1][1] or "<root>"
 
 
 def install() -> list:

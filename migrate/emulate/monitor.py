@@ -18,9 +18,12 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from migrate.emulate import modules
+from migrate.core import threads
+from migrate.emulate import modules, origins
 from migrate.emulate.callsite import call_site, where
 from migrate.emulate.data import settings
+from migrate.emulate.inner import run_watching
+from migrate.emulate.kernels import KERNELS
 from migrate.emulate.perf import PerfRecord, watch_steps
 from migrate.emulate.tensor import CPU_FALLBACK, HOST_SYNC_HOOKS, NpuTensor, _leaves, is_npu_device
 from migrate.ops.aten.fastpath import plain_tensor_call
@@ -53,17 +56,34 @@ _METADATA = settings().metadata_ops
 
 
 class Record:
-    """All findings of one process."""
+    """All findings of one process; ops run in threads other than the main one are also
+    counted per thread name (``threads``), their findings carry the thread."""
 
     def __init__(self, target: str | None = None):
         from migrate.ops.aten.judge import Judge
 
         self.judge = Judge(target)
         self.ops: dict[str, int] = {}
+        self.threads: dict[str, int] = {}
         self.findings: dict[tuple, dict] = {}
         self.notes: list[str] = []
-        self.suppress = 0
+        self.local = threads.PerThread()
+        self.pending: list = []  # (outputs, site) of differentiable ops (origins.py)
         self.perf = PerfRecord()
+
+    @property
+    def suppress(self) -> int:
+        return self.local.suppress
+
+    @suppress.setter
+    def suppress(self, value: int) -> None:
+        self.local.suppress = value
+
+    def count(self, op: str) -> None:
+        self.ops[op] = self.ops.get(op, 0) + 1
+        thread = self.local.attributed()
+        if thread is not None:
+            self.threads[thread] = self.threads.get(thread, 0) + 1
 
     def add(
         self,
@@ -75,8 +95,11 @@ class Record:
         dtype: str | None = None,
     ) -> None:
         module = module or modules.current()
-        site = site or ("<backward>" if module == "<backward>" else where(3))
-        key = (kind, what, dtype, module, site)
+        if module == origins.BACKWARD:
+            site = origins.backward_site(self.pending) or origins.BACKWARD
+        site = site or where(3)
+        thread = self.local.attributed()
+        key = (kind, what, dtype, module, site, thread)
         row = self.findings.get(key)
         if row is None:
             row = self.findings[key] = {
@@ -88,6 +111,8 @@ class Record:
                 "count": 0,
                 "reason": reason,
             }
+            if thread is not None:
+                row["thread"] = thread
         row["count"] += 1
         if kind == "host_sync":
             self.perf.sync()
@@ -107,13 +132,16 @@ def _on_npu(flat, kwargs) -> bool:
 class DispatchMonitor(TorchDispatchMode):
     def __init__(self, rec: Record):
         super().__init__()
-        self.rec = rec
+        self.rec, self.thread = rec, threads.name()  # the thread whose mode stack it is on
 
     def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
         kwargs = kwargs or {}
         rec = self.rec
+        rec.local.owner = self.thread
         if rec.suppress or func._opname in _METADATA:
             return func(*args, **kwargs)
+        if rec.pending:
+            origins.flush(rec.pending)
         flat = _leaves(kwargs, _leaves(args, []))
         sparse = rec.judge.sparse_key(flat, kwargs) if _on_npu(flat, kwargs) else None
         if sparse is not None:
@@ -136,7 +164,8 @@ class DispatchMonitor(TorchDispatchMode):
                 return out  # a metadata query, not an op a device runs
             if verdict.status != SUPPORTED:
                 self._fallback(rec, name, verdict)
-        rec.ops[name] = rec.ops.get(name, 0) + 1
+        rec.count(name)
+        origins.note_forward(rec.pending, flat, out)
         rec.perf.op(name, flat, NpuTensor, _site, shaped=not _is_view(func))
         sync = _sync_reason(rec, func, name, args, kwargs)
         if sync:
@@ -184,7 +213,14 @@ def _call(rec, func, args, kwargs, dense_flat):
     name = func.name()
     if namespace(name) in settings().unjudged_namespaces:
         return func(*args, **kwargs)
-    if DispatchMonitor._judge(rec, name).status != CPU_FALLBACK_STATUS:
+    status = DispatchMonitor._judge(rec, name).status
+    key = rec.judge.descend.get(name)
+    if status == SUPPORTED and key is not None and not _is_view(func) and func._opname not in KERNELS:
+        out, syncs = run_watching(rec.judge, func, args, kwargs, key)  # the composite's ops
+        for child, why in syncs:
+            rec.add("host_sync", name, f"its composite kernel calls {child} on the NPU: {why}", site=where(4))
+        return out
+    if status != CPU_FALLBACK_STATUS:
         return func(*args, **kwargs)
     token = CPU_FALLBACK.set(func)
     try:
@@ -234,7 +270,7 @@ class SparseDescent(TorchDispatchMode):
         verdict = DispatchMonitor._judge(rec, name, sparse)
         if verdict.status != SUPPORTED and verdict.reason != NO_KERNEL_REASON:
             DispatchMonitor._fallback(rec, name, verdict)
-        rec.ops[name] = rec.ops.get(name, 0) + 1
+        rec.count(name)
         return func(*args, **kwargs)
 
 
@@ -316,7 +352,7 @@ class FunctionMonitor(TorchFunctionMode):
         op = rec.judge.composite(name, args, kwargs) if name and not rec.suppress else None
         if op is None or not _on_npu(_leaves(kwargs, _leaves(args, [])), kwargs):
             return func(*args, **kwargs)
-        rec.ops[op] = rec.ops.get(op, 0) + 1
+        rec.count(op)
         rec.perf.op(op, _leaves(kwargs, _leaves(args, [])), NpuTensor, _site)
         sync = _host_sync(rec.judge, op, args)
         if sync:
@@ -340,7 +376,7 @@ def fused_call(name: str, args):
         return
     if not rec.suppress:
         op = f"npu::{name}"
-        rec.ops[op] = rec.ops.get(op, 0) + 1
+        rec.count(op)
     rec.suppress += 1
     try:
         yield
@@ -395,4 +431,12 @@ def start(target: str | None = None) -> Record:
     modules.install()
     FunctionMonitor(rec).__enter__()
     DispatchMonitor(rec).__enter__()
+    threads.in_new_threads(lambda: _monitored(rec))
     return rec
+
+
+@contextlib.contextmanager
+def _monitored(rec: Record):
+    """The monitor's modes, in the thread that enters them (the modes' stack is per thread)."""
+    with FunctionMonitor(rec), DispatchMonitor(rec):
+        yield

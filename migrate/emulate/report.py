@@ -45,6 +45,7 @@ def part(
         "judged_for": JUDGED_FOR,
         "torch": {**torch_versions(rec.judge.reg, torch_version), "build": torch_version},
         "ops": dict(sorted(rec.ops.items())),
+        "threads": dict(sorted(rec.threads.items())),
         "findings": list(rec.findings.values()),
         "notes": list(rec.notes),
         "perf": rec.perf.to_json(),
@@ -57,6 +58,7 @@ def merge(parts: list[dict], command: list[str], exit_code: int, main_pid: int |
     named in a note."""
     findings: dict[tuple, dict] = {}
     ops: dict[str, int] = {}
+    threads: dict[str, int] = {}
     notes: list[str] = []
     first = parts[0] if parts else {}
     # A part's torch as part() writes it; anything else (another tool version's part, or
@@ -72,8 +74,10 @@ def merge(parts: list[dict], command: list[str], exit_code: int, main_pid: int |
     for p in parts:
         for op, n in p["ops"].items():
             ops[op] = ops.get(op, 0) + n
+        for name, n in _threads(p).items():
+            threads[name] = threads.get(name, 0) + n
         for row in p["findings"]:
-            key = (row["kind"], row["op"], row["dtype"], row["module"], row["site"])
+            key = (row["kind"], row["op"], row["dtype"], row["module"], row["site"], row.get("thread"))
             if key in findings:
                 findings[key]["count"] += row["count"]
                 findings[key]["ranks"].append(p["rank"])
@@ -101,6 +105,7 @@ def merge(parts: list[dict], command: list[str], exit_code: int, main_pid: int |
         "judged_for": first.get("judged_for"),
         "processes": len(parts),
         "ops": dict(sorted(ops.items())),
+        "threads": dict(sorted(threads.items())),
         "findings": rows,
         "notes": notes,
         "perf": perf,
@@ -109,6 +114,14 @@ def merge(parts: list[dict], command: list[str], exit_code: int, main_pid: int |
 
 
 MAX_FAILED_NOTES = 10
+
+
+def _threads(p: dict) -> dict[str, int]:
+    """A part's NPU ops per thread other than the main one (none in an older part)."""
+    got = p.get("threads")
+    if not isinstance(got, dict):
+        return {}
+    return {str(k)[:200]: v for k, v in got.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def _failure(p: dict) -> str | None:
@@ -174,10 +187,17 @@ def render_text(report: dict, section: list[str] | None = None) -> str:
     s = report["summary"]
     for row in report["findings"]:
         what = row["op"] + (f" [{row['dtype']}]" if row["dtype"] else "")
+        thread = f" (thread {row['thread']})" if row.get("thread") else ""
         lines.append(
-            f"{row['site']}: {row['kind']}: {what} in {row['module']} (x{row['count']}): {row['reason']}"
+            f"{row['site']}: {row['kind']}: {what} in {row['module']}{thread} (x{row['count']}): "
+            f"{row['reason']}"
         )
     lines += [f"note: {n}" for n in report["notes"]]
+    if report.get("threads"):
+        lines.append(
+            "ops on npu in threads other than the main one: "
+            + ", ".join(f"{name} {n}" for name, n in report["threads"].items())
+        )
     lines += section or []
     ran = (report.get("torch") or {}).get("build")
     if report.get("target"):

@@ -26,6 +26,9 @@ CPU = torch.device("cpu")
 HOST_SYNC_HOOKS: list = []
 
 
+_COMPRESSED = (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc)
+
+
 class NpuTensor(torch.Tensor):
     """A tensor on an emulated NPU; ``_data`` is the CPU tensor holding its values."""
 
@@ -33,16 +36,20 @@ class NpuTensor(torch.Tensor):
 
     @staticmethod
     def __new__(cls, data: torch.Tensor, device: torch.device):
+        # Compressed sparse layouts (CSR, CSC, BSR, BSC) have no strides, and only torch's
+        # own sparse-compressed impl answers their layout: the wrapper asks ``_data``.
+        compressed = data.layout in _COMPRESSED
         out = torch.Tensor._make_wrapper_subclass(
             cls,
             data.size(),
-            strides=data.stride(),
-            storage_offset=data.storage_offset(),
+            strides=None if compressed else data.stride(),
+            storage_offset=None if compressed else data.storage_offset(),
             dtype=data.dtype,
             layout=data.layout,
             device=device,
             requires_grad=False,
             dispatch_sizes_strides_policy="sizes",
+            dispatch_layout=compressed,
         )  # sizes asked of _data: out= may resize it
         out._data = data
         return out

@@ -23,6 +23,7 @@ import yaml
 
 from migrate.core.errors import UsageError
 from migrate.core.resources import op_registry_dir
+from migrate.ops.rewrites import checked
 
 SUPPORTED, UNSUPPORTED, CPU_FALLBACK, RESTRICTED = ("supported", "unsupported", "cpu-fallback", "restricted")
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -104,7 +105,7 @@ class AtenRegistry:
         self.host_sync_calls: dict[str, str] = notes.get("host_sync_calls") or {}
         self.regular_paths: dict[str, dict] = notes.get("regular_tensor_paths") or {}
         rewrites = base / "rewrites.yaml"
-        self.rewrites: dict[str, dict] = load_yaml(rewrites) if rewrites.is_file() else {}
+        self.rewrites: dict[str, dict] = checked(load_yaml(rewrites)) if rewrites.is_file() else {}
         self.requires_torch: str | None = (data.get("source") or {}).get("requires_torch")
         sparse = base / version / "sparse.yaml"
         keys = (load_yaml(sparse).get("keys") or {}) if sparse.is_file() else {}

@@ -81,8 +81,12 @@ def _census(report: dict, fmt: str) -> str:
         if r.get("locations"):
             lines.append(f"{'':<13}dispatched from {', '.join(r['locations'])}")
         if r.get("rewrite"):
+            fix = r["rewrite"]
+            assisted = fix.get("safety") == "assisted"
             lines.append(
-                f"{'':<13}rewrite: {r['rewrite']['from']} -> {r['rewrite']['to']} ({r['rewrite']['why']})"
+                f"{'':<13}rewrite{' (assisted: check the results)' if assisted else ''}: "
+                f"{fix['from']} -> {fix['to']} ({fix['why']})"
+                + (f"; differs: {fix['note']}" if fix.get("note") else "")
             )
     lines += _warning_lines(report, "warning: ")
     lines.append(f"summary: {_summary(report)}")

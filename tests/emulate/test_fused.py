@@ -228,3 +228,30 @@ def test_prefix_mode_and_varlen_band_split():
         *(t[3:].transpose(0, 1) for t in (qt, kt, vt)), attn_mask=~band, scale=0.5
     ).transpose(0, 1)
     torch.testing.assert_close(out7, torch.cat([first, last]))
+
+
+def test_roi_align_gives_the_documented_example():
+    # torch_npu/_op_plugin_docs.py's npu_roi_align example, output included
+    x = torch.arange(1, 37.0).reshape(1, 1, 6, 6)
+    out = FUSED["npu_roi_align"].reference(x, torch.tensor([[0, -2.0, -2.0, 22.0, 22.0]]), 0.25, 3, 3, 2, 0)
+    want = torch.tensor([[4.5, 6.5, 8.5], [16.5, 18.5, 20.5], [28.5, 30.5, 32.5]])
+    torch.testing.assert_close(out, want.reshape(1, 1, 3, 3))
+    with pytest.raises(ValueError, match="roi_end_mode 1 is not emulated"):
+        FUSED["npu_roi_align"].reference(x, torch.tensor([[0, 0, 0, 2.0, 2.0]]), 1.0, 1, 1, 2, 1)
+
+
+def test_nms_v4_limits_thresholds_and_pads():
+    nms = FUSED["npu_nms_v4"].reference
+    # two overlapping boxes (IoU 0.9), one apart; scores 0.9, 0.8, 0.3
+    boxes = torch.tensor([[0, 0, 10, 10], [0, 0, 10, 9], [20, 20, 30, 30.0]])
+    scores = torch.tensor([0.9, 0.8, 0.3])
+    sel, n = nms(boxes, scores, 3, torch.tensor(0.5), torch.tensor(0.0))
+    assert sel.tolist() == [0, 2] and int(n) == 2 and sel.dtype == torch.int32
+    sel, n = nms(boxes, scores, 3, torch.tensor(0.9), torch.tensor(0.0))  # IoU 0.9 is not exceeded
+    assert sel.tolist() == [0, 1, 2]
+    sel, n = nms(boxes, scores, 3, torch.tensor(0.5), torch.tensor(0.3))  # score must exceed 0.3
+    assert sel.tolist() == [0] and int(n) == 1
+    sel, n = nms(boxes, scores, 1, torch.tensor(0.9), torch.tensor(0.0))
+    assert sel.tolist() == [0]
+    sel, n = nms(boxes, scores, 4, torch.tensor(0.5), torch.tensor(0.0), True)
+    assert sel.tolist() == [0, 2, 0, 0] and int(n) == 2

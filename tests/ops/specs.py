@@ -335,3 +335,40 @@ def ctc():
 
 def ctc_direct():
     return CTCHead(direct=True), _ctc_inputs()
+
+
+class Detections(nn.Module):
+    """torchvision's nms and roi_align (no NPU kernel; needs torchvision)."""
+
+    def forward(self, features, boxes, scores):
+        import torchvision
+
+        keep = torchvision.ops.nms(boxes, scores, 0.5)
+        rois = torch.cat([torch.zeros(len(keep), 1), boxes[keep]], 1)
+        return torchvision.ops.roi_align(features, rois, (2, 2), 0.5, 2, True)
+
+
+def detections():
+    g = torch.Generator().manual_seed(0)
+    corner = torch.rand(10, 2, generator=g) * 8
+    boxes = torch.cat([corner, corner + 1 + torch.rand(10, 2, generator=g) * 4], 1)
+    return Detections(), (torch.randn(1, 2, 8, 8, generator=g), boxes, torch.rand(10, generator=g))
+
+
+class GroupedExperts(nn.Module):
+    """Mixture-of-experts feed-forward by ``torch._grouped_mm`` (offsets per expert, as
+    Mixtral's grouped path calls it): torch_npu 2.14.0 has no kernel for it, and torch's
+    composite reads each expert's offset on the host."""
+
+    def __init__(self, experts: int = 3):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(experts, 16, 8, dtype=torch.bfloat16))
+
+    def forward(self, x, offs):
+        return torch._grouped_mm(x, self.weight, offs=offs)
+
+
+def grouped_experts():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(10, 16, generator=g).to(torch.bfloat16)
+    return GroupedExperts(), (x, torch.tensor([3, 7, 10], dtype=torch.int32))

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from migrate.core.callsite import user_location
+from migrate.core import threads
+from migrate.core.callsite import locations, user_location
 from migrate.ops.aten import where
 from migrate.ops.aten.fastpath import plain_tensor_call
 from migrate.ops.aten.judge import (
@@ -52,8 +53,14 @@ class Recorder:
 
         self.census, self.judge = census, judge
         self.keys = {k: getattr(torch._C.DispatchKey, k) for k in COMPOSITE_KEYS}
-        self.pending: list = []  # (outputs, origin) of the last op, tagged once autograd ran
         self.descent_mode: Any = None  # set by make_modes (a TorchDispatchMode class)
+        # judge key -> (op, why) of the host syncs its composite kernel made when descended into
+        self.inner_syncs: dict[str, list[tuple[str, str]]] = {}
+
+    @property
+    def pending(self) -> list:
+        """(outputs, origin) of the current thread's last op, tagged once autograd ran."""
+        return self.census.local.pending
 
     def flush(self) -> None:
         while self.pending:
@@ -115,6 +122,8 @@ class Recorder:
             )
         verdict = from_children(name, key, mode.seen)
         self.judge.cache[at] = verdict
+        if mode.syncs:
+            self.inner_syncs[at] = mode.syncs
         return verdict, out
 
     def composite_call(self, func, args, kwargs):
@@ -184,12 +193,17 @@ class Recorder:
         else:
             out = func(*args, **kwargs)
         sync = _host_sync(self.judge, name, args)
+        inner = self.inner_syncs.get(_at(name, sparse), ())
         origin = census.origin()
         path = origin[0] if origin else census.module
-        location = (
-            origin[1]
+        location, via = (
+            (origin[1], None)
             if origin
-            else (user_location(3) if census.locate_all or sync or verdict.status != SUPPORTED else None)
+            else (
+                locations(3)
+                if census.locate_all or sync or inner or verdict.status != SUPPORTED
+                else (None, None)
+            )
         )
         dtype, op = _dtype(args), self.judge.alias(name)
         census.add(
@@ -201,9 +215,14 @@ class Recorder:
             None if dtype is None else self.judge.reg.weak_dtypes.get(dtype),
             origin[2] if origin else None,
             sparse=sparse,
+            via=via,
         )
         if sync and census.phase != "optimizer":  # optimizers keep `step` on the host
             census.warn(op, sync[0], sync[1], path, location)
+        for child, why in inner if census.phase != "optimizer" else ():
+            census.warn(
+                op, "host-sync", f"its composite kernel calls {child} on the NPU: {why}", path, location
+            )
         if census.phase in ("forward", "loss") and not origin and torch.is_grad_enabled():
             self.pending.append((out, (path, location)))  # no autograd nodes under no_grad
         return out
@@ -220,6 +239,10 @@ class Recorder:
         else:
             out = func(*args, **kwargs)
         mode.seen.append((self.judge.alias(name), verdict))
+        sync = _host_sync(self.judge, name, args)
+        if sync:
+            mode.syncs.append((self.judge.alias(name), sync[1]))
+        mode.syncs += self.inner_syncs.get(_at(name, sparse), [])  # a composite it called
         return out
 
 
@@ -248,6 +271,7 @@ def make_modes(census: Census, judge: Judge):
             super().__init__()
             self.chain = chain
             self.seen: list = []
+            self.syncs: list[tuple[str, str]] = []  # (op, why) of the host syncs it made
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             return rec.descent_call(self, func, args, kwargs or {})
@@ -257,7 +281,12 @@ def make_modes(census: Census, judge: Judge):
             return rec.composite_call(func, args, kwargs or {})
 
     class DispatchMode(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.thread = threads.name()  # the thread whose mode stack it is on
+
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            census.local.owner = self.thread
             return rec.dispatch_call(func, args, kwargs or {})
 
     rec.descent_mode = Descent

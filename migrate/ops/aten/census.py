@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+
+from migrate.core import threads
 from migrate.core.errors import UsageError
 from migrate.ops.aten import run, where
 from migrate.ops.aten.capture import CaptureError, Census, make_modes, module_hooks
 from migrate.ops.aten.judge import JUDGED_FOR, Judge
 from migrate.ops.registry import CPU_FALLBACK, SUPPORTED, load_aten
+from migrate.ops.rewrites import offered
 from migrate.ops.versions import mismatch_advice, torch_versions
 
 OPTION = "--torch"
@@ -51,24 +55,33 @@ def capture(
         model.train(train)
     if train and optimizer is None and is_module:
         optimizer = run.default_optimizer(model)
+    stop = threads.in_new_threads(lambda: _modes(function_mode, dispatch_mode))
     try:
         with function_mode(), dispatch_mode():
             _step(model, args, kwargs, census, train, loss, optimizer)
             flush()
     finally:
+        stop()
         for h in handles:
             h.remove()
         accumulators.clear()
     return census, judge
 
 
+@contextlib.contextmanager
+def _modes(function_mode, dispatch_mode):
+    """The capture's modes in a thread the model starts (modes are per thread)."""
+    with function_mode(), dispatch_mode():
+        yield
+
+
 def _rows(census: Census, judge: Judge) -> list[dict]:
     ops = sorted(census.rows.values(), key=lambda r: (r["status"] == SUPPORTED, r["op"]))
     for row in ops:
         if row["status"] == CPU_FALLBACK:
-            fix = judge.reg.rewrites.get(row["op"].split("::", 1)[-1])
+            fix = offered(judge.reg.rewrites, row["op"])
             if fix:
-                row["rewrite"] = {k: fix[k] for k in ("from", "to", "why")}
+                row["rewrite"] = fix
     return ops
 
 

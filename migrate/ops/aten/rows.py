@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from migrate.core import threads
 from migrate.ops.aten import where
 from migrate.ops.aten.judge import Judge
 from migrate.ops.registry import SUPPORTED, Verdict
@@ -20,10 +21,22 @@ class Census:
     rows: dict[tuple[str, str, str | None], dict] = field(default_factory=dict)
     warnings: dict[str, dict] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
-    stack: list[str] = field(default_factory=list)
     phase: str = "forward"
-    suppress: int = 0
     locate_all: bool = False  # train mode: every forward op's location tags its backward
+    local: threads.PerThread = field(default_factory=threads.PerThread)
+
+    @property
+    def stack(self) -> list[str]:
+        """The current thread's module paths (a worker thread runs its own forward)."""
+        return self.local.stack
+
+    @property
+    def suppress(self) -> int:
+        return self.local.suppress
+
+    @suppress.setter
+    def suppress(self, value: int) -> None:
+        self.local.suppress = value
 
     def origin(self) -> tuple[str, str | None, str] | None:
         """(module, location) fixed by where the op runs: inside autograd's backward (in any
@@ -51,6 +64,7 @@ class Census:
         phase: str | None = None,
         calls: int = 1,
         sparse: str | None = None,
+        via: str | None = None,
     ) -> None:
         """One call of ``op`` (``calls=0``: a phase of a call already counted, such as the
         backward of a fused op); ``sparse``: the call was on sparse tensors, judged at that
@@ -64,6 +78,9 @@ class Census:
             if verdict.status != SUPPORTED:
                 row["locations"] = []
         row["count"] += calls
+        thread = self.local.attributed()
+        if thread is not None:
+            _append(row.setdefault("threads", []), thread)
         _append(row["nodes"], path)
         _append(row["phases"], phase or self.phase)
         if dtype:
@@ -72,12 +89,17 @@ class Census:
             _append(row.setdefault("notes", []), note)
         if location and "locations" in row and len(row["locations"]) < MAX_LOCATIONS:
             _append(row["locations"], location)
+        if via and "locations" in row and len(row.get("via", ())) < MAX_LOCATIONS:
+            _append(row.setdefault("via", []), via)  # the library line inside that call
 
     def warn(self, op: str, kind: str, why: str, path: str, location: str | None) -> None:
         entry = self.warnings.setdefault(
             op, {"op": op, "kind": kind, "why": why, "count": 0, "nodes": [], "locations": []}
         )
         entry["count"] += 1
+        thread = self.local.attributed()
+        if thread is not None:
+            _append(entry.setdefault("threads", []), thread)
         _append(entry["nodes"], path)
         if location and len(entry["locations"]) < MAX_LOCATIONS:
             _append(entry["locations"], location)

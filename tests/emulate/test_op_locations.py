@@ -1,0 +1,58 @@
+"""Op locations: an op dispatched inside an installed library is placed at the user's line
+that called the library (the library's line kept as ``via``), and a backward op at the
+forward line that made it, in ``migrate ops --torch --train`` and in the emulation's
+findings (which had ``<backward>``)."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+
+import pytest
+from run_migrate import migrate as run_migrate
+
+pytest.importorskip("torch")
+
+HERE = Path(__file__).resolve().parent
+migrate = partial(run_migrate, cwd=HERE)
+
+
+def test_ops_torch_locates_library_ops_and_backward_ops_at_the_users_lines(tmp_path):
+    import library_calls
+
+    from migrate.ops.aten.census import aten_census
+
+    library = library_calls.install(tmp_path)
+    report = aten_census(f"{HERE / 'library_calls.py'}:build", train=True)
+    rows = {r["op"]: r for r in report["ops"]}
+    call, direct = library_calls.line_of("LIBRARY CALL"), library_calls.line_of("DIRECT CALL")
+
+    def lines(op):
+        return [loc.rsplit(":", 1) for loc in rows[op]["locations"]]
+
+    for op, line in (("aten::special_i1", call), ("aten::i0", call), ("aten::special_i0e", direct)):
+        assert [int(n) for _, n in lines(op)] == [line], (op, rows[op]["locations"])
+        assert all(path.endswith("library_calls.py") for path, _ in lines(op))
+    assert rows["aten::i0"]["phases"] == ["backward"]  # i1's derivative, at the library call
+    assert rows["aten::special_i1"]["via"][0].endswith(f"{library.parent.name}/__init__.py:5")
+    assert "via" not in rows["aten::special_i0e"]
+
+
+def test_emulated_backward_findings_carry_the_forward_line(tmp_path):
+    import library_calls
+
+    code = (
+        "import sys, pathlib, library_calls; library_calls.install(pathlib.Path(sys.argv[1])); "
+        "library_calls.step('npu')"
+    )
+    report = tmp_path / "report.json"
+    run = migrate(
+        "run", "--emulate", "npu", "--report", str(report), "--", "python", "-c", code, str(tmp_path)
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {(f["op"], f["module"]): f["site"] for f in json.loads(report.read_text())["findings"]}
+    call, direct = library_calls.line_of("LIBRARY CALL"), library_calls.line_of("DIRECT CALL")
+    assert rows[("aten::special_i1", "<root>")] == f"library_calls.py:{call}"  # not the library's line
+    assert rows[("aten::i0", "<backward>")] == f"library_calls.py:{call}"
+    assert rows[("aten::special_i1e", "<backward>")] == f"library_calls.py:{direct}"
