@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrate.core import device_helpers
+from migrate.scan.accelerator_apis import api_of, defines_getter, imports_getter, mirrors_cuda
 from migrate.scan.helper_finder import find_helpers
 from migrate.scan.parallel import map_in_workers
 from migrate.scan.project.file_devices import HelperRef
@@ -27,7 +28,6 @@ from migrate.scan.project.helpers import (
 )
 from migrate.scan.project.packages import _relative_to, _top_path
 from migrate.scan.project.reading import _bytes_of
-from migrate.scan.python.accelerator_api import api_of, defines_getter, imports_getter, mirrors_cuda
 
 # a line's first word, found from the newline before it (a literal the regex engine skips
 # to: twice as fast as ^ under MULTILINE on a large tree)

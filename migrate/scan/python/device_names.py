@@ -44,6 +44,7 @@ from migrate.scan.python.device_scope import (
 )
 from migrate.scan.python.npu_checks import bound_check, importable_check, own_check
 from migrate.scan.python.quotes import dominant_quote, lexed_quote
+from migrate.scan.python.unspellable import Unspellable
 
 PLACEHOLDERS = DEVICE_PLACEHOLDERS
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -78,10 +79,6 @@ def _slot(template: str, m: re.Match, bare: bool) -> bool:
         before.endswith("=") and not before.endswith(("==", "!=", "<=", ">="))
     )
     return opens and after[:1] in (")", "]", ",")
-
-
-class Unspellable(Exception):
-    """No clean way to name the device here (e.g. the helper's name is taken)."""
 
 
 class DeviceNames:

@@ -14,7 +14,7 @@ import pytest
 from fix.goldens import migrate_cli
 
 from migrate.core.errors import RuleError
-from migrate.scan.python.accelerator_api import accelerator_apis
+from migrate.scan.accelerator_apis import accelerator_apis
 
 TRAIN = """\
     import torch
