@@ -42,7 +42,7 @@ def through_accelerator(names, template: str, node, imports: list[str]) -> str:
 
 def accelerator_at(names, node) -> tuple[str, list[str], AcceleratorApi] | None:
     """(its call, the imports it needs, the API) of the accelerator object the file or its
-    package routes devices through (migrate/scan/python/accelerator_api.py), or None.
+    package routes devices through (migrate/scan/accelerator_apis.py), or None.
     Unspellable in the object's own code (the module defining its getter or its
     ``device_name``): routed through itself it would call itself."""
     facts = getattr(names, "_accelerator_facts", None)
