@@ -95,3 +95,16 @@ def locations(skip: int = 1) -> tuple[str | None, str | None]:
     """(``file:line`` of the user frame, of the library frame inside it) (:func:`frames`)."""
     user, library = frames(skip + 1)
     return _text(user), _text(library)
+
+
+def code_location(skip: int = 1) -> str | None:
+    """``file:line`` of the innermost frame outside torch, torchgen, this tool and the
+    standard library, an installed package's included: the line of the model's own code
+    (transformers' ``sdpa_attention.py``), which precision names as where an error came
+    from; the ops report and the emulator name the user's call instead (:func:`frames`)."""
+    frame: types.FrameType | None = sys._getframe(skip + 1)
+    while frame is not None:
+        if is_user_file(frame.f_code.co_filename):
+            return _text((frame.f_code.co_filename, frame.f_lineno))
+        frame = frame.f_back
+    return None

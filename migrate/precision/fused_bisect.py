@@ -81,9 +81,9 @@ class Calls:
         self._count: Counter[tuple[str, str]] = Counter()
 
     def note(self, name: str) -> tuple[str, str, int]:
-        from migrate.core.callsite import user_location
+        from migrate.core.callsite import code_location
 
-        site = user_location(2) or "?"
+        site = code_location(2) or "?"
         nth = self._count[name, site]
         self._count[name, site] += 1
         call = (name, site, nth)

@@ -17,7 +17,7 @@ from collections import defaultdict
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from migrate.core.callsite import user_location
+from migrate.core.callsite import code_location
 from migrate.precision.flatten import iter_tensors, substitute
 from migrate.precision.judge import compare_records
 from migrate.precision.manifest import Dump
@@ -189,7 +189,7 @@ class Replayer:
                         {**self._judge(module, rec, outs[rec["index"]]), "name": name, "replayed": True}
                     )
             if any(e["status"] == "fail" for e in entries):
-                where = user_location(2)
+                where = code_location(2)
                 for e in entries:
                     e["location"] = where
             self.api_checks += len(entries)
