@@ -316,7 +316,9 @@ def test_the_run_leaves_no_inductor_cache_folder_in_tmpdir(tmp_path):
     proc = _run_in_tmpdir(tmp_path, tmpdir, "print('done')\n")
     assert proc.returncode == 0, proc.stderr
     assert list(tmpdir.iterdir()) == []
-    cache = Path(default_cache_dir({**os.environ, "TMPDIR": str(tmpdir)}) or "")
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}  # as the run's
+    cache = Path(default_cache_dir({**env, "TMPDIR": str(tmpdir)}) or "")
+    assert cache.name.startswith("torchinductor_"), cache
     body = "open(os.environ['TORCHINDUCTOR_CACHE_DIR'] + '/made', 'w').close()\n"
     proc = _run_in_tmpdir(tmp_path, tmpdir, body)  # the program's own file in it: kept
     assert proc.returncode == 0, proc.stderr
