@@ -9,7 +9,7 @@ import types
 
 import torch
 
-from migrate.emulate import amp, memory, streams
+from migrate.emulate import amp, legacy_types, memory, streams
 from migrate.emulate.current import CURRENT as _CURRENT
 from migrate.emulate.current import DEVICE_FUNCTIONS, device_count
 from migrate.emulate.current import index as _index
@@ -148,6 +148,8 @@ def build_device_module() -> types.ModuleType:
     for sub in (rng, memory, streams):
         for name in sub.EXPORTS:
             setattr(mod, name, getattr(sub, name))
+    for name, cls in legacy_types.make_types().items():
+        setattr(mod, name, cls)
     for name in amp.TOP_LEVEL:
         setattr(mod, name, getattr(amp, name))
     mod.utils = types.ModuleType("torch_npu.npu.utils")

@@ -119,10 +119,32 @@ def next_ops() -> None:
     torch.save(out, OUT / "next_ops.pt")
 
 
+def legacy_types() -> dict:
+    """ModelZoo's spellings: ``Tensor = torch.npu.FloatTensor if cuda else torch.FloatTensor``,
+    ``torch.npu.LongTensor([1])`` as an index, ``x.type(torch.npu.HalfTensor)``, isinstance."""
+    found_inf = torch.npu.FloatTensor([0.0])
+    buf = torch.npu.FloatTensor(3)
+    idx = torch.npu.LongTensor([2, 0])
+    picked = torch.arange(6.0).view(2, 3).npu().index_select(1, idx)
+    half = torch.ones(2).type(torch.npu.HalfTensor)
+    return {
+        "found_inf": [found_inf.cpu().tolist(), str(found_inf.dtype), found_inf.type()],
+        "buf": [list(buf.shape), str(buf.device)],
+        "picked": picked.cpu().tolist(),
+        "half": [str(half.dtype), str(half.device), half.type()],
+        "isinstance": [
+            isinstance(found_inf, torch.npu.FloatTensor),
+            isinstance(found_inf, torch.npu.HalfTensor),
+            isinstance(found_inf.cpu(), torch.npu.FloatTensor),
+            isinstance(half, torch.npu.HalfTensor),
+        ],
+    }
+
+
 def main() -> None:
     next_ops()
     results = {"hccl": [dist.is_hccl_available(), torch_npu.distributed.is_hccl_available()]}
-    results.update(losses=train(), ops=ops(), profile=profile_rules())
+    results.update(losses=train(), ops=ops(), profile=profile_rules(), legacy=legacy_types())
     (OUT / "results.json").write_text(json.dumps(results))
 
 

@@ -113,3 +113,12 @@ def test_the_next_most_used_ops_run_on_the_npu_as_their_formulas(zoo):
     names = ("npu_format_cast", "npu_linear", "fast_gelu", "npu_bmmV2", "npu_scaled_masked_softmax")
     names += ("npu_bounding_box_encode", "npu_bounding_box_decode")
     assert {f"npu::{n}" for n in names} <= set(report["ops"])
+
+
+def test_legacy_tensor_types_build_check_and_cast_on_the_npu(zoo):
+    got = zoo[1]["legacy"]
+    assert got["found_inf"] == [[0.0], "torch.float32", "torch.npu.FloatTensor"]
+    assert got["buf"] == [[3], "npu:0"]
+    assert got["picked"] == [[2.0, 0.0], [5.0, 3.0]]
+    assert got["half"] == ["torch.float16", "npu:0", "torch.npu.HalfTensor"]
+    assert got["isinstance"] == [True, False, False, True]
