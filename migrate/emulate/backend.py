@@ -53,7 +53,7 @@ def install():
     _setup_privateuseone_for_python_backend("npu", module, _Hooks(), _Guard())
     lib = torch.library.Library("_", "IMPL")
     lib.fallback(_fallback, "PrivateUse1")
-    from migrate.emulate import accelerator, amp, autocast, rng, serialize, tensor
+    from migrate.emulate import accelerator, amp, autocast, legacy_types, rng, serialize, tensor
 
     amp_lib = autocast.install(lib)
     accelerator.install()
@@ -64,6 +64,7 @@ def install():
     tensor.install_sharing()
     _patch_from_data()
     _patch_module_apply()
+    legacy_types.install_type_cast()
     _STATE.update(module=module, lib=lib, amp_lib=amp_lib)
     return module
 

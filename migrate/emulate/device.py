@@ -4,11 +4,12 @@ does not implement are filled in by surface.py and raise "not emulated"."""
 
 from __future__ import annotations
 
+import math
 import types
 
 import torch
 
-from migrate.emulate import amp, memory, streams
+from migrate.emulate import amp, legacy_types, memory, streams
 from migrate.emulate.current import CURRENT as _CURRENT
 from migrate.emulate.current import DEVICE_FUNCTIONS, device_count
 from migrate.emulate.current import index as _index
@@ -84,6 +85,25 @@ def get_amp_supported_dtype():
     return [torch.float16, torch.bfloat16, torch.float32]
 
 
+def is_support_inf_nan() -> bool:
+    """torch_npu.npu.utils.is_support_inf_nan: True, as on the Ascend 910B and later chips
+    whose float arithmetic keeps inf and NaN (the emulation computes with the CPU's, which
+    does), so overflow is checked on the values (npu_check_overflow)."""
+    return True
+
+
+def npu_check_overflow(grad) -> bool:
+    """torch_npu.npu.utils.npu_check_overflow on a chip that supports inf/NaN: whether the
+    float sum of ``grad`` (a float or a tensor, read on the host) is inf or NaN."""
+    if isinstance(grad, float):
+        total = grad
+    elif isinstance(grad, torch.Tensor):
+        total = float(grad.float().sum())
+    else:
+        raise RuntimeError(f"npu_check_overflow: unsupported type {type(grad).__name__}")
+    return math.isinf(total) or math.isnan(total)
+
+
 def _settings(name: str, **defaults) -> types.SimpleNamespace:
     ns = types.SimpleNamespace(**defaults)
     ns.__doc__ = f"torch.npu.{name}: settings accepted and recorded; no effect on a CPU"
@@ -128,10 +148,14 @@ def build_device_module() -> types.ModuleType:
     for sub in (rng, memory, streams):
         for name in sub.EXPORTS:
             setattr(mod, name, getattr(sub, name))
+    for name, cls in legacy_types.make_types().items():
+        setattr(mod, name, cls)
     for name in amp.TOP_LEVEL:
         setattr(mod, name, getattr(amp, name))
     mod.utils = types.ModuleType("torch_npu.npu.utils")
     mod.utils.get_cann_version = lambda module="CANN": "emulated"
+    mod.utils.is_support_inf_nan = is_support_inf_nan
+    mod.utils.npu_check_overflow = npu_check_overflow
     for name in (*DEVICE_FUNCTIONS, "get_device_properties"):
         setattr(mod.utils, name, getattr(mod, name))
     return mod

@@ -87,9 +87,64 @@ def profile_rules() -> dict:
     return {"singleton": Profile(start_step=99) is profile, "start_twice": twice}
 
 
+def next_ops() -> None:
+    """The next most used ops (docs/emulate.md) on NPU tensors, a BERT-style block and the
+    box coder; inputs and outputs saved (on the CPU) for the test's formulas."""
+    g = torch.Generator().manual_seed(4)
+    x, w, b = (
+        torch.randn(2, 8, 16, generator=g),
+        torch.randn(16, 16, generator=g),
+        torch.randn(16, generator=g),
+    )
+    mask = torch.rand(2, 1, 8, 8, generator=g) > 0.6
+    h = torch_npu.npu_format_cast(x.npu(), 29)
+    h = torch_npu.fast_gelu(torch_npu.npu_linear(h.view(-1, 16), w.npu(), b.npu())).view(2, 8, 16)
+    scores = torch_npu.npu_bmmV2(h, h.transpose(1, 2), [])
+    probs = torch_npu.npu_scaled_masked_softmax(scores.unsqueeze(1), mask.npu(), 0.25)
+    anchors = torch.tensor([[1.0, 2.0, 3.0, 4.0], [3.0, 4.0, 5.0, 6.0]])
+    gt = torch.tensor([[5.0, 6.0, 7.0, 8.0], [7.0, 8.0, 9.5, 9.0]])
+    stds = (0.1, 0.1, 0.2, 0.2)
+    enc = torch_npu.npu_bounding_box_encode(anchors.npu(), gt.npu(), 0, 0, 0, 0, *stds)
+    dec = torch_npu.npu_bounding_box_decode(anchors.npu(), enc, 0, 0, 0, 0, *stds, (20, 20), 16 / 1000)
+    overflow = [
+        torch.npu.utils.npu_check_overflow(0.0),
+        torch.npu.utils.npu_check_overflow(scores * float("inf")),
+    ]
+    out = {"x": x, "w": w, "b": b, "mask": mask, "gt": gt, "overflow": overflow}
+    out.update(
+        devices=[str(t.device) for t in (h, scores, probs, enc, dec)],
+        inf_nan=torch.npu.utils.is_support_inf_nan(),
+    )
+    out.update(h=h.cpu(), scores=scores.cpu(), probs=probs.cpu(), enc=enc.cpu(), dec=dec.cpu())
+    torch.save(out, OUT / "next_ops.pt")
+
+
+def legacy_types() -> dict:
+    """ModelZoo's spellings: ``Tensor = torch.npu.FloatTensor if cuda else torch.FloatTensor``,
+    ``torch.npu.LongTensor([1])`` as an index, ``x.type(torch.npu.HalfTensor)``, isinstance."""
+    found_inf = torch.npu.FloatTensor([0.0])
+    buf = torch.npu.FloatTensor(3)
+    idx = torch.npu.LongTensor([2, 0])
+    picked = torch.arange(6.0).view(2, 3).npu().index_select(1, idx)
+    half = torch.ones(2).type(torch.npu.HalfTensor)
+    return {
+        "found_inf": [found_inf.cpu().tolist(), str(found_inf.dtype), found_inf.type()],
+        "buf": [list(buf.shape), str(buf.device)],
+        "picked": picked.cpu().tolist(),
+        "half": [str(half.dtype), str(half.device), half.type()],
+        "isinstance": [
+            isinstance(found_inf, torch.npu.FloatTensor),
+            isinstance(found_inf, torch.npu.HalfTensor),
+            isinstance(found_inf.cpu(), torch.npu.FloatTensor),
+            isinstance(half, torch.npu.HalfTensor),
+        ],
+    }
+
+
 def main() -> None:
+    next_ops()
     results = {"hccl": [dist.is_hccl_available(), torch_npu.distributed.is_hccl_available()]}
-    results.update(losses=train(), ops=ops(), profile=profile_rules())
+    results.update(losses=train(), ops=ops(), profile=profile_rules(), legacy=legacy_types())
     (OUT / "results.json").write_text(json.dumps(results))
 
 

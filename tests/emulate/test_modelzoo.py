@@ -94,3 +94,31 @@ def test_an_enabled_profile_ends_the_program_after_its_step(tmp_path):
     assert (tmp_path / "steps.txt").read_text() == "0\n1\n"
     assert not (tmp_path / "results.json").exists()
     assert "torch_npu.utils.profiler.Profile ended the program after step 2" in proc.stderr
+
+
+def test_the_next_most_used_ops_run_on_the_npu_as_their_formulas(zoo):
+    out, _, report = zoo
+    got = torch.load(out / "next_ops.pt")
+    assert got["devices"] == ["npu:0"] * 5 and got["inf_nan"] is True
+    x, w, b = got["x"], got["w"], got["b"]
+    lin = x @ w.T + b
+    h = lin * torch.sigmoid(1.702 * lin)  # FastGelu
+    assert torch.allclose(got["h"], h, atol=1e-5)
+    scores = h @ h.transpose(1, 2)
+    assert torch.allclose(got["scores"], scores, atol=1e-4)
+    probs = torch.softmax((scores.unsqueeze(1) * 0.25).masked_fill(got["mask"], -1e4), -1)
+    assert torch.allclose(got["probs"], probs, atol=1e-5)
+    assert torch.allclose(got["dec"], got["gt"], atol=1e-4)  # decode inverts encode
+    assert got["overflow"] == [False, True]
+    names = ("npu_format_cast", "npu_linear", "fast_gelu", "npu_bmmV2", "npu_scaled_masked_softmax")
+    names += ("npu_bounding_box_encode", "npu_bounding_box_decode")
+    assert {f"npu::{n}" for n in names} <= set(report["ops"])
+
+
+def test_legacy_tensor_types_build_check_and_cast_on_the_npu(zoo):
+    got = zoo[1]["legacy"]
+    assert got["found_inf"] == [[0.0], "torch.float32", "torch.npu.FloatTensor"]
+    assert got["buf"] == [[3], "npu:0"]
+    assert got["picked"] == [[2.0, 0.0], [5.0, 3.0]]
+    assert got["half"] == ["torch.float16", "npu:0", "torch.npu.HalfTensor"]
+    assert got["isinstance"] == [True, False, False, True]
