@@ -104,7 +104,8 @@ from migrate.ops.decompositions import decomposition
 @decomposition({json.dumps(name)}, {json.dumps(op)}, emits=[{TODO}])
 def {module}(node, b):
     """{PLACEHOLDER}: one line, what the rewrite computes (the README's list)."""
-    raise NotImplementedError({TODO})  # return b.decline("why") or the new output values
+    # the new output values, or Decline("why") (migrate.ops.decompose.build) to keep the node
+    raise NotImplementedError({TODO})
 '''
     test = f'''"""The {name} decomposition (migrate/ops/decompose/rules/{module}.py), checked numerically."""
 

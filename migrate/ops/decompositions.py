@@ -2,9 +2,10 @@
 discovered by walking ``migrate.ops.decompose.rules`` with :class:`migrate.core.registry.Registry`.
 Adding a rule is adding a module to that package; no list to edit.
 
-A rule is ``fn(node, b) -> list of new output values | None``: ``node`` is an onnx_ir Node,
+A rule is ``fn(node, b) -> list of new output values | Decline``: ``node`` is an onnx_ir Node,
 ``b`` a :class:`migrate.ops.decompose.build.Builder` that creates nodes before ``node``.
-Returning None declines; the rule sets ``b.declined`` to say why.
+Returning a :class:`migrate.ops.decompose.build.Decline` keeps the node; its reason goes to
+the report.
 """
 
 from __future__ import annotations

@@ -23,7 +23,9 @@ helpers of the same kind. The template helpers this tool adds are recognised as 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from migrate.core import device_helpers
 from migrate.scan.npu_names import names_npu
@@ -206,41 +208,46 @@ def _dotted(node: ast.AST) -> str | None:
 
 
 def _kind(v: ast.AST, known: dict[str, Found], local: dict, torch_local: str, depth: int) -> str | None:
-    if depth > 4:
+    """The kind of value ``v`` gives (per node type: KINDS), or None."""
+    handler = KINDS.get(type(v))
+    if depth > 4 or handler is None:
         return None
-    if isinstance(v, ast.Constant):
-        return "type" if isinstance(v.value, str) and v.value in DEVICE_TYPES else None
-    if isinstance(v, ast.IfExp):
-        kinds = {
-            _kind(v.body, known, local, torch_local, depth + 1),
-            _kind(v.orelse, known, local, torch_local, depth + 1),
-        }
-        return kinds.pop() if len(kinds) == 1 else None
-    if isinstance(v, ast.Name):
-        if v.id in known:
-            return known[v.id].kind if not known[v.id].call else None
-        values = local.get(v.id)
-        if not values:
-            return None
-        kinds = {_kind(x, known, local, torch_local, depth + 1) for x in values}
-        return kinds.pop() if len(kinds) == 1 else None
-    if isinstance(v, ast.Attribute) and v.attr == "type":
+    return handler(v, known, local, torch_local, depth)
+
+
+def _one_kind(values, known: dict[str, Found], local: dict, torch_local: str, depth: int) -> str | None:
+    """The kind all of ``values`` give, if they agree."""
+    kinds = {_kind(x, known, local, torch_local, depth + 1) for x in values}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _constant_kind(v: ast.Constant, known, local, torch_local, depth) -> str | None:
+    return "type" if isinstance(v.value, str) and v.value in DEVICE_TYPES else None
+
+
+def _ifexp_kind(v: ast.IfExp, known, local, torch_local, depth) -> str | None:
+    return _one_kind([v.body, v.orelse], known, local, torch_local, depth)
+
+
+def _name_kind(v: ast.Name, known, local, torch_local, depth) -> str | None:
+    if v.id in known:
+        return known[v.id].kind if not known[v.id].call else None
+    values = local.get(v.id)
+    return _one_kind(values, known, local, torch_local, depth) if values else None
+
+
+def _attribute_kind(v: ast.Attribute, known, local, torch_local, depth) -> str | None:
+    if v.attr == "type":
         return "type"  # <device>.type
     dotted = _dotted(v)
-    if dotted:
-        head, _, rest = dotted.partition(".")
-        spelled = "torch." + rest if head == torch_local and rest else dotted
-        if spelled in _DEVICE_MODULES:
-            return "module"
-        if isinstance(v, ast.Attribute) and v.attr == "type":
-            return "type"
+    if not dotted:
         return None
-    if isinstance(v, ast.Call):
-        return _call_kind(v, known, local, torch_local)
-    return None
+    head, _, rest = dotted.partition(".")
+    spelled = "torch." + rest if head == torch_local and rest else dotted
+    return "module" if spelled in _DEVICE_MODULES else None
 
 
-def _call_kind(v: ast.Call, known, local, torch_local) -> str | None:
+def _call_kind(v: ast.Call, known, local, torch_local, depth) -> str | None:
     func = _dotted(v.func) or ""
     head, _, rest = func.partition(".")
     spelled = "torch." + rest if head == torch_local and rest else func
@@ -261,6 +268,17 @@ def _call_kind(v: ast.Call, known, local, torch_local) -> str | None:
         if obj == torch_local:
             return "module"
     return None
+
+
+# Node type -> the kind of device value a node of that type gives (other types give none):
+# a device-type literal, either branch, a bound name, <device>.type or torch.<backend>, a call.
+KINDS: dict[type, Callable[[Any, dict[str, Found], dict, str, int], str | None]] = {
+    ast.Constant: _constant_kind,
+    ast.IfExp: _ifexp_kind,
+    ast.Name: _name_kind,
+    ast.Attribute: _attribute_kind,
+    ast.Call: _call_kind,
+}
 
 
 def _reaches_npu(node: ast.FunctionDef, known: dict[str, Found], globals_: dict[str, list[ast.expr]]) -> bool:

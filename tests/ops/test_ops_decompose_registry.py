@@ -22,6 +22,19 @@ def softsign(node, b):
     return [b.op("Div", x, b.op("Add", b.op("Abs", x), b.const(1.0, like=x)))]
 '''
 
+DECLINING = '''
+"""A rule added by a test: it declines every Softsign, naming the node."""
+from migrate.ops.decompose.build import Decline
+from migrate.ops.decompositions import decomposition
+
+
+@decomposition("softsign-declines", "Softsign", emits=["Abs"])
+def softsign(node, b):
+    """Declines."""
+    b.op("Abs", node.inputs[0])  # what a rule emitted before declining is dropped
+    return Decline(f"{node.name} has an input the test does not cover")
+'''
+
 
 @pytest.fixture
 def extra_rules_dir(tmp_path):
@@ -63,3 +76,31 @@ def test_every_rule_module_of_the_package_registers_something():
     pkg = importlib.import_module(decomp.RULES_PACKAGE)
     walked = {i.name for i in pkgutil.iter_modules(pkg.__path__, decomp.RULES_PACKAGE + ".")}
     assert walked == modules
+
+
+def test_a_declining_rule_keeps_the_node_and_its_reason_reaches_the_report(extra_rules_dir, tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    from migrate.ops.decompose.run import run_decompose
+
+    (extra_rules_dir / "test_added_declining.py").write_text(DECLINING)
+    decomp.DECOMPOSITIONS.rediscover()
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    node = helper.make_node("Softsign", ["x"], ["y"], name="soft")
+    model = helper.make_model(
+        helper.make_graph([node], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)]
+    )
+    model.ir_version = 10
+    onnx.save(model, str(tmp_path / "in.onnx"))
+    report, _ = run_decompose(tmp_path / "in.onnx", tmp_path / "out.onnx", force={"Softsign"}, verify=False)
+    assert report["rewrites"] == []
+    assert report["declined"] == [
+        {
+            "node": "soft",
+            "op": "Softsign",
+            "why": "softsign-declines: soft has an input the test does not cover",
+        }
+    ]
+    assert [n.op_type for n in onnx.load(str(tmp_path / "out.onnx")).graph.node] == ["Softsign"]

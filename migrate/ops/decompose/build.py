@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 MAX_CONST_ELEMENTS = 1 << 24  # a constant a rewrite may add (a mask, a DFT matrix): 64 MB f32
+
+
+@dataclass(frozen=True)
+class Decline:
+    """A rule's answer when it does not rewrite the node: the reason goes to the report."""
+
+    reason: str
 
 
 class Builder:
@@ -17,7 +25,6 @@ class Builder:
         self.node = node
         self.opset = opset
         self.tape = ir.tape.Tape()
-        self.declined = ""
         self._n = 0
 
     def op(self, op_type: str, *inputs, **attrs):
@@ -61,18 +68,13 @@ class Builder:
         dims = list(value.shape)
         return dims if all(isinstance(d, int) for d in dims) else None
 
-    def decline(self, why: str) -> None:
-        self.declined = why
-        return None
-
-    def fits(self, *dims: int, what: str = "constant") -> bool:
-        """Whether a constant of shape ``dims`` may be built (declared shapes are untrusted:
-        a sequence of 2^20 would make a 2^40-element mask); declines with the reason if not."""
+    def too_large(self, *dims: int, what: str = "constant") -> Decline | None:
+        """The decline when a constant of shape ``dims`` may not be built (declared shapes are
+        untrusted: a sequence of 2^20 would make a 2^40-element mask), else None."""
         n = math.prod(max(int(d), 0) for d in dims)
         if n <= MAX_CONST_ELEMENTS:
-            return True
-        self.decline(f"the {what} would hold {n} elements (limit {MAX_CONST_ELEMENTS})")
-        return False
+            return None
+        return Decline(f"the {what} would hold {n} elements (limit {MAX_CONST_ELEMENTS})")
 
     def attr(self, name: str, default=None):
         a = self.node.attributes.get(name)

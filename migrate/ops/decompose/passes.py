@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import onnx_ir as ir
 
 from migrate.ops.decompose import lowering
-from migrate.ops.decompose.build import Builder
+from migrate.ops.decompose.build import Builder, Decline
 from migrate.ops.decompositions import rules_for
 from migrate.ops.registry import DEFAULT_DOMAINS, SUPPORTED, load_onnx
 
@@ -92,11 +92,12 @@ def _rewrite(node, opset: int, log: DecomposeLog, reg, goal: int) -> bool:
         except (ArithmeticError, LookupError, ValueError, TypeError, MemoryError) as exc:
             # a node's attributes and shapes are untrusted (frame_step 0, a rank that lies):
             # the rule declines, the run goes on
-            b.decline(f"cannot rewrite this node ({type(exc).__name__}: {str(exc)[:120]})")
-            outs = None
-        problem = None if outs is None else _emitted_problem(b.tape.nodes, reg, goal)
-        if outs is None or problem:
-            reasons.append(f"{rule.name}: {b.declined or problem}")
+            outs = Decline(f"cannot rewrite this node ({type(exc).__name__}: {str(exc)[:120]})")
+        if outs is None:
+            outs = Decline("the rule returned neither outputs nor a Decline")
+        why = outs.reason if isinstance(outs, Decline) else _emitted_problem(b.tape.nodes, reg, goal)
+        if why:
+            reasons.append(f"{rule.name}: {why}")
             continue
         pairs = [(o, n) for o, n in zip(node.outputs, outs, strict=False) if n is not None]
         for old, new in pairs:

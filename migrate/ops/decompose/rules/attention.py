@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from migrate.ops.decompose.build import Decline
 from migrate.ops.decompositions import decomposition
 
 EMITS = [
@@ -56,19 +57,21 @@ def _repeat_heads(b, t, reps: int):
 
 
 def _bias(node, b, scores, sq: int, skv: int):
-    """scores + the additive mask of is_causal and attn_mask (bool: where, float: add)."""
+    """scores + the additive mask of is_causal and attn_mask (bool: where, float: add), or
+    the decline."""
     q = node.inputs[0]
     mask = node.inputs[3] if len(node.inputs) > 3 else None
     is_bool = mask is not None and b.dtype_name(mask) == "BOOL"
     if mask is not None:
         shape = b.static_shape(mask)
         if shape is not None and shape[-1] != skv:
-            return b.decline("attn_mask shorter than the key sequence (padding) is not covered")
+            return Decline("attn_mask shorter than the key sequence (padding) is not covered")
         if not is_bool and b.dtype_name(mask) is None:
-            return b.decline("attn_mask of unknown dtype")
+            return Decline("attn_mask of unknown dtype")
     if b.attr("is_causal", 0):
-        if not b.fits(sq, skv, what="causal mask"):
-            return None
+        too_large = b.too_large(sq, skv, what="causal mask")
+        if too_large:
+            return too_large
         allowed = np.tril(np.ones((sq, skv), dtype=bool))  # top-left aligned: no KV cache
         if mask is None:
             mask, is_bool = b.const(allowed, dtype=bool), True
@@ -88,7 +91,7 @@ def attention(node, b):
     """softmax(softcap(Q K^T * scale) + mask) V for 4-D Q/K/V without a KV cache."""
     why = _unsupported(node, b)
     if why:
-        return b.decline(why)
+        return Decline(why)
     q, k, v = node.inputs[:3]
     _, hq, sq, dim = b.static_shape(q)
     hk, skv = b.static_shape(k)[1], b.static_shape(k)[2]
@@ -104,6 +107,6 @@ def attention(node, b):
         cap = b.const(softcap, like=q)
         scores = b.op("Mul", b.op("Tanh", b.op("Div", scores, cap)), cap)
     biased = _bias(node, b, scores, sq, skv)
-    if biased is None:
-        return None
+    if isinstance(biased, Decline):
+        return biased
     return [b.op("MatMul", b.op("Softmax", biased, axis=-1), v)]

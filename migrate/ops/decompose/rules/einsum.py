@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from math import prod
 
+from migrate.ops.decompose.build import Decline
 from migrate.ops.decompositions import decomposition
 
 
@@ -48,11 +49,11 @@ def einsum_matmul(node, b):
     """Group letters into batch / kept / contracted, then one batched MatMul."""
     parsed = parse(b.attr("equation", ""))
     if len(node.inputs) != 2 or parsed is None:
-        return b.decline("only two-input equations without '...' or repeated letters")
+        return Decline("only two-input equations without '...' or repeated letters")
     lhs, rhs, out = parsed
     sa, sb = b.static_shape(node.inputs[0]), b.static_shape(node.inputs[1])
     if sa is None or sb is None or len(sa) != len(lhs) or len(sb) != len(rhs):
-        return b.decline("needs static input shapes")
+        return Decline("needs static input shapes")
     size = {**dict(zip(rhs, sb, strict=True)), **dict(zip(lhs, sa, strict=True))}
     a, la = _sum_out(b, node.inputs[0], lhs, "".join(c for c in lhs if c not in rhs + out))
     bb, lb = _sum_out(b, node.inputs[1], rhs, "".join(c for c in rhs if c not in lhs + out))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from migrate.ops.decompose.build import Decline
 from migrate.ops.decompositions import decomposition
 
 
@@ -11,7 +12,7 @@ from migrate.ops.decompositions import decomposition
 def gelu_erf(node, b):
     """0.5 * x * (1 + erf(x / sqrt(2))) for approximate='none'."""
     if b.attr("approximate", "none") != "none":
-        return b.decline("approximate is not 'none'")
+        return Decline("approximate is not 'none'")
     x = node.inputs[0]
     erf = b.op("Erf", b.op("Div", x, b.const(math.sqrt(2.0), like=x)))
     one_plus = b.op("Add", erf, b.const(1.0, like=x))
@@ -22,7 +23,7 @@ def gelu_erf(node, b):
 def gelu_tanh(node, b):
     """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) for approximate='tanh'."""
     if b.attr("approximate", "none") != "tanh":
-        return b.decline("approximate is not 'tanh'")
+        return Decline("approximate is not 'tanh'")
     x = node.inputs[0]
     cube = b.op("Mul", b.op("Mul", x, x), x)
     inner = b.op("Add", x, b.op("Mul", cube, b.const(0.044715, like=x)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from migrate.ops.decompose.build import Decline
 from migrate.ops.decompose.rules.norm import _mean, _stash
 from migrate.ops.decompositions import decomposition
 
@@ -28,11 +29,11 @@ def group_norm(node, b):
     shape = b.static_shape(x)
     rank = len(x.shape) if x.shape is not None else None
     if rank is None or rank < 3:
-        return b.decline("needs an input of known rank >= 3")
+        return Decline("needs an input of known rank >= 3")
     groups = b.attr("num_groups")
     channels = shape[1] if shape is not None else (x.shape[1] if isinstance(x.shape[1], int) else None)
     if groups is None or channels is None or channels % groups:
-        return b.decline("needs num_groups and a static channel count divisible by it")
+        return Decline("needs num_groups and a static channel count divisible by it")
     xs, cast_back = _stash(node, b, x)
     grouped = b.op("Reshape", xs, b.ints([0, groups, -1]))
     mean = _mean(b, grouped, [-1])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from migrate.ops.decompose.build import Decline
 from migrate.ops.decompositions import decomposition
 
 MOD_EMITS = [
@@ -37,11 +38,11 @@ def mod_arith(node, b):
     is_float = b.dtype_name(a) in _FLOATS
     zero = _zero(b, a)
     if zero is None:
-        return b.decline("input dtype unknown")
+        return Decline("input dtype unknown")
     fmod = b.attr("fmod", 0)
     if is_float and fmod != 1:
         if b.opset < 28:
-            return b.decline("float Mod requires fmod=1 before opset 28")
+            return Decline("float Mod requires fmod=1 before opset 28")
         return [b.op("Sub", a, b.op("Mul", d, b.op("Floor", b.op("Div", a, d))))]
     q = b.op("Div", a, d)  # integers: truncates toward zero, as C
     if is_float:

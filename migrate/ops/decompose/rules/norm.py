@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from migrate.ops.decompose.build import Decline
 from migrate.ops.decompositions import decomposition
 
 _LOW_PRECISION = {"FLOAT16", "BFLOAT16"}
 NORM_EMITS = ["ReduceMean", "Sub", "Mul", "Add", "Div", "Sqrt", "Reciprocal", "Cast", "Constant", "CastLike"]
 
 
-def _axes(node, b, x):
+def _axes(node, b, x) -> list[int] | Decline:
     axis = b.attr("axis", -1)
     if axis >= 0:
         shape = b.static_shape(x)
         if shape is None:
-            return b.decline("positive axis needs a known input rank")
+            return Decline("positive axis needs a known input rank")
         axis -= len(shape)
     return list(range(axis, 0))
 
@@ -47,8 +48,8 @@ def layer_norm(node, b):
     InvStdDev (in the stash type) when the node has those outputs."""
     x = node.inputs[0]
     axes = _axes(node, b, x)
-    if axes is None:
-        return None
+    if isinstance(axes, Decline):
+        return axes
     xs, cast_back = _stash(node, b, x)
     mean = _mean(b, xs, axes)
     centred = b.op("Sub", xs, mean)
@@ -64,8 +65,8 @@ def rms_norm(node, b):
     """x / sqrt(mean(x^2) + eps) * scale over the trailing axes from `axis`."""
     x = node.inputs[0]
     axes = _axes(node, b, x)
-    if axes is None:
-        return None
+    if isinstance(axes, Decline):
+        return axes
     xs, cast_back = _stash(node, b, x)
     ms = _mean(b, b.op("Mul", xs, xs), axes)
     eps = b.const(b.attr("epsilon", 1e-5), like=xs)

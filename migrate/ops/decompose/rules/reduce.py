@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from migrate.ops.decompose.build import Decline
 from migrate.ops.decompositions import decomposition
 
 _FLOATS = {"FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE"}
@@ -12,12 +13,12 @@ def reduce_l2(node, b):
     """sqrt(sum(x^2)) over the same axes, keepdims and noop_with_empty_axes as the node."""
     x = node.inputs[0]
     if b.dtype_name(x) not in _FLOATS:
-        return b.decline("needs a floating input of known dtype")
+        return Decline("needs a floating input of known dtype")
     axes = node.inputs[1] if len(node.inputs) > 1 else None
     if b.attr("noop_with_empty_axes", 0) and axes is None:
-        return b.decline("noop_with_empty_axes=1 without axes returns x itself")
+        return Decline("noop_with_empty_axes=1 without axes returns x itself")
     if b.opset < 18:
-        return b.decline("below opset 18 ATC converts ReduceL2 itself")
+        return Decline("below opset 18 ATC converts ReduceL2 itself")
     summed = b.op(
         "ReduceSum",
         b.op("Mul", x, x),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from migrate.ops.decompose.build import Decline
 from migrate.ops.decompositions import decomposition
 
 EMITS = ["Reshape", "Gather", "Mul", "MatMul", "Unsqueeze", "Concat", "Constant", "CastLike", "Sub", "Add"]
@@ -33,20 +34,21 @@ def stft(node, b):
     # [batch, length, 1] as the spec writes it; [batch, length] as the TorchScript exporter
     # (dynamo=False) passes a real signal, and onnxruntime takes it
     if shape is None or not (len(shape) == 2 or (len(shape) == 3 and shape[2] == 1)):
-        return b.decline("needs a real signal of static shape [batch, length, 1] or [batch, length]")
+        return Decline("needs a real signal of static shape [batch, length, 1] or [batch, length]")
     step = _const_int(node.inputs[1])
     length = _const_int(node.inputs[3]) if len(node.inputs) > 3 else None
     if length is None and window is not None and b.static_shape(window):
         length = b.static_shape(window)[0]
     if step is None or length is None or length > shape[1]:
-        return b.decline("needs constant frame_step and frame_length (or a static window)")
+        return Decline("needs constant frame_step and frame_length (or a static window)")
     if step <= 0 or length <= 0:
-        return b.decline("frame_step and frame_length must be positive")
+        return Decline("frame_step and frame_length must be positive")
     frames = 1 + (shape[1] - length) // step
-    if not (
-        b.fits(frames, length, what="frame index") and b.fits(length, length // 2 + 1, what="DFT matrix")
-    ):
-        return None
+    too_large = b.too_large(frames, length, what="frame index") or b.too_large(
+        length, length // 2 + 1, what="DFT matrix"
+    )
+    if too_large:
+        return too_large
     index = np.arange(frames)[:, None] * step + np.arange(length)[None, :]
     flat = b.op("Reshape", signal, b.ints([0, shape[1]]))
     framed = b.op("Gather", flat, b.const(index.astype(np.int64)), axis=1)
@@ -74,17 +76,18 @@ def dft(node, b):
     x = node.inputs[0]
     shape = b.static_shape(x)
     if shape is None or len(shape) < 3 or shape[-1] not in (1, 2):
-        return b.decline("needs a signal of static shape [..., N, 1 or 2]")
+        return Decline("needs a signal of static shape [..., N, 1 or 2]")
     if _dft_axis(node, b, len(shape)) != len(shape) - 2:
-        return b.decline("only the axis just before the real/imaginary axis is covered")
+        return Decline("only the axis just before the real/imaginary axis is covered")
     n = shape[-2]
     length = node.inputs[1] if len(node.inputs) > 1 else None
     if length is not None and _const_int(length) != n:
-        return b.decline("dft_length other than the signal length (padding) is not covered")
+        return Decline("dft_length other than the signal length (padding) is not covered")
     inverse, onesided = bool(b.attr("inverse", 0)), bool(b.attr("onesided", 0))
     bins = n // 2 + 1 if onesided else n
-    if not b.fits(n, bins, what="DFT matrix"):
-        return None
+    too_large = b.too_large(n, bins, what="DFT matrix")
+    if too_large:
+        return too_large
     angle = 2.0 * np.pi * np.outer(np.arange(n), np.arange(bins)) / n
     sign, norm = (1.0, 1.0 / n) if inverse else (-1.0, 1.0)
     cos = b.const(np.cos(angle) * norm, like=x)
