@@ -284,3 +284,74 @@ def test_the_new_arms_are_ruff_format_clean(tmp_path):
         text=True,
     )
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+# the chained conditionals of torchchat / diffusers examples before their NPU ports
+CHAINED = """\
+    import torch
+    from transformers.utils import is_torch_npu_available
+
+
+    def pick():
+        return "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
+
+
+    def pick_xpu():
+        device = 'cuda' if torch.cuda.is_available() else 'xpu' if torch.xpu.is_available() else 'cpu'
+        return device
+    """
+
+
+def test_a_chained_conditional_gets_the_npu_arm_before_its_final_fallback():
+    out = port(CHAINED)
+    flat = " ".join(out.replace("(", " ").replace(")", " ").split())
+    assert (
+        'return "cuda" if torch.cuda.is_available else "mps" if torch.backends.mps.is_available '
+        'else "npu" if is_torch_npu_available else "cpu"'
+    ) in flat
+    assert (
+        "device = 'cuda' if torch.cuda.is_available else 'xpu' if torch.xpu.is_available "
+        "else 'npu' if is_torch_npu_available else 'cpu'"
+    ) in flat
+    assert " or is_torch_npu_available" not in out and "get_device_type" not in out
+    assert port(out) == out
+
+
+def test_a_chained_conditional_answers_as_before_off_the_npu_and_npu_on_it():
+    import types
+
+    out = port(CHAINED.replace("from transformers.utils import is_torch_npu_available\n", ""))
+    assert out.count("\ndef is_npu_available()") == 1
+    namespace: dict = {}
+    exec(compile(out, "t.py", "exec"), namespace)
+    import torch
+
+    mps = torch.backends.mps.is_available()
+    assert namespace["pick"]() == ("cuda" if torch.cuda.is_available() else "mps" if mps else "cpu")
+    no = types.SimpleNamespace(is_available=lambda: False)
+    namespace["torch"] = types.SimpleNamespace(  # an Ascend host
+        cuda=no,
+        xpu=no,
+        backends=types.SimpleNamespace(mps=no),
+        npu=types.SimpleNamespace(is_available=lambda: True),
+    )
+    assert namespace["pick"]() == "npu" and namespace["pick_xpu"]() == "npu"
+
+
+def test_a_chain_naming_the_npu_or_ending_elsewhere_is_not_given_an_arm():
+    code = """\
+        import torch
+        from transformers.utils import is_torch_npu_available
+
+
+        def a(other):
+            return "cuda" if torch.cuda.is_available() else "npu" if is_torch_npu_available() else "cpu"
+
+
+        def b(other):
+            return "cuda" if torch.cuda.is_available() else "mps" if other else other
+        """
+    out = port(code)
+    assert out.count('"npu" if is_torch_npu_available() else "cpu"') == 1  # a's own, unchanged
+    assert 'else "mps" if other else other' in out  # b: its CUDA arm ported in place, as before
+    assert 'else "npu" if is_torch_npu_available() else other' not in out
