@@ -25,7 +25,13 @@ the chain then has an NPU arm and a second run leaves it (scan/python/awareness.
 An early return without an ``else`` gets its NPU arm right after it, as upstream ports add
 one: a second early return after ``if torch.cuda.is_available(): return torch.device("cuda")``
 (``if is_torch_npu_available():`` ``return torch.device("npu")``). A second run finds the NPU
-arm among the one-arm ``if`` statements after it and leaves the CUDA one as it is.
+arm among the one-arm ``if`` statements after it and leaves the CUDA one as it is. So does an
+``if`` among one-arm ``if`` statements that each give the same name another device
+(torchchat's ``if torch.cuda.is_available(): device = "cuda"`` then ``if
+torch.xpu.is_available(): device = "xpu"``): ``if is_npu_available(): device = "npu"``
+follows the CUDA one. The CUDA arm may be an ``elif`` after other vendors' checks (the
+project's ``is_intel_xpu()``, an ``mps_available`` flag): the NPU arm still goes before the
+chain's ``else:`` (widening the CUDA test instead would send the NPU to ``"cuda"``).
 """
 
 from __future__ import annotations
@@ -78,20 +84,23 @@ def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
 
 
 def _arm(f, node: ast.If) -> ast.stmt | None:
-    """The CUDA arm's one statement where ``node`` is ``if torch.cuda.is_available():``
-    choosing a device by name (``x = "cuda"``, ``return torch.device("cuda")``) with an
-    alternative after it that does not name the NPU; else None."""
+    """The CUDA arm's one statement where ``node`` is ``if torch.cuda.is_available():`` (or
+    such an ``elif``) choosing a device by name (``x = "cuda"``, ``return
+    torch.device("cuda")``) with an alternative (another arm, the code after an early
+    return, a one-arm ``if`` choosing another device) that does not name the NPU; else None."""
     test = node.test
     if not (isinstance(test, ast.Call) and not test.args and not test.keywords):
         return None
     if f.qualname(test.func) != _AVAILABLE or len(node.body) != 1:
         return None
-    if not node.orelse and not (isinstance(node.body[0], ast.Return) and _after(f, node)):
-        return None  # an early return is the one arm without an else: the fallback follows it
-    parent = f.parent(node)
-    if isinstance(parent, ast.If) and parent.orelse == [node]:
-        return None  # an elif: the chain's head decides
     stmt = node.body[0]
+    head = _head(f, node)
+    if not head.orelse and not (
+        isinstance(stmt, ast.Return) and _after(f, node) or _in_sequence(f, node, stmt)
+    ):
+        return None  # an early return, or an `if` among others choosing the same name
+    if any("npu" in f.source(t).lower() for t in _tests(f, head) if t is not node.test):
+        return None
     value = stmt.value if isinstance(stmt, (ast.Assign, ast.Return)) else None
     if isinstance(stmt, ast.Assign) and (
         len(stmt.targets) != 1 or not isinstance(stmt.targets[0], (ast.Name, ast.Attribute))
@@ -99,15 +108,50 @@ def _arm(f, node: ast.If) -> ast.stmt | None:
         return None
     if value is None or not _names_cuda(f, value):
         return None
-    cur = node
-    while True:
-        if "npu" in f.source(cur.test).lower() and cur is not node:
-            return None
-        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) and _is_elif(f, cur.orelse[0]):
-            cur = cur.orelse[0]
-            continue
-        break
     return stmt
+
+
+def _head(f, node: ast.If) -> ast.If:
+    """The ``if`` opening the chain whose arm (or ``elif``) ``node`` is."""
+    while True:
+        parent = f.parent(node)
+        if not (isinstance(parent, ast.If) and parent.orelse == [node] and _is_elif(f, node)):
+            return node
+        node = parent
+
+
+def _tests(f, head: ast.If) -> list[ast.expr]:
+    """The tests of the chain opened by ``head``, in order."""
+    out = [head.test]
+    cur = head
+    while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) and _is_elif(f, cur.orelse[0]):
+        cur = cur.orelse[0]
+        out.append(cur.test)
+    return out
+
+
+def _in_sequence(f, node: ast.If, stmt: ast.stmt) -> bool:
+    """torchchat's ``if torch.cuda.is_available(): device = "cuda"`` then ``if
+    torch.xpu.is_available(): device = "xpu"``: among the one-arm ``if`` statements next to
+    ``node``, one whose only statement gives the name ``stmt`` assigns another device."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return False
+    target = f.source(stmt.targets[0])
+    for side in _siblings(f, node):
+        for other in side:
+            if not isinstance(other, ast.If) or other.orelse or len(other.body) != 1:
+                break
+            one = other.body[0]
+            if (
+                isinstance(one, ast.Assign)
+                and len(one.targets) == 1
+                and f.source(one.targets[0]) == target
+                and isinstance(one.value, ast.Constant)
+                and isinstance(one.value.value, str)
+                and one.value.value not in ("cuda", "cpu")
+            ):
+                return True
+    return False
 
 
 def _siblings(f, node: ast.stmt) -> tuple[list[ast.stmt], list[ast.stmt]]:
@@ -168,8 +212,8 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
     inner = re.match(r"[ \t]*", body_line)
     one = inner.group() if inner else lead + "    "
     keyword = "elif"
-    if not head.orelse and isinstance(stmt, ast.Return):
-        keyword = "if"  # a second early return, as the CUDA one
+    if not _head(f, head).orelse:
+        keyword = "if"  # a second early return, or `if` among `if`s, as the CUDA one
     if last.orelse:
         first = last.orelse[0]
         at = _else_line(f, first)

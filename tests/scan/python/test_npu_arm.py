@@ -355,3 +355,78 @@ def test_a_chain_naming_the_npu_or_ending_elsewhere_is_not_given_an_arm():
     assert out.count('"npu" if is_torch_npu_available() else "cpu"') == 1  # a's own, unchanged
     assert 'else "mps" if other else other' in out  # b: its CUDA arm ported in place, as before
     assert 'else "npu" if is_torch_npu_available() else other' not in out
+
+
+# torchchat's builder before its NPU port: one `if` per vendor, each naming the device
+SEQUENCE = """\
+    import torch
+    from transformers.utils import is_torch_npu_available
+
+
+    def pick():
+        device = "cpu"
+        if torch.cuda.is_available():
+            device = "cuda"
+        if torch.xpu.is_available():
+            device = "xpu"
+        return device
+    """
+
+
+def test_an_if_among_vendor_ifs_gets_an_npu_if_after_it():
+    out = port(SEQUENCE)
+    assert (
+        '    if torch.cuda.is_available():\n        device = "cuda"\n'
+        '    if is_torch_npu_available():\n        device = "npu"\n'
+        '    if torch.xpu.is_available():\n        device = "xpu"\n'
+    ) in out
+    assert " or is_torch_npu_available" not in out
+    assert port(out) == out
+    # a lone `if` with no other vendor beside it is ported in place, as before
+    lone = port(SEQUENCE.replace('        if torch.xpu.is_available():\n            device = "xpu"\n', ""))
+    assert "xpu" not in lone
+    assert "    if is_torch_npu_available():\n" not in lone
+
+
+def test_a_cuda_elif_after_project_vendor_checks_gets_its_npu_arm():
+    code = """\
+        import torch
+        from transformers.utils import is_torch_npu_available
+
+        mps_available = torch.backends.mps.is_available()
+
+
+        def is_intel_xpu():
+            return False
+
+
+        def pick():
+            if mps_available:
+                return "mps"
+            elif is_intel_xpu():
+                return "xpu"
+            elif torch.cuda.is_available():
+                return "cuda"
+            else:
+                return "cpu"
+
+
+        def pick_args(args):
+            if args.xpu:
+                args.device = "xpu"
+            elif torch.cuda.is_available():
+                args.device = "cuda"
+            print(args.device)
+        """
+    out = port(code)
+    assert (
+        '    elif torch.cuda.is_available():\n        return "cuda"\n'
+        '    elif is_torch_npu_available():\n        return "npu"\n'
+        '    else:\n        return "cpu"\n'
+    ) in out
+    assert (
+        '        args.device = "cuda"\n    elif is_torch_npu_available():\n        args.device = "npu"\n'
+        "    print(args.device)\n"
+    ) in out
+    assert " or is_torch_npu_available" not in out  # the CUDA test would send the NPU to "cuda"
+    assert port(out) == out
