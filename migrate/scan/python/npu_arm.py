@@ -31,7 +31,10 @@ arm among the one-arm ``if`` statements after it and leaves the CUDA one as it i
 torch.xpu.is_available(): device = "xpu"``): ``if is_npu_available(): device = "npu"``
 follows the CUDA one. The CUDA arm may be an ``elif`` after other vendors' checks (the
 project's ``is_intel_xpu()``, an ``mps_available`` flag): the NPU arm still goes before the
-chain's ``else:`` (widening the CUDA test instead would send the NPU to ``"cuda"``).
+chain's ``else:`` (widening the CUDA test instead would send the NPU to ``"cuda"``). An arm
+of two or three plain lines that name the device and what goes with it (``device = "cuda"``,
+``dtype = torch.float16``) is copied for the NPU with the device spelled ``"npu"``; one doing
+other CUDA work (``torch.backends.cudnn.benchmark = True``) is ported in place.
 """
 
 from __future__ import annotations
@@ -91,12 +94,14 @@ def _arm(f, node: ast.If) -> ast.stmt | None:
     test = node.test
     if not (isinstance(test, ast.Call) and not test.args and not test.keywords):
         return None
-    if f.qualname(test.func) != _AVAILABLE or len(node.body) != 1:
+    if f.qualname(test.func) != _AVAILABLE:
         return None
-    stmt = node.body[0]
+    stmt = _device_stmt(f, node.body)
+    if stmt is None:
+        return None
     head = _head(f, node)
     if not head.orelse and not (
-        isinstance(stmt, ast.Return) and _after(f, node) or _in_sequence(f, node, stmt)
+        isinstance(node.body[-1], ast.Return) and _after(f, node) or _in_sequence(f, node, stmt)
     ):
         return None  # an early return, or an `if` among others choosing the same name
     if any("npu" in f.source(t).lower() for t in _tests(f, head) if t is not node.test):
@@ -109,6 +114,47 @@ def _arm(f, node: ast.If) -> ast.stmt | None:
     if value is None or not _names_cuda(f, value):
         return None
     return stmt
+
+
+_CUDA_WORK = re.compile(r"cuda|gpu|nccl|nvidia", re.IGNORECASE)
+_PLAIN = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass)
+
+
+def _device_stmt(f, body: list[ast.stmt]) -> ast.stmt | None:
+    """The first statement of an arm of one to three that names the device (``device =
+    "cuda"``, ``return torch.device("cuda")``), where the others name it too or only set what goes with it
+    (``dtype = torch.float16``): plain one-line statements, each on its own line, naming
+    nothing of CUDA, a ``return`` only last; else None."""
+    if not 1 <= len(body) <= 3:
+        return None
+    named = [
+        s
+        for s in body
+        if isinstance(s, (ast.Assign, ast.Return)) and s.value is not None and _names_cuda(f, s.value)
+    ]
+    if not named:
+        return None
+    for i, stmt in enumerate(body):
+        if stmt in named:
+            continue
+        if not isinstance(stmt, _PLAIN) and not (isinstance(stmt, ast.Return) and i == len(body) - 1):
+            return None
+        if _CUDA_WORK.search(f.source(stmt)):
+            return None
+    if len(body) > 1 and any(not _own_line(f, s) for s in body):
+        return None
+    return named[0]
+
+
+def _own_line(f, stmt: ast.stmt) -> bool:
+    """Is ``stmt`` one line, alone on it (no ``;``, not on its ``if``'s line)?"""
+    if stmt.end_lineno != stmt.lineno:
+        return False
+    start = f.index.offset(stmt.lineno, 0)
+    a, b = f.span(stmt)
+    nxt = f.index.offset(stmt.lineno + 1, 0) if stmt.lineno < len(f.index.starts) else len(f.text)
+    rest = f.text[b:nxt].strip()
+    return not f.text[start:a].strip() and (not rest or rest.startswith("#"))
 
 
 def _head(f, node: ast.If) -> ast.If:
@@ -231,13 +277,23 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
         imports: list[str] = []
     else:
         cond, imports = spell(f, '{device_type} == "npu"', None, head.test)
-    a, b = f.span(stmt)
-    source = text[a:b]
-    arm_stmt = re.sub(r"""(['"])cuda\1""", lambda m: f"{m.group(1)}npu{m.group(1)}", source, count=1)
-    if arm_stmt == source or "\n" in source:
-        return None
     nl = "\r\n" if "\r\n" in text else "\n"
-    arm = f"{lead}{keyword} {cond}:{nl}{one}{arm_stmt}{nl}"
+    lines = []
+    for each in head.body:  # the arm copied, its device spelled "npu"
+        source = f.source(each)
+        if (
+            isinstance(each, (ast.Assign, ast.Return))
+            and each.value is not None
+            and _names_cuda(f, each.value)
+        ):
+            npu = re.sub(r"""(['"])cuda\1""", lambda m: f"{m.group(1)}npu{m.group(1)}", source, count=1)
+            if npu == source:
+                return None
+            source = npu
+        if "\n" in source:
+            return None
+        lines.append(f"{one}{source}{nl}")
+    arm = f"{lead}{keyword} {cond}:{nl}" + "".join(lines)
     return replace(
         model,
         description=f"Portable: an NPU arm beside the CUDA one (`{keyword} {cond}:`)",

@@ -430,3 +430,63 @@ def test_a_cuda_elif_after_project_vendor_checks_gets_its_npu_arm():
     ) in out
     assert " or is_torch_npu_available" not in out  # the CUDA test would send the NPU to "cuda"
     assert port(out) == out
+
+
+def test_an_arm_naming_the_device_and_what_goes_with_it_is_copied_for_the_npu():
+    code = """\
+        import torch
+        from transformers.utils import is_torch_npu_available
+
+
+        def pick():
+            if torch.cuda.is_available():
+                device = "cuda"
+                dtype = torch.float16
+            elif torch.backends.mps.is_available():
+                device = "mps"
+                dtype = torch.float32
+            else:
+                device = "cpu"
+                dtype = torch.float32
+            return device, dtype
+
+
+        def early(args):
+            if torch.cuda.is_available():
+                args.device_map = "cuda"
+                return "cuda"
+            return "cpu"
+        """
+    out = port(code)
+    assert (
+        '    if torch.cuda.is_available():\n        device = "cuda"\n        dtype = torch.float16\n'
+    ) in out
+    assert (
+        '    elif is_torch_npu_available():\n        device = "npu"\n        dtype = torch.float16\n'
+        '    else:\n        device = "cpu"\n'
+    ) in out
+    assert (
+        '        return "cuda"\n    if is_torch_npu_available():\n'
+        '        args.device_map = "npu"\n        return "npu"\n    return "cpu"\n'
+    ) in out
+    assert " or is_torch_npu_available" not in out
+    assert port(out) == out
+
+
+def test_an_arm_with_other_cuda_work_is_not_copied():
+    code = """\
+        import torch
+        from transformers.utils import is_torch_npu_available
+
+
+        def pick():
+            if torch.cuda.is_available():
+                device = "cuda"
+                torch.backends.cudnn.benchmark = True
+            else:
+                device = "cpu"
+            return device
+        """
+    out = port(code)
+    assert "elif is_torch_npu_available():" not in out
+    assert "cudnn.benchmark = True" in out and out.count("cudnn") == 1
