@@ -25,7 +25,16 @@ the chain then has an NPU arm and a second run leaves it (scan/python/awareness.
 An early return without an ``else`` gets its NPU arm right after it, as upstream ports add
 one: a second early return after ``if torch.cuda.is_available(): return torch.device("cuda")``
 (``if is_torch_npu_available():`` ``return torch.device("npu")``). A second run finds the NPU
-arm among the one-arm ``if`` statements after it and leaves the CUDA one as it is.
+arm among the one-arm ``if`` statements after it and leaves the CUDA one as it is. So does an
+``if`` among one-arm ``if`` statements that each give the same name another device
+(torchchat's ``if torch.cuda.is_available(): device = "cuda"`` then ``if
+torch.xpu.is_available(): device = "xpu"``): ``if is_npu_available(): device = "npu"``
+follows the CUDA one. The CUDA arm may be an ``elif`` after other vendors' checks (the
+project's ``is_intel_xpu()``, an ``mps_available`` flag): the NPU arm still goes before the
+chain's ``else:`` (widening the CUDA test instead would send the NPU to ``"cuda"``). An arm
+of two or three plain lines that name the device and what goes with it (``device = "cuda"``,
+``dtype = torch.float16``) is copied for the NPU with the device spelled ``"npu"``; one doing
+other CUDA work (``torch.backends.cudnn.benchmark = True``) is ported in place.
 """
 
 from __future__ import annotations
@@ -78,20 +87,25 @@ def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
 
 
 def _arm(f, node: ast.If) -> ast.stmt | None:
-    """The CUDA arm's one statement where ``node`` is ``if torch.cuda.is_available():``
-    choosing a device by name (``x = "cuda"``, ``return torch.device("cuda")``) with an
-    alternative after it that does not name the NPU; else None."""
+    """The CUDA arm's one statement where ``node`` is ``if torch.cuda.is_available():`` (or
+    such an ``elif``) choosing a device by name (``x = "cuda"``, ``return
+    torch.device("cuda")``) with an alternative (another arm, the code after an early
+    return, a one-arm ``if`` choosing another device) that does not name the NPU; else None."""
     test = node.test
     if not (isinstance(test, ast.Call) and not test.args and not test.keywords):
         return None
-    if f.qualname(test.func) != _AVAILABLE or len(node.body) != 1:
+    if f.qualname(test.func) != _AVAILABLE:
         return None
-    if not node.orelse and not (isinstance(node.body[0], ast.Return) and _after(f, node)):
-        return None  # an early return is the one arm without an else: the fallback follows it
-    parent = f.parent(node)
-    if isinstance(parent, ast.If) and parent.orelse == [node]:
-        return None  # an elif: the chain's head decides
-    stmt = node.body[0]
+    stmt = _device_stmt(f, node.body)
+    if stmt is None:
+        return None
+    head = _head(f, node)
+    if not head.orelse and not (
+        isinstance(node.body[-1], ast.Return) and _after(f, node) or _in_sequence(f, node, stmt)
+    ):
+        return None  # an early return, or an `if` among others choosing the same name
+    if any("npu" in f.source(t).lower() for t in _tests(f, head) if t is not node.test):
+        return None
     value = stmt.value if isinstance(stmt, (ast.Assign, ast.Return)) else None
     if isinstance(stmt, ast.Assign) and (
         len(stmt.targets) != 1 or not isinstance(stmt.targets[0], (ast.Name, ast.Attribute))
@@ -99,15 +113,91 @@ def _arm(f, node: ast.If) -> ast.stmt | None:
         return None
     if value is None or not _names_cuda(f, value):
         return None
-    cur = node
-    while True:
-        if "npu" in f.source(cur.test).lower() and cur is not node:
-            return None
-        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) and _is_elif(f, cur.orelse[0]):
-            cur = cur.orelse[0]
-            continue
-        break
     return stmt
+
+
+_CUDA_WORK = re.compile(r"cuda|gpu|nccl|nvidia", re.IGNORECASE)
+_PLAIN = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass)
+
+
+def _device_stmt(f, body: list[ast.stmt]) -> ast.stmt | None:
+    """The first statement of an arm of one to three that names the device (``device =
+    "cuda"``, ``return torch.device("cuda")``), where the others name it too or only set what goes with it
+    (``dtype = torch.float16``): plain one-line statements, each on its own line, naming
+    nothing of CUDA, a ``return`` only last; else None."""
+    if not 1 <= len(body) <= 3:
+        return None
+    named = [
+        s
+        for s in body
+        if isinstance(s, (ast.Assign, ast.Return)) and s.value is not None and _names_cuda(f, s.value)
+    ]
+    if not named:
+        return None
+    for i, stmt in enumerate(body):
+        if stmt in named:
+            continue
+        if not isinstance(stmt, _PLAIN) and not (isinstance(stmt, ast.Return) and i == len(body) - 1):
+            return None
+        if _CUDA_WORK.search(f.source(stmt)):
+            return None
+    if len(body) > 1 and any(not _own_line(f, s) for s in body):
+        return None
+    return named[0]
+
+
+def _own_line(f, stmt: ast.stmt) -> bool:
+    """Is ``stmt`` one line, alone on it (no ``;``, not on its ``if``'s line)?"""
+    if stmt.end_lineno != stmt.lineno:
+        return False
+    start = f.index.offset(stmt.lineno, 0)
+    a, b = f.span(stmt)
+    nxt = f.index.offset(stmt.lineno + 1, 0) if stmt.lineno < len(f.index.starts) else len(f.text)
+    rest = f.text[b:nxt].strip()
+    return not f.text[start:a].strip() and (not rest or rest.startswith("#"))
+
+
+def _head(f, node: ast.If) -> ast.If:
+    """The ``if`` opening the chain whose arm (or ``elif``) ``node`` is."""
+    while True:
+        parent = f.parent(node)
+        if not (isinstance(parent, ast.If) and parent.orelse == [node] and _is_elif(f, node)):
+            return node
+        node = parent
+
+
+def _tests(f, head: ast.If) -> list[ast.expr]:
+    """The tests of the chain opened by ``head``, in order."""
+    out = [head.test]
+    cur = head
+    while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) and _is_elif(f, cur.orelse[0]):
+        cur = cur.orelse[0]
+        out.append(cur.test)
+    return out
+
+
+def _in_sequence(f, node: ast.If, stmt: ast.stmt) -> bool:
+    """torchchat's ``if torch.cuda.is_available(): device = "cuda"`` then ``if
+    torch.xpu.is_available(): device = "xpu"``: among the one-arm ``if`` statements next to
+    ``node``, one whose only statement gives the name ``stmt`` assigns another device."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return False
+    target = f.source(stmt.targets[0])
+    for side in _siblings(f, node):
+        for other in side:
+            if not isinstance(other, ast.If) or other.orelse or len(other.body) != 1:
+                break
+            one = other.body[0]
+            if (
+                isinstance(one, ast.Assign)
+                and len(one.targets) == 1
+                and f.source(one.targets[0]) == target
+                and isinstance(one.value, ast.Constant)
+                and isinstance(one.value.value, str)
+                and one.value.value not in ("cuda", "cpu")
+            ):
+                return True
+    return False
 
 
 def _siblings(f, node: ast.stmt) -> tuple[list[ast.stmt], list[ast.stmt]]:
@@ -168,8 +258,8 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
     inner = re.match(r"[ \t]*", body_line)
     one = inner.group() if inner else lead + "    "
     keyword = "elif"
-    if not head.orelse and isinstance(stmt, ast.Return):
-        keyword = "if"  # a second early return, as the CUDA one
+    if not _head(f, head).orelse:
+        keyword = "if"  # a second early return, or `if` among `if`s, as the CUDA one
     if last.orelse:
         first = last.orelse[0]
         at = _else_line(f, first)
@@ -187,13 +277,23 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
         imports: list[str] = []
     else:
         cond, imports = spell(f, '{device_type} == "npu"', None, head.test)
-    a, b = f.span(stmt)
-    source = text[a:b]
-    arm_stmt = re.sub(r"""(['"])cuda\1""", lambda m: f"{m.group(1)}npu{m.group(1)}", source, count=1)
-    if arm_stmt == source or "\n" in source:
-        return None
     nl = "\r\n" if "\r\n" in text else "\n"
-    arm = f"{lead}{keyword} {cond}:{nl}{one}{arm_stmt}{nl}"
+    lines = []
+    for each in head.body:  # the arm copied, its device spelled "npu"
+        source = f.source(each)
+        if (
+            isinstance(each, (ast.Assign, ast.Return))
+            and each.value is not None
+            and _names_cuda(f, each.value)
+        ):
+            npu = re.sub(r"""(['"])cuda\1""", lambda m: f"{m.group(1)}npu{m.group(1)}", source, count=1)
+            if npu == source:
+                return None
+            source = npu
+        if "\n" in source:
+            return None
+        lines.append(f"{one}{source}{nl}")
+    arm = f"{lead}{keyword} {cond}:{nl}" + "".join(lines)
     return replace(
         model,
         description=f"Portable: an NPU arm beside the CUDA one (`{keyword} {cond}:`)",

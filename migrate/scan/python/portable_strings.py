@@ -23,6 +23,7 @@ import ast
 import re
 
 from migrate.core.findings import Edit, Fix
+from migrate.scan.python.npu_ternary import cuda_first, guarded, npu_arm
 from migrate.scan.python.portable import declines, portable_fix, spell, whole_slot
 from migrate.scan.python.portable_compare import compare_fix, startswith_fix
 from migrate.scan.python.pyfile import partial_target
@@ -96,10 +97,11 @@ def _literal(
         and forms.get("startswith")
     ):
         return startswith_fix(f, spec, node, parent, forms, values)
-    if not tail and not fstring and _guarded(f, node, parent) and forms.get("guarded"):
-        arm = _npu_arm(f, parent, quote[-1])
+    if not tail and not fstring and forms.get("guarded") and cuda_first(f, node, parent):
+        arm = npu_arm(f, parent, quote[-1])
         if arm is not None:
             return _fix(spec, [arm[0]], values, arm[1], f"`{f.text[arm[0].start : arm[0].end]}`")
+    if not tail and not fstring and forms.get("guarded") and guarded(f, node, parent):
         code, imports = spell(f, forms["guarded"], quote[-1], parent, bare=whole_slot(f, parent))
         a, b = f.span(parent)
         return _fix(spec, [Edit(a, b, code)], values, imports, f"`{code}`")
@@ -345,37 +347,6 @@ def _moved_to(parent, node) -> bool:
         and parent.func.attr == "to"
         and bool(parent.args)
         and parent.args[0] is node
-    )
-
-
-_AVAILABLE = ("torch.cuda.is_available",)
-
-
-def _npu_arm(f, ifexp: ast.IfExp, quote: str) -> tuple[Edit, list[str]] | None:
-    """`"cuda" if torch.cuda.is_available() else "cpu"` keeps its CUDA arm and gains the NPU
-    one before its fallback, where the file spells the NPU through a check (``"cuda" if
-    torch.cuda.is_available() else "npu" if is_npu_available() else "cpu"``); the edit
-    spans the whole expression, so its test is not ported too. None elsewhere."""
-    check, imports = spell(f, '{device_type} == "npu"', quote, ifexp)
-    if "{" in check or " if " in check or "==" in check:
-        return None
-    start, end = f.span(ifexp)
-    at = f.span(ifexp.orelse)[0]
-    npu = f"{quote}npu{quote}"
-    return Edit(start, end, f.text[start:at] + f"{npu} if {check} else " + f.text[at:end]), imports
-
-
-def _guarded(f, node, parent) -> bool:
-    """`"cuda" if torch.cuda.is_available() else "cpu"`: the whole expression is the type."""
-    if not (isinstance(parent, ast.IfExp) and node is parent.body):
-        return False
-    test, other = parent.test, parent.orelse
-    return (
-        isinstance(test, ast.Call)
-        and not test.args
-        and f.qualname(test.func) in _AVAILABLE
-        and isinstance(other, ast.Constant)
-        and other.value == "cpu"
     )
 
 

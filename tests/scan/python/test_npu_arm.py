@@ -284,3 +284,209 @@ def test_the_new_arms_are_ruff_format_clean(tmp_path):
         text=True,
     )
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+# the chained conditionals of torchchat / diffusers examples before their NPU ports
+CHAINED = """\
+    import torch
+    from transformers.utils import is_torch_npu_available
+
+
+    def pick():
+        return "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
+
+
+    def pick_xpu():
+        device = 'cuda' if torch.cuda.is_available() else 'xpu' if torch.xpu.is_available() else 'cpu'
+        return device
+    """
+
+
+def test_a_chained_conditional_gets_the_npu_arm_before_its_final_fallback():
+    out = port(CHAINED)
+    flat = " ".join(out.replace("(", " ").replace(")", " ").split())
+    assert (
+        'return "cuda" if torch.cuda.is_available else "mps" if torch.backends.mps.is_available '
+        'else "npu" if is_torch_npu_available else "cpu"'
+    ) in flat
+    assert (
+        "device = 'cuda' if torch.cuda.is_available else 'xpu' if torch.xpu.is_available "
+        "else 'npu' if is_torch_npu_available else 'cpu'"
+    ) in flat
+    assert " or is_torch_npu_available" not in out and "get_device_type" not in out
+    assert port(out) == out
+
+
+def test_a_chained_conditional_answers_as_before_off_the_npu_and_npu_on_it():
+    import types
+
+    out = port(CHAINED.replace("from transformers.utils import is_torch_npu_available\n", ""))
+    assert out.count("\ndef is_npu_available()") == 1
+    namespace: dict = {}
+    exec(compile(out, "t.py", "exec"), namespace)
+    import torch
+
+    mps = torch.backends.mps.is_available()
+    assert namespace["pick"]() == ("cuda" if torch.cuda.is_available() else "mps" if mps else "cpu")
+    no = types.SimpleNamespace(is_available=lambda: False)
+    namespace["torch"] = types.SimpleNamespace(  # an Ascend host
+        cuda=no,
+        xpu=no,
+        backends=types.SimpleNamespace(mps=no),
+        npu=types.SimpleNamespace(is_available=lambda: True),
+    )
+    assert namespace["pick"]() == "npu" and namespace["pick_xpu"]() == "npu"
+
+
+def test_a_chain_naming_the_npu_or_ending_elsewhere_is_not_given_an_arm():
+    code = """\
+        import torch
+        from transformers.utils import is_torch_npu_available
+
+
+        def a(other):
+            return "cuda" if torch.cuda.is_available() else "npu" if is_torch_npu_available() else "cpu"
+
+
+        def b(other):
+            return "cuda" if torch.cuda.is_available() else "mps" if other else other
+        """
+    out = port(code)
+    assert out.count('"npu" if is_torch_npu_available() else "cpu"') == 1  # a's own, unchanged
+    assert 'else "mps" if other else other' in out  # b: its CUDA arm ported in place, as before
+    assert 'else "npu" if is_torch_npu_available() else other' not in out
+
+
+# torchchat's builder before its NPU port: one `if` per vendor, each naming the device
+SEQUENCE = """\
+    import torch
+    from transformers.utils import is_torch_npu_available
+
+
+    def pick():
+        device = "cpu"
+        if torch.cuda.is_available():
+            device = "cuda"
+        if torch.xpu.is_available():
+            device = "xpu"
+        return device
+    """
+
+
+def test_an_if_among_vendor_ifs_gets_an_npu_if_after_it():
+    out = port(SEQUENCE)
+    assert (
+        '    if torch.cuda.is_available():\n        device = "cuda"\n'
+        '    if is_torch_npu_available():\n        device = "npu"\n'
+        '    if torch.xpu.is_available():\n        device = "xpu"\n'
+    ) in out
+    assert " or is_torch_npu_available" not in out
+    assert port(out) == out
+    # a lone `if` with no other vendor beside it is ported in place, as before
+    lone = port(SEQUENCE.replace('        if torch.xpu.is_available():\n            device = "xpu"\n', ""))
+    assert "xpu" not in lone
+    assert "    if is_torch_npu_available():\n" not in lone
+
+
+def test_a_cuda_elif_after_project_vendor_checks_gets_its_npu_arm():
+    code = """\
+        import torch
+        from transformers.utils import is_torch_npu_available
+
+        mps_available = torch.backends.mps.is_available()
+
+
+        def is_intel_xpu():
+            return False
+
+
+        def pick():
+            if mps_available:
+                return "mps"
+            elif is_intel_xpu():
+                return "xpu"
+            elif torch.cuda.is_available():
+                return "cuda"
+            else:
+                return "cpu"
+
+
+        def pick_args(args):
+            if args.xpu:
+                args.device = "xpu"
+            elif torch.cuda.is_available():
+                args.device = "cuda"
+            print(args.device)
+        """
+    out = port(code)
+    assert (
+        '    elif torch.cuda.is_available():\n        return "cuda"\n'
+        '    elif is_torch_npu_available():\n        return "npu"\n'
+        '    else:\n        return "cpu"\n'
+    ) in out
+    assert (
+        '        args.device = "cuda"\n    elif is_torch_npu_available():\n        args.device = "npu"\n'
+        "    print(args.device)\n"
+    ) in out
+    assert " or is_torch_npu_available" not in out  # the CUDA test would send the NPU to "cuda"
+    assert port(out) == out
+
+
+def test_an_arm_naming_the_device_and_what_goes_with_it_is_copied_for_the_npu():
+    code = """\
+        import torch
+        from transformers.utils import is_torch_npu_available
+
+
+        def pick():
+            if torch.cuda.is_available():
+                device = "cuda"
+                dtype = torch.float16
+            elif torch.backends.mps.is_available():
+                device = "mps"
+                dtype = torch.float32
+            else:
+                device = "cpu"
+                dtype = torch.float32
+            return device, dtype
+
+
+        def early(args):
+            if torch.cuda.is_available():
+                args.device_map = "cuda"
+                return "cuda"
+            return "cpu"
+        """
+    out = port(code)
+    assert (
+        '    if torch.cuda.is_available():\n        device = "cuda"\n        dtype = torch.float16\n'
+    ) in out
+    assert (
+        '    elif is_torch_npu_available():\n        device = "npu"\n        dtype = torch.float16\n'
+        '    else:\n        device = "cpu"\n'
+    ) in out
+    assert (
+        '        return "cuda"\n    if is_torch_npu_available():\n'
+        '        args.device_map = "npu"\n        return "npu"\n    return "cpu"\n'
+    ) in out
+    assert " or is_torch_npu_available" not in out
+    assert port(out) == out
+
+
+def test_an_arm_with_other_cuda_work_is_not_copied():
+    code = """\
+        import torch
+        from transformers.utils import is_torch_npu_available
+
+
+        def pick():
+            if torch.cuda.is_available():
+                device = "cuda"
+                torch.backends.cudnn.benchmark = True
+            else:
+                device = "cpu"
+            return device
+        """
+    out = port(code)
+    assert "elif is_torch_npu_available():" not in out
+    assert "cudnn.benchmark = True" in out and out.count("cudnn") == 1
