@@ -97,21 +97,31 @@ def api_of(module: str, name: str) -> AcceleratorApi | None:
 
 
 def bound_getter(f) -> tuple[str, AcceleratorApi] | None:
-    """(the local name, the API) of a listed getter the file imports by name."""
+    """(the local name, the API) of a listed getter the file imports by name at module
+    level (a plain statement of the module body): one imported inside a function, ``try``
+    or ``if`` is not bound where the port would call it, and importing it at the top would
+    make an optional dependency required."""
+    import ast
+
+    top = [s for s in f.tree.body if isinstance(s, ast.ImportFrom) and not s.level and s.module]
     for api in accelerator_apis():
-        for module in api.modules:
-            local = f.bindings.local_for(f"{module}.{api.getter}")
-            if local and "." not in local:
-                return local, api
+        for stmt in top:
+            if stmt.module in api.modules:
+                for alias in stmt.names:
+                    if alias.name == api.getter:
+                        return alias.asname or alias.name, api
     return None
 
 
 def imports_getter(text: str) -> tuple[str, str] | None:
-    """(module, getter) of a listed getter a file's text imports (found without parsing)."""
+    """(module, getter) of a listed getter a file's text imports at module level, where it
+    is a dependency (found without parsing): an import inside a function, ``try`` or ``if``
+    is an optional one (transformers imports deepspeed's getter only in its DeepSpeed
+    integration), which the port must not make every file of the package require."""
     for api in accelerator_apis():
         for module in api.modules:
             if re.search(
-                rf"^[ \t]*from[ \t]+{re.escape(module)}[ \t]+import[^\n]*\b{api.getter}\b", text, re.MULTILINE
+                rf"^from[ \t]+{re.escape(module)}[ \t]+import[^\n]*\b{api.getter}\b", text, re.MULTILINE
             ):
                 return module, api.getter
     return None

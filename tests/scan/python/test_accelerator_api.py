@@ -169,3 +169,32 @@ def test_the_table_is_checked_when_it_loads(tmp_path):
     bad.write_text("accelerator_apis:\n  x:\n    modules: [a.b]\n    getter: g\n    methods: {}\n")
     with pytest.raises(RuleError, match="needs key 'type'"):
         accelerator_apis(str(bad))
+
+
+# transformers imports deepspeed's getter only inside its DeepSpeed integration: an optional
+# dependency, which no other file of the package (nor this one's other functions) may need
+OPTIONAL = """\
+    import torch
+
+
+    def with_deepspeed():
+        from deepspeed.accelerator import get_accelerator
+
+        return get_accelerator().device_name()
+
+
+    def sync():
+        torch.cuda.synchronize()
+    """
+
+
+def test_a_getter_imported_only_inside_a_function_is_not_the_helper(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/integration.py": OPTIONAL, "pkg/other.py": OTHER})
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    integration = (tmp_path / "pkg/integration.py").read_text()
+    other = (tmp_path / "pkg/other.py").read_text()
+    assert "    get_accelerator().synchronize()" not in integration  # unbound there: NameError
+    assert "deepspeed" not in other  # no new hard dependency
+    assert "get_device_module().synchronize()" in integration  # the package's port helper
+    compile(integration, "integration.py", "exec")
