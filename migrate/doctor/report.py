@@ -113,7 +113,7 @@ def render_text(report: Report, color: bool = False) -> str:
             lines.append(f"  {label}  {c.id:<{width}}  {escape(c.summary)}")
             pad = " " * (10 + width)
             for item in c.evidence:
-                lines.append(f"{pad}· {escape(item)}")
+                lines.append(f"{pad}· {escape(_clip(item))}")
             if c.fix:
                 fix_lines = c.fix.splitlines() or [""]
                 lines.append(f"{pad}fix: {escape(fix_lines[0])}")
@@ -123,3 +123,12 @@ def render_text(report: Report, color: bool = False) -> str:
     lines.append("")
     lines.append(f"{verdict}: {n['fail']} failed, {n['warn']} warnings, {n['ok']} ok, {n['skip']} skipped")
     return "\n".join(lines) + "\n"
+
+
+EVIDENCE_CHARS = 240  # an evidence line as the text report shows it (a tool's output may be one huge line)
+
+
+def _clip(item: str) -> str:
+    if len(item) <= EVIDENCE_CHARS:
+        return item
+    return f"{item[:EVIDENCE_CHARS]}... ({len(item) - EVIDENCE_CHARS} more characters)"

@@ -135,3 +135,17 @@ def test_every_chip_row_is_parsed(name):
     text = sample(name)
     buses = re.findall(r"\b[0-9A-F]{4}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-9A-F]\b", text)
     assert len(npusmi.parse(text).chips) == len(buses) > 0
+
+
+def test_a_flood_of_output_is_quoted_bounded(host, fpy, doctor):
+    # an npu-smi that prints one endless line: the evidence quotes its start, not all of it
+    from migrate.doctor.report import EVIDENCE_CHARS, _clip
+
+    _ready(host, fpy)
+    host.npu_smi("x" * 200_000 + "\n")
+    code, checks = doctor.checks("--no-import")
+    smi = checks["npu-smi"]
+    assert smi["status"] == "warn"
+    assert max(len(e) for e in smi["evidence"]) <= 1000
+    shown = _clip(smi["evidence"][-1])
+    assert len(shown) < EVIDENCE_CHARS + 40 and shown.endswith("more characters)")

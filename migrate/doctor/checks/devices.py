@@ -123,7 +123,7 @@ def npu_smi(ctx: Context) -> Outcome:
         return Outcome("fail", f"{shown} info did not answer in {npusmi.TIMEOUT:g} s", fix=reinstall)
     info = npusmi.parse(out)
     if code != 0 or not info.chips:
-        said = [line.strip() for line in (err + "\n" + out).splitlines() if line.strip()][:3]
+        said = [line.strip()[:1000] for line in (err + "\n" + out).splitlines() if line.strip()][:3]
         evidence = [
             f"{shown} info exited with {code}",
             *said,
