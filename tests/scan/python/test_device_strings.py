@@ -269,3 +269,21 @@ def test_the_provider_keys_of_the_transformers_exporters_stay(tmp_path):
             )
             assert error is None
             assert new.count(line) == text.count(line), (target, name)
+
+
+def test_the_device_an_availability_arm_returns_follows_the_widened_test(ported):
+    # an arm that does other CUDA work first is widened to the NPU; the "cuda" it returns is
+    # the device the test chose, so on an NPU host it must return "npu"
+    code = """
+    import torch
+    def pick():
+        if torch.cuda.is_available():
+            torch.cuda.set_device(0)
+            return "cuda"
+        name = "cuda"
+        return "cpu"
+    """
+    out = ported(code)
+    assert 'return "npu" if is_npu_available() else "cuda"' in out
+    assert '    name = "cuda"\n' in out  # outside the arm: not the device the test chose
+    assert ported(out) == out

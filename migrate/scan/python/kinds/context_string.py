@@ -151,7 +151,9 @@ def run(f: PyFile, specs: tuple[Spec, ...]) -> None:
             for value in _tracked_assignments(f, spec):
                 _check_value(f, spec, value)
     constants: dict[str, ast.Constant] | None = None
-    for node in f.nodes(ast.Call, ast.Assign, ast.AnnAssign, ast.arguments, ast.Dict, ast.Compare, ast.IfExp):
+    for node in f.nodes(
+        ast.Call, ast.Assign, ast.AnnAssign, ast.arguments, ast.Dict, ast.Compare, ast.IfExp, ast.Return
+    ):
         for spec in specs:
             for value in _positions(f, spec, node):
                 if isinstance(value, ast.Name) and isinstance(node, ast.Call):
@@ -236,6 +238,27 @@ def _positions(f: PyFile, spec: Spec, node: ast.AST) -> Iterator[ast.AST]:
     elif isinstance(node, ast.IfExp) and spec.ifexp and spec.ifexp.search(f.source(node.test)):
         yield node.body
         yield node.orelse
+    if (
+        isinstance(node, (ast.Return, ast.Assign))
+        and isinstance(node.value, ast.Constant)
+        and spec.ifexp is not None
+        and _under_available_test(f, spec, node)
+    ):
+        yield node.value  # `if torch.cuda.is_available(): return "cuda"`: the device it chose
+
+
+def _under_available_test(f: PyFile, spec: Spec, node: ast.AST) -> bool:
+    """Is ``node`` in the body (not the else) of an ``if`` of its function whose test asks
+    whether CUDA is available? A value returned or assigned there names the device the test
+    chose, and a port that opens the test to the NPU must spell it for the NPU too."""
+    child, parent = node, f.parent(node)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(parent, ast.If) and any(child is s for s in parent.body):
+            test = f.source(parent.test)
+            if "cuda" in test and spec.ifexp is not None and spec.ifexp.search(test):
+                return True
+        child, parent = parent, f.parent(parent)
+    return False
 
 
 def _of_devices(spec: Spec, node: ast.Compare) -> bool:

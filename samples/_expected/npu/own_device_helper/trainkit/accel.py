@@ -14,7 +14,7 @@ def is_npu_available() -> bool:
 def get_device_name() -> str:
     """"cuda", "npu" or "cpu"."""
     if torch.npu.is_available():
-        return "cuda"
+        return "npu"
     if is_npu_available():
         return "npu"
     return "cpu"
