@@ -119,6 +119,34 @@ def next_ops() -> None:
     torch.save(out, OUT / "next_ops.pt")
 
 
+def detection_ops() -> None:
+    """The detection ops ModelZoo's detectron2, R-FCN and DCN ports call, on NPU tensors:
+    NMS with a mask, batched multi-class NMS, a trained step of a modulated deformable conv
+    (contrib's layout: all x offsets, all y offsets, the sigmoid masks)."""
+    g = torch.Generator().manual_seed(5)
+    corner = torch.rand(12, 2, generator=g) * 20
+    boxes = torch.cat([corner, corner + 4 + torch.rand(12, 2, generator=g) * 8], 1)
+    scores = torch.rand(12, generator=g)
+    rows, idx, keep = torch_npu.npu_nms_with_mask(torch.cat([boxes, scores[:, None]], 1).npu(), 0.3)
+    batch = torch_npu.npu_batch_nms(
+        boxes.view(2, 6, 1, 4).npu(), torch.rand(2, 6, 3, generator=g).npu(), 0.2, 0.5, 2, 4
+    )
+    x = torch.randn(1, 4, 6, 6, generator=g)
+    weight = torch.randn(4, 4, 3, 3, generator=g, requires_grad=True)
+    offset = torch.randn(1, 27, 6, 6, generator=g) * 0.5
+    offset[:, 18:] = torch.sigmoid(offset[:, 18:])
+    npu_weight = weight.detach().npu().requires_grad_()
+    out, _ = torch_npu.npu_deformable_conv2d(
+        x.npu(), npu_weight, offset.npu(), None, [3, 3], [1, 1, 1, 1], [1, 1, 1, 1]
+    )
+    out.square().sum().backward()
+    saved = {"boxes": boxes, "scores": scores, "x": x, "weight": weight.detach(), "offset": offset}
+    saved.update(rows=rows.cpu(), idx=idx.cpu(), keep=keep.cpu(), batch=[t.cpu() for t in batch])
+    saved.update(out=out.detach().cpu(), grad=npu_weight.grad.cpu())
+    saved.update(devices=[str(t.device) for t in (rows, idx, keep, batch[0], out, npu_weight.grad)])
+    torch.save(saved, OUT / "detection_ops.pt")
+
+
 def legacy_types() -> dict:
     """ModelZoo's spellings: ``Tensor = torch.npu.FloatTensor if cuda else torch.FloatTensor``,
     ``torch.npu.LongTensor([1])`` as an index, ``x.type(torch.npu.HalfTensor)``, isinstance."""
@@ -143,6 +171,7 @@ def legacy_types() -> dict:
 
 def main() -> None:
     next_ops()
+    detection_ops()
     results = {"hccl": [dist.is_hccl_available(), torch_npu.distributed.is_hccl_available()]}
     results.update(losses=train(), ops=ops(), profile=profile_rules(), legacy=legacy_types())
     (OUT / "results.json").write_text(json.dumps(results))

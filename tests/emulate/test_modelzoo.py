@@ -18,6 +18,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from migrate.emulate.fused import FUSED  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).resolve().parent / "modelzoo_checks.py"
 
@@ -112,6 +114,25 @@ def test_the_next_most_used_ops_run_on_the_npu_as_their_formulas(zoo):
     assert got["overflow"] == [False, True]
     names = ("npu_format_cast", "npu_linear", "fast_gelu", "npu_bmmV2", "npu_scaled_masked_softmax")
     names += ("npu_bounding_box_encode", "npu_bounding_box_decode")
+    assert {f"npu::{n}" for n in names} <= set(report["ops"])
+
+
+def test_the_detection_ops_run_on_the_npu_as_their_references(zoo):
+    out, _, report = zoo
+    got = torch.load(out / "detection_ops.pt")
+    assert got["devices"] == ["npu:0"] * 6
+    scored = torch.cat([got["boxes"], got["scores"][:, None]], 1)
+    rows, idx, keep = FUSED["npu_nms_with_mask"].reference(scored, 0.3)
+    assert torch.equal(got["rows"], rows) and torch.equal(got["idx"], idx) and torch.equal(got["keep"], keep)
+    assert 0 < int(keep.sum()) < 12  # the draw has overlaps: some kept, some dropped
+    weight = got["weight"].clone().requires_grad_()
+    ref, _ = FUSED["npu_deformable_conv2d"].reference(
+        got["x"], weight, got["offset"], None, [3, 3], [1, 1, 1, 1], [1, 1, 1, 1]
+    )
+    ref.square().sum().backward()
+    torch.testing.assert_close(got["out"], ref.detach())
+    torch.testing.assert_close(got["grad"], weight.grad)
+    names = ("npu_nms_with_mask", "npu_batch_nms", "npu_deformable_conv2d")
     assert {f"npu::{n}" for n in names} <= set(report["ops"])
 
 

@@ -104,3 +104,83 @@ def test_overflow_check_follows_the_wheels_inf_nan_path():
     assert device.npu_check_overflow(torch.ones(4, dtype=torch.float16)) is False
     with pytest.raises(RuntimeError):
         device.npu_check_overflow("0")
+
+
+def test_nms_with_mask_gives_the_documented_example_and_drops_overlaps():
+    # _op_plugin_docs.py's example: two apart boxes, both kept, in score order
+    rows = torch.tensor([[0.0, 1.0, 2.0, 3.0, 0.6, 0.5, 0.4, 0.3], [6.0, 7.0, 8.0, 9.0, 0.4, 0.5, 0.6, 0.7]])
+    boxes, idx, mask = FUSED["npu_nms_with_mask"](rows, 0.5)
+    assert torch.equal(boxes, rows[:, :5]) and idx.tolist() == [0, 1] and mask.tolist() == [1, 1]
+    assert idx.dtype == torch.int32 and mask.dtype == torch.uint8
+    # unsorted input, the first box overlaps the best one (IoU 0.9) and is dropped
+    rows = torch.tensor([[0, 0, 10, 9, 0.8], [20, 20, 30, 30, 0.3], [0, 0, 10, 10, 0.9]])
+    boxes, idx, mask = FUSED["npu_nms_with_mask"](rows, 0.5)
+    assert idx.tolist() == [2, 0, 1] and mask.tolist() == [1, 0, 1]
+    assert torch.equal(boxes, rows[[2, 0, 1]])
+    assert FUSED["npu_nms_with_mask"](rows, 0.95)[2].tolist() == [1, 1, 1]  # 0.9 does not exceed it
+
+
+def test_batch_nms_is_per_class_nms_then_the_best_of_the_image():
+    nms = FUSED["npu_batch_nms"]
+    boxes = torch.tensor([[0, 0, 10, 10], [0, 0, 10, 9], [20, 20, 30, 30.0]]).view(1, 3, 1, 4)
+    # class 0 likes the two overlapping boxes, class 1 the third
+    scores = torch.tensor([[[0.9, 0.1], [0.8, 0.05], [0.05, 0.7]]])
+    out_boxes, out_scores, out_classes, num = nms(boxes, scores, 0.2, 0.5, 5, 4)
+    assert num.tolist() == [2] and num.dtype == torch.int32
+    torch.testing.assert_close(out_scores, torch.tensor([[0.9, 0.7, 0.0, 0.0]]))
+    assert out_classes.tolist() == [[0.0, 1.0, 0.0, 0.0]]
+    assert torch.equal(out_boxes[0, :2], boxes[0, [0, 2], 0]) and not out_boxes[0, 2:].any()
+    # the overlap survives a looser IoU; max_size_per_class and max_total_size cut
+    assert nms(boxes, scores, 0.2, 0.95, 5, 4)[3].tolist() == [3]
+    assert nms(boxes, scores, 0.2, 0.95, 1, 4)[3].tolist() == [2]
+    torch.testing.assert_close(nms(boxes, scores, 0.2, 0.95, 5, 1)[1], torch.tensor([[0.9]]))
+    # one box per class (q = C), and (4, N) boxes with transpose_box
+    per_class = boxes.expand(1, 3, 2, 4).clone()
+    per_class[0, 2, 1] = torch.tensor([40, 40, 50, 50.0])
+    assert nms(per_class, scores, 0.2, 0.5, 5, 4)[0][0, 1].tolist() == [40, 40, 50, 50]
+    flipped = nms(boxes.view(1, 3, 4).transpose(1, 2), scores, 0.2, 0.5, 5, 4, transpose_box=True)
+    assert torch.equal(flipped[0], out_boxes)
+    with pytest.raises(ValueError, match="change_coordinate_frame"):
+        nms(boxes, scores, 0.2, 0.5, 5, 4, True)
+
+
+def _dcn(x, weight, offset, **kw):
+    args = ([3, 3], kw.pop("stride", [1, 1, 1, 1]), kw.pop("padding", [1, 1, 1, 1]))
+    return FUSED["npu_deformable_conv2d"].reference(x, weight, offset, kw.pop("bias", None), *args, **kw)
+
+
+def test_deformable_conv_without_offsets_is_the_convolution_and_moves_with_them():
+    g = torch.Generator().manual_seed(0)
+    x, w, b = torch.randn(2, 4, 7, 6, generator=g), torch.randn(6, 2, 3, 3, generator=g), torch.randn(6)
+    offset = torch.zeros(2, 3 * 2 * 9, 4, 3)
+    offset[:, 36:] = 1  # masks
+    out, deformed = _dcn(x, w, offset, bias=b, stride=[1, 1, 2, 2], groups=2, deformable_groups=2)
+    torch.testing.assert_close(out, F.conv2d(x, w, b, stride=2, padding=1, groups=2), atol=1e-5, rtol=1e-5)
+    assert deformed.shape == (2, 4, 4 * 3, 3 * 3)
+    # x offsets of +1 (the first 9 channels) sample one pixel to the right: the input moved left
+    one = torch.zeros(1, 27, 7, 6)
+    one[:, :9], one[:, 18:] = 1, 1
+    out, _ = _dcn(x[:1, :2], w[:2], one)
+    padded = F.pad(x[:1, :2], (1, 1, 1, 1))
+    moved = F.pad(padded[..., 1:], (0, 1))
+    torch.testing.assert_close(out, F.conv2d(moved, w[:2]), atol=1e-5, rtol=1e-5)
+    # masks of one half halve the output
+    half = one.clone()
+    half[:, :9], half[:, 18:] = 0, 0.5
+    torch.testing.assert_close(_dcn(x[:1, :2], w[:2], half)[0], F.conv2d(x[:1, :2], w[:2], padding=1) / 2)
+    with pytest.raises(ValueError, match="offset must be"):
+        _dcn(x, w, torch.zeros(2, 27, 3, 3), groups=2)
+
+
+@pytest.mark.pinned_torch
+def test_deformable_conv_matches_torchvision_in_contribs_layout():
+    ops = pytest.importorskip("torchvision.ops")
+    g = torch.Generator().manual_seed(1)
+    x, w = torch.randn(2, 4, 7, 6, generator=g), torch.randn(6, 2, 3, 3, generator=g)
+    yx = torch.randn(2, 2 * 2 * 9, 4, 3, generator=g) * 1.5  # torchvision, mmcv: (y, x) pairs
+    mask = torch.rand(2, 2 * 9, 4, 3, generator=g)
+    want = ops.deform_conv2d(x, yx, w, stride=2, padding=1, mask=mask)
+    order = torch.tensor(list(range(1, 36, 2)) + list(range(0, 36, 2)))  # contrib's sort_index_for_npu_fp
+    offset = torch.cat([yx.index_select(1, order), mask], 1)
+    out, _ = _dcn(x, w, offset, stride=[1, 1, 2, 2], groups=2, deformable_groups=2)
+    torch.testing.assert_close(out, want, atol=1e-5, rtol=1e-5)

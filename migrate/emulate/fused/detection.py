@@ -15,7 +15,7 @@ import torch
 from migrate.emulate.fused import fused_op
 
 
-def _iou(box: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
+def box_iou(box: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
     """IoU of ``box`` with each of ``boxes``; corners in either order (TensorFlow's)."""
     lo = torch.minimum(box[:2], box[2:]), torch.minimum(boxes[:, :2], boxes[:, 2:])
     hi = torch.maximum(box[:2], box[2:]), torch.maximum(boxes[:, :2], boxes[:, 2:])
@@ -42,7 +42,7 @@ def npu_nms_v4(self, scores, max_output_size, iou_threshold, scores_threshold, p
         if not bool(alive[i]) or not float(values[i]) > floor:
             continue
         kept.append(i)
-        alive &= _iou(boxes[i], boxes) <= iou
+        alive &= box_iou(boxes[i], boxes) <= iou
     selected = torch.tensor(kept, dtype=torch.int32).to(self.device)
     count = torch.tensor(len(kept), dtype=torch.int32).to(self.device)
     if pad_to_max_output_size and len(kept) < limit:
