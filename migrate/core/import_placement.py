@@ -278,9 +278,7 @@ def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: s
                 if std[1]:
                     gap.add(index.starts[std[0]])
                 continue
-        line, opens = (
-            _project_anchor(tree, top, m.group(1)) if m and not top.startswith("torch") else (None, "")
-        )
+        line, opens = _project_anchor(tree, top, m.group(1)) if m and top not in _TORCH_TOPS else (None, "")
         if line is None or line >= len(index.starts):
             torchish.append(stmt)
         else:
@@ -303,6 +301,7 @@ def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: s
 
 
 _STDLIB = frozenset(sys.stdlib_module_names)
+_TORCH_TOPS = frozenset({"torch", "torch_npu"})  # go with `import torch`; torchtune, torchvision do not
 
 
 def _leading_imports(tree: ast.Module) -> list[ast.stmt]:

@@ -76,3 +76,16 @@ def test_the_first_import_of_the_package_opens_its_own_section():
     assert add(rel, "from pkg._device import get_device_type") == (
         "import torch\n\nfrom pkg._device import get_device_type\n\nfrom .ops import run\n\nx = 1\n"
     )
+
+
+def test_a_package_whose_name_starts_with_torch_is_the_project_not_torch():
+    """torchtune's recipes: `from torchtune._device import ...` went right after `import
+    torch`, in the third-party block, though the file imports torchtune further down."""
+    text = (
+        "import torch\nfrom omegaconf import DictConfig\n\nfrom torch import nn\n"
+        "from torchtune import config, utils\nfrom torchtune.training import DummyProfiler\n\n"
+        "from tqdm import tqdm\n\nx = 1\n"
+    )
+    out = add(text, "from torchtune._device import get_dist_backend")
+    assert out.startswith("import torch\nfrom omegaconf import DictConfig\n\n")
+    assert "from torchtune import config, utils\nfrom torchtune._device import get_dist_backend\n" in out
