@@ -18,6 +18,9 @@ Written into each ``forward.output`` record while dumping (docs/contracts.md §5
   (BatchNorm in training, LayerNorm, GroupNorm, InstanceNorm): ``sqrt(mean(E[x^2] /
   Var(x)))`` over the groups they normalise; a BatchNorm channel over a batch of 2 at 1x1
   holds two values, and when they are close its output is the sign of their difference.
+  Average pools: ``rms(x) / rms(y)``, a bound: a window's mean error is at most the rms of
+  its errors, so an error the window shares (a BatchNorm statistic rounded in bf16 shifts
+  a whole channel) passes whole while the mean of values that cancel is small.
 
 Compare uses them to tell an error a module made from one it was handed (carry.py).
 """
@@ -94,7 +97,7 @@ class Lineage:
             frame.inherited = parent.cond  # that code may be the caller's own norm
         x = next((t for _, t in iter_tensors(call_args)), None)
         if x is not None and x.is_floating_point() and x.numel():
-            if _is_linear(module):
+            if _is_linear(module) or _is_mean_pool(module):
                 frame.rms_in = value(x, _rms)
             else:
                 cond = _norm_cond(module, x)
@@ -116,8 +119,10 @@ class Lineage:
                 records[pos]["scope"] = scope
         if made:
             linear = None
-            if frame.rms_in is not None:
+            if frame.rms_in is not None and _is_linear(module):
                 linear = (self._weight_norm(module.weight), module.weight.shape[0], frame.rms_in)
+            elif frame.rms_in is not None:  # a mean pool: no weight
+                linear = (None, 0, frame.rms_in)
             self._pending.append((first, frame.xnorm, frame.cond, frame.inherited, linear))
         for pos, (_, t) in zip(made, iter_tensors(output), strict=False):
             try:
@@ -162,7 +167,8 @@ class Lineage:
 
 
 def _linear_cond(linear: tuple | None, rec: dict) -> float | None:
-    """``sqrt(rows) * |W| * rms(x) / |y|`` of a linear layer's call, ``rec`` its output."""
+    """``sqrt(rows) * |W| * rms(x) / |y|`` of a linear layer's call, ``rec`` its output;
+    ``rms(x) / rms(y)`` of a mean pool's (no weight: ``linear[0]`` None)."""
     if linear is None:
         return None
     wnorm, out_features, rms_in = linear
@@ -172,6 +178,9 @@ def _linear_cond(linear: tuple | None, rec: dict) -> float | None:
     y = (rec.get("stats") or {}).get("norm")
     if not isinstance(y, (int, float)) or not y or not math.isfinite(y):
         return None
+    if wnorm is None:
+        numel = math.prod(rec["shape"])
+        return rms_in * math.sqrt(numel) / y if numel else None
     rows = math.prod(rec["shape"]) / max(out_features, 1)
     return math.sqrt(rows) * wnorm * rms_in / y
 
@@ -201,6 +210,13 @@ def _is_linear(module: Any) -> bool:
         and isinstance(weight, torch.Tensor)
         and weight.dim() >= 2
     )
+
+
+def _is_mean_pool(module: Any) -> bool:
+    """An average pool (a squeeze-excite's squeeze): each output the mean of a window."""
+    from torch.nn.modules import pooling
+
+    return isinstance(module, (pooling._AdaptiveAvgPoolNd, pooling._AvgPoolNd))
 
 
 def _norm_cond(module: Any, x: Any) -> Any:

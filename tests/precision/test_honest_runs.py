@@ -60,8 +60,11 @@ def test_a_wrong_factor_must_stand_out_from_the_noise():
     assert status == "fail" and reason.startswith(f"scale_err {m['scale_err']:.3g} > 0.2")
 
 
-def _step(name: str, out, dtype=None, hooks=()):
+def _step(name: str, out, dtype=None, hooks=(), seed=None):
+    torch.manual_seed(0)
     model, args, kwargs = Z.build(name)
+    if seed is not None:  # other pixels
+        args = (torch.randn(args[0].shape, generator=torch.Generator().manual_seed(seed)),)
     if dtype is not None:
         model = cast_model(model, dtype)
         args, kwargs = move(args, "cpu", dtype), move(kwargs, "cpu", dtype)
@@ -104,6 +107,31 @@ def test_batchnorm_on_a_batch_of_two_passes_in_bf16_and_a_fault_still_fails(tmp_
     _step("regnet", tmp_path / "f", torch.bfloat16, hooks=[lambda m: F.scale_grad_input(m, site, 1.25)])
     wrong = compare_dumps(tmp_path / "r", tmp_path / "f")
     assert not wrong and wrong.first_divergence["name"] == site
+
+
+def test_a_squeeze_of_values_that_cancel_passes_in_bf16_and_a_fault_after_it_fails(tmp_path):
+    """EfficientNet, pixels of seed 2: the squeeze-excite's spatial mean of block 0 cancels
+    (cond 90), the error its BatchNorm statistics share grows 5.4x there, and the 4-value
+    reduce after it failed at cosine 0.9987. The pool's cond carries it; a 1.5x squeeze in
+    a later block, and the reduce off by 1.25, still fail where they are made."""
+    _step("efficientnet", tmp_path / "r", seed=2)
+    _step("efficientnet", tmp_path / "b", torch.bfloat16, seed=2)
+    honest = compare_dumps(tmp_path / "r", tmp_path / "b")
+    assert honest, [e["reason"] for e in honest.entries if e["status"] == "fail"][:2]
+    reduce = "efficientnet.encoder.blocks.0.squeeze_excite.reduce"
+    entry = next(e for e in honest.entries if e["name"] == reduce and e["kind"] == "forward.output")
+    assert entry["status"] == "warn" and "carried" in entry["reason"]
+
+    def scaled(site: str, factor: float):
+        def inject(model):
+            dict(model.named_modules())[site].register_forward_hook(lambda m, i, o: o * factor)
+
+        return inject
+
+    for site, factor in (("efficientnet.encoder.blocks.3.squeeze_excite.squeeze", 1.5), (reduce, 1.25)):
+        _step("efficientnet", tmp_path / site, torch.bfloat16, hooks=[scaled(site, factor)], seed=2)
+        wrong = compare_dumps(tmp_path / "r", tmp_path / site)
+        assert not wrong and wrong.first_divergence["name"] == site
 
 
 def test_nan_made_by_a_float16_step_is_a_range_finding(tmp_path):

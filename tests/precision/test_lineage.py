@@ -65,6 +65,24 @@ def test_a_cancelling_linear_layer_has_a_large_cond(tmp_path):
     assert cond > 100  # the output is ~1e-3 of what its terms are
 
 
+def test_an_average_pool_of_values_that_cancel_has_the_bound_of_a_shared_error(tmp_path):
+    """EfficientNet's squeeze-excite squeeze: the spatial mean of a channel whose values
+    nearly cancel. An error the window shares (a rounded BatchNorm statistic shifts the whole
+    channel) passes the mean whole, so the output's relative error may grow by up to
+    rms(x) / rms(y): an honest bf16 step grew it 5.4x there and failed at the reduce."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 8, 8, generator=g)
+    x = x - x.mean(dim=(2, 3), keepdim=True) + 0.01  # each window's mean is 0.01
+    cond = _records(tmp_path, nn.AdaptiveAvgPool2d(1), x)["<root>"][1]["cond"]
+    assert cond == pytest.approx(float(x.square().mean().sqrt() / 0.01), rel=1e-3)
+    shared = 0.001 * torch.ones_like(x)  # the worst case the bound allows: the error shared
+    rel_in = float(shared.norm() / x.norm())
+    rel_out = float(shared.mean(dim=(2, 3)).norm() / x.mean(dim=(2, 3)).norm())
+    assert rel_out == pytest.approx(rel_in * cond, rel=1e-3)
+    plain = _records(tmp_path / "p", nn.AdaptiveAvgPool2d(1), torch.rand(2, 3, 8, 8, generator=g) + 1)
+    assert plain["<root>"][1]["cond"] < 1.2  # positive values: no cancellation
+
+
 @pytest.mark.parametrize(
     "field, value",
     [
