@@ -118,7 +118,7 @@ class Lineage:
             if scope:
                 records[pos]["scope"] = scope
         if made:
-            linear = None
+            linear: tuple[float | None, int, Any] | None = None
             if frame.rms_in is not None and _is_linear(module):
                 linear = (self._weight_norm(module.weight), module.weight.shape[0], frame.rms_in)
             elif frame.rms_in is not None:  # a mean pool: no weight
