@@ -68,7 +68,7 @@ def surface() -> None:
     except RuntimeError as exc:
         results["mismatch"] = str(exc)
     try:
-        torch_npu.npu_batch_nms(x, x, 0.5, 0.5, 4, 4)
+        torch_npu.npu_ciou(x, x)
     except NotImplementedError as exc:
         results["not_emulated"] = str(exc)
     from torch_npu.contrib import transfer_to_npu  # noqa: F401 - importable

@@ -51,7 +51,7 @@ def test_device_surface(checks):
     assert res["stream"] == [True, 12.0] and res["memory"] is True
     assert "npu:0 and cpu" in res["mismatch"]
     assert res["not_emulated"].startswith(
-        "not emulated: torch_npu.npu_batch_nms (called at tests/emulate/emulated_checks.py:"
+        "not emulated: torch_npu.npu_ciou (called at tests/emulate/emulated_checks.py:"
     )
     assert res["autocast"] == ["float16", "float32", "float16", "bfloat16", "float32"]
     assert res["amp"] == "npu:0" and res["profiler_steps"] == 1 and res["load"] == "npu:0"
