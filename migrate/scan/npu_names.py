@@ -33,3 +33,7 @@ def may_name_npu(lowered: str | bytes) -> bool:
 
 # CUDA's words whose NPU counterparts ("npu", "hccl") NPU_NAME finds: cuda and nccl.
 CUDA_WORD = re.compile(r"cuda|nccl", re.IGNORECASE)
+# Any word of NVIDIA's stack (cuDNN, NVML, cuBLAS ... hold no "cuda"): code naming one is CUDA's.
+CUDA_STACK = re.compile(
+    r"cuda|nccl|cudnn|nvidia|nvml|nvtx|cublas|cufft|curand|cusparse|cusolver|cupy", re.IGNORECASE
+)

@@ -63,7 +63,7 @@ def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
     offsets = {id(x): f.index.offset(x.line, x.column - 1) for x in live}
     changed: dict[int, Finding] = {}
     for node in f.nodes(ast.If):
-        arm = _arm(f, node)
+        arm = device_arm(f, node)
         if arm is None:
             continue
         start, end = f.span(node.test)[0], f.span(node.body[-1])[1]
@@ -86,7 +86,7 @@ def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
     return [changed.get(id(x), x) for x in findings]
 
 
-def _arm(f, node: ast.If) -> ast.stmt | None:
+def device_arm(f, node: ast.If) -> ast.stmt | None:
     """The CUDA arm's one statement where ``node`` is ``if torch.cuda.is_available():`` (or
     such an ``elif``) choosing a device by name (``x = "cuda"``, ``return
     torch.device("cuda")``) with an alternative (another arm, the code after an early
@@ -161,7 +161,7 @@ def _head(f, node: ast.If) -> ast.If:
     """The ``if`` opening the chain whose arm (or ``elif``) ``node`` is."""
     while True:
         parent = f.parent(node)
-        if not (isinstance(parent, ast.If) and parent.orelse == [node] and _is_elif(f, node)):
+        if not (isinstance(parent, ast.If) and parent.orelse == [node] and is_elif(f, node)):
             return node
         node = parent
 
@@ -170,7 +170,7 @@ def _tests(f, head: ast.If) -> list[ast.expr]:
     """The tests of the chain opened by ``head``, in order."""
     out = [head.test]
     cur = head
-    while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) and _is_elif(f, cur.orelse[0]):
+    while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) and is_elif(f, cur.orelse[0]):
         cur = cur.orelse[0]
         out.append(cur.test)
     return out
@@ -241,7 +241,7 @@ def _names_cuda(f, value: ast.expr) -> bool:
     )
 
 
-def _is_elif(f, node: ast.If) -> bool:
+def is_elif(f, node: ast.If) -> bool:
     line = f.text[f.index.offset(node.lineno, 0) :].lstrip()
     return line.startswith("elif")
 
@@ -249,7 +249,7 @@ def _is_elif(f, node: ast.If) -> bool:
 def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
     """The insertion of the NPU arm: before the chain's ``else:``, or after its last arm."""
     last = head
-    while len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If) and _is_elif(f, last.orelse[0]):
+    while len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If) and is_elif(f, last.orelse[0]):
         last = last.orelse[0]
     text = f.text
     indent = re.match(r"[ \t]*", text[f.index.offset(head.lineno, 0) :])
@@ -262,7 +262,7 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
         keyword = "if"  # a second early return, or `if` among `if`s, as the CUDA one
     if last.orelse:
         first = last.orelse[0]
-        at = _else_line(f, first)
+        at = else_line(f, first)
         if at is None:
             return None
     else:
@@ -270,13 +270,7 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
         if end_line >= len(f.index.starts):
             return None  # the chain ends the file without a line break
         at = f.index.offset(end_line + 1, 0)
-    check = _library_check(f)
-    more: list[Edit] = []
-    if check is not None:
-        cond, more = check
-        imports: list[str] = []
-    else:
-        cond, imports = spell(f, '{device_type} == "npu"', None, head.test)
+    cond, imports, more = arm_condition(f, head.test)
     nl = "\r\n" if "\r\n" in text else "\n"
     lines = []
     for each in head.body:  # the arm copied, its device spelled "npu"
@@ -303,7 +297,17 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
     )
 
 
-def _else_line(f, first: ast.stmt) -> int | None:
+def arm_condition(f, test: ast.expr) -> tuple[str, list[str], list[Edit]]:
+    """(the NPU arm's condition, the imports it needs, the edits binding it): the library
+    check the file imports, else the port's device type compared with "npu"."""
+    check = _library_check(f)
+    if check is not None:
+        return check[0], [], check[1]
+    cond, imports = spell(f, '{device_type} == "npu"', None, test)
+    return cond, imports, []
+
+
+def else_line(f, first: ast.stmt) -> int | None:
     """The offset of the line holding the ``else:`` of the else block starting with
     ``first``: its own line (``else: x = "cpu"``) or the nearest one above it."""
     line = first.lineno

@@ -1,0 +1,234 @@
+"""--target portable: the CUDA arm of a vendor chain gains an NPU twin; it stays as written.
+
+ComfyUI's ``model_management.py`` asks each vendor for its own calls::
+
+    elif is_intel_xpu():
+        stats = torch.xpu.memory_stats(dev)
+        mem_total = torch.xpu.get_device_properties(dev).total_memory
+    else:
+        stats = torch.cuda.memory_stats(dev)
+        _, mem_total_cuda = torch.cuda.mem_get_info(dev)
+        mem_total = mem_total_cuda
+
+Upstream NPU ports add the NPU's arm before the CUDA one, a copy of it for ``torch.npu``,
+and leave CUDA's as it was::
+
+    elif is_npu_available():
+        stats = torch.npu.memory_stats(dev)
+        _, mem_total_npu = torch.npu.mem_get_info(dev)
+        mem_total = mem_total_npu
+
+Rewriting the CUDA arm in place instead (``torch_device.memory_stats(dev)``) puts a device
+switch inside a chain that is already one. The arm taken is the chain's ``else:`` where no
+test asks for CUDA, or an ``elif torch.cuda.is_available():``, in a chain where another test
+names another vendor (migrate/scan/helper_finder.py's device types; ``intel``,
+``directml``, ``rocm``) and none names the NPU. It is copied when it is one to eight plain
+statements whose every CUDA mention has an NPU spelling: ``torch.cuda.X`` with a safe fix
+(the rule table has X on the NPU), ``.cuda()``, the device string ``"cuda"``, and names the
+arm itself assigns and only it reads (``mem_total_cuda`` -> ``mem_total_npu``); anything else
+(``torch.backends.cudnn``, a string about CUDA, a nested block) leaves the arm to the
+in-place port. The condition is the one npu_arm.py writes. A second run finds the NPU test
+in the chain and leaves it (awareness.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import replace
+
+from migrate.core.findings import Edit, Finding, Fix
+from migrate.scan.helper_finder import DEVICE_TYPES
+from migrate.scan.npu_names import CUDA_STACK, names_npu
+from migrate.scan.python.device_names import Unspellable
+from migrate.scan.python.npu_arm import arm_condition, device_arm, else_line, is_elif
+
+_NOT_VENDORS = {"cuda", "npu", "cpu", "meta", "lazy", "privateuseone"}
+_OTHERS = sorted((DEVICE_TYPES - _NOT_VENDORS) | {"intel", "directml", "rocm"})
+_VENDOR = re.compile(r"(?<![a-z])(?:" + "|".join(_OTHERS) + r")(?![a-z])")
+_AVAILABLE = "torch.cuda.is_available"
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass)
+_MAX_STATEMENTS = 8
+
+
+def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
+    """``findings``, those in the CUDA arm of a vendor chain fixed by the NPU arm added
+    beside it instead (new findings)."""
+    if "cuda" not in f.text:
+        return findings
+    live = [x for x in findings if not x.npu_aware and x.fix is not None]
+    if not live:
+        return findings
+    offsets = {id(x): f.index.offset(x.line, x.column - 1) for x in live}
+    changed: dict[int, Finding] = {}
+    for head in f.nodes(ast.If):
+        if is_elif(f, head):
+            continue
+        found = _cuda_arm(f, head)
+        if found is None:
+            continue
+        at, start, body = found
+        end = f.span(body[-1])[1]
+        inside = [x for x in live if start <= offsets[id(x)] < end]
+        model = inside[0].fix if inside else None
+        if model is None or any(x.fix is None or x.fix.applicability != "safe" for x in inside):
+            continue
+        try:
+            fix = _fix(f, head, at, body, model)
+        except Unspellable:
+            continue
+        if fix is None:
+            continue
+        for x in inside:
+            changed[id(x)] = x.with_fix(fix.locate(f.index))
+    return [changed.get(id(x), x) for x in findings]
+
+
+def _chain(f, head: ast.If) -> list[ast.If]:
+    """The ``if`` and its ``elif`` nodes, in order."""
+    out = [head]
+    while len(out[-1].orelse) == 1 and isinstance(nxt := out[-1].orelse[0], ast.If) and is_elif(f, nxt):
+        out.append(nxt)
+    return out
+
+
+def _is_available(f, test: ast.expr) -> bool:
+    return (
+        isinstance(test, ast.Call)
+        and not test.args
+        and not test.keywords
+        and f.qualname(test.func) == _AVAILABLE
+    )
+
+
+def _cuda_arm(f, head: ast.If) -> tuple[int, int, list[ast.stmt]] | None:
+    """(offset of the line the NPU arm goes before, where the CUDA arm's findings start: its
+    test or its body, the body), or None."""
+    arms = _chain(f, head)
+    tests = [f.source(a.test) for a in arms]
+    if any(names_npu(t) for t in tests) or not any(_VENDOR.search(t.lower()) for t in tests):
+        return None
+    for i, arm in enumerate(arms[1:], 1):
+        if device_arm(f, arm) is not None:
+            return None  # one that only names the device: npu_arm.py's
+        if _is_available(f, arm.test) and any(_VENDOR.search(t.lower()) for t in tests[:i]):
+            return f.index.offset(arm.lineno, 0), f.span(arm.test)[0], arm.body
+    last = arms[-1]
+    if last.orelse and not any("cuda" in t.lower() for t in tests):
+        at = else_line(f, last.orelse[0])
+        if at is not None and f.index.offset(last.orelse[0].lineno, 0) > at:
+            return at, f.span(last.orelse[0])[0], last.orelse
+    return None
+
+
+def _fix(f, head: ast.If, at: int, body: list[ast.stmt], model: Fix) -> Fix | None:
+    copy = _npu_copy(f, body)
+    if copy is None:
+        return None
+    cond, imports, more = arm_condition(f, head.test)
+    indent = re.match(r"[ \t]*", f.text[f.index.offset(head.lineno, 0) :])
+    lead = indent.group() if indent else ""
+    nl = "\r\n" if "\r\n" in f.text else "\n"
+    arm = f"{lead}elif {cond}:{nl}{copy}"
+    return replace(
+        model,
+        description=f"Portable: an NPU arm beside the CUDA one (`elif {cond}:`)",
+        edits=[Edit(at, at, arm), *more],
+        imports=imports,
+        ranges=[],
+    )
+
+
+def _npu_copy(f, body: list[ast.stmt]) -> str | None:
+    """The arm's lines with every CUDA mention spelled for the NPU, or None where one has no
+    NPU spelling or the arm is not plain statements on lines of their own."""
+    if not 1 <= len(body) <= _MAX_STATEMENTS or not all(isinstance(s, _SIMPLE) for s in body):
+        return None
+    torch_local = f.bindings.local_for("torch")
+    if torch_local is None:
+        return None
+    first, last = body[0], body[-1]
+    start = f.index.offset(first.lineno, 0)
+    end_line = last.end_lineno or last.lineno
+    end = f.index.offset(end_line + 1, 0) if end_line < len(f.index.starts) else len(f.text)
+    if f.text[start : f.span(first)[0]].strip():
+        return None  # the arm starts on its `else:` line
+    text = f.text[start:end]
+    renames = _own_names(f, body)
+    try:
+        out = _respelled(text, torch_local, renames)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    if out is None or not out.endswith(("\n", "\r")):
+        return None
+    return out
+
+
+def _own_names(f, body: list[ast.stmt]) -> dict[str, str]:
+    """The names holding "cuda" that the arm assigns, each with its name in the copy: for
+    the NPU where nothing outside the arm reads it (``mem_total_cuda`` -> ``mem_total_npu``),
+    else as it is (the code after the chain reads what either arm assigned)."""
+    assigned = {
+        n.id
+        for s in body
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and "cuda" in n.id.lower()
+    }
+    if not assigned:
+        return {}
+    scope = f.parent(body[0])
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        scope = f.parent(scope)
+    inside = {id(n) for s in body for n in ast.walk(s)}
+    read_outside = {
+        n.id
+        for n in ast.walk(scope or f.tree)
+        if isinstance(n, ast.Name) and n.id in assigned and id(n) not in inside
+    }
+    return {name: name if name in read_outside else _npu_name(name) for name in assigned}
+
+
+def _npu_name(name: str) -> str:
+    return re.sub("cuda", "npu", re.sub("CUDA", "NPU", name), flags=re.IGNORECASE)
+
+
+_DEVICE_STRING = re.compile(r"""^([rbuRBU]*)(['"])cuda(:\d+)?\2$""")
+
+
+def _respelled(text: str, torch_local: str, renames: dict[str, str]) -> str | None:
+    """``text`` with ``torch.cuda`` -> ``torch.npu``, ``.cuda(`` -> ``.npu(``, ``"cuda"`` ->
+    ``"npu"`` and the arm's own names renamed; None if any other token mentions CUDA."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    edits: list[tuple[int, int, str]] = []
+    for i, tok in enumerate(tokens):
+        low = tok.string.lower()
+        if tok.type == tokenize.COMMENT and CUDA_STACK.search(low):
+            return None
+        if not CUDA_STACK.search(low) or tok.type not in (tokenize.NAME, tokenize.STRING):
+            continue
+        new = _npu_token(tokens, i, torch_local, renames)
+        if new is None:
+            return None
+        (row, col), (end_row, end_col) = tok.start, tok.end
+        edits.append((starts[row - 1] + col, starts[end_row - 1] + end_col, new))
+    for a, b, new in reversed(edits):
+        text = text[:a] + new + text[b:]
+    return text
+
+
+def _npu_token(tokens, i: int, torch_local: str, renames: dict[str, str]) -> str | None:
+    """The NPU spelling of the token ``tokens[i]`` that mentions CUDA, or None."""
+    value = tokens[i].string
+    if tokens[i].type == tokenize.STRING:
+        m = _DEVICE_STRING.match(value)
+        return None if m is None else f"{m.group(1)}{m.group(2)}npu{m.group(3) or ''}{m.group(2)}"
+    prev = [t.string for t in tokens[max(0, i - 2) : i]]
+    nxt = tokens[i + 1].string if i + 1 < len(tokens) else ""
+    if value == "cuda" and (prev == [torch_local, "."] or (prev[-1:] == ["."] and nxt == "(")):
+        return "npu"  # torch.cuda.X, tensor.cuda()
+    return renames.get(value)

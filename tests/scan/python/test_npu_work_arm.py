@@ -1,0 +1,93 @@
+"""The CUDA arm of a vendor chain gains an NPU twin before it and stays as written, as
+ComfyUI's model_management.py was ported upstream (migrate/scan/python/npu_work_arm.py)."""
+
+from __future__ import annotations
+
+# ComfyUI's get_total_memory before its NPU port (comfy/model_management.py), shortened
+COMFY = """
+import torch
+
+def is_intel_xpu():
+    return False
+
+def get_total_memory(dev):
+    if dev.type == "cpu" or dev.type == "mps":
+        mem_total = 1
+    elif is_intel_xpu():
+        stats = torch.xpu.memory_stats(dev)
+        mem_total = torch.xpu.get_device_properties(dev).total_memory
+    else:
+        stats = torch.cuda.memory_stats(dev)
+        mem_reserved = stats["reserved_bytes.all.current"]
+        _, mem_total_cuda = torch.cuda.mem_get_info(dev)
+        mem_total = mem_total_cuda
+    return mem_total
+"""
+
+
+def test_the_cuda_else_of_a_vendor_chain_gets_an_npu_twin_before_it(ported):
+    out = ported(COMFY)
+    assert (
+        "    elif is_npu_available():\n"
+        "        stats = torch.npu.memory_stats(dev)\n"
+        '        mem_reserved = stats["reserved_bytes.all.current"]\n'
+        "        _, mem_total_npu = torch.npu.mem_get_info(dev)\n"
+        "        mem_total = mem_total_npu\n"
+        "    else:\n"
+        "        stats = torch.cuda.memory_stats(dev)\n"
+    ) in out
+    assert "_, mem_total_cuda = torch.cuda.mem_get_info(dev)\n        mem_total = mem_total_cuda\n" in out
+    assert ported(out) == out
+
+
+def test_a_cuda_elif_after_another_vendor_gets_its_twin_with_the_files_check(ported):
+    code = """
+    import torch
+    from transformers.utils import is_torch_xpu_available
+
+    def empty_cache(x):
+        if is_torch_xpu_available():
+            torch.xpu.empty_cache()
+        elif torch.cuda.is_available():
+            torch.cuda.empty_cache()
+            x = x.cuda()
+            torch.cuda.set_device("cuda:0")
+        return x
+    """
+    out = ported(code)
+    assert "from transformers.utils import is_torch_npu_available, is_torch_xpu_available\n" in out
+    assert (
+        "    elif is_torch_npu_available():\n"
+        "        torch.npu.empty_cache()\n"
+        "        x = x.npu()\n"
+        '        torch.npu.set_device("npu:0")\n'
+        "    elif torch.cuda.is_available():\n"
+        "        torch.cuda.empty_cache()\n"
+    ) in out
+    assert ported(out) == out
+
+
+def test_arms_without_an_npu_spelling_or_another_vendor_are_ported_in_place(ported):
+    # no other vendor in the chain: the usual in-place port
+    plain = ported("""
+    import torch
+    def f():
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    """)
+    assert "elif" not in plain and "(torch.npu if is_npu_available() else torch.cuda).empty_cache()" in plain
+    # a CUDA mention with no NPU spelling (cudnn, a message about CUDA): no copy
+    for line in ("torch.backends.cudnn.benchmark = True", 'print("CUDA memory")', "run()  # on CUDA"):
+        out = ported(f"""
+        import torch
+        def f(dev):
+            if is_intel_xpu():
+                torch.xpu.empty_cache()
+            else:
+                torch.cuda.empty_cache()
+                {line}
+        """)
+        assert "elif" not in out, line
+    # a name the arm assigns but code after the chain reads keeps its name in the copy
+    out = ported(COMFY.replace("    return mem_total\n", "    return mem_total_cuda\n"))
+    assert "        _, mem_total_cuda = torch.npu.mem_get_info(dev)\n" in out
