@@ -51,6 +51,9 @@ _VENDOR = re.compile(r"(?<![a-z])(?:" + "|".join(_OTHERS) + r")(?![a-z])")
 _AVAILABLE = "torch.cuda.is_available"
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass)
 _MAX_STATEMENTS = 8
+# what the copy may respell: torch.cuda.X whose NPU counterpart has the same name (MIG101),
+# device strings (MIG201), tensor.cuda() (MIG202); any other finding leaves the arm as it is
+_COPYABLE = frozenset({"MIG101", "MIG201", "MIG202"})
 
 
 def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
@@ -73,7 +76,9 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
         end = f.span(body[-1])[1]
         inside = [x for x in live if start <= offsets[id(x)] < end]
         model = inside[0].fix if inside else None
-        if model is None or any(x.fix is None or x.fix.applicability != "safe" for x in inside):
+        if model is None or any(
+            x.fix is None or x.fix.applicability != "safe" or x.rule not in _COPYABLE for x in inside
+        ):
             continue
         try:
             fix = _fix(f, head, at, body, model)

@@ -77,7 +77,12 @@ def test_arms_without_an_npu_spelling_or_another_vendor_are_ported_in_place(port
     """)
     assert "elif" not in plain and "(torch.npu if is_npu_available() else torch.cuda).empty_cache()" in plain
     # a CUDA mention with no NPU spelling (cudnn, a message about CUDA): no copy
-    for line in ("torch.backends.cudnn.benchmark = True", 'print("CUDA memory")', "run()  # on CUDA"):
+    for line in (
+        "torch.backends.cudnn.benchmark = True",
+        'print("CUDA memory")',
+        "run()  # on CUDA",
+        'torch.cuda.nvtx.range_push("step")',  # called torch.npu.mstx on the NPU
+    ):
         out = ported(f"""
         import torch
         def f(dev):
@@ -91,3 +96,12 @@ def test_arms_without_an_npu_spelling_or_another_vendor_are_ported_in_place(port
     # a name the arm assigns but code after the chain reads keeps its name in the copy
     out = ported(COMFY.replace("    return mem_total\n", "    return mem_total_cuda\n"))
     assert "        _, mem_total_cuda = torch.npu.mem_get_info(dev)\n" in out
+
+
+def test_the_rules_it_may_respell_are_rules_of_the_table():
+    from migrate.core.rules import default_rules
+    from migrate.scan.python.npu_work_arm import _COPYABLE
+
+    rules = {r.code: r for r in default_rules()}
+    assert _COPYABLE <= set(rules)
+    assert rules["MIG101"].name == "torch-cuda-api" and "same name" in rules["MIG101"].message
