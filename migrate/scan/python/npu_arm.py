@@ -68,7 +68,7 @@ def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
             continue
         start, end = f.span(node.test)[0], f.span(node.body[-1])[1]
         inside = [x for x in live if start <= offsets[id(x)] < end]
-        if not node.orelse and _npu_arm_beside(f, node):
+        if not node.orelse and npu_arm_beside(f, node):
             for x in inside:
                 changed[id(x)] = x.left_as_is("its NPU arm is beside it: left as is")
             continue
@@ -183,7 +183,7 @@ def _in_sequence(f, node: ast.If, stmt: ast.stmt) -> bool:
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
         return False
     target = f.source(stmt.targets[0])
-    for side in _siblings(f, node):
+    for side in siblings(f, node):
         for other in side:
             if not isinstance(other, ast.If) or other.orelse or len(other.body) != 1:
                 break
@@ -200,7 +200,7 @@ def _in_sequence(f, node: ast.If, stmt: ast.stmt) -> bool:
     return False
 
 
-def _siblings(f, node: ast.stmt) -> tuple[list[ast.stmt], list[ast.stmt]]:
+def siblings(f, node: ast.stmt) -> tuple[list[ast.stmt], list[ast.stmt]]:
     """The statements before ``node`` in its block (nearest first) and after it."""
     parent = f.parent(node)
     for name in ("body", "orelse", "finalbody"):
@@ -212,13 +212,13 @@ def _siblings(f, node: ast.stmt) -> tuple[list[ast.stmt], list[ast.stmt]]:
 
 
 def _after(f, node: ast.stmt) -> list[ast.stmt]:
-    return _siblings(f, node)[1]
+    return siblings(f, node)[1]
 
 
-def _npu_arm_beside(f, node: ast.If) -> bool:
+def npu_arm_beside(f, node: ast.If) -> bool:
     """An ``if`` naming the NPU among the one-arm ``if`` statements next to ``node`` (before
     or after it): the NPU arm a port (or an engineer) wrote."""
-    for side in _siblings(f, node):
+    for side in siblings(f, node):
         for stmt in side:
             if not isinstance(stmt, ast.If) or stmt.orelse:
                 break

@@ -18,7 +18,9 @@ and leave CUDA's as it was::
         _, mem_total_npu = torch.npu.mem_get_info(dev)
         mem_total = mem_total_npu
 
-Rewriting the CUDA arm in place instead (``torch_device.memory_stats(dev)``) puts a device
+A first ``if torch.cuda.is_available():`` gets its twin right after it: an ``elif`` where
+other vendors' arms follow, an ``if`` among a row of one-arm ``if`` statements, one per
+vendor (torchchat's memory report). Rewriting the CUDA arm in place instead (``torch_device.memory_stats(dev)``) puts a device
 switch inside a chain that is already one. The arm taken is the chain's ``else:`` where no
 test asks for CUDA, or an ``elif torch.cuda.is_available():``, in a chain where another test
 names another vendor (migrate/scan/helper_finder.py's device types; ``intel``,
@@ -37,13 +39,20 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from migrate.core.findings import Edit, Finding, Fix
 from migrate.scan.helper_finder import DEVICE_TYPES
 from migrate.scan.npu_names import CUDA_STACK, names_npu
 from migrate.scan.python.device_names import Unspellable
-from migrate.scan.python.npu_arm import arm_condition, device_arm, else_line, is_elif
+from migrate.scan.python.npu_arm import (
+    arm_condition,
+    device_arm,
+    else_line,
+    is_elif,
+    npu_arm_beside,
+    siblings,
+)
 
 _NOT_VENDORS = {"cuda", "npu", "cpu", "meta", "lazy", "privateuseone"}
 _OTHERS = sorted((DEVICE_TYPES - _NOT_VENDORS) | {"intel", "directml", "rocm"})
@@ -69,10 +78,16 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
     for head in f.nodes(ast.If):
         if is_elif(f, head):
             continue
+        if not head.orelse and _is_available(f, head.test) and npu_arm_beside(f, head):
+            start, end = f.span(head)
+            for x in live:
+                if start <= offsets[id(x)] < end:
+                    changed[id(x)] = x.left_as_is("its NPU arm is beside it: left as is")
+            continue
         found = _cuda_arm(f, head)
         if found is None:
             continue
-        at, start, body = found
+        start, body = found.start, found.body
         end = f.span(body[-1])[1]
         inside = [x for x in live if start <= offsets[id(x)] < end]
         model = inside[0].fix if inside else None
@@ -81,7 +96,7 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
         ):
             continue
         try:
-            fix = _fix(f, head, at, body, model)
+            fix = _fix(f, head, found, model)
         except Unspellable:
             continue
         if fix is None:
@@ -108,39 +123,73 @@ def _is_available(f, test: ast.expr) -> bool:
     )
 
 
-def _cuda_arm(f, head: ast.If) -> tuple[int, int, list[ast.stmt]] | None:
-    """(offset of the line the NPU arm goes before, where the CUDA arm's findings start: its
-    test or its body, the body), or None."""
+@dataclass(frozen=True)
+class _Place:
+    """Where the NPU arm goes (``at``, a line's offset), where the CUDA arm's findings
+    start (its test or its body), the CUDA arm's body, and the NPU arm's keyword."""
+
+    at: int
+    start: int
+    body: list[ast.stmt]
+    keyword: str = "elif"
+
+
+def _cuda_arm(f, head: ast.If) -> _Place | None:
+    """Where the NPU twin of the chain's CUDA arm goes, or None."""
     arms = _chain(f, head)
     tests = [f.source(a.test) for a in arms]
-    if any(names_npu(t) for t in tests) or not any(_VENDOR.search(t.lower()) for t in tests):
+    if any(names_npu(t) for t in tests):
+        return None
+    vendor = [bool(_VENDOR.search(t.lower())) for t in tests]
+    if _is_available(f, head.test) and device_arm(f, head) is None:
+        return _after_first(f, head, len(arms) > 1 or bool(head.orelse), any(vendor[1:]))
+    if not any(vendor):
         return None
     for i, arm in enumerate(arms[1:], 1):
         if device_arm(f, arm) is not None:
             return None  # one that only names the device: npu_arm.py's
-        if _is_available(f, arm.test) and any(_VENDOR.search(t.lower()) for t in tests[:i]):
-            return f.index.offset(arm.lineno, 0), f.span(arm.test)[0], arm.body
+        if _is_available(f, arm.test) and any(vendor[:i]):
+            return _Place(f.index.offset(arm.lineno, 0), f.span(arm.test)[0], arm.body)
     last = arms[-1]
     if last.orelse and not any("cuda" in t.lower() for t in tests):
         at = else_line(f, last.orelse[0])
         if at is not None and f.index.offset(last.orelse[0].lineno, 0) > at:
-            return at, f.span(last.orelse[0])[0], last.orelse
+            return _Place(at, f.span(last.orelse[0])[0], last.orelse)
     return None
 
 
-def _fix(f, head: ast.If, at: int, body: list[ast.stmt], model: Fix) -> Fix | None:
-    copy = _npu_copy(f, body)
+def _after_first(f, head: ast.If, chained: bool, vendor_after: bool) -> _Place | None:
+    """``if torch.cuda.is_available():`` first: the NPU arm right after its body, an
+    ``elif`` where other vendors' arms follow, an ``if`` where it is one of a row of one-arm
+    ``if`` statements, one per vendor (torchchat's memory report)."""
+    end_line = head.body[-1].end_lineno or head.body[-1].lineno
+    if end_line >= len(f.index.starts):
+        return None
+    place = _Place(f.index.offset(end_line + 1, 0), f.span(head.test)[0], head.body)
+    if chained:
+        return place if vendor_after else None
+    for side in siblings(f, head):
+        for other in side:
+            if not isinstance(other, ast.If) or other.orelse:
+                break
+            if _VENDOR.search(f.source(other.test).lower()):
+                return replace(place, keyword="if")
+    return None
+
+
+def _fix(f, head: ast.If, place: _Place, model: Fix) -> Fix | None:
+    copy = _npu_copy(f, place.body)
     if copy is None:
         return None
     cond, imports, more = arm_condition(f, head.test)
     indent = re.match(r"[ \t]*", f.text[f.index.offset(head.lineno, 0) :])
     lead = indent.group() if indent else ""
     nl = "\r\n" if "\r\n" in f.text else "\n"
-    arm = f"{lead}elif {cond}:{nl}{copy}"
+    arm = f"{lead}{place.keyword} {cond}:{nl}{copy}"
     return replace(
         model,
-        description=f"Portable: an NPU arm beside the CUDA one (`elif {cond}:`)",
-        edits=[Edit(at, at, arm), *more],
+        description=f"Portable: an NPU arm beside the CUDA one (`{place.keyword} {cond}:`)",
+        edits=[Edit(place.at, place.at, arm), *more],
         imports=imports,
         ranges=[],
     )
@@ -212,10 +261,10 @@ def _respelled(text: str, torch_local: str, renames: dict[str, str]) -> str | No
     edits: list[tuple[int, int, str]] = []
     for i, tok in enumerate(tokens):
         low = tok.string.lower()
-        if tok.type == tokenize.COMMENT and CUDA_STACK.search(low):
-            return None
-        if not CUDA_STACK.search(low) or tok.type not in (tokenize.NAME, tokenize.STRING):
+        if not CUDA_STACK.search(low):
             continue
+        if tok.type not in (tokenize.NAME, tokenize.STRING):
+            return None  # a comment, an f-string's text (3.12 tokens) about CUDA
         new = _npu_token(tokens, i, torch_local, renames)
         if new is None:
             return None
@@ -231,7 +280,13 @@ def _npu_token(tokens, i: int, torch_local: str, renames: dict[str, str]) -> str
     value = tokens[i].string
     if tokens[i].type == tokenize.STRING:
         m = _DEVICE_STRING.match(value)
-        return None if m is None else f"{m.group(1)}{m.group(2)}npu{m.group(3) or ''}{m.group(2)}"
+        if m is not None:
+            return f"{m.group(1)}{m.group(2)}npu{m.group(3) or ''}{m.group(2)}"
+        if "f" not in value.split(value[-1])[0].lower():
+            return None
+        # an f-string (one token before Python 3.12): torch.cuda.X in its fields
+        new = re.sub(rf"(?<![\w.]){re.escape(torch_local)}\.cuda\.", f"{torch_local}.npu.", value)
+        return None if CUDA_STACK.search(new) else new
     prev = [t.string for t in tokens[max(0, i - 2) : i]]
     nxt = tokens[i + 1].string if i + 1 < len(tokens) else ""
     if value == "cuda" and (prev == [torch_local, "."] or (prev[-1:] == ["."] and nxt == "(")):

@@ -105,3 +105,39 @@ def test_the_rules_it_may_respell_are_rules_of_the_table():
     rules = {r.code: r for r in default_rules()}
     assert _COPYABLE <= set(rules)
     assert rules["MIG101"].name == "torch-cuda-api" and "same name" in rules["MIG101"].message
+
+
+def test_a_first_cuda_arm_beside_other_vendors_gets_its_twin_after_it(ported):
+    # torchchat's generate.py: one `if` per vendor in a row, and a chain that asks CUDA first
+    code = """
+    import torch
+
+    def report():
+        if torch.cuda.is_available():
+            print(f"Memory used: {torch.cuda.max_memory_reserved() / 1e9:.02f} GB")
+        if torch.xpu.is_available():
+            print(f"Memory used: {torch.xpu.max_memory_reserved() / 1e9:.02f} GB")
+
+    def reset():
+        if torch.cuda.is_available():
+            torch.cuda.reset_peak_memory_stats()
+        elif torch.xpu.is_available():
+            torch.xpu.reset_peak_memory_stats()
+    """
+    out = ported(code)
+    assert (
+        '        print(f"Memory used: {torch.cuda.max_memory_reserved() / 1e9:.02f} GB")\n'
+        "    if is_npu_available():\n"
+        '        print(f"Memory used: {torch.npu.max_memory_reserved() / 1e9:.02f} GB")\n'
+        "    if torch.xpu.is_available():\n"
+    ) in out
+    assert (
+        "        torch.cuda.reset_peak_memory_stats()\n"
+        "    elif is_npu_available():\n"
+        "        torch.npu.reset_peak_memory_stats()\n"
+        "    elif torch.xpu.is_available():\n"
+    ) in out
+    assert ported(out) == out
+    # an f-string about CUDA itself is not copied
+    about = ported(code.replace("Memory used: {torch.cuda", "CUDA memory: {torch.cuda"))
+    assert "    if is_npu_available():\n" not in about
