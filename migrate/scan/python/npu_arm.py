@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
+from functools import partial
 
 from migrate.core.findings import Edit, Finding, Fix
 from migrate.scan.npu_names import names_npu
@@ -72,18 +73,28 @@ def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
             for x in inside:
                 changed[id(x)] = x.left_as_is("its NPU arm is beside it: left as is")
             continue
-        model = inside[0].fix if inside else None
-        if model is None or any(x.fix is None or x.fix.applicability != "safe" for x in inside):
-            continue
-        try:
-            fix = _fix(f, node, arm, model)
-        except Unspellable:
-            continue
-        if fix is None:
-            continue
-        for x in inside:
-            changed[id(x)] = x.with_fix(fix.locate(f.index))
+        changed.update(refixed(f, inside, partial(_fix, f, node, arm)))
     return [changed.get(id(x), x) for x in findings]
+
+
+def refixed(f, inside: list[Finding], make, allowed: frozenset[str] | None = None) -> dict[int, Finding]:
+    """The findings ``inside`` an arm (by id), each fixed by the one NPU arm ``make(model)``
+    builds from the first one's fix; none where one has no safe fix (or a rule outside
+    ``allowed``) or the arm cannot be written."""
+    model = inside[0].fix if inside else None
+    if model is None or any(
+        x.fix is None or x.fix.applicability != "safe" or (allowed is not None and x.rule not in allowed)
+        for x in inside
+    ):
+        return {}
+    try:
+        fix = make(model)
+    except Unspellable:
+        return {}
+    if fix is None:
+        return {}
+    located = fix.locate(f.index)
+    return {id(x): x.with_fix(located) for x in inside}
 
 
 def device_arm(f, node: ast.If) -> ast.stmt | None:

@@ -18,19 +18,20 @@ and leave CUDA's as it was::
         _, mem_total_npu = torch.npu.mem_get_info(dev)
         mem_total = mem_total_npu
 
-A first ``if torch.cuda.is_available():`` gets its twin right after it: an ``elif`` where
-other vendors' arms follow, an ``if`` among a row of one-arm ``if`` statements, one per
-vendor (torchchat's memory report). Rewriting the CUDA arm in place instead (``torch_device.memory_stats(dev)``) puts a device
-switch inside a chain that is already one. The arm taken is the chain's ``else:`` where no
-test asks for CUDA, or an ``elif torch.cuda.is_available():``, in a chain where another test
-names another vendor (migrate/scan/helper_finder.py's device types; ``intel``,
-``directml``, ``rocm``) and none names the NPU. It is copied when it is one to eight plain
-statements whose every CUDA mention has an NPU spelling: ``torch.cuda.X`` with a safe fix
-(the rule table has X on the NPU), ``.cuda()``, the device string ``"cuda"``, and names the
-arm itself assigns and only it reads (``mem_total_cuda`` -> ``mem_total_npu``); anything else
-(``torch.backends.cudnn``, a string about CUDA, a nested block) leaves the arm to the
-in-place port. The condition is the one npu_arm.py writes. A second run finds the NPU test
-in the chain and leaves it (awareness.py).
+Rewriting the CUDA arm in place instead (``torch_device.memory_stats(dev)``) puts a device
+switch inside a chain that is already one. The arm taken, in a chain where a test names
+another vendor (migrate/scan/helper_finder.py's device types; ``intel``, ``directml``,
+``rocm``) and none names the NPU: the chain's ``else:`` where no test asks for CUDA, or an
+``elif torch.cuda.is_available():``; or a first ``if torch.cuda.is_available():``, whose twin
+goes right after it: an ``elif`` where other vendors' arms follow, an ``if`` among a row of
+one-arm ``if`` statements, one per vendor (torchchat's memory report). It is copied when it
+is one to eight plain statements whose every CUDA mention has an NPU spelling:
+``torch.cuda.X`` whose counterpart has the same name (MIG101), ``.cuda()``, the device
+string ``"cuda"``, and names the arm itself assigns (``mem_total_cuda`` -> ``mem_total_npu``
+where only the arm reads it); anything else (``torch.backends.cudnn``, a string about CUDA,
+a nested block) leaves the arm to the in-place port. The condition is the one npu_arm.py
+writes. A second run finds the NPU test in the chain, or the NPU ``if`` beside, and leaves
+it.
 """
 
 from __future__ import annotations
@@ -40,17 +41,18 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, replace
+from functools import partial
 
 from migrate.core.findings import Edit, Finding, Fix
 from migrate.scan.helper_finder import DEVICE_TYPES
 from migrate.scan.npu_names import CUDA_STACK, names_npu
-from migrate.scan.python.device_names import Unspellable
 from migrate.scan.python.npu_arm import (
     arm_condition,
     device_arm,
     else_line,
     is_elif,
     npu_arm_beside,
+    refixed,
     siblings,
 )
 
@@ -90,19 +92,7 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
         start, body = found.start, found.body
         end = f.span(body[-1])[1]
         inside = [x for x in live if start <= offsets[id(x)] < end]
-        model = inside[0].fix if inside else None
-        if model is None or any(
-            x.fix is None or x.fix.applicability != "safe" or x.rule not in _COPYABLE for x in inside
-        ):
-            continue
-        try:
-            fix = _fix(f, head, found, model)
-        except Unspellable:
-            continue
-        if fix is None:
-            continue
-        for x in inside:
-            changed[id(x)] = x.with_fix(fix.locate(f.index))
+        changed.update(refixed(f, inside, partial(_fix, f, head, found), _COPYABLE))
     return [changed.get(id(x), x) for x in findings]
 
 
