@@ -27,9 +27,11 @@ def _train(device: str, out: dict) -> None:
     out["double"] = x.double().sum().item()
 
 
-def _evaluate(device: str, seed: int) -> float:
+def _evaluate(device: str, seed: int, both: threading.Barrier) -> float:
     torch.manual_seed(seed)
-    return float(torch.randn(5, 5).to(device).abs().sum().item())
+    value = torch.randn(5, 5).to(device).abs().sum()
+    both.wait(timeout=600)  # each task in its own thread: the pool reuses an idle one otherwise
+    return float(value.item())
 
 
 def run(device: str) -> dict:
@@ -37,8 +39,9 @@ def run(device: str) -> dict:
     worker = threading.Thread(target=_train, args=(device, out), name="trainer")
     worker.start()
     worker.join()
+    both = threading.Barrier(2)
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="evaluator") as pool:
-        out["evals"] = list(pool.map(lambda s: _evaluate(device, s), range(2)))
+        out["evals"] = list(pool.map(lambda s: _evaluate(device, s, both), range(2)))
     return out
 
 
