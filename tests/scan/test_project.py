@@ -106,6 +106,19 @@ def test_a_package_in_a_subfolder_uses_the_helpers_of_the_package_it_imports(tmp
     assert fd.add_path is None or not fd.add_path.startswith("recipe/")
 
 
+def test_tests_importing_several_packages_take_the_module_of_the_largest(tmp_path):
+    # torchtune before its NPU port: tests/ imports `recipes` (a few files) and `torchtune`,
+    # neither with helpers; the port's module goes in torchtune, and tests import it there
+    files = {"tests/__init__.py": "", "recipes/__init__.py": "", "recipes/r.py": "x = 1\n"}
+    files.update({"torchtune/__init__.py": "", "torchtune/a.py": "", "torchtune/b.py": ""})
+    files["tests/test_device.py"] = (
+        "import torch\nimport recipes.r\nimport torchtune.a\ntorch.cuda.synchronize()\n"
+    )
+    write(tmp_path, files)
+    fd = context(tmp_path, ["tests/test_device.py"]).for_file("tests/test_device.py")
+    assert fd.add_path == "torchtune/_device.py" and fd.add_module == "torchtune._device"
+
+
 def test_a_configured_helper_module(tmp_path):
     write(tmp_path, {"kit/__init__.py": "", "kit/accel.py": HELPER, "kit/other.py": HELPER, "kit/m.py": ""})
     fd = context(tmp_path, ["kit/m.py"], helper="kit.other").for_file("kit/m.py")

@@ -165,7 +165,7 @@ def _donor(
     """The package of the project that code importing ``uses`` takes its device helpers
     from: one it imports, found in one of ``folders`` (beside it, or a parent up to the scan
     root) or under its ``src/`` (``recipe/prime`` importing ``verl``, tests importing
-    ``peft``); one with helpers of its own first."""
+    ``peft``); one with helpers of its own first, else the largest."""
     found: list[PackageInfo] = []
     for folder in folders:
         base = os.fspath(folder)
@@ -182,7 +182,9 @@ def _donor(
                 if info is not None and not info.adopted:
                     found.append(info)
     own = [p for p in found if p.helpers and not all(h.ours for h in p.helpers)]
-    chosen = own or [p for p in found if p.add_module]
+    # else the largest package that would get the port's module: torchtune's tests import
+    # `recipes` (14 files) and `torchtune` (176); the module goes in the project's main one
+    chosen = own or sorted((p for p in found if p.add_module), key=lambda p: -_size(ctx, p))
     return chosen[0] if chosen else None
 
 
