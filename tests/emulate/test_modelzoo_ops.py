@@ -170,6 +170,8 @@ def test_deformable_conv_without_offsets_is_the_convolution_and_moves_with_them(
     torch.testing.assert_close(_dcn(x[:1, :2], w[:2], half)[0], F.conv2d(x[:1, :2], w[:2], padding=1) / 2)
     with pytest.raises(ValueError, match="offset must be"):
         _dcn(x, w, torch.zeros(2, 27, 3, 3), groups=2)
+    with pytest.raises(ValueError, match="must be 4-D"):
+        _dcn(x[0], w, offset)
 
 
 @pytest.mark.pinned_torch

@@ -68,6 +68,9 @@ def npu_deformable_conv2d(
     (every x offset, every y offset, then the masks), bilinear samples 0 outside the image."""
     if not modulated:
         raise ValueError("npu_deformable_conv2d: only modulated=True (DCNv2) is supported, as on the device")
+    if self.dim() != 4 or weight.dim() != 4 or offset.dim() != 4:
+        shapes = [tuple(t.shape) for t in (self, weight, offset)]
+        raise ValueError(f"npu_deformable_conv2d: input, weight and offset must be 4-D (NCHW), got {shapes}")
     n, channels, height, width = self.shape
     kh, kw = weight.shape[-2:]
     if sorted(int(k) for k in kernel_size) != sorted((kh, kw)):
