@@ -226,12 +226,14 @@ def _own_names(f, body: list[ast.stmt]) -> dict[str, str]:
     while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
         scope = f.parent(scope)
     inside = {id(n) for s in body for n in ast.walk(s)}
-    read_outside = {
-        n.id
-        for n in ast.walk(scope or f.tree)
-        if isinstance(n, ast.Name) and n.id in assigned and id(n) not in inside
-    }
-    return {name: name if name in read_outside else _npu_name(name) for name in assigned}
+    names = [n for n in ast.walk(scope or f.tree) if isinstance(n, ast.Name)]
+    read_outside = {n.id for n in names if n.id in assigned and id(n) not in inside}
+    taken = {n.id for n in names}  # a new name the scope already uses would clobber it
+    out = {}
+    for name in assigned:
+        new = _npu_name(name)
+        out[name] = name if name in read_outside or new in taken else new
+    return out
 
 
 def _npu_name(name: str) -> str:

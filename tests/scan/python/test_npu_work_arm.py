@@ -93,8 +93,11 @@ def test_arms_without_an_npu_spelling_or_another_vendor_are_ported_in_place(port
                 {line}
         """)
         assert "elif" not in out, line
-    # a name the arm assigns but code after the chain reads keeps its name in the copy
+    # a name the arm assigns but code after the chain reads keeps its name in the copy, and
+    # so does one whose NPU name the function already uses
     out = ported(COMFY.replace("    return mem_total\n", "    return mem_total_cuda\n"))
+    assert "        _, mem_total_cuda = torch.npu.mem_get_info(dev)\n" in out
+    out = ported(COMFY.replace("    return mem_total\n", "    mem_total_npu = 0\n    return mem_total\n"))
     assert "        _, mem_total_cuda = torch.npu.mem_get_info(dev)\n" in out
 
 
