@@ -142,6 +142,8 @@ def test_batch_nms_is_per_class_nms_then_the_best_of_the_image():
     assert torch.equal(flipped[0], out_boxes)
     with pytest.raises(ValueError, match="change_coordinate_frame"):
         nms(boxes, scores, 0.2, 0.5, 5, 4, True)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        nms(boxes, scores, 0.2, 0.5, 5, -1)
 
 
 def _dcn(x, weight, offset, **kw):
@@ -172,6 +174,8 @@ def test_deformable_conv_without_offsets_is_the_convolution_and_moves_with_them(
         _dcn(x, w, torch.zeros(2, 27, 3, 3), groups=2)
     with pytest.raises(ValueError, match="must be 4-D"):
         _dcn(x[0], w, offset)
+    with pytest.raises(ValueError, match="stride and dilation must be >= 1"):
+        _dcn(x, w, offset, stride=[1, 1, 0, 0])
 
 
 @pytest.mark.pinned_torch

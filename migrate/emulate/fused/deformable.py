@@ -77,6 +77,11 @@ def npu_deformable_conv2d(
         given = list(kernel_size)
         raise ValueError(f"npu_deformable_conv2d: kernel_size {given} is not the weight's {[kh, kw]}")
     stride4, pad4, dil4 = _four("stride", stride), _four("padding", padding), _four("dilation", dilation)
+    if min(stride4[2:] + dil4[2:]) < 1 or min(pad4) < 0:
+        raise ValueError(
+            f"npu_deformable_conv2d: stride and dilation must be >= 1 and padding >= 0, got "
+            f"{list(stride4)}, {list(dil4)}, {list(pad4)}"
+        )
     oh = (height + pad4[0] + pad4[1] - ((kh - 1) * dil4[2] + 1)) // stride4[2] + 1
     ow = (width + pad4[2] + pad4[3] - ((kw - 1) * dil4[3] + 1)) // stride4[3] + 1
     dg = int(deformable_groups)

@@ -108,6 +108,11 @@ def npu_batch_nms(
             f"{tuple(values.shape)} and {tuple(boxes.shape)}"
         )
     total = int(max_total_size)
+    if total < 0 or int(max_size_per_class) < 0:
+        raise ValueError(
+            f"npu_batch_nms: max_size_per_class and max_total_size must be >= 0, got "
+            f"{int(max_size_per_class)} and {total}"
+        )
     out_boxes = torch.zeros(boxes.shape[0], total, 4)
     out_scores = torch.zeros(boxes.shape[0], total)
     out_classes = torch.zeros(boxes.shape[0], total)
