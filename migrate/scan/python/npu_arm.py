@@ -102,10 +102,7 @@ def device_arm(f, node: ast.If) -> ast.stmt | None:
     such an ``elif``) choosing a device by name (``x = "cuda"``, ``return
     torch.device("cuda")``) with an alternative (another arm, the code after an early
     return, a one-arm ``if`` choosing another device) that does not name the NPU; else None."""
-    test = node.test
-    if not (isinstance(test, ast.Call) and not test.args and not test.keywords):
-        return None
-    if f.qualname(test.func) != _AVAILABLE:
+    if not is_cuda_available(f, node.test):
         return None
     stmt = _device_stmt(f, node.body)
     if stmt is None:
@@ -177,14 +174,27 @@ def _head(f, node: ast.If) -> ast.If:
         node = parent
 
 
+def is_cuda_available(f, test: ast.expr) -> bool:
+    """Is ``test`` the call ``torch.cuda.is_available()``?"""
+    return (
+        isinstance(test, ast.Call)
+        and not test.args
+        and not test.keywords
+        and f.qualname(test.func) == _AVAILABLE
+    )
+
+
+def chain(f, head: ast.If) -> list[ast.If]:
+    """The ``if`` and its ``elif`` nodes, in order."""
+    out = [head]
+    while len(out[-1].orelse) == 1 and isinstance(nxt := out[-1].orelse[0], ast.If) and is_elif(f, nxt):
+        out.append(nxt)
+    return out
+
+
 def _tests(f, head: ast.If) -> list[ast.expr]:
     """The tests of the chain opened by ``head``, in order."""
-    out = [head.test]
-    cur = head
-    while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) and is_elif(f, cur.orelse[0]):
-        cur = cur.orelse[0]
-        out.append(cur.test)
-    return out
+    return [arm.test for arm in chain(f, head)]
 
 
 def _in_sequence(f, node: ast.If, stmt: ast.stmt) -> bool:
@@ -259,9 +269,7 @@ def is_elif(f, node: ast.If) -> bool:
 
 def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
     """The insertion of the NPU arm: before the chain's ``else:``, or after its last arm."""
-    last = head
-    while len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If) and is_elif(f, last.orelse[0]):
-        last = last.orelse[0]
+    last = chain(f, head)[-1]
     text = f.text
     indent = re.match(r"[ \t]*", text[f.index.offset(head.lineno, 0) :])
     lead = indent.group() if indent else ""

@@ -48,8 +48,10 @@ from migrate.scan.helper_finder import DEVICE_TYPES
 from migrate.scan.npu_names import CUDA_STACK, names_npu
 from migrate.scan.python.npu_arm import (
     arm_condition,
+    chain,
     device_arm,
     else_line,
+    is_cuda_available,
     is_elif,
     npu_arm_beside,
     refixed,
@@ -59,7 +61,6 @@ from migrate.scan.python.npu_arm import (
 _NOT_VENDORS = {"cuda", "npu", "cpu", "meta", "lazy", "privateuseone"}
 _OTHERS = sorted((DEVICE_TYPES - _NOT_VENDORS) | {"intel", "directml", "rocm"})
 _VENDOR = re.compile(r"(?<![a-z])(?:" + "|".join(_OTHERS) + r")(?![a-z])")
-_AVAILABLE = "torch.cuda.is_available"
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass)
 _MAX_STATEMENTS = 8
 # what the copy may respell: torch.cuda.X whose NPU counterpart has the same name (MIG101),
@@ -80,7 +81,7 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
     for head in f.nodes(ast.If):
         if is_elif(f, head):
             continue
-        if not head.orelse and _is_available(f, head.test) and npu_arm_beside(f, head):
+        if not head.orelse and is_cuda_available(f, head.test) and npu_arm_beside(f, head):
             start, end = f.span(head)
             for x in live:
                 if start <= offsets[id(x)] < end:
@@ -96,23 +97,6 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
     return [changed.get(id(x), x) for x in findings]
 
 
-def _chain(f, head: ast.If) -> list[ast.If]:
-    """The ``if`` and its ``elif`` nodes, in order."""
-    out = [head]
-    while len(out[-1].orelse) == 1 and isinstance(nxt := out[-1].orelse[0], ast.If) and is_elif(f, nxt):
-        out.append(nxt)
-    return out
-
-
-def _is_available(f, test: ast.expr) -> bool:
-    return (
-        isinstance(test, ast.Call)
-        and not test.args
-        and not test.keywords
-        and f.qualname(test.func) == _AVAILABLE
-    )
-
-
 @dataclass(frozen=True)
 class _Place:
     """Where the NPU arm goes (``at``, a line's offset), where the CUDA arm's findings
@@ -126,19 +110,19 @@ class _Place:
 
 def _cuda_arm(f, head: ast.If) -> _Place | None:
     """Where the NPU twin of the chain's CUDA arm goes, or None."""
-    arms = _chain(f, head)
+    arms = chain(f, head)
     tests = [f.source(a.test) for a in arms]
     if any(names_npu(t) for t in tests):
         return None
     vendor = [bool(_VENDOR.search(t.lower())) for t in tests]
-    if _is_available(f, head.test) and device_arm(f, head) is None:
+    if is_cuda_available(f, head.test) and device_arm(f, head) is None:
         return _after_first(f, head, len(arms) > 1 or bool(head.orelse), any(vendor[1:]))
     if not any(vendor):
         return None
     for i, arm in enumerate(arms[1:], 1):
         if device_arm(f, arm) is not None:
             return None  # one that only names the device: npu_arm.py's
-        if _is_available(f, arm.test) and any(vendor[:i]):
+        if is_cuda_available(f, arm.test) and any(vendor[:i]):
             return _Place(f.index.offset(arm.lineno, 0), f.span(arm.test)[0], arm.body)
     last = arms[-1]
     if last.orelse and not any("cuda" in t.lower() for t in tests):
