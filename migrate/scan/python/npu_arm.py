@@ -156,11 +156,16 @@ def _device_stmt(f, body: list[ast.stmt]) -> ast.stmt | None:
 
 def _own_line(f, stmt: ast.stmt) -> bool:
     """Is ``stmt`` one line, alone on it (no ``;``, not on its ``if``'s line)?"""
-    if stmt.end_lineno != stmt.lineno:
-        return False
+    return stmt.end_lineno == stmt.lineno and own_lines(f, stmt)
+
+
+def own_lines(f, stmt: ast.stmt) -> bool:
+    """Has ``stmt`` its lines to itself (nothing before it on its first line, at most a
+    comment after it on its last)?"""
     start = f.index.offset(stmt.lineno, 0)
     a, b = f.span(stmt)
-    nxt = f.index.offset(stmt.lineno + 1, 0) if stmt.lineno < len(f.index.starts) else len(f.text)
+    last = stmt.end_lineno or stmt.lineno
+    nxt = f.index.offset(last + 1, 0) if last < len(f.index.starts) else len(f.text)
     rest = f.text[b:nxt].strip()
     return not f.text[start:a].strip() and (not rest or rest.startswith("#"))
 

@@ -5,8 +5,11 @@ A CUDA host still reads ``CUDA_VISIBLE_DEVICES``; the NPU runtime reads only
 adds the Ascend one, as upstream ports do (opencompass's runner, accelerate's launchers):
 
 * a list of names gains the Ascend name beside it;
-* a write sets both, the value computed once:
-  ``os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["ASCEND_RT_VISIBLE_DEVICES"] = ids``;
+* a write keeps its line and gains one below it setting the Ascend name, as engineers
+  write it (ComfyUI, MinerU): the same value where it has no side effects
+  (``os.environ["ASCEND_RT_VISIBLE_DEVICES"] = str(args.gpu)``), else the value just set
+  (``... = os.environ["CUDA_VISIBLE_DEVICES"]``); a write sharing its line with other code
+  sets both at once, ``os.environ["CUDA_VISIBLE_DEVICES"] = os.environ[...] = ids``;
 * a read asks for the name of the host it runs on:
   ``os.environ.get("ASCEND_RT_VISIBLE_DEVICES" if is_npu_available() else
   "CUDA_VISIBLE_DEVICES")`` (``os.environ[...]``, ``os.getenv``, ``... in os.environ``);
@@ -22,10 +25,13 @@ person, with the advice to set the Ascend name beside it.
 from __future__ import annotations
 
 import ast
+import itertools
 
+from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, Finding, fix_for
 from migrate.core.rules import Rule
 from migrate.scan.python.device_names import Unspellable
+from migrate.scan.python.npu_arm import own_lines, siblings
 from migrate.scan.python.portable import spell
 from migrate.scan.python.pyfile import PyFile
 from migrate.scan.python.spans import SpanIndex
@@ -84,9 +90,7 @@ def _portable(f: PyFile, node: ast.AST, rename: Edit):
         if _set_beside(f, parent, rename.content):
             return "beside"
         if parent is not None and _written(f, node, parent):
-            a, b = f.span(parent)
-            both = f.text[a:b].replace(old_src, new_src, 1)
-            return [Edit(b, b, f" = {both}")], [], f"set {new_src} too"
+            return _write_beside(f, parent, old_src, new_src)
         if not _read(f, node, parent):
             return None
     elif not _template(f, node):
@@ -110,14 +114,85 @@ def _written(f: PyFile, node, parent) -> bool:
     return isinstance(stmt, ast.Assign) and stmt.targets == [parent]
 
 
+def _write_beside(f: PyFile, target: ast.AST, old_src: str, new_src: str):
+    """The write ``target = value`` kept, and the Ascend name set too: on a line of its own
+    below it where the write has its lines to itself, else in the same statement."""
+    stmt = f.parent(target)
+    a, b = f.span(target)
+    written = f.text[a:b]
+    mine = written.replace(old_src, new_src, 1)
+    if not isinstance(stmt, ast.Assign) or not own_lines(f, stmt):
+        return [Edit(b, b, f" = {mine}")], [], f"set {new_src} too"
+    value = f.source(stmt.value) if _pure(stmt.value) else written
+    last = stmt.end_lineno or stmt.lineno
+    at = f.index.offset(last + 1, 0) if last < len(f.index.starts) else len(f.text)
+    head = f.index.offset(stmt.lineno, 0)
+    indent = f.text[head : head + stmt.col_offset]
+    nl = newline_of(f.text)
+    lead = "" if f.text[:at].endswith(("\n", "\r")) else nl
+    line = f"{mine} = {value}"
+    return [Edit(at, at, f"{lead}{indent}{line}{nl}")], [], f"add `{line}` below it"
+
+
+_PURE_CALLS = frozenset({"str", "int", "repr", "format", "map", "sorted", "list", "tuple", "len"})
+
+
+def _pure(node: ast.expr) -> bool:
+    """May ``node`` be computed a second time with the same result and no effect? Names,
+    constants, attributes, subscripts, f-strings and arithmetic of them, and the calls of
+    ``_PURE_CALLS`` or a string's ``join`` / ``format`` on them."""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        named = isinstance(func, ast.Name) and func.id in _PURE_CALLS
+        on_str = (
+            isinstance(func, ast.Attribute)
+            and func.attr in ("join", "format")
+            and isinstance(func.value, ast.Constant)
+            and isinstance(func.value.value, str)
+        )
+        args = [*node.args, *(k.value for k in node.keywords)]
+        return (named or on_str) and all(_pure(x) for x in args)
+    if isinstance(node, ast.JoinedStr):
+        return all(_pure(v) for v in node.values)
+    if isinstance(node, ast.FormattedValue):
+        return _pure(node.value)
+    kids = {
+        ast.Attribute: lambda n: [n.value],
+        ast.Subscript: lambda n: [n.value, n.slice],
+        ast.BinOp: lambda n: [n.left, n.right],
+        ast.Tuple: lambda n: n.elts,
+        ast.List: lambda n: n.elts,
+    }.get(type(node))
+    return kids is not None and all(_pure(x) for x in kids(node))
+
+
 def _set_beside(f: PyFile, parent, new: str) -> bool:
-    """``os.environ[NAME] = os.environ[NEW] = value``: the port's own write (or the
-    project's), both names set."""
+    """``os.environ[NAME] = os.environ[NEW] = value``, or ``os.environ[NEW] = ...`` in the
+    same block: the port's own write (or the project's), both names set."""
     stmt = f.parent(parent) if isinstance(parent, ast.Subscript) else None
-    return isinstance(stmt, ast.Assign) and any(
-        isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == new
-        for t in stmt.targets
-    )
+    if not isinstance(stmt, ast.Assign):
+        return False
+    before, after = siblings(f, stmt)
+    mapping, name = f.source(parent.value), parent.slice
+    old = name.value if isinstance(name, ast.Constant) else None
+
+    def writes(s: ast.stmt, key) -> bool:
+        return isinstance(s, ast.Assign) and any(
+            isinstance(t, ast.Subscript)
+            and isinstance(t.slice, ast.Constant)
+            and t.slice.value == key
+            and f.source(t.value) == mapping
+            for t in s.targets
+        )
+
+    # its own: the writes after it up to the next CUDA write, or before it when no CUDA
+    # write comes earlier (an Ascend write below a CUDA write is that one's)
+    mine = [stmt, *itertools.takewhile(lambda s: not writes(s, old), after)]
+    if not any(writes(s, old) for s in before):
+        mine += before
+    return any(writes(s, new) for s in mine)
 
 
 def _read(f: PyFile, node, parent) -> bool:

@@ -275,8 +275,8 @@ def test_portable_keeps_cuda_env_vars_and_adds_the_ascend_name_to_lists():
     code = 'import os\nENVS = ["CUDA_VISIBLE_DEVICES"]\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'
     out = port(code, "portable")
     assert 'ENVS = ["CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"]' in out
-    # a write sets both names, the value computed once
-    assert 'os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0"' in out
+    # a write keeps its line and sets the Ascend name on the next one
+    assert 'os.environ["CUDA_VISIBLE_DEVICES"] = "0"\nos.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0"\n' in out
     assert port(out, "portable") == out
 
 
