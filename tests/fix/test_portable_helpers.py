@@ -71,9 +71,9 @@ def test_a_package_gets_one_helper_module_that_every_file_imports(tmp_path):
     assert "from pkg._device import get_device_module, get_device_type\n" in ops
     assert "y = x.to(get_device_type())" in ops and "get_device_module().empty_cache()" in ops
     util = (tmp_path / "pkg" / "util.py").read_text()
-    # one import style per package (a tie: absolute), whatever each file does itself
-    # in isort's order: the package's absolute imports, a blank line, then the relative ones
-    assert util.startswith("from pkg._device import get_device_type\n\nfrom .ops import run\n")
+    # each file imports the helper as it imports its own package: ops.py imports none of
+    # it and follows the package (a tie: absolute); util.py imports it relatively
+    assert util.startswith("from ._device import get_device_type\nfrom .ops import run\n")
     assert "DEFAULT_DEVICE = get_device_type()" in util
     assert sorted(p.name for p in (tmp_path / "pkg").glob("*.py")) == [
         "__init__.py",
@@ -214,9 +214,10 @@ def test_one_helper_family_per_project(tmp_path, monkeypatch):
     assert (tmp_path / "kit" / "device" / "utils.py").read_text().count("torch.cuda") == 1
 
 
-def test_a_package_that_imports_itself_relatively_gets_relative_imports_everywhere(tmp_path):
+def test_a_file_that_imports_none_of_its_package_follows_the_package(tmp_path):
     """timm: most files import their package relatively; random_erasing.py imports only
-    torch, and still gets `from .._device import` like the rest."""
+    torch, and still gets `from .._device import` like the rest; utils/cuda.py imports
+    the package absolutely and keeps doing so."""
     write(
         tmp_path,
         {
@@ -249,8 +250,47 @@ def test_a_package_that_imports_itself_relatively_gets_relative_imports_everywhe
     cuda = (tmp_path / "timm" / "utils" / "cuda.py").read_text()
     assert "from .._device import get_device_type\n" in erasing
     # no minimum torch declared, none shown by the code: the GradScaler every torch has
-    assert "from .._device import get_device_module\n" in cuda
+    assert "from timm._device import get_device_module\n" in cuda
     assert "get_device_module().amp.GradScaler()" in cuda
+
+
+def test_a_file_that_imports_its_package_both_ways_imports_the_helper_as_it_does(tmp_path):
+    """ms-swift: `from swift.utils import ...` beside `from .arguments import ...`: the
+    helper comes relatively from within the file's own folder, absolutely from beyond."""
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/util.py": "def f():\n    return 1\n",
+            "pkg/near.py": """\
+                import torch
+
+                from pkg.util import f
+                from .util import f as g
+
+
+                def run(x):
+                    return x.cuda(), f, g
+                """,
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/args.py": "A = 1\n",
+            "pkg/sub/far.py": """\
+                import torch
+
+                from pkg.util import f
+                from .args import A
+
+
+                def run(x):
+                    return x.cuda(), f, A
+                """,
+        },
+    )
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    assert "from ._device import get_device_type\n" in (tmp_path / "pkg" / "near.py").read_text()
+    far = (tmp_path / "pkg" / "sub" / "far.py").read_text()
+    assert "from pkg._device import get_device_type\n" in far and ".._device" not in far
 
 
 def test_a_script_inside_a_relative_package_imports_the_helper_absolutely(tmp_path):

@@ -294,20 +294,27 @@ class DeviceNames:
         return stmt
 
     def _relative(self, module: str) -> str:
-        """``module`` as the package imports its own modules: relatively where most of its
-        files do (FileDevices.relative_imports, from the project context), the same in
-        every file of the package; without the package on disk, as this file does."""
+        """``module`` as this file imports its own package: absolutely where it only does
+        so, relatively where it only does so, and where it does both, relatively within
+        its own folder and absolutely beyond it (ms-swift's ``from swift.utils import ...``
+        beside ``from .arguments import ...``). A file that imports none of its package
+        follows most of the package's files (FileDevices.relative_imports)."""
         own = self.fd.module
         if not own:
             return module
         top = own.split(".")[0]
         if self.top.main_guard and not self.top.relative_import:
             return module  # also run as a script (by path), where a relative import fails
-        if self.fd.relative_imports is not None:
-            if not self.fd.relative_imports:
-                return module
-        elif not self.top.relative_import or top in self.top.absolute_from:
-            return module  # the file imports its package absolutely, or not at all
+        absolute, relative = top in self.top.absolute_from, self.top.relative_import
+        if not absolute and not relative:
+            relative = bool(self.fd.relative_imports)
+        if not relative:
+            return module
+        spelled = self._relative_form(own, module)
+        return module if absolute and spelled.startswith("..") else spelled
+
+    def _relative_form(self, own: str, module: str) -> str:
+        """``module`` imported relatively from the module ``own`` (this file)."""
         here = own.split(".")
         if not self.f.rel.endswith("__init__.py"):
             here = here[:-1]
