@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 from fix.goldens import migrate_cli
+from trees import write
 
 from migrate.scan.project import discover, package_of
 
@@ -25,13 +26,6 @@ HELPER = """\
         name = get_device_name()
         return getattr(torch, name) if name != "cpu" else torch.cuda
     """
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
 
 
 def context(root: Path, rels: list[str], helper: str | None = None):

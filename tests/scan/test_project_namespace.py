@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 from fix.goldens import migrate_cli
+from trees import write
 
 MODEL = """\
     import torch
@@ -28,13 +29,6 @@ RUN = """\
         torch.cuda.empty_cache()
         return x.to("cuda" if torch.cuda.is_available() else "cpu") * 2
     """
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
 
 
 def apply(root: Path) -> None:

@@ -7,11 +7,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 from fix.goldens import migrate_cli
+from trees import write
 
 from migrate.core.errors import RuleError
 from migrate.scan.accelerator_apis import accelerator_apis
@@ -55,13 +54,6 @@ FAKE_DS = """\
     def get_accelerator():
         return _Cpu()
     """
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
 
 
 def test_the_getter_in_scope_and_in_the_package_is_the_helper(tmp_path):
