@@ -43,6 +43,7 @@ import tokenize
 from dataclasses import dataclass, replace
 from functools import partial
 
+from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, Finding, Fix
 from migrate.scan.helper_finder import DEVICE_TYPES
 from migrate.scan.npu_names import CUDA_STACK, names_npu
@@ -158,7 +159,7 @@ def _fix(f, head: ast.If, place: _Place, model: Fix) -> Fix | None:
     cond, imports, more = arm_condition(f, head.test)
     indent = re.match(r"[ \t]*", f.text[f.index.offset(head.lineno, 0) :])
     lead = indent.group() if indent else ""
-    nl = "\r\n" if "\r\n" in f.text else "\n"
+    nl = newline_of(f.text)
     arm = f"{lead}{place.keyword} {cond}:{nl}{copy}"
     return replace(
         model,

@@ -144,3 +144,15 @@ def test_a_first_cuda_arm_beside_other_vendors_gets_its_twin_after_it(ported):
     # an f-string about CUDA itself is not copied
     about = ported(code.replace("Memory used: {torch.cuda", "CUDA memory: {torch.cuda"))
     assert "    if is_npu_available():\n" not in about
+
+
+def test_the_twin_takes_the_files_newline_as_the_rest_of_the_port_does(ported):
+    first, rest = COMFY.lstrip("\n").split("\n", 1)
+    # mixed endings (first break LF, later ones CRLF): the new `elif` line ends as the
+    # helper defined beside it does, with the file's first break; the copied lines keep theirs
+    out = ported(first + "\n" + rest.replace("\n", "\r\n"))
+    assert "    elif is_npu_available():\n        stats = torch.npu.memory_stats(dev)\r\n" in out
+    assert "def is_npu_available() -> bool:\n" in out
+    crlf = ported(COMFY.replace("\n", "\r\n"))
+    assert "    elif is_npu_available():\r\n        stats = torch.npu.memory_stats(dev)\r\n" in crlf
+    assert "\n" not in crlf.replace("\r\n", "")
