@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrate.core.callsite import shown, user_frame
+from migrate.core.callsite import frames, shown, user_frame
 
 
 def call_site(depth: int = 2) -> tuple[str, int]:
@@ -11,8 +11,16 @@ def call_site(depth: int = 2) -> tuple[str, int]:
 
 
 def where(depth: int = 2) -> str:
-    path, line = call_site(depth + 1)
-    return f"{shown(path)}:{line}"
+    return where_via(depth + 1)[0]
+
+
+def where_via(depth: int = 2) -> tuple[str, str | None]:
+    """(``file:line`` of the user frame, as :func:`where`; ``file:line`` of the installed
+    library's frame inside that call, or None): migrate.core.callsite.frames, as ``migrate
+    ops --torch`` places its rows and their ``via``."""
+    user, library = frames(depth)
+    path, line = user or ("<unknown>", 0)
+    return f"{shown(path)}:{line}", None if library is None else f"{shown(library[0])}:{library[1]}"
 
 
 class NotEmulated(NotImplementedError):

@@ -20,11 +20,12 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from migrate.core import threads
 from migrate.emulate import modules, origins
-from migrate.emulate.callsite import call_site, where
+from migrate.emulate.callsite import call_site, where, where_via
 from migrate.emulate.data import settings
 from migrate.emulate.inner import run_watching
 from migrate.emulate.kernels import KERNELS
 from migrate.emulate.perf import PerfRecord, watch_steps
+from migrate.emulate.report import add_via
 from migrate.emulate.tensor import CPU_FALLBACK, HOST_SYNC_HOOKS, NpuTensor, _leaves, is_npu_device
 from migrate.ops.aten.fastpath import plain_tensor_call
 from migrate.ops.aten.judge import NO_KERNEL_REASON, namespace
@@ -90,14 +91,17 @@ class Record:
         kind: str,
         what: str,
         reason: str,
-        site: str | None = None,
+        at: tuple[str, str | None] | None = None,
         module: str | None = None,
         dtype: str | None = None,
     ) -> None:
+        """One finding; ``at``: (site, via) as callsite.where_via gives them (default: this
+        call's)."""
         module = module or modules.current()
         if module == origins.BACKWARD:
-            site = origins.backward_site(self.pending) or origins.BACKWARD
-        site = site or where(3)
+            site, via = origins.backward_site(self.pending) or origins.BACKWARD, None
+        else:
+            site, via = at or where_via(3)
         thread = self.local.attributed()
         key = (kind, what, dtype, module, site, thread)
         row = self.findings.get(key)
@@ -114,6 +118,8 @@ class Record:
             if thread is not None:
                 row["thread"] = thread
         row["count"] += 1
+        if via is not None:  # the installed library's line inside the user's call
+            add_via(row, via)
         if kind == "host_sync":
             self.perf.sync()
 
@@ -202,7 +208,7 @@ class DispatchMonitor(TorchDispatchMode):
                 path,
                 line,
             )
-        rec.add("cpu_fallback", op, verdict.reason, site=where(4))
+        rec.add("cpu_fallback", op, verdict.reason, at=where_via(4))
 
 
 def _call(rec, func, args, kwargs, dense_flat):
@@ -218,7 +224,9 @@ def _call(rec, func, args, kwargs, dense_flat):
     if status == SUPPORTED and key is not None and not _is_view(func) and func._opname not in KERNELS:
         out, syncs = run_watching(rec.judge, func, args, kwargs, key)  # the composite's ops
         for child, why in syncs:
-            rec.add("host_sync", name, f"its composite kernel calls {child} on the NPU: {why}", site=where(4))
+            rec.add(
+                "host_sync", name, f"its composite kernel calls {child} on the NPU: {why}", at=where_via(4)
+            )
         return out
     if status != CPU_FALLBACK_STATUS:
         return func(*args, **kwargs)
@@ -284,7 +292,7 @@ def _no_kernel_for_layout(rec, func, sparse: str) -> None:
     verdict = DispatchMonitor._judge(rec, name, sparse)
     if verdict.status == SUPPORTED:
         return
-    rec.add("unsupported", name, verdict.reason, site=where(4))
+    rec.add("unsupported", name, verdict.reason, at=where_via(4))
     raise NotImplementedError(
         f"Could not run '{name}' with arguments from the "
         f"'{SPARSE_DISPATCH_KEY[sparse]}' backend (emulated NPU: {verdict.reason})"
@@ -401,7 +409,7 @@ def unmonitored():
 def record_sync(what: str, depth: int = 2) -> None:
     rec = RECORD["current"]
     if rec is not None:
-        rec.add("host_sync", what, "waits for the device to finish", site=where(depth))
+        rec.add("host_sync", what, "waits for the device to finish", at=where_via(depth))
 
 
 def record_host_sync(call: str) -> None:
@@ -409,7 +417,7 @@ def record_host_sync(call: str) -> None:
     rec = RECORD["current"]
     if rec is not None and not rec.suppress:
         why = rec.judge.reg.host_sync_calls.get(call, "reads the tensor on the host")
-        rec.add("host_sync", f"Tensor.{call}", why, site=where(3))
+        rec.add("host_sync", f"Tensor.{call}", why, at=where_via(3))
 
 
 HOST_SYNC_HOOKS.append(record_host_sync)

@@ -9,12 +9,21 @@ from pathlib import Path
 from migrate.core.display import escape
 
 MAX_PART_BYTES = 64 * 1024 * 1024  # one process's part: ops and findings, never this big
+MAX_VIA = 5  # a finding's library lines, as migrate ops --torch keeps a row's (MAX_LOCATIONS)
 KINDS = {
     "unsupported": "no NPU kernel and no CPU fallback (fails on the NPU)",
     "cpu_fallback": "no NPU kernel (runs on the CPU through torch_npu's fallback)",
     "dtype": "dtype NPU kernels lack",
     "host_sync": "host sync",
 }
+
+
+def add_via(row: dict, via: str) -> None:
+    """``via`` (an installed library's ``file:line`` inside the user's call at the finding's
+    site) added to the finding's ``via`` list: each once, at most MAX_VIA."""
+    got = row.setdefault("via", [])
+    if isinstance(got, list) and via not in got and len(got) < MAX_VIA:
+        got.append(via)
 
 
 def part(
@@ -83,6 +92,11 @@ def merge(parts: list[dict], command: list[str], exit_code: int, main_pid: int |
                 findings[key]["ranks"].append(p["rank"])
             else:
                 findings[key] = {**row, "ranks": [p["rank"]]}
+                findings[key].pop("via", None)
+            vias = row.get("via")
+            for via in vias if isinstance(vias, list) else ():
+                if isinstance(via, str):
+                    add_via(findings[key], via[:500])
         notes += [n for n in p["notes"] if n not in notes]
     failed = [p for p in parts if p.get("pid") != main_pid and _failure(p)]
     notes += [_failure_note(p) for p in failed[:MAX_FAILED_NOTES]]
@@ -188,8 +202,9 @@ def render_text(report: dict, section: list[str] | None = None) -> str:
     for row in report["findings"]:
         what = row["op"] + (f" [{row['dtype']}]" if row["dtype"] else "")
         thread = f" (thread {row['thread']})" if row.get("thread") else ""
+        via = f" via {', '.join(row['via'])}" if row.get("via") else ""
         lines.append(
-            f"{row['site']}: {row['kind']}: {what} in {row['module']}{thread} (x{row['count']}): "
+            f"{row['site']}: {row['kind']}: {what} in {row['module']}{thread} (x{row['count']}){via}: "
             f"{row['reason']}"
         )
     lines += [f"note: {n}" for n in report["notes"]]

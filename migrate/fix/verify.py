@@ -13,6 +13,7 @@ import ast
 import re
 
 from migrate.core.errors import too_deep
+from migrate.core.fileio import newline_of
 
 
 def compile_error(text: str, rel: str) -> str | None:
@@ -114,7 +115,7 @@ def verify_python(new: str, rel: str, old: str | None = None, compiled: bool = F
         chunks = [new]
     if not chunks:
         return None
-    nl = "\r\n" if "\r\n" in new else "\n"
+    nl = newline_of(new)
     module = "".join(c if c.endswith(("\n", "\r")) else c + nl for c in chunks)
     try:
         libcst.parse_module(module)

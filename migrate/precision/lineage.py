@@ -48,6 +48,7 @@ class _Frame:
     cond: float | None = None
     inherited: float | None = None  # cond of the caller whose own code made an input
     xnorm: int | float | None = None  # the first input's norm, or its record's position
+    linear: bool = False  # _is_linear(module), judged once on enter where rms_in is taken
 
 
 class Lineage:
@@ -97,7 +98,8 @@ class Lineage:
             frame.inherited = parent.cond  # that code may be the caller's own norm
         x = next((t for _, t in iter_tensors(call_args)), None)
         if x is not None and x.is_floating_point() and x.numel():
-            if _is_linear(module) or _is_mean_pool(module):
+            frame.linear = _is_linear(module)
+            if frame.linear or _is_mean_pool(module):
                 frame.rms_in = value(x, _rms)
             else:
                 cond = _norm_cond(module, x)
@@ -119,7 +121,7 @@ class Lineage:
                 records[pos]["scope"] = scope
         if made:
             linear: tuple[float | None, int, Any] | None = None
-            if frame.rms_in is not None and _is_linear(module):
+            if frame.rms_in is not None and frame.linear:
                 linear = (self._weight_norm(module.weight), module.weight.shape[0], frame.rms_in)
             elif frame.rms_in is not None:  # a mean pool: no weight
                 linear = (None, 0, frame.rms_in)

@@ -8,6 +8,7 @@ second abstraction beside it. The table is data with a typed schema, checked whe
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -135,9 +136,69 @@ def defines_getter(text: str) -> str | None:
     return None
 
 
+def getter_returns(text: str, getter: str) -> frozenset[str]:
+    """The classes whose instances the top-level function ``getter`` of ``text`` returns:
+    ``return CudaAccelerator()``, or a name the function or the module binds to such a call
+    (DeepSpeed's ``ds_accelerator = CUDA_Accelerator()`` ... ``return ds_accelerator``).
+    Empty where it returns nothing of the kind or ``text`` does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    fn = next(
+        (s for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == getter),
+        None,
+    )
+    if fn is None:
+        return frozenset()
+    bound: dict[str, set[str]] = {}
+    for node in (*ast.walk(fn), *tree.body):
+        if isinstance(node, ast.Assign) and _called(node.value):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, set()).add(_called(node.value))
+    out: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and node.value is not None:
+            value = node.value
+            out |= {_called(value)} if _called(value) else bound.get(getattr(value, "id", ""), set())
+    return frozenset(out)
+
+
+def _called(node) -> str:
+    """``X`` of a call ``X(...)`` or ``m.X(...)``, else ""."""
+    if not isinstance(node, ast.Call):
+        return ""
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
 _MIRRORS = re.compile(r"^[ \t]+def[ \t]+device_name[ \t]*\([ \t]*self\b", re.MULTILINE)
 
 
 def mirrors_cuda(text: str) -> bool:
     """Does ``text`` define an accelerator object's ``device_name`` method?"""
     return bool(_MIRRORS.search(text))
+
+
+def mirror_classes(text: str) -> frozenset[str]:
+    """The classes of ``text`` that define an accelerator object's ``device_name(self, ...)``
+    method: the objects an own getter must return to be the package's accelerator API."""
+    if not mirrors_cuda(text):
+        return frozenset()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    return frozenset(
+        c.name
+        for c in ast.walk(tree)
+        if isinstance(c, ast.ClassDef)
+        and any(
+            isinstance(m, ast.FunctionDef)
+            and m.name == "device_name"
+            and m.args.args[:1]
+            and m.args.args[0].arg == "self"
+            for m in c.body
+        )
+    )

@@ -28,35 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrate.core import device_helpers
+from migrate.scan.device_types import DEVICE_TYPES
 from migrate.scan.npu_names import names_npu
 
-# torch.device types (torch's own and out-of-tree backends)
-DEVICE_TYPES = frozenset(
-    {
-        "cuda",
-        "npu",
-        "cpu",
-        "xpu",
-        "mps",
-        "mlu",
-        "hpu",
-        "musa",
-        "xla",
-        "mtia",
-        "sdaa",
-        "gcu",
-        "meta",
-        "privateuseone",
-        "dipu",
-        "ipu",
-        "hip",
-        "ve",
-        "maia",
-        "lazy",
-        "vulkan",
-        "neuron",
-    }
-)
 _DEVICE_MODULES = {f"torch.{t}" for t in DEVICE_TYPES if t not in ("cpu", "meta", "xla")}
 _GENERIC = ("accelerator", "get_device_module", "privateuse1")
 

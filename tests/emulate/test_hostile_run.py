@@ -326,3 +326,27 @@ def test_the_run_leaves_no_inductor_cache_folder_in_tmpdir(tmp_path):
     (cache / "made").unlink()
     proc = _run_in_tmpdir(tmp_path, tmpdir, "print('done')\n")  # there before the run: kept
     assert proc.returncode == 0 and cache.is_dir()
+
+
+def test_merged_findings_join_their_library_lines_and_drop_what_is_not_one():
+    from migrate.emulate.report import MAX_VIA, merge, render_text
+
+    row = {"kind": "cpu_fallback", "op": "aten::i0", "dtype": None, "module": "<root>"}
+    row |= {"site": "m.py:3", "count": 1, "reason": "r"}
+    parts = [
+        {"rank": str(i), "ops": {}, "findings": [{**row, "via": via}], "notes": []}
+        for i, via in enumerate([["lib/a.py:1"], ["lib/b.py:2", "lib/a.py:1"], "lib/c.py:3", [5, None]])
+    ]
+    parts.append(
+        {
+            "rank": "9",
+            "ops": {},
+            "findings": [{**row, "via": [f"lib/{n}.py:1" for n in range(9)]}],
+            "notes": [],
+        }
+    )
+    (finding,) = merge(parts, ["x"], 0)["findings"]
+    assert finding["count"] == 5 and finding["via"][:2] == ["lib/a.py:1", "lib/b.py:2"]
+    assert len(finding["via"]) == MAX_VIA and all(isinstance(v, str) for v in finding["via"])
+    text = render_text(merge(parts[:2], ["x"], 0))
+    assert "m.py:3: cpu_fallback: aten::i0 in <root> (x2) via lib/a.py:1, lib/b.py:2: r" in text

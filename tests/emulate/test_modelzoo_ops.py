@@ -14,6 +14,7 @@ F = torch.nn.functional
 
 from migrate.emulate import device  # noqa: E402
 from migrate.emulate.fused import FUSED  # noqa: E402
+from migrate.emulate.fused.nms import PAD_ROWS  # noqa: E402
 
 
 def test_fast_gelu_gives_the_documented_example_and_its_gradient():
@@ -144,6 +145,26 @@ def test_batch_nms_is_per_class_nms_then_the_best_of_the_image():
         nms(boxes, scores, 0.2, 0.5, 5, 4, True)
     with pytest.raises(ValueError, match="must be >= 0"):
         nms(boxes, scores, 0.2, 0.5, 5, -1)
+
+
+def test_batch_nms_pads_past_boxes_times_classes_and_refuses_a_size_beyond_its_bound():
+    nms = FUSED["npu_batch_nms"]
+    boxes = torch.tensor([[0, 0, 10, 10], [20, 20, 30, 30.0]]).view(1, 2, 1, 4)
+    scores = torch.tensor([[[0.9, 0.1], [0.05, 0.7]]])
+    # 2 boxes x 2 classes: a larger size only pads with zero rows, up to PAD_ROWS
+    out_boxes, out_scores, _, num = nms(boxes, scores, 0.2, 0.5, 5, PAD_ROWS)
+    assert out_boxes.shape == (1, PAD_ROWS, 4) and num.tolist() == [2]
+    assert out_scores[0, :2].tolist() == pytest.approx([0.9, 0.7]) and not out_scores[0, 2:].any()
+    # beyond both: one line naming the argument, not torch's allocation error
+    for huge in (PAD_ROWS + 1, 10**12):
+        with pytest.raises(ValueError, match=r"^npu_batch_nms: max_total_size \d+ exceeds 65536") as err:
+            nms(boxes, scores, 0.2, 0.5, 5, huge)
+        assert "\n" not in str(err.value)
+    # where boxes x classes is larger, the bound is boxes x classes
+    many = torch.rand(1, 300, 1, 4).sort(-1).values
+    assert nms(many, torch.rand(1, 300, 250), 0.99, 0.5, 1, 300 * 250)[1].shape == (1, 75000)
+    with pytest.raises(ValueError, match="exceeds 75000"):
+        nms(many, torch.rand(1, 300, 250), 0.99, 0.5, 1, 75001)
 
 
 def _dcn(x, weight, offset, **kw):

@@ -56,3 +56,26 @@ def test_emulated_backward_findings_carry_the_forward_line(tmp_path):
     assert rows[("aten::special_i1", "<root>")] == f"library_calls.py:{call}"  # not the library's line
     assert rows[("aten::i0", "<backward>")] == f"library_calls.py:{call}"
     assert rows[("aten::special_i1e", "<backward>")] == f"library_calls.py:{direct}"
+
+
+def test_emulated_findings_carry_the_library_line_as_via_in_json_and_text(tmp_path):
+    import library_calls
+
+    code = (
+        "import sys, pathlib, library_calls; library_calls.install(pathlib.Path(sys.argv[1])); "
+        "library_calls.step('npu')"
+    )
+    report = tmp_path / "report.json"
+    run = migrate(
+        "run", "--emulate", "npu", "--report", str(report), "--", "python", "-c", code, str(tmp_path)
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {(f["op"], f["module"]): f for f in json.loads(report.read_text())["findings"]}
+    call = library_calls.line_of("LIBRARY CALL")
+    inside = rows[("aten::special_i1", "<root>")]  # dispatched inside fakelib.bessel
+    assert inside["site"] == f"library_calls.py:{call}"
+    assert len(inside["via"]) == 1 and inside["via"][0].endswith("fakelib/__init__.py:5")
+    assert "via" not in rows[("aten::special_i0e", "<root>")]  # the model's own call
+    assert "via" not in rows[("aten::i0", "<backward>")]  # placed at its forward line
+    line = next(t for t in run.stderr.splitlines() if "aten::special_i1 in <root>" in t)
+    assert line.startswith(f"library_calls.py:{call}: cpu_fallback:") and f" via {inside['via'][0]}: " in line

@@ -186,3 +186,15 @@ def test_cond_and_xnorm_from_staged_copies_equal_the_hooks(tmp_path, monkeypatch
     monkeypatch.setattr(dumper.dump, "_later", lambda self, t, fn: None)  # all in the hook
     assert run("hook") == staged
     assert sum("cond" in r and r["cond"] is not None for r in staged) >= 5
+
+
+def test_each_module_call_judges_once_whether_it_is_a_linear_layer(tmp_path, monkeypatch):
+    from migrate.precision import lineage
+
+    seen: list[str] = []
+    real = lineage._is_linear
+    monkeypatch.setattr(lineage, "_is_linear", lambda m: seen.append(type(m).__name__) or real(m))
+    recs = _records(tmp_path)
+    # one judgement per call of a module with a floating input: Net, inp, block, fc, norm, squeeze
+    assert sorted(seen) == sorted(["Net", "Linear", "Residual", "Linear", "BatchNorm1d", "Linear"])
+    assert "cond" in recs["block.fc"][1] and "cond" in recs["squeeze"][1]  # still judged linear

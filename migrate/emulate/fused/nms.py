@@ -12,6 +12,8 @@ models (detectron2, R-FCN, YOLO ports), with the signatures and semantics of tor
   boxes scoring above the threshold, NMS, at most ``max_size_per_class``; then the image's
   selections by decreasing score, at most ``max_total_size``, zero-padded; boxes
   ``[B, N, q, 4]`` (q = 1: shared by every class, or one per class), scores ``[B, N, C]``.
+  At most N x C rows can be selected; ``max_total_size`` may pad beyond that with zero rows
+  up to ``PAD_ROWS`` (65536), and above both it is refused (the zeros would only fill memory).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import torch
 
 from migrate.emulate.fused import fused_op
 from migrate.emulate.fused.detection import box_iou
+
+PAD_ROWS = 1 << 16  # npu_batch_nms: max_total_size may exceed N x C (zero rows) up to this
 
 
 def _greedy(boxes: torch.Tensor, scores: torch.Tensor, iou: float, limit: int | None = None) -> list[int]:
@@ -94,7 +98,8 @@ def npu_batch_nms(
     """(nmsed_boxes [B, T, 4], nmsed_scores [B, T], nmsed_classes [B, T], nmsed_num int32
     [B]), T = ``max_total_size``: per image and class the boxes scoring above
     ``score_threshold``, greedy NMS, at most ``max_size_per_class``; then the image's best T
-    by score, rows past ``nmsed_num`` zero (TensorFlow's combined non-max suppression)."""
+    by score, rows past ``nmsed_num`` zero (TensorFlow's combined non-max suppression). A T
+    above both N x C and ``PAD_ROWS`` (65536) is refused: it could only add zero rows."""
     if change_coordinate_frame:
         raise ValueError(
             "npu_batch_nms: change_coordinate_frame=True is not emulated (it normalises to a clip "
@@ -112,6 +117,12 @@ def npu_batch_nms(
         raise ValueError(
             f"npu_batch_nms: max_size_per_class and max_total_size must be >= 0, got "
             f"{int(max_size_per_class)} and {total}"
+        )
+    limit = max(boxes.shape[1] * values.shape[2], PAD_ROWS)
+    if total > limit:
+        raise ValueError(
+            f"npu_batch_nms: max_total_size {total} exceeds {limit}, the larger of boxes x classes "
+            f"({boxes.shape[1]} x {values.shape[2]}) and {PAD_ROWS}: rows past those are only zeros"
         )
     out_boxes = torch.zeros(boxes.shape[0], total, 4)
     out_scores = torch.zeros(boxes.shape[0], total)

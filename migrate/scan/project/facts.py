@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrate.core import device_helpers
-from migrate.scan.accelerator_apis import api_of, defines_getter, imports_getter, mirrors_cuda
+from migrate.scan.accelerator_apis import (
+    api_of,
+    defines_getter,
+    getter_returns,
+    imports_getter,
+    mirror_classes,
+)
 from migrate.scan.helper_finder import find_helpers
 from migrate.scan.parallel import map_in_workers
 from migrate.scan.project.file_devices import HelperRef
@@ -63,7 +69,8 @@ class _FileFacts:
     relative: int = 0  # its relative imports
     absolute: int = 0  # its imports of its own package by name
     alone: bool = False  # run by path: a `__main__` block, a sibling imported by bare name
-    mirrors: bool = False  # defines an accelerator object's device_name method
+    mirrors: frozenset[str] = frozenset()  # its classes with an accelerator's device_name method
+    returns: frozenset[str] = frozenset()  # the classes its own accelerator getter returns
 
 
 def file_facts(
@@ -94,7 +101,9 @@ def file_facts(
     parts = Path(name).relative_to(top).with_suffix("").parts
     module = ".".join([top.name, *parts]).removesuffix(".__init__")
     accel = _accelerator(text, module)
-    facts = functools.partial(facts, mirrors=mirrors_cuda(text))
+    own = [h.name for h in accel if h.module == module]
+    returns = getter_returns(text, own[0]) if own else frozenset()
+    facts = functools.partial(facts, mirrors=mirror_classes(text), returns=returns)
     if not _may_define_helper(data):
         return facts(uses, arms, accel, init=init)
     if configured and module != configured:
@@ -110,7 +119,8 @@ def file_facts(
 
 def _accelerator(text: str, module: str) -> tuple[HelperRef, ...]:
     """The accelerator API getter the file imports (rules/accelerator_apis.yaml), or defines
-    as the package's own (kept where a file of the package defines the object's methods)."""
+    as the package's own (kept where it returns an object whose class the package gives the
+    object's methods: _accelerator_kept)."""
     if "accelerator" not in text:
         return ()
     imported = imports_getter(text)
@@ -149,9 +159,12 @@ def _package_facts(
         if f is not None and f.alone
     )
     per_file = [f for f in read if f is not None]
-    mirrors = any(f.mirrors for f in per_file)
+    mirrors = frozenset().union(*(f.mirrors for f in per_file))
     found = [
-        h for f in per_file for h in f.helpers if h.kind != "accelerator" or _accelerator_kept(h, mirrors)
+        h
+        for f in per_file
+        for h in f.helpers
+        if h.kind != "accelerator" or _accelerator_kept(h, f.returns & mirrors)
     ]
     inits = dict(f.init for f in per_file if f.init is not None)
 
@@ -169,10 +182,13 @@ def _package_facts(
     return helpers, arms, uses - {top.name}, relative, alone
 
 
-def _accelerator_kept(ref: HelperRef, mirrors: bool) -> bool:
-    """A library's getter, or the package's own where its object mirrors torch.cuda."""
+def _accelerator_kept(ref: HelperRef, mirrors: frozenset[str]) -> bool:
+    """A library's getter, or the package's own where it returns an object that mirrors
+    torch.cuda (``mirrors``: the classes it returns that define the object's
+    ``device_name``); a function of that name returning anything else (huggingface
+    accelerate's ``Accelerator``) is not a device helper."""
     api = api_of(ref.module, ref.name)
-    return api is not None and (ref.module in api.modules or mirrors)
+    return api is not None and (ref.module in api.modules or bool(mirrors))
 
 
 def _facts_data(facts: Facts) -> dict:

@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from migrate.core import device_helpers
+from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit
 from migrate.core.targets import DEVICE_PLACEHOLDERS
 from migrate.scan.helper_finder import Found, find_helpers
@@ -463,7 +464,7 @@ class DeviceNames:
             if stmt is None or isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 raise Unspellable("the helper would be used before it can be defined")
             pos = self.f.index.starts[stmt.lineno - 1]
-        nl = "\r\n" if "\r\n" in text else "\n"
+        nl = newline_of(text)
         blank = re.match(r"(?:[ \t]*\r?\n)*", text[pos:])
         following = len(blank.group().splitlines()) if blank else 0
         lead = "" if pos == 0 else nl * 2

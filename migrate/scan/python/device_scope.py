@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import collections
 
-from migrate.scan.helper_finder import DEVICE_TYPES
+from migrate.scan.device_types import DEVICE_TYPES
 
 
 def _targets(stmt):

@@ -44,6 +44,7 @@ import re
 from dataclasses import replace
 from functools import partial
 
+from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, Finding, Fix
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.device_names import Unspellable
@@ -295,7 +296,7 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
             return None  # the chain ends the file without a line break
         at = f.index.offset(end_line + 1, 0)
     cond, imports, more = arm_condition(f, head.test)
-    nl = "\r\n" if "\r\n" in text else "\n"
+    nl = newline_of(text)
     lines = []
     for each in head.body:  # the arm copied, its device spelled "npu"
         source = f.source(each)

@@ -20,18 +20,18 @@ and leave CUDA's as it was::
 
 Rewriting the CUDA arm in place instead (``torch_device.memory_stats(dev)``) puts a device
 switch inside a chain that is already one. The arm taken, in a chain where a test names
-another vendor (migrate/scan/helper_finder.py's device types; ``intel``, ``directml``,
-``rocm``) and none names the NPU: the chain's ``else:`` where no test asks for CUDA, or an
-``elif torch.cuda.is_available():``; or a first ``if torch.cuda.is_available():``, whose twin
-goes right after it: an ``elif`` where other vendors' arms follow, an ``if`` among a row of
-one-arm ``if`` statements, one per vendor (torchchat's memory report). It is copied when it
-is one to eight plain statements whose every CUDA mention has an NPU spelling:
-``torch.cuda.X`` whose counterpart has the same name (MIG101), ``.cuda()``, the device
-string ``"cuda"``, and names the arm itself assigns (``mem_total_cuda`` -> ``mem_total_npu``
-where only the arm reads it); anything else (``torch.backends.cudnn``, a string about CUDA,
-a nested block) leaves the arm to the in-place port. The condition is the one npu_arm.py
-writes. A second run finds the NPU test in the chain, or the NPU ``if`` beside, and leaves
-it.
+another vendor (rules/device_types.yaml: another vendor's device type, or a word such as
+``intel``, ``rocm``, ``tpu``, ``habana``) and none names the NPU: the chain's ``else:``
+where no test asks for CUDA, or an ``elif torch.cuda.is_available():``; or a first ``if
+torch.cuda.is_available():``, whose twin goes right after it: an ``elif`` where other
+vendors' arms follow, an ``if`` among a row of one-arm ``if`` statements, one per vendor
+(torchchat's memory report). It is copied when it is one to eight plain statements whose
+every CUDA mention has an NPU spelling: ``torch.cuda.X`` whose counterpart has the same name
+(MIG101), ``.cuda()``, the device string ``"cuda"``, and names the arm itself assigns
+(``mem_total_cuda`` -> ``mem_total_npu`` where only the arm reads it); anything else
+(``torch.backends.cudnn``, a string about CUDA, a nested block) leaves the arm to the
+in-place port. The condition is the one npu_arm.py writes. A second run finds the NPU test
+in the chain, or the NPU ``if`` beside, and leaves it.
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ import tokenize
 from dataclasses import dataclass, replace
 from functools import partial
 
+from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, Finding, Fix
-from migrate.scan.helper_finder import DEVICE_TYPES
+from migrate.scan.device_types import device_types
 from migrate.scan.npu_names import CUDA_STACK, names_npu
 from migrate.scan.python.npu_arm import (
     arm_condition,
@@ -58,9 +59,7 @@ from migrate.scan.python.npu_arm import (
     siblings,
 )
 
-_NOT_VENDORS = {"cuda", "npu", "cpu", "meta", "lazy", "privateuseone"}
-_OTHERS = sorted((DEVICE_TYPES - _NOT_VENDORS) | {"intel", "directml", "rocm"})
-_VENDOR = re.compile(r"(?<![a-z])(?:" + "|".join(_OTHERS) + r")(?![a-z])")
+_VENDOR = re.compile(r"(?<![a-z])(?:" + "|".join(device_types().vendors) + r")(?![a-z])")
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass)
 _MAX_STATEMENTS = 8
 # what the copy may respell: torch.cuda.X whose NPU counterpart has the same name (MIG101),
@@ -158,7 +157,7 @@ def _fix(f, head: ast.If, place: _Place, model: Fix) -> Fix | None:
     cond, imports, more = arm_condition(f, head.test)
     indent = re.match(r"[ \t]*", f.text[f.index.offset(head.lineno, 0) :])
     lead = indent.group() if indent else ""
-    nl = "\r\n" if "\r\n" in f.text else "\n"
+    nl = newline_of(f.text)
     arm = f"{lead}{place.keyword} {cond}:{nl}{copy}"
     return replace(
         model,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
+from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, Finding, fix_for
 from migrate.core.import_placement import anchor_offset
 
@@ -147,5 +148,5 @@ def entry_finding(f, rule) -> None:
 
 def _import_fix(f, rule):
     pos = anchor_offset(f.text, f.tree)
-    nl = "\r\n" if "\r\n" in f.text[:2000] else "\n"
+    nl = newline_of(f.text)
     return fix_for(rule, [Edit(pos, pos, IMPORT + nl)], {}, description=f"add `{IMPORT.split('  #')[0]}`")

@@ -190,3 +190,58 @@ def test_a_getter_imported_only_inside_a_function_is_not_the_helper(tmp_path):
     assert "deepspeed" not in other  # no new hard dependency
     assert "get_device_module().synchronize()" in integration  # the package's port helper
     compile(integration, "integration.py", "exec")
+
+
+HF_ACCELERATE = {
+    "proj/__init__.py": "",
+    # huggingface accelerate's Accelerator: a training wrapper, not a device; a class of the
+    # package has a device_name method of its own (a log tag), which is not that object
+    "proj/utils.py": """\
+        from accelerate import Accelerator
+
+
+        class RunInfo:
+            def device_name(self):
+                return "gpu0"
+
+
+        def get_accelerator():
+            return Accelerator(mixed_precision="bf16")
+        """,
+    "proj/train.py": """\
+        import torch
+
+        from .utils import get_accelerator
+
+
+        def step(x):
+            acc = get_accelerator()
+            torch.cuda.synchronize()
+            return acc, x.to("cuda")
+        """,
+}
+
+
+def test_a_get_accelerator_returning_another_object_is_not_the_device_helper(tmp_path):
+    write(tmp_path, HF_ACCELERATE)
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    train = (tmp_path / "proj/train.py").read_text()
+    assert "get_accelerator()." not in train and "acc = get_accelerator()\n" in train
+    assert "get_device_module().synchronize()" in train and "x.to(get_device_type())" in train
+    # the package's own object, returned through a module-level name (DeepSpeed's
+    # real_accelerator.py caches it in ds_accelerator), is still its helper
+    own = dict(OWN)
+    own["proj/accelerator/real.py"] = OWN["proj/accelerator/real.py"].replace(
+        "        def get_accelerator():\n            return CudaAccelerator()\n",
+        "        ds_accelerator = None\n\n\n"
+        "        def get_accelerator():\n"
+        "            global ds_accelerator\n"
+        "            if ds_accelerator is None:\n"
+        "                ds_accelerator = CudaAccelerator()\n"
+        "            return ds_accelerator\n",
+    )
+    assert own != OWN
+    write(tmp_path / "ds", own)
+    assert migrate_cli(["apply", str(tmp_path / "ds"), "--no-cache", "--no-progress"]).exit_code == 0
+    assert "get_accelerator().synchronize()" in (tmp_path / "ds/proj/train.py").read_text()

@@ -490,3 +490,21 @@ def test_an_arm_with_other_cuda_work_is_not_copied():
     out = port(code)
     assert "elif is_torch_npu_available():" not in out
     assert "cudnn.benchmark = True" in out and out.count("cudnn") == 1
+
+
+def _mixed(code: str) -> str:
+    """``code`` with its first line break LF and every later one CRLF."""
+    first, rest = textwrap.dedent(code).split("\n", 1)
+    return first + "\n" + rest.replace("\n", "\r\n")
+
+
+def test_the_arm_takes_the_files_newline_as_the_rest_of_the_port_does():
+    # mixed endings: the file's newline is its first break's (LF), as the helper defined
+    # with the arm and the imports are written
+    out = port(_mixed(PEFT))
+    assert '    elif is_npu_available():\n        torch_device = "npu"\n    else:\r\n' in out
+    assert "def is_npu_available() -> bool:\n" in out
+    # a CRLF file gets CRLF arms
+    crlf = port(textwrap.dedent(PEFT).replace("\n", "\r\n"))
+    assert '    elif is_npu_available():\r\n        torch_device = "npu"\r\n    else:\r\n' in crlf
+    assert "\n" not in crlf.replace("\r\n", "")

@@ -3,6 +3,8 @@ ComfyUI's model_management.py was ported upstream (migrate/scan/python/npu_work_
 
 from __future__ import annotations
 
+import pytest
+
 # ComfyUI's get_total_memory before its NPU port (comfy/model_management.py), shortened
 COMFY = """
 import torch
@@ -144,3 +146,50 @@ def test_a_first_cuda_arm_beside_other_vendors_gets_its_twin_after_it(ported):
     # an f-string about CUDA itself is not copied
     about = ported(code.replace("Memory used: {torch.cuda", "CUDA memory: {torch.cuda"))
     assert "    if is_npu_available():\n" not in about
+
+
+def test_the_twin_takes_the_files_newline_as_the_rest_of_the_port_does(ported):
+    first, rest = COMFY.lstrip("\n").split("\n", 1)
+    # mixed endings (first break LF, later ones CRLF): the new `elif` line ends as the
+    # helper defined beside it does, with the file's first break; the copied lines keep theirs
+    out = ported(first + "\n" + rest.replace("\n", "\r\n"))
+    assert "    elif is_npu_available():\n        stats = torch.npu.memory_stats(dev)\r\n" in out
+    assert "def is_npu_available() -> bool:\n" in out
+    crlf = ported(COMFY.replace("\n", "\r\n"))
+    assert "    elif is_npu_available():\r\n        stats = torch.npu.memory_stats(dev)\r\n" in crlf
+    assert "\n" not in crlf.replace("\r\n", "")
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "is_tpu_available()",  # TPU through torch_xla
+        "xm.xla_device().type == 'xla'",
+        "is_habana_available()",  # Habana Gaudi (hpu)
+        "torch.hpu.is_available()",
+        "is_cambricon_available()",  # Cambricon (mlu)
+        "torch.mlu.is_available()",
+    ],
+)
+def test_a_cuda_elif_after_tpu_habana_or_cambricon_gets_its_twin_as_after_xpu(ported, check):
+    code = f"""
+    import torch
+
+    def empty_cache(x):
+        if {check}:
+            x = x.to("cpu")
+        elif torch.cuda.is_available():
+            torch.cuda.empty_cache()
+            x = x.cuda()
+        return x
+    """
+    out = ported(code)
+    assert (
+        "    elif is_npu_available():\n"
+        "        torch.npu.empty_cache()\n"
+        "        x = x.npu()\n"
+        "    elif torch.cuda.is_available():\n"
+        "        torch.cuda.empty_cache()\n"
+        "        x = x.cuda()\n"
+    ) in out
+    assert ported(out) == out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, Finding, fix_for
 from migrate.core.kinds import rule_kind
 from migrate.core.rules import Rule
@@ -27,7 +28,7 @@ def scan_dependency_versions(tf: TextFile, rules: Sequence[Rule]) -> list[Findin
     findings: list[Finding] = []
     # pip's hash-checking mode (any --hash in the file) refuses an unhashed line
     hashed = "--hash" in tf.text
-    newline = "\r\n" if "\r\n" in tf.text else "\n"
+    newline = newline_of(tf.text)
     for req in reqs:
         text = tf.text[req.start : req.end]
         for rule in rules:
