@@ -31,7 +31,7 @@ from migrate.core import device_helpers
 from migrate.scan.device_types import DEVICE_TYPES
 from migrate.scan.npu_names import names_npu
 
-_DEVICE_MODULES = {f"torch.{t}" for t in DEVICE_TYPES if t not in ("cpu", "meta", "xla")}
+_DEVICE_MODULES = {f"torch.{t}" for t in DEVICE_TYPES if t not in ("meta", "xla")}
 _GENERIC = ("accelerator", "get_device_module", "privateuse1")
 
 

@@ -46,6 +46,21 @@ def test_type_and_module_helpers_in_the_style_of_verl():
     }
 
 
+def test_a_module_helper_whose_last_arm_is_torch_cpu_in_the_style_of_ms_swift():
+    code = """\
+        import torch
+
+        def get_torch_device():
+            if is_torch_cuda_available():
+                return torch.cuda
+            elif is_torch_npu_available():
+                return torch.npu
+            else:
+                return torch.cpu
+        """
+    assert found(code) == {"get_torch_device": ("module", True)}
+
+
 def test_a_module_level_chain_read_by_a_function_in_the_style_of_mmengine():
     code = """\
         DEVICE = "cpu"
