@@ -141,3 +141,33 @@ def test_a_script_inside_a_relative_package_imports_the_helper_absolutely(tmp_pa
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout == "Successfully ran on 0 GPUs\n"
+
+
+def test_a_project_helper_the_file_imports_relatively_is_called_as_imported(tmp_path):
+    """`from .util import get_dev as gd` already binds the helper: no second import."""
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/util.py": """\
+                import torch
+
+
+                def get_dev():
+                    if hasattr(torch, "npu") and torch.npu.is_available():
+                        return "npu"
+                    return "cuda"
+                """,
+            "pkg/train.py": """\
+                from .util import get_dev as gd
+
+
+                def step(x):
+                    return x.to("cuda"), gd
+                """,
+        },
+    )
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    train = (tmp_path / "pkg" / "train.py").read_text()
+    assert train.startswith("from .util import get_dev as gd\n\n\ndef step(x):\n    return x.to(gd()), gd\n")

@@ -61,7 +61,7 @@ def accelerator_at(names, node) -> tuple[str, list[str], AcceleratorApi] | None:
     if ref is None or api is None:
         return None
     for module in (*ref.publics, ref.module):
-        local = names.f.bindings.local_for(f"{module}.{ref.name}")
+        local = names.local_for(f"{module}.{ref.name}")
         if local and "." not in local:
             return f"{local}()", [], api
     if names._taken(ref.name) or names._shadowed(ref.name, node):

@@ -154,3 +154,22 @@ def chain_parts(node: ast.AST) -> list[str] | None:
     parts.append(node.id)
     parts.reverse()
     return parts
+
+
+def relative_bindings(tree: ast.Module, module: str, is_package: bool) -> Bindings:
+    """The names the module-level relative imports of ``tree`` bind, resolved against the
+    dotted ``module`` the file is (``is_package``: it is a package's ``__init__.py``), so
+    ``from .accelerator import get_accelerator`` in ``pkg/train.py`` binds
+    ``pkg.accelerator.get_accelerator``. One reaching above the top package binds nothing."""
+    out = Bindings()
+    parts = module.split(".") if module else []
+    package = parts if is_package else parts[:-1]
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or not node.level or node.level > len(package):
+            continue
+        base = [*package[: len(package) - node.level + 1], *(node.module.split(".") if node.module else [])]
+        for alias in node.names:
+            if alias.name != "*":
+                local = alias.asname or alias.name
+                out.names[local] = Binding(local, ".".join([*base, alias.name]), node, alias)
+    return out

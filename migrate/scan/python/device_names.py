@@ -29,6 +29,7 @@ from migrate.core.targets import DEVICE_PLACEHOLDERS
 from migrate.scan.helper_finder import Found, find_helpers
 from migrate.scan.project import SCRIPT, FileDevices
 from migrate.scan.python import accelerator_api
+from migrate.scan.python.bindings import Bindings, relative_bindings
 from migrate.scan.python.device_scope import (
     _after_imports,
     _assignments,
@@ -103,6 +104,7 @@ class DeviceNames:
         self._top: _TopLevel | None = None
         self._quote: str | None = None
         self._torch_binding: str | None = ""  # "": not computed yet
+        self._relative_bindings: Bindings | None = None
         self._bound: dict[int, set[str]] = {}  # id(function) -> the names it binds
 
     @property
@@ -243,7 +245,7 @@ class DeviceNames:
             if not ref.call:
                 return None  # a module-level variable of another module: not imported
             for module in (*ref.publics, ref.module):
-                local = self.f.bindings.local_for(f"{module}.{ref.name}")
+                local = self.local_for(f"{module}.{ref.name}")
                 # a name, or a short path through a bound subpackage (`utils.helper`);
                 # never a long path through the top package (`mmengine.device.utils.x`)
                 if local and local.count(".") <= (0 if module == ref.module else 1):
@@ -252,6 +254,13 @@ class DeviceNames:
                 return None
             return f"{ref.name}()", [self._import(ref.import_from(self.fd.module), ref.name)]
         return None
+
+    def local_for(self, qualname: str) -> str | None:
+        """How the file spells ``qualname`` through its imports, relative ones included."""
+        if self._relative_bindings is None:  # once per file
+            package = self.f.rel.endswith("__init__.py")
+            self._relative_bindings = relative_bindings(self.f.tree, self.fd.module, package)
+        return self.f.bindings.local_for(qualname) or self._relative_bindings.local_for(qualname)
 
     def _project_type(self, node):
         """The project's own type helper (not the port's), if it has one."""

@@ -140,6 +140,23 @@ def test_a_packages_own_accelerator_object_is_its_helper_and_its_own_code_stays(
     assert not (tmp_path / "proj/_device.py").exists()
 
 
+@pytest.mark.parametrize(
+    "spelled", ["from .accelerator import get_accelerator", "from .accelerator import get_accelerator as acc"]
+)
+def test_a_getter_the_file_imports_relatively_is_called_as_imported_and_not_imported_again(tmp_path, spelled):
+    own = dict(OWN)
+    own["proj/train.py"] = own["proj/train.py"].replace(
+        "import torch\n", f"import torch\n\n        {spelled}\n", 1
+    )
+    write(tmp_path, own)
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    train = (tmp_path / "proj/train.py").read_text()
+    local = spelled.split()[-1]
+    assert train.count("import get_accelerator") == 1, train
+    assert f"{local}().synchronize()" in train and f"x.to({local}().device_name())" in train
+
+
 def test_a_getter_of_that_name_without_the_objects_methods_is_not_taken(tmp_path):
     own = dict(OWN)
     own["proj/accelerator/real.py"] = "def get_accelerator():\n    return object()\n"
