@@ -6,30 +6,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
-from functools import partial
 
 import pytest
+from porting import port
 from trees import write
-
-from migrate.core.rules import default_rules
-from migrate.fix.rewrite import fix_text
-from migrate.fix.run import engine_scan
 
 from .goldens import migrate_cli
 
-RULES = list(default_rules())
 # a script's device type, spelled around its NPU check, in the file's quotes
 TYPE1 = "'npu' if is_npu_available() else 'cuda'"
 TYPE2 = '"npu" if is_npu_available() else "cuda"'
-
-
-def port(code: str, rel: str = "t.py") -> str:
-    text, _, _, error = fix_text(
-        textwrap.dedent(code), rel, "python", RULES, partial(engine_scan, target="portable"), unsafe=False
-    )
-    assert error is None
-    return text
 
 
 LIB = {

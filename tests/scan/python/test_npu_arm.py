@@ -3,29 +3,12 @@ peft's infer_device and Dolphin's detect_device were ported upstream)."""
 
 from __future__ import annotations
 
-import ast
 import shutil
 import subprocess
 import textwrap
-from functools import partial
 
 import pytest
-
-from migrate.core.rules import default_rules
-from migrate.fix.rewrite import fix_text
-from migrate.fix.run import engine_scan
-
-RULES = list(default_rules())
-
-
-def port(code: str) -> str:
-    text, _, _, error = fix_text(
-        textwrap.dedent(code), "t.py", "python", RULES, partial(engine_scan, target="portable"), unsafe=False
-    )
-    assert error is None
-    ast.parse(text)
-    return text
-
+from porting import port
 
 # peft/utils/other.py infer_device (before its NPU port)
 PEFT = """\

@@ -8,13 +8,12 @@ import os
 import subprocess
 import sys
 import textwrap
-from functools import partial
 from pathlib import Path
 
 import pytest
+from porting import port
 
 from migrate.core.rules import default_rules
-from migrate.fix.rewrite import fix_text
 from migrate.fix.run import engine_scan
 
 RULES = list(default_rules())
@@ -48,13 +47,6 @@ CODE = """\
         else:
             torch.cuda.set_device(args.rank)
     """
-
-
-def port(code: str, target: str) -> str:
-    scan = partial(engine_scan, target=target)
-    text, _, _, error = fix_text(textwrap.dedent(code), "t.py", "python", RULES, scan, unsafe=False)
-    assert error is None
-    return text
 
 
 @pytest.mark.parametrize("target", ["portable", "npu"])

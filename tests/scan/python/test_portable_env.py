@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import textwrap
-from functools import partial
+
+from porting import port
 
 from migrate.core.rules import default_rules
-from migrate.fix.rewrite import fix_text
 from migrate.fix.run import engine_scan
 
 RULES = list(default_rules())
@@ -35,14 +35,6 @@ RUNNER = """\
         os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(map(str, ids))
         return f'CUDA_VISIBLE_DEVICES={ids[0]} python x.py'
     """
-
-
-def port(code: str, target: str = "portable") -> str:
-    text, _, _, error = fix_text(
-        textwrap.dedent(code), "t.py", "python", RULES, partial(engine_scan, target=target), unsafe=False
-    )
-    assert error is None
-    return text
 
 
 def findings(code: str, target: str = "portable"):

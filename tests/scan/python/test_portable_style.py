@@ -5,24 +5,13 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from functools import partial
 
 import pytest
+from porting import port
 
 from migrate.core.rules import default_rules
-from migrate.fix.rewrite import fix_text
-from migrate.fix.run import engine_scan
 
 RULES = list(default_rules())
-
-
-def port(code: str, unsafe: bool = False) -> str:
-    text, _, _, error = fix_text(
-        textwrap.dedent(code), "t.py", "python", RULES, partial(engine_scan, target="portable"), unsafe=unsafe
-    )
-    assert error is None
-    ast.parse(text)
-    return text
 
 
 # timm/optim/_helpers.py and timm/layers/fast_norm.py style: single quotes throughout

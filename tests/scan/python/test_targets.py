@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import textwrap
-from functools import partial
 
 import pytest
+from porting import port
 
 from migrate.core.rules import default_rules
-from migrate.fix.rewrite import fix_text
 from migrate.fix.run import engine_scan
 
 RULES = list(default_rules())
 M = "(torch.npu if is_npu_available() else torch.cuda)"  # a script's device module
-
-
-def port(code: str, target: str, unsafe: bool = False, rel: str = "t.py") -> str:
-    text, _, _, error = fix_text(
-        textwrap.dedent(code), rel, "python", RULES, partial(engine_scan, target=target), unsafe=unsafe
-    )
-    assert error is None
-    return text
 
 
 def findings(code: str, target: str):

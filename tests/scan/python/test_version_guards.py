@@ -5,28 +5,12 @@ newer torch may use it (mmengine runner/amp.py before #572)."""
 from __future__ import annotations
 
 import ast
-import textwrap
-from functools import partial
 
 import pytest
+from porting import port
 
-from migrate.core.rules import default_rules
-from migrate.fix.rewrite import fix_text
-from migrate.fix.run import engine_scan
 from migrate.scan.python.pyfile import PyFile
 from migrate.scan.python.version_guards import torch_range
-
-RULES = list(default_rules())
-
-
-def port(code: str) -> str:
-    text, _, _, error = fix_text(
-        textwrap.dedent(code), "t.py", "python", RULES, partial(engine_scan, target="portable"), unsafe=False
-    )
-    assert error is None
-    ast.parse(text)
-    return text
-
 
 # mmengine/runner/amp.py autocast, reduced
 AMP = """\
