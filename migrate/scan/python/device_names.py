@@ -259,7 +259,7 @@ class DeviceNames:
         """How the file spells ``qualname`` through its imports, relative ones included."""
         if self._relative_bindings is None:  # once per file
             package = self.f.rel.endswith("__init__.py")
-            self._relative_bindings = relative_bindings(self.f.tree, self.fd.module, package)
+            self._relative_bindings = relative_bindings(self.f.tree, self.fd.module or "", package)
         return self.f.bindings.local_for(qualname) or self._relative_bindings.local_for(qualname)
 
     def _project_type(self, node):
