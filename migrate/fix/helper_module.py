@@ -23,8 +23,6 @@ from pathlib import Path
 from migrate.core import device_helpers, fileio
 from migrate.fix.rewrite import Outcome
 
-_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(.+)$", re.MULTILINE)
-
 
 def needed(outcomes: Sequence[Outcome], project) -> dict[str, tuple[Path, str, tuple | None, list[str]]]:
     """add_path -> (path, module, type_from, names) for every helper module a rewritten file
@@ -41,9 +39,7 @@ def needed(outcomes: Sequence[Outcome], project) -> dict[str, tuple[Path, str, t
             continue
         names = [
             n
-            for m in _IMPORT.finditer(o.new_text)
-            if _absolute(m.group(1), fd.module, o.rel) == fd.add_module
-            for n in re.findall(r"\w+", m.group(2))
+            for n in _imported_from(o.new_text, fd.add_module, fd.module, o.rel)
             if n in device_helpers.KINDS
         ]
         if not names:
@@ -53,6 +49,22 @@ def needed(outcomes: Sequence[Outcome], project) -> dict[str, tuple[Path, str, t
         have = known[3] if known else []
         out[fd.add_path] = (path, fd.add_module, fd.type_from, [*have, *(n for n in names if n not in have)])
     return out
+
+
+def _imported_from(text: str, module: str, here: str | None, rel: str) -> list[str]:
+    """The names ``text`` imports from ``module`` in any spelling: relative or absolute, on
+    one line or wrapped in parentheses (``from pkg._device import (`` and a name a line)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return [
+        a.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and _absolute("." * node.level + (node.module or ""), here, rel) == module
+        for a in node.names
+    ]
 
 
 def _absolute(module: str, here: str | None, rel: str) -> str:

@@ -171,3 +171,37 @@ def test_a_project_helper_the_file_imports_relatively_is_called_as_imported(tmp_
     assert r.exit_code == 0, r.output
     train = (tmp_path / "pkg" / "train.py").read_text()
     assert train.startswith("from .util import get_dev as gd\n\n\ndef step(x):\n    return x.to(gd()), gd\n")
+
+
+def test_a_helper_import_wrapped_in_parentheses_still_gets_its_helpers_made(tmp_path):
+    """mmengine/dist/utils.py: the absolute import of three helpers wraps at the project's
+    line length, and the module made must still hold all three."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.ruff]\nline-length = 60\n",
+            "pkg/__init__.py": "",
+            "pkg/util.py": "A = 1\n",
+            "pkg/dist/__init__.py": "",
+            "pkg/dist/utils.py": """\
+                import torch
+                import torch.distributed as dist
+
+                from pkg.util import A
+
+
+                def setup(x):
+                    dist.init_process_group("nccl")
+                    torch.cuda.empty_cache()
+                    return x.to("cuda"), A
+                """,
+        },
+    )
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    utils = (tmp_path / "pkg" / "dist" / "utils.py").read_text()
+    assert "from pkg._device import (\n" in utils
+    names = ("get_device_module", "get_device_type", "get_dist_backend")
+    assert all(f"    {n},\n" in utils for n in names), utils
+    helper = (tmp_path / "pkg" / "_device.py").read_text()
+    assert all(f"\ndef {n}(" in helper for n in names), helper
