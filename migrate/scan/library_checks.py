@@ -7,6 +7,7 @@ imports a check only from a module that defines or exports it.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 from functools import cache
 from pathlib import Path
@@ -32,17 +33,30 @@ def absent_checks(folders: list[Path]) -> frozenset[str]:
     """The table's modules whose library has its source in one of ``folders`` (the folder
     of a scanned file and its parents: ``<folder>/<top>/__init__.py`` or under ``src/``) and
     whose module there neither defines nor exports the check: a port importing it would
-    fail (ImportError) against that code. A library not found in the tree is not judged."""
+    fail (ImportError) against that code. A library not in the tree is judged by its installed
+    copy (``_installed``); one found nowhere is not judged."""
     out = set()
     for module, name in npu_checks().items():
         top = module.split(".")[0]
-        for folder in folders:
-            base = _library_in(folder, top)
-            if base is not None:
-                if not _exports(base, module.split(".")[1:], name, _MAX_STARS):
-                    out.add(module)
-                break
+        bases = (_library_in(folder, top) for folder in folders)
+        base = next((b for b in bases if b is not None), None) or _installed(top)
+        if base is not None and not _exports(base, module.split(".")[1:], name, _MAX_STARS):
+            out.add(module)
     return frozenset(out)
+
+
+@cache
+def _installed(top: str) -> Path | None:
+    """The folder of the package ``top`` as installed beside this tool (found, never
+    imported): a library whose source is not in the scanned tree is judged by the copy the
+    user runs, so a port does not import a check an older release lacks."""
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    base = Path(locations[0]) if locations else None
+    return base if base is not None and (base / "__init__.py").is_file() else None
 
 
 def _library_in(folder: Path, top: str) -> Path | None:
@@ -75,6 +89,8 @@ def _exports(base: Path, parts: list[str], name: str, stars: int) -> bool:
         tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError, ValueError):
         return False
+    if any(isinstance(c, ast.Constant) and c.value == name for c in ast.walk(tree)):
+        return True  # one walk: transformers' lazy __init__ names it before its star imports
     package = parts if path.name == "__init__.py" else parts[:-1]
     for node in _module_level(tree.body):
         if name in _bound(node):
@@ -83,7 +99,7 @@ def _exports(base: Path, parts: list[str], name: str, stars: int) -> bool:
             inner = _star_source(package, node)
             if inner is not None and _exports(base, inner, name, stars - 1):
                 return True
-    return any(isinstance(c, ast.Constant) and c.value == name for c in ast.walk(tree))
+    return False
 
 
 def _module_level(body: list[ast.stmt]):

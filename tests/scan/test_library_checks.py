@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import pytest
+
+from migrate.scan import library_checks
 from migrate.scan.library_checks import absent_checks
 
 CHECK = "def is_npu_available():\n    return False\n"
@@ -45,6 +49,35 @@ def test_found_in_a_parent_folder_or_under_src(tmp_path):
     assert absent_checks([tmp_path / "tools", tmp_path]) == {"mmengine.device"}
 
 
-def test_a_library_not_in_the_tree_is_not_judged(tmp_path):
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A folder on sys.path standing for site-packages, the finder's memo cleared."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    library_checks._installed.cache_clear()
+    yield folder
+    library_checks._installed.cache_clear()
+
+
+def test_a_library_in_neither_the_tree_nor_the_environment_is_not_judged(tmp_path, site):
     (tmp_path / "train.py").write_text("import torch\n")
     assert absent_checks([tmp_path]) == frozenset()
+
+
+def test_a_library_not_in_the_tree_is_judged_by_its_installed_copy(tmp_path, site):
+    """mmengine/dist/utils.py ported alone beside an mmengine older than #572: the port
+    must not import `is_npu_available` from mmengine.device (ImportError)."""
+    (tmp_path / "proj").mkdir()
+    lay_out(site, "from .utils import is_mlu_available\n")
+    assert absent_checks([tmp_path / "proj"]) == {"mmengine.device"}
+    assert "mmengine" not in sys.modules  # found on the path, never imported
+    library_checks._installed.cache_clear()
+    lay_out(site, CHECK)
+    assert absent_checks([tmp_path / "proj"]) == frozenset()
+
+
+def test_the_trees_copy_is_judged_before_the_installed_one(tmp_path, site):
+    lay_out(site, "from .utils import is_mlu_available\n")
+    lay_out(tmp_path / "tree", CHECK)
+    assert absent_checks([tmp_path / "tree"]) == frozenset()
