@@ -46,6 +46,14 @@ def absent_checks(folders: list[Path]) -> frozenset[str]:
 
 
 @cache
+def installed_exports(module: str, name: str) -> bool:
+    """Whether the installed copy of ``module``'s library defines or exports ``name`` there:
+    a check the port may import into a file that imports only another module of it."""
+    base = _installed(module.split(".")[0])
+    return base is not None and _exports(base, module.split(".")[1:], name, _MAX_STARS)
+
+
+@cache
 def _installed(top: str) -> Path | None:
     """The folder of the package ``top`` as installed beside this tool (found, never
     imported): a library whose source is not in the scanned tree is judged by the copy the

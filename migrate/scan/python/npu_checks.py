@@ -10,6 +10,9 @@ has, as upstream ports do (``"npu" if is_torch_npu_available() else "cuda"``,
   scanned tree (the file is part of it, or it lies beside), only if its module defines or
   exports the check there (migrate/scan/library_checks.py ``absent_checks``): mmengine before #572 had no
   ``mmengine.device.is_npu_available``, and importing it broke the whole library;
+* a library's check where the file imports another module of that library at top level
+  (``transformers.utils.versions``: ``from transformers.utils import is_torch_npu_available``)
+  and the installed library has it (``installed_exports``), never from the file's own package;
 * a function of the file's own with a check's name and no required argument
   (FunASR's ``is_npu_available()``);
 * in a script with neither, the port's own one-function check (``is_npu_available`` in
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import ast
 
-from migrate.scan.library_checks import npu_checks
+from migrate.scan.library_checks import installed_exports, npu_checks
 
 # names a function of the file's own answers the question by (no required argument)
 CHECK_NAMES = ("is_npu_available", "is_torch_npu_available", "npu_is_available")
@@ -64,13 +67,44 @@ def _once(fn):
 @_once
 def importable_check(f) -> tuple[str, str] | None:
     """(module, name) of a library's NPU check where the file imports other names from that
-    module (``from accelerate.utils import is_xpu_available``): the port imports it there."""
+    module (``from accelerate.utils import is_xpu_available``): the port imports it there;
+    else where the file imports another module of that library at top level (a dependency
+    it already has) and the installed library has the check: the port imports it beside."""
     table = usable_checks(f)
     for stmt in f.tree.body:
         if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module in table:
             if not any(a.name == "*" for a in stmt.names):
                 return stmt.module, table[stmt.module]
+    fd = getattr(f, "file_devices", None)
+    own = fd.package if fd is not None else None
+    for module in _imported_modules(f.tree.body):
+        sibling = _sibling(module, table)
+        if sibling is not None and sibling.split(".")[0] != own:
+            if installed_exports(sibling, table[sibling]):
+                return sibling, table[sibling]
     return None
+
+
+def _imported_modules(body: list[ast.stmt]):
+    """The modules a module's top-level absolute imports name, in order."""
+    for stmt in body:
+        if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+            yield stmt.module
+        elif isinstance(stmt, ast.Import):
+            yield from (a.name for a in stmt.names)
+
+
+def _sibling(module: str, table: dict[str, str]) -> str | None:
+    """The table's module of the library ``module`` belongs to, where the file imports
+    another of its modules (``transformers.utils.versions``: ``transformers.utils``, as
+    ms-swift's engineers imported it): the longest one ``module`` lies in, else the
+    library's shortest; never the file's own package (importing it there may be circular)."""
+    top = module.split(".")[0]
+    same = [t for t in table if t.split(".")[0] == top]
+    inside = [t for t in same if module == t or module.startswith(t + ".")]
+    if inside:
+        return max(inside, key=len)
+    return min(same, key=len) if same else None
 
 
 @_once

@@ -69,3 +69,54 @@ def test_a_check_the_module_exports_is_used(tmp_path):
     out = apply(target)
     assert "from mmengine.device import is_mlu_available, is_npu_available\n" in out
     assert absent_checks([tmp_path]) == frozenset()
+
+
+# ms-swift's swift/llm/utils/argument.py before #528, reduced: transformers is a dependency
+# it imports (another module of it), and the installed transformers has the check
+ARGUMENT = """\
+    import torch
+    from transformers.utils.versions import require_version
+
+
+    def select_dtype(dtype):
+        if not torch.cuda.is_available():
+            return 'fp32', require_version
+        return dtype
+    """
+
+
+def test_a_dependency_the_file_imports_elsewhere_gives_its_check_from_its_module():
+    from porting import port
+
+    out = port(ARGUMENT)
+    assert "from transformers.utils import is_torch_npu_available\n" in out
+    assert "    if not (torch.cuda.is_available() or is_torch_npu_available()):\n" in out
+    assert port(out) == out
+
+
+MMENGINE_USER = """\
+    import torch
+    from mmengine.config import Config
+
+
+    def f():
+        return torch.cuda.device_count(), Config
+    """
+
+
+def test_a_dependency_whose_installed_copy_lacks_the_check_gives_none(tmp_path, monkeypatch):
+    from porting import port
+
+    from migrate.scan import library_checks
+
+    site = tmp_path / "site"
+    lay_out(site, "from .utils import is_mlu_available\n")  # mmengine before #572
+    monkeypatch.syspath_prepend(str(site))
+    for memo in (library_checks._installed, library_checks.installed_exports):
+        memo.cache_clear()
+    try:
+        out = port(MMENGINE_USER)
+    finally:
+        for memo in (library_checks._installed, library_checks.installed_exports):
+            memo.cache_clear()
+    assert "mmengine.device" not in out and "is_npu_available" in out  # the port's own check
