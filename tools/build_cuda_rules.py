@@ -142,9 +142,9 @@ def _public(mod: types.ModuleType) -> list[str]:
 
 
 def classify(names: dict[str, str | None], curated: dict) -> dict[str, dict]:
-    """Rule code -> {"names": {...}, "notes": {...}, "fixers": {...}}."""
+    """Rule code -> {"names": {...}, "notes": {...}, "fixers": {...}, "fields": {...}}."""
     rules = {
-        code: {"names": {}, "notes": {}, "fixers": {}}
+        code: {"names": {}, "notes": {}, "fixers": {}, "fields": {}}
         for code in ("MIG101", "MIG102", "MIG103", "MIG104", "MIG105")
     }
     wheel = npu_wheel()
@@ -168,6 +168,9 @@ def classify(names: dict[str, str | None], curated: dict) -> dict[str, dict]:
             rules[code]["notes"][qual] = note
         if fixer:
             rules[code]["fixers"][qual] = fixer
+        fields = (curated["behaviour"].get(qual) or {}).get("fields")
+        if fields:
+            rules[code]["fields"][qual] = [str(x) for x in fields]
     rules["MIG105"]["names"]["torch.cuda.*"] = None
     return rules
 
@@ -243,6 +246,8 @@ def build(curated: dict, names: dict[str, str | None]) -> tuple[list[dict], dict
             params["notes"] = dict(sorted(table["notes"].items()))
         if table["fixers"]:
             params["fixers"] = dict(sorted(table["fixers"].items()))
+        if table["fields"]:
+            params["fields"] = dict(sorted(table["fields"].items()))
         if row.get("not_modules"):  # targets that are attributes of a class, not importable
             params["not_modules"] = row.pop("not_modules")
         row["kind"] = "qualified-name"

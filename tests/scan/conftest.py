@@ -43,20 +43,8 @@ def fixed():
 
 @pytest.fixture
 def ported():
-    """ported(code, target="portable") -> the text `migrate apply` writes for a snippet
-    (fix_text: edits, imports, the port's helpers), checked to parse."""
-    import ast
-    from functools import partial
+    """ported(code, target="portable", unsafe=False) -> the text `migrate apply` writes for a
+    snippet (tests/porting.py: edits, imports, the port's helpers), checked to parse."""
+    from porting import port
 
-    from migrate.fix.rewrite import fix_text
-    from migrate.fix.run import engine_scan
-
-    def run(code: str, target: str = "portable", unsafe: bool = False) -> str:
-        scan = partial(engine_scan, target=target)
-        code = textwrap.dedent(code)
-        text, _, _, error = fix_text(code, "t.py", "python", default_rules(), scan, unsafe=unsafe)
-        assert error is None
-        ast.parse(text)
-        return text
-
-    return run
+    return port

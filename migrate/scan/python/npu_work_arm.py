@@ -25,12 +25,15 @@ another vendor (rules/device_types.yaml: another vendor's device type, or a word
 where no test asks for CUDA, or an ``elif torch.cuda.is_available():``; or a first ``if
 torch.cuda.is_available():``, whose twin goes right after it: an ``elif`` where other
 vendors' arms follow, an ``if`` among a row of one-arm ``if`` statements, one per vendor
-(torchchat's memory report). It is copied when it is one to eight plain statements whose
-every CUDA mention has an NPU spelling: ``torch.cuda.X`` whose counterpart has the same name
-(MIG101), ``.cuda()``, the device string ``"cuda"``, and names the arm itself assigns
-(``mem_total_cuda`` -> ``mem_total_npu`` where only the arm reads it); anything else
-(``torch.backends.cudnn``, a string about CUDA, a nested block) leaves the arm to the
-in-place port. The condition is the one npu_arm.py writes. A second run finds the NPU test
+(torchchat's memory report). It is copied when it is one to eight statements, plain ones
+or if/for/while/with blocks of them (ChatTTS's pick of the GPU with the most free memory; 24
+statements and 3 blocks deep at most), whose every CUDA mention has an NPU spelling:
+``torch.cuda.X`` whose counterpart has the same name (MIG101), or returns an object read
+only for fields the NPU's has (``get_device_properties(i).total_memory``: npu_fields.py),
+``.cuda()``, the device string ``"cuda"`` or ``f"cuda:{i}"``, and names the arm itself
+assigns (``mem_total_cuda`` -> ``mem_total_npu`` where only the arm reads it); anything else
+(``torch.backends.cudnn``, a string about CUDA, a ``try`` or a ``def``) leaves the arm to
+the in-place port. The condition is the one npu_arm.py writes. A second run finds the NPU test
 in the chain, or the NPU ``if`` beside, and leaves it.
 """
 
@@ -58,10 +61,14 @@ from migrate.scan.python.npu_arm import (
     refixed,
     siblings,
 )
+from migrate.scan.python.npu_fields import read_fields_only
 
 _VENDOR = re.compile(r"(?<![a-z])(?:" + "|".join(device_types().vendors) + r")(?![a-z])")
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass)
-_MAX_STATEMENTS = 8
+_MAX_STATEMENTS = 8  # in the arm's body
+_MAX_DEPTH = 3  # blocks (if/for/while/with) nested in it
+_MAX_COPIED = 24  # statements in all, nested ones too
+_BLOCKS = (ast.If, ast.For, ast.While, ast.With)
 # what the copy may respell: torch.cuda.X whose NPU counterpart has the same name (MIG101),
 # device strings (MIG201), tensor.cuda() (MIG202); any other finding leaves the arm as it is
 _COPYABLE = frozenset({"MIG101", "MIG201", "MIG202"})
@@ -92,6 +99,15 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
         start, body = found.start, found.body
         end = f.span(body[-1])[1]
         inside = [x for x in live if start <= offsets[id(x)] < end]
+        review = [x for x in inside if x.rule not in _COPYABLE]
+        if review and read_fields_only(f, body, review):
+            inside = [x for x in inside if x.rule in _COPYABLE]
+            fixed = refixed(f, inside, partial(_fix, f, head, found), _COPYABLE)
+            if fixed:
+                note = "its NPU arm is beside it, reading only fields the NPU's object has: left as is"
+                changed.update(fixed)
+                changed.update({id(x): x.left_as_is(note) for x in review})
+            continue
         changed.update(refixed(f, inside, partial(_fix, f, head, found), _COPYABLE))
     return [changed.get(id(x), x) for x in findings]
 
@@ -171,7 +187,7 @@ def _fix(f, head: ast.If, place: _Place, model: Fix) -> Fix | None:
 def _npu_copy(f, body: list[ast.stmt]) -> str | None:
     """The arm's lines with every CUDA mention spelled for the NPU, or None where one has no
     NPU spelling or the arm is not plain statements on lines of their own."""
-    if not 1 <= len(body) <= _MAX_STATEMENTS or not all(isinstance(s, _SIMPLE) for s in body):
+    if not 1 <= len(body) <= _MAX_STATEMENTS or _plain_count(body, _MAX_DEPTH) is None:
         return None
     torch_local = f.bindings.local_for("torch")
     if torch_local is None:
@@ -191,6 +207,25 @@ def _npu_copy(f, body: list[ast.stmt]) -> str | None:
     if out is None or not out.endswith(("\n", "\r")):
         return None
     return out
+
+
+def _plain_count(body: list[ast.stmt], depth: int) -> int | None:
+    """How many statements ``body`` holds, nested ones too, where each is a plain statement
+    or an if/for/while/with block of such (ChatTTS's GPU pick: a loop over the devices and
+    an ``if`` on the memory found), at most ``depth`` blocks deep and ``_MAX_COPIED`` in all;
+    None otherwise (a def, a try, a class, deeper or longer code stays the person's)."""
+    total = 0
+    for stmt in body:
+        if isinstance(stmt, _SIMPLE):
+            total += 1
+        elif isinstance(stmt, _BLOCKS) and depth > 0:
+            inner = [_plain_count(b, depth - 1) for b in (stmt.body, getattr(stmt, "orelse", [])) if b]
+            if any(n is None for n in inner):
+                return None
+            total += 1 + sum(n or 0 for n in inner)
+        else:
+            return None
+    return total if total <= _MAX_COPIED else None
 
 
 def _own_names(f, body: list[ast.stmt]) -> dict[str, str]:
@@ -224,6 +259,9 @@ def _npu_name(name: str) -> str:
 
 
 _DEVICE_STRING = re.compile(r"""^([rbuRBU]*)(['"])cuda(:\d+)?\2$""")
+_FSTRING_DEVICE = re.compile(r"""^([rRfF]*['"])cuda:\{""")
+_FSTRING_START = getattr(tokenize, "FSTRING_START", -1)  # Python 3.12+
+_FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", -1)
 
 
 def _respelled(text: str, torch_local: str, renames: dict[str, str]) -> str | None:
@@ -238,8 +276,8 @@ def _respelled(text: str, torch_local: str, renames: dict[str, str]) -> str | No
         low = tok.string.lower()
         if not CUDA_STACK.search(low):
             continue
-        if tok.type not in (tokenize.NAME, tokenize.STRING):
-            return None  # a comment, an f-string's text (3.12 tokens) about CUDA
+        if tok.type not in (tokenize.NAME, tokenize.STRING, _FSTRING_MIDDLE):
+            return None  # a comment about CUDA
         new = _npu_token(tokens, i, torch_local, renames)
         if new is None:
             return None
@@ -259,9 +297,18 @@ def _npu_token(tokens, i: int, torch_local: str, renames: dict[str, str]) -> str
             return f"{m.group(1)}{m.group(2)}npu{m.group(3) or ''}{m.group(2)}"
         if "f" not in value.split(value[-1])[0].lower():
             return None
-        # an f-string (one token before Python 3.12): torch.cuda.X in its fields
+        # an f-string (one token before Python 3.12): torch.cuda.X in its fields, a device
+        # "cuda:{i}" as its whole text's start
         new = re.sub(rf"(?<![\w.]){re.escape(torch_local)}\.cuda\.", f"{torch_local}.npu.", value)
+        new = _FSTRING_DEVICE.sub(r"\1npu:{", new)
         return None if CUDA_STACK.search(new) else new
+    if tokens[i].type == _FSTRING_MIDDLE:  # Python 3.12+: f"cuda:{i}" is three tokens
+        start = i > 0 and tokens[i - 1].type == _FSTRING_START
+        return (
+            "npu:" + value[len("cuda:") :]
+            if start and value.startswith("cuda:") and not CUDA_STACK.search(value[5:])
+            else None
+        )
     prev = [t.string for t in tokens[max(0, i - 2) : i]]
     nxt = tokens[i + 1].string if i + 1 < len(tokens) else ""
     if value == "cuda" and (prev == [torch_local, "."] or (prev[-1:] == ["."] and nxt == "(")):

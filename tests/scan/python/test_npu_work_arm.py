@@ -193,3 +193,87 @@ def test_a_cuda_elif_after_tpu_habana_or_cambricon_gets_its_twin_as_after_xpu(po
         "        x = x.cuda()\n"
     ) in out
     assert ported(out) == out
+
+
+# ChatTTS's select_device before its NPU port (ChatTTS/utils/gpu.py), shortened
+CHATTTS = """
+import torch
+
+def select_device(min_memory=2047):
+    if torch.cuda.is_available():
+        selected_gpu = 0
+        max_free_memory = -1
+        for i in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(i)
+            free_memory = props.total_memory - torch.cuda.memory_reserved(i)
+            if max_free_memory < free_memory:
+                selected_gpu = i
+                max_free_memory = free_memory
+        if max_free_memory < min_memory:
+            device = torch.device("cpu")
+        else:
+            device = torch.device(f"cuda:{selected_gpu}")
+    elif torch.backends.mps.is_available():
+        device = torch.device("mps")
+    else:
+        device = torch.device("cpu")
+    return device
+"""
+
+
+def test_an_arm_with_a_loop_and_an_if_is_copied_whole_with_its_device_fstring(ported):
+    """ChatTTS #777's engineers added this `elif` twin: the same pick by free memory."""
+    out = ported(CHATTTS)
+    twin = (
+        "    elif is_npu_available():\n"
+        "        selected_gpu = 0\n"
+        "        max_free_memory = -1\n"
+        "        for i in range(torch.npu.device_count()):\n"
+        "            props = torch.npu.get_device_properties(i)\n"
+        "            free_memory = props.total_memory - torch.npu.memory_reserved(i)\n"
+        "            if max_free_memory < free_memory:\n"
+        "                selected_gpu = i\n"
+        "                max_free_memory = free_memory\n"
+        "        if max_free_memory < min_memory:\n"
+        '            device = torch.device("cpu")\n'
+        "        else:\n"
+        '            device = torch.device(f"npu:{selected_gpu}")\n'
+        "    elif torch.backends.mps.is_available():\n"
+    )
+    assert twin in out
+    assert "        for i in range(torch.cuda.device_count()):\n" in out  # the CUDA arm as it was
+    assert ported(out) == out
+
+
+TRY_BLOCK = "            try:\n                pass\n            except OSError:\n                raise\n"
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ("props.total_memory - ", "props.major - "),  # a field the NPU's object may lack
+        ("free_memory = props.total_memory", "free_memory = len(str(props)) + props.total_memory"),
+        ("            if max_free_memory", TRY_BLOCK + "            if max_free_memory"),
+    ],
+)
+def test_an_arm_reading_another_field_or_holding_a_try_is_ported_in_place(ported, change, why):
+    out = ported(CHATTTS.replace(change, why))
+    assert "elif is_npu_available():" not in out
+
+
+def test_a_python_312_fstring_device_token_is_respelled(monkeypatch):
+    """From Python 3.12 f"cuda:{i}" tokenizes as FSTRING_START, FSTRING_MIDDLE "cuda:", ..."""
+    import tokenize
+
+    from migrate.scan.python import npu_work_arm
+
+    monkeypatch.setattr(npu_work_arm, "_FSTRING_START", 1001)
+    monkeypatch.setattr(npu_work_arm, "_FSTRING_MIDDLE", 1002)
+
+    def tok(kind, text):
+        return tokenize.TokenInfo(kind, text, (1, 0), (1, len(text)), text)
+
+    tokens = [tok(1001, 'f"'), tok(1002, "cuda:"), tok(tokenize.OP, "{")]
+    assert npu_work_arm._npu_token(tokens, 1, "torch", {}) == "npu:"
+    tokens = [tok(1001, 'f"'), tok(1002, "on cuda:"), tok(tokenize.OP, "{")]
+    assert npu_work_arm._npu_token(tokens, 1, "torch", {}) is None

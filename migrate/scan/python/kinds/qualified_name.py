@@ -172,6 +172,9 @@ PARAMS = {
     "names": mapping(param(str, NONE), required=True, doc="qualified name (or prefix.*) -> replacement"),
     "fixers": mapping(param(str), doc="qualified name -> fixer (scan/python/fixers) for its calls"),
     "notes": mapping(param(str), doc="qualified name -> note shown in the message"),
+    "fields": mapping(
+        strings(), doc="qualified name -> the fields its NPU counterpart's result has (a copy may read them)"
+    ),
     "ignore": strings(doc="qualified names a prefix row must not catch"),
     "not_modules": strings(doc="names that are attributes, not importable modules"),
     "calls": strings(
@@ -224,7 +227,7 @@ def refs(rule: Rule) -> str | None:
                 f"params key 'fixers' [{key!r}]: no fixer {fixer_name!r} is registered "
                 f"(known: {', '.join(sorted(FIXERS))})"
             )
-    for what in ("notes", "calls"):
+    for what in ("notes", "calls", "fields"):
         for key in rule.params.get(what) or ():
             if key not in names:
                 return f"params key {what!r} [{key!r}]: params.names has no {key!r}"
