@@ -121,6 +121,7 @@ class _Place:
     start: int
     body: list[ast.stmt]
     keyword: str = "elif"
+    cond: str = ""  # the NPU arm's test where it is not the file's NPU check
 
 
 def _cuda_arm(f, head: ast.If) -> _Place | None:
@@ -133,7 +134,7 @@ def _cuda_arm(f, head: ast.If) -> _Place | None:
     if is_cuda_available(f, head.test) and device_arm(f, head) is None:
         return _after_first(f, head, len(arms) > 1 or bool(head.orelse), any(vendor[1:]))
     if not any(vendor):
-        return None
+        return _type_twin(f, head)
     for i, arm in enumerate(arms[1:], 1):
         if device_arm(f, arm) is not None:
             return None  # one that only names the device: npu_arm.py's
@@ -144,7 +145,45 @@ def _cuda_arm(f, head: ast.If) -> _Place | None:
         at = else_line(f, last.orelse[0])
         if at is not None and f.index.offset(last.orelse[0].lineno, 0) > at:
             return _Place(at, f.span(last.orelse[0])[0], last.orelse)
+    return _type_twin(f, head)
+
+
+def _type_twin(f, head: ast.If) -> _Place | None:
+    """``if device.type == "cuda":`` (on one line, alone or the last of an ``and`` of plain
+    operands) whose arm does CUDA's work: its twin right after its body, the same test for
+    "npu", as timm's engineers wrote ``elif device.type == "npu": torch.npu.synchronize()``."""
+    test = head.test
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    literal = _cuda_literal(parts[-1])
+    if literal is None or test.lineno != test.end_lineno or not all(map(_plain, parts)):
+        return None
+    end_line = head.body[-1].end_lineno or head.body[-1].lineno
+    if end_line >= len(f.index.starts):
+        return None
+    if not CUDA_STACK.search(f.text[f.span(head.body[0])[0] : f.span(head.body[-1])[1]].lower()):
+        return None  # an arm doing nothing CUDA's: the test is widened instead, one line
+    (a, b), (ta, tb) = f.span(literal), f.span(test)
+    cond = f.text[ta:a] + f.text[a:b].replace("cuda", "npu") + f.text[b:tb]
+    return _Place(f.index.offset(end_line + 1, 0), ta, head.body, "elif", cond)
+
+
+def _cuda_literal(test: ast.expr) -> ast.Constant | None:
+    """The ``"cuda"`` of ``<name or attribute> == "cuda"`` (either side), or None."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return None
+    for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if (
+            isinstance(side, ast.Constant)
+            and side.value == "cuda"
+            and isinstance(other, (ast.Name, ast.Attribute))
+        ):
+            return side
     return None
+
+
+def _plain(node: ast.expr) -> bool:
+    """An operand the twin's test may evaluate again: no call, no assignment expression."""
+    return not any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield)) for n in ast.walk(node))
 
 
 def _after_first(f, head: ast.If, chained: bool, vendor_after: bool) -> _Place | None:
@@ -170,7 +209,7 @@ def _fix(f, head: ast.If, place: _Place, model: Fix) -> Fix | None:
     copy = _npu_copy(f, place.body)
     if copy is None:
         return None
-    cond, imports, more = arm_condition(f, head.test)
+    cond, imports, more = (place.cond, [], []) if place.cond else arm_condition(f, head.test)
     indent = re.match(r"[ \t]*", f.text[f.index.offset(head.lineno, 0) :])
     lead = indent.group() if indent else ""
     nl = newline_of(f.text)

@@ -277,3 +277,64 @@ def test_a_python_312_fstring_device_token_is_respelled(monkeypatch):
     assert npu_work_arm._npu_token(tokens, 1, "torch", {}) == "npu:"
     tokens = [tok(1001, 'f"'), tok(1002, "on cuda:"), tok(tokenize.OP, "{")]
     assert npu_work_arm._npu_token(tokens, 1, "torch", {}) is None
+
+
+# timm's train.py and validate.py before #2109, reduced
+TIMM = """
+import torch
+
+def step(args, device, model, x):
+    y = model(x)
+    if args.synchronize_step and device.type == 'cuda':
+        torch.cuda.synchronize()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    else:
+        y = y.cpu()
+    return y
+"""
+
+
+def test_a_device_type_test_gets_its_twin_for_the_npu_after_it(ported):
+    """timm #2109's engineers kept `if device.type == 'cuda':` and added the NPU's `elif`."""
+    out = ported(TIMM)
+    assert (
+        "    if args.synchronize_step and device.type == 'cuda':\n"
+        "        torch.cuda.synchronize()\n"
+        "    elif args.synchronize_step and device.type == 'npu':\n"
+        "        torch.npu.synchronize()\n"
+    ) in out
+    assert (
+        '    if device.type == "cuda":\n'
+        "        torch.cuda.empty_cache()\n"
+        '    elif device.type == "npu":\n'
+        "        torch.npu.empty_cache()\n"
+        "    else:\n"
+    ) in out
+    assert ported(out) == out
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "ready() and device.type == 'cuda'",  # a call the twin would make again
+        "device.type == 'cuda' and ready",  # the CUDA test is not the last one
+        "device.type != 'cuda'",
+        "str(device) == 'cuda'",
+    ],
+)
+def test_other_tests_of_the_device_type_are_not_twinned(ported, test):
+    out = ported(TIMM.replace("args.synchronize_step and device.type == 'cuda'", test))
+    assert "        torch.npu.synchronize()\n" not in out
+
+
+def test_a_device_type_test_whose_arm_does_nothing_cudas_is_widened_instead(ported):
+    """torchtune: `if self._device.type == "cuda": log_memory_stats(...)` needs no copy."""
+    out = ported("""
+    import torch
+
+    def log(device, stats):
+        if device.type == "cuda":
+            stats(device)
+    """)
+    assert "elif" not in out and 'if device.type in ("cuda", "npu"):\n' in out

@@ -56,7 +56,8 @@ def test_portable_keeps_cuda_working():
     # the CUDA arm as written, the NPU's before the fallback
     chain = '"cuda" if torch.cuda.is_available() else "npu" if is_npu_available() else "cpu"'
     assert f"\ndevice = {chain}\n" in out
-    assert f'if x.device.type in ("cuda", "npu"):\n    {M}.synchronize()' in out
+    twin = 'elif x.device.type == "npu":\n    torch.npu.synchronize()\n'
+    assert 'if x.device.type == "cuda":\n    torch.cuda.synchronize()\n' + twin in out
     assert 'devices = ["cuda", "cpu", "npu"]' in out
     assert 'torch.device(type="npu" if is_npu_available() else "cuda", index=rank)' in out
     assert "torch_npu" not in out and 'hasattr(torch, "npu")' not in out
