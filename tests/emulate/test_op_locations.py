@@ -39,9 +39,8 @@ def test_ops_torch_locates_library_ops_and_backward_ops_at_the_users_lines(tmp_p
     assert "via" not in rows["aten::special_i0e"]
 
 
-def test_emulated_backward_findings_carry_the_forward_line(tmp_path):
-    import library_calls
-
+def _emulated_library_calls(tmp_path):
+    """library_calls.step('npu') run emulated: the finished run and its report's path."""
     code = (
         "import sys, pathlib, library_calls; library_calls.install(pathlib.Path(sys.argv[1])); "
         "library_calls.step('npu')"
@@ -51,6 +50,13 @@ def test_emulated_backward_findings_carry_the_forward_line(tmp_path):
         "run", "--emulate", "npu", "--report", str(report), "--", "python", "-c", code, str(tmp_path)
     )
     assert run.returncode == 0, run.stderr[-3000:]
+    return run, report
+
+
+def test_emulated_backward_findings_carry_the_forward_line(tmp_path):
+    import library_calls
+
+    run, report = _emulated_library_calls(tmp_path)
     rows = {(f["op"], f["module"]): f["site"] for f in json.loads(report.read_text())["findings"]}
     call, direct = library_calls.line_of("LIBRARY CALL"), library_calls.line_of("DIRECT CALL")
     assert rows[("aten::special_i1", "<root>")] == f"library_calls.py:{call}"  # not the library's line
@@ -61,15 +67,7 @@ def test_emulated_backward_findings_carry_the_forward_line(tmp_path):
 def test_emulated_findings_carry_the_library_line_as_via_in_json_and_text(tmp_path):
     import library_calls
 
-    code = (
-        "import sys, pathlib, library_calls; library_calls.install(pathlib.Path(sys.argv[1])); "
-        "library_calls.step('npu')"
-    )
-    report = tmp_path / "report.json"
-    run = migrate(
-        "run", "--emulate", "npu", "--report", str(report), "--", "python", "-c", code, str(tmp_path)
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
+    run, report = _emulated_library_calls(tmp_path)
     rows = {(f["op"], f["module"]): f for f in json.loads(report.read_text())["findings"]}
     call = library_calls.line_of("LIBRARY CALL")
     inside = rows[("aten::special_i1", "<root>")]  # dispatched inside fakelib.bessel
