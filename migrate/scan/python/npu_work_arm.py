@@ -168,15 +168,21 @@ def _type_twin(f, head: ast.If) -> _Place | None:
 
 
 def _cuda_literal(test: ast.expr) -> ast.Constant | None:
-    """The ``"cuda"`` of ``<name or attribute> == "cuda"`` (either side), or None."""
-    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+    """The ``"cuda"`` of ``<name or attribute> == "cuda"`` (either side) or of ``"cuda" in
+    <name or attribute>`` (timm's ``'cuda' in args.device``), or None."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
-    for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
-        if (
-            isinstance(side, ast.Constant)
-            and side.value == "cuda"
-            and isinstance(other, (ast.Name, ast.Attribute))
-        ):
+    left, right, op = test.left, test.comparators[0], test.ops[0]
+    pairs: list[tuple[ast.expr, ast.expr]]
+    if isinstance(op, ast.Eq):
+        pairs = [(left, right), (right, left)]
+    elif isinstance(op, ast.In):
+        pairs = [(left, right)]
+    else:
+        return None
+    for side, other in pairs:
+        named = isinstance(other, (ast.Name, ast.Attribute))
+        if isinstance(side, ast.Constant) and side.value == "cuda" and named:
             return side
     return None
 

@@ -291,6 +291,8 @@ def step(args, device, model, x):
         torch.cuda.empty_cache()
     else:
         y = y.cpu()
+    if 'cuda' in args.device:
+        torch.cuda.empty_cache()
     return y
 """
 
@@ -311,6 +313,7 @@ def test_a_device_type_test_gets_its_twin_for_the_npu_after_it(ported):
         "        torch.npu.empty_cache()\n"
         "    else:\n"
     ) in out
+    assert "    elif 'npu' in args.device:\n        torch.npu.empty_cache()\n" in out
     assert ported(out) == out
 
 
@@ -321,6 +324,7 @@ def test_a_device_type_test_gets_its_twin_for_the_npu_after_it(ported):
         "device.type == 'cuda' and ready",  # the CUDA test is not the last one
         "device.type != 'cuda'",
         "str(device) == 'cuda'",
+        "'cuda' not in args.device",
     ],
 )
 def test_other_tests_of_the_device_type_are_not_twinned(ported, test):
