@@ -98,3 +98,30 @@ def test_a_folder_that_never_imports_the_package_or_is_run_by_path_stays_scripts
     for rel in ("pkg/scripts/lone.py", "pkg/alone/main.py"):
         text = (tmp_path / rel).read_text()
         assert "_device import" not in text and "def is_npu_available() -> bool:" in text, rel
+
+
+def test_a_package_below_a_namespace_folder_is_a_subpackage_of_the_package_above(tmp_path):
+    """captum/testing/ has no __init__.py, captum/testing/helpers/ has one: its files are
+    captum.testing.helpers.*, and the helper import must resolve from there (it was
+    `from helpers._device import ...`: ModuleNotFoundError in every captum test)."""
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/sub/helpers/__init__.py": "",
+            "pkg/sub/helpers/basic.py": "import torch\n\n\ndef seed(s):\n    torch.cuda.manual_seed_all(s)\n",
+        },
+    )
+    r = migrate_cli(["apply", str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    basic = (tmp_path / "pkg/sub/helpers/basic.py").read_text()
+    assert "from pkg._device import get_device_module\n" in basic
+    run = subprocess.run(
+        [sys.executable, "-c", "import pkg.sub.helpers.basic as b; b.seed(0)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr

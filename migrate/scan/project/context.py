@@ -64,7 +64,7 @@ class ProjectContext:
     absent: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def package_of(self, path: Path) -> tuple[Path | None, str | None]:
-        return package_of(path, self.known)
+        return package_of(path, self.known, self.root)
 
     def for_file(self, rel: str) -> FileDevices:
         path = self.paths.get(rel) or self.root / rel

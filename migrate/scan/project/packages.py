@@ -11,16 +11,21 @@ from pathlib import Path
 from migrate.core import reads
 
 
-def package_of(path: Path, known: dict | None = None) -> tuple[Path | None, str | None]:
+def package_of(
+    path: Path, known: dict | None = None, root: Path | None = None
+) -> tuple[Path | None, str | None]:
     """(top package folder, dotted module name) of a Python file, or (None, None) for a
     file outside any package (no ``__init__.py`` beside it). ``known`` remembers what each
-    folder is across the calls of one scan."""
+    folder is across the calls of one scan; ``root``: the scanned tree, inside which a
+    package below namespace folders of another is that one's subpackage."""
     known = {} if known is None else known
     name = os.fspath(path)
     folder = os.path.dirname(name)
     if not _is_package(folder, known):
         return None, None
     chain = _chain(folder, known)
+    if chain is not None and root is not None:
+        chain = _through_namespace(chain, known, os.path.abspath(root))
     stem = os.path.splitext(os.path.basename(name))[0]
     parts = (chain[1] if chain else ()) + (() if stem == "__init__" else (stem,))
     if not all(p.isidentifier() for p in parts):
@@ -58,6 +63,45 @@ def _chain(folder: str, known: dict) -> tuple[str, tuple[str, ...]] | None:
         found = (found[0], (*found[1], name)) if found else (folder, (name,))
         known[("chain", folder)] = found
     return found
+
+
+_MAX_NAMESPACE = 4  # folders without __init__.py between a package and its subpackage
+
+
+def _through_namespace(
+    chain: tuple[str, tuple[str, ...]], known: dict, root: str
+) -> tuple[str, tuple[str, ...]]:
+    """``chain`` carried on up where its top folder lies in namespace folders (no
+    ``__init__.py``, PEP 420) of another package: captum/testing/helpers/ is the package
+    ``captum.testing.helpers``, not ``helpers`` (its files import it so, and a helper
+    imported as ``helpers._device`` is not found)."""
+    key = ("namespace", chain[0])
+    if key not in known:
+        known[key] = _namespace_prefix(chain[0], known, root)
+    above = known[key]
+    return chain if above is None else (above[0], (*above[1], *chain[1]))
+
+
+def _namespace_prefix(top: str, known: dict, root: str) -> tuple[str, tuple[str, ...]] | None:
+    """(the package folder above, the names down to ``top``'s parent) where ``top`` lies
+    in namespace folders of another package inside ``root``, else None (folders above the
+    scanned tree are not read: they are not the project's)."""
+    names: list[str] = []
+    cur = os.path.dirname(top)
+    for _ in range(_MAX_NAMESPACE):
+        name, parent = os.path.basename(cur), os.path.dirname(cur)
+        if not name.isidentifier() or parent == cur or not _inside(parent, root):
+            return None
+        names.append(name)
+        if _is_package(parent, known):
+            above = _chain(parent, known)
+            return None if above is None else (above[0], (*above[1], *reversed(names)))
+        cur = parent
+    return None
+
+
+def _inside(folder: str, root: str) -> bool:
+    return os.path.abspath(folder) == root or os.path.abspath(folder).startswith(root.rstrip(os.sep) + os.sep)
 
 
 @functools.lru_cache(maxsize=256)
