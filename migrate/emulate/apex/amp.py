@@ -126,6 +126,8 @@ def initialize(
     ]
     if props.patch_torch_functions:
         casts.enable()
+    else:
+        casts.end()  # the O1 casts of an earlier initialize
     out_models = model_list if models_listed else (model_list[0] if model_list else models)
     if optimizers is None:
         return out_models

@@ -90,6 +90,13 @@ def enable() -> None:
     _REGISTRY.clear()
 
 
+def end() -> None:
+    """No O1 casts from now on (a later ``initialize`` with another opt level)."""
+    if _STATE["active"]:
+        torch.set_autocast_enabled("npu", False)
+        _STATE["active"] = False
+
+
 @contextlib.contextmanager
 def disabled():
     was_autocast, was_active = torch.is_autocast_enabled("npu"), _STATE["active"]
