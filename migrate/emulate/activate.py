@@ -1,5 +1,6 @@
-"""Turn the emulation on in this process: the npu device, the fake torch_npu, hccl, the
-monitor, and (when ``$MIGRATE_EMULATE_REPORT_DIR`` is set) a report part written at exit.
+"""Turn the emulation on in this process: the npu device, the fake torch_npu, the apex
+stand-in (when no apex is importable), hccl, the monitor, and (when
+``$MIGRATE_EMULATE_REPORT_DIR`` is set) a report part written at exit.
 
 ``migrate run`` sets ``MIGRATE_EMULATE=npu`` and puts migrate/emulate/boot on PYTHONPATH, so
 every Python process of the run (torchrun workers, DataLoader workers, subprocesses)
@@ -23,10 +24,11 @@ ENV, REPORT_ENV, TARGET_ENV = "MIGRATE_EMULATE", "MIGRATE_EMULATE_REPORT_DIR", "
 
 def activate(target: str | None = None):
     """Idempotent; returns the monitor's Record."""
-    from migrate.emulate import backend, hccl, monitor, surface
+    from migrate.emulate import apex, backend, hccl, monitor, surface
 
     backend.install()
     surface.install_finder()
+    apex.install()  # last on sys.meta_path: never in front of a real apex
     hccl.install()
     return monitor.start(target)
 

@@ -9,6 +9,12 @@ backward kernels, which have CUDA kernels and no CPU one. torch_npu runs ``aten:
 computed with the formulas of ATen's fused cells (aten/src/ATen/native/cuda/RNN.cu: gates in
 the order i, f, g, o for LSTM and r, z, n for GRU; the same workspace layout), from the CPU
 ops, so an emulated RNN computes what the CPU computes.
+
+NPU kernels that take more dtypes than the CPU's: ``nll_loss`` and ``nll_loss2d`` (forward and
+backward; what ``F.cross_entropy`` calls) take int32 targets on the NPU (CANN's NLLLoss
+documents target INT32, INT64, UINT8; Ascend's ModelZoo scripts cast targets to int32 before
+the loss in 118 files), where the CPU kernel accepts int64 and uint8 only: an int32 target is
+read as int64, the values and the loss are the same.
 """
 
 from __future__ import annotations
@@ -76,8 +82,26 @@ def gru_cell_backward(grad_hy, workspace, has_bias):
     )
 
 
+def _int32_target(name: str, position: int):
+    """``aten::<name>`` with an int32 target (argument ``position``) given as int64."""
+    packet = getattr(torch.ops.aten, name)
+
+    def run(*args, **kwargs):
+        target = args[position]
+        if isinstance(target, torch.Tensor) and target.dtype == torch.int32:
+            args = (*args[:position], target.long(), *args[position + 1 :])
+        return packet(*args, **kwargs)
+
+    run.__name__ = name
+    return run
+
+
 # ATen op name (func._opname) -> its CPU stand-in.
 KERNELS = {
+    "nll_loss_forward": _int32_target("nll_loss_forward", 1),
+    "nll_loss_backward": _int32_target("nll_loss_backward", 2),
+    "nll_loss2d_forward": _int32_target("nll_loss2d_forward", 1),
+    "nll_loss2d_backward": _int32_target("nll_loss2d_backward", 2),
     "_thnn_fused_lstm_cell": lstm_cell,
     "_thnn_fused_lstm_cell_backward_impl": lstm_cell_backward,
     "_thnn_fused_gru_cell": gru_cell,
