@@ -255,9 +255,14 @@ def npu_arm_beside(f, node: ast.If) -> bool:
 
 
 def _names_cuda(f, value: ast.expr) -> bool:
-    """``"cuda"`` or ``torch.device("cuda")``."""
+    """``"cuda"``, ``torch.device("cuda")``, or a list or tuple of device names holding
+    ``"cuda"`` (``["cpu", "cuda"]``: the devices a CUDA host has; no other name of CUDA's)."""
     if isinstance(value, ast.Constant):
         return value.value == "cuda"
+    if isinstance(value, (ast.List, ast.Tuple)):
+        names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        cuda_only = all(n == "cuda" or "cuda" not in n.lower() for n in names)
+        return len(names) == len(value.elts) and "cuda" in names and cuda_only
     return (
         isinstance(value, ast.Call)
         and f.qualname(value.func) == "torch.device"

@@ -15,6 +15,7 @@ its test is not ported too; a second run finds the NPU named in the expression a
 from __future__ import annotations
 
 import ast
+import re
 
 from migrate.core.findings import Edit
 from migrate.scan.npu_names import names_npu
@@ -27,8 +28,37 @@ def cuda_first(f, node: ast.AST, parent: ast.AST | None) -> bool:
     """Is ``node`` the ``"cuda"`` of ``"cuda" if torch.cuda.is_available() else ...``?"""
     if not (isinstance(parent, ast.IfExp) and node is parent.body):
         return False
-    test = parent.test
+    return cuda_available(f, parent.test)
+
+
+def cuda_available(f, test: ast.expr) -> bool:
+    """Is ``test`` the call ``torch.cuda.is_available()``?"""
     return isinstance(test, ast.Call) and not test.args and f.qualname(test.func) in _AVAILABLE
+
+
+def npu_collection_arm(f, ifexp: ast.IfExp, quote: str) -> tuple[Edit, list[str]] | None:
+    """``["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]``: the devices a host
+    with CUDA has. Its NPU arm is the same list with "npu" for "cuda", before the fallback
+    (``else ["cpu", "npu"] if is_npu_available() else ["cpu"]``); "npu" added to CUDA's list
+    would make a CUDA host try an NPU. None without an NPU check to spell it with, or where
+    the fallback names the NPU."""
+    if names_npu(f.source(ifexp.orelse)) or names_npu(f.source(ifexp.body)):
+        return None
+    body = ifexp.body
+    names = [e.value for e in getattr(body, "elts", ()) if isinstance(e, ast.Constant)]
+    if any("cuda" in str(n).lower() and n != "cuda" for n in names):
+        return None  # "cuda_data_parallel": a CUDA setting with no NPU name
+    check, imports = spell(f, '{device_type} == "npu"', quote, ifexp)
+    if "{" in check or " if " in check or "==" in check:
+        return None
+    start, end = f.span(ifexp)
+    a, b = f.span(ifexp.body)
+    body = f.text[a:b]
+    npu = re.sub(r"""(['"])cuda\1""", lambda m: f"{m.group(1)}npu{m.group(1)}", body)
+    if npu == body:
+        return None
+    at = f.span(ifexp.orelse)[0]
+    return Edit(start, end, f.text[start:at] + f"{npu} if {check} else " + f.text[at:end]), imports
 
 
 def guarded(f, node: ast.AST, parent: ast.AST | None) -> bool:

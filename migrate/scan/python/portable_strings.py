@@ -23,7 +23,7 @@ import ast
 import re
 
 from migrate.core.findings import Edit, Fix
-from migrate.scan.python.npu_ternary import cuda_first, guarded, npu_arm
+from migrate.scan.python.npu_ternary import cuda_available, cuda_first, guarded, npu_arm, npu_collection_arm
 from migrate.scan.python.portable import declines, portable_fix, spell, whole_slot
 from migrate.scan.python.portable_compare import compare_fix, startswith_fix
 from migrate.scan.python.pyfile import partial_target
@@ -376,7 +376,16 @@ def _collection(f, spec, coll, forms, values, quote) -> Fix | None:
         return None  # only a plain list of names: (check_fn, "cuda") pairs are a table row
     if any(isinstance(e, ast.Constant) and e.value == add for e in coll.elts):
         return None
+    holder = f.parent(coll)
+    if isinstance(holder, (ast.Tuple, ast.List, ast.Set)):
+        return None  # a row of a table (`[("cpu",), ("cuda",)]`): a person adds the NPU's row
     q = quote[-1] if quote else '"'
+    if isinstance(holder, ast.IfExp) and holder.body is coll and cuda_available(f, holder.test):
+        # the devices there are when CUDA is: the NPU's own list, never "npu" added to CUDA's
+        arm = npu_collection_arm(f, holder, q)
+        if arm is None:
+            return None
+        return _fix(spec, [arm[0]], values, arm[1], "an NPU arm with its own list")
     edit = _added_member(f, coll, f"{q}{add}{q}")
     return _fix(spec, [edit], values, [], f"add {q}{add}{q} beside it")
 
