@@ -13,7 +13,8 @@ A rewrite makes lines longer (``torch.cuda.empty_cache()`` becomes
   left it. The line length is the project's formatter setting
   (``line-length`` of ruff or black in pyproject.toml / ruff.toml, ``max-line-length`` or
   ``column_limit`` in setup.cfg / tox.ini / .flake8), else the file's own: its longest line
-  of code, 79 at least (PEP 8), so a file whose lines run to 195 columns is not rewrapped
+  of code (not a comment, a docstring or a string's inner lines, which no formatter
+  wraps), 79 at least (PEP 8), so a file whose lines run to 195 columns is not rewrapped
   at 88. A ruff table that sets no length (ruff's default, 88) yields to the file's own longest
   line where that is longer (a ``[tool.ruff]`` of lint settings only, in a project whose
   files ruff does not format); black's default of 88 holds.
@@ -24,11 +25,13 @@ Without ruff (neither on PATH nor importable) the text stays exactly as the port
 from __future__ import annotations
 
 import configparser
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tokenize
 from functools import cache
 from pathlib import Path
 
@@ -116,11 +119,42 @@ def line_limit(path: Path, old_text: str) -> int:
     configured = configured_line_length(path)
     if configured is not None and not isinstance(configured, _Default):
         return configured
-    code = (x.rstrip() for x in old_text.splitlines() if not x.lstrip().startswith("#"))
-    longest = max((len(x) for x in code), default=0)
+    prose = _string_lines(old_text)
+    lines = [(n in prose, x.rstrip()) for n, x in enumerate(old_text.splitlines(), 1)]
+    lines = [(string, x) for string, x in lines if not x.lstrip().startswith("#")]
+    longest = max((len(x) for string, x in lines if not string), default=0)
+    # a docstring line counts up to the formatters' 88: the code beside it may have been
+    # formatted at 88 without reaching it, but a 100-column docstring says nothing
+    strings = max((len(x) for string, x in lines if string), default=0)
+    longest = max(longest, min(strings, DEFAULT_LINE_LENGTH))
     if configured is not None:  # the default, unless the file's own lines run longer
         return max(int(configured), min(longest, MAX_LINE_LENGTH))
     return min(max(longest, PEP8_LINE_LENGTH), MAX_LINE_LENGTH)
+
+
+def _string_lines(text: str) -> set[int]:
+    """The 1-based lines that hold only string text: the inner lines of a string spanning
+    several, and a string standing alone as a statement (a docstring). A formatter never
+    wraps them, so their length says nothing of the width the file's code keeps to
+    (opacus: a 100-column docstring beside code formatted at 88)."""
+    out: set[int] = set()
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return out
+    lead = True  # no code before this token on its logical line
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.STRING:
+            (first, _), (last, _) = tok.start, tok.end
+            out.update(range(first + 1, last + 1))
+            after = tokens[i + 1].type if i + 1 < len(tokens) else tokenize.ENDMARKER
+            if lead and after in (tokenize.NEWLINE, tokenize.COMMENT, tokenize.ENDMARKER):
+                out.add(first)
+        lead = tok.type in _LINE_STARTS
+    return out
+
+
+_LINE_STARTS = (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT)
 
 
 def _read_config(path: Path) -> str | None:

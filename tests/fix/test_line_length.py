@@ -144,3 +144,20 @@ def test_a_ruff_table_without_a_length_yields_to_the_files_own_lines(tmp_path):
     assert line_limit(f, "x = 1\n") == 88  # within the default: it holds
     (tmp_path / "pyproject.toml").write_text('[tool.black]\ntarget-version = ["py38"]\n')
     assert line_limit(f, long_line) == 88  # black formats at 88 unless set
+
+
+def test_a_long_docstring_does_not_widen_the_files_limit(tmp_path):
+    """opacus: code formatted at 88 beside a 100-column docstring. A formatter never wraps
+    a docstring, so its length is not the width the code keeps to: the decorator the port
+    lengthens is wrapped at 88, as before the port it fitted."""
+    doc = "        " + '"""' + "x" * 86 + '"""'
+    code = (
+        "import unittest\n\nimport torch\n\n\nclass T(unittest.TestCase):\n"
+        '    @unittest.skipIf(not torch.cuda.is_available(), "CUDA not available, skipping test")\n'
+        f"    def test_a(self):\n{doc}\n        self.assertTrue(True)\n"
+    )
+    assert len(doc) == 100 and max(len(x) for x in code.splitlines() if x != doc) <= 88
+    (tmp_path / "t.py").write_text(code)
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
+    out = (tmp_path / "t.py").read_text()
+    assert max(len(x) for x in out.splitlines() if x != doc) <= 88, out
