@@ -14,10 +14,11 @@ A rewrite makes lines longer (``torch.cuda.empty_cache()`` becomes
   (``line-length`` of ruff or black in pyproject.toml / ruff.toml, ``max-line-length`` or
   ``column_limit`` in setup.cfg / tox.ini / .flake8), else the file's own: its longest line
   of code (a comment never counts; a docstring or a string's inner lines, which no
-  formatter wraps, count up to 88), 79 at least (PEP 8), so a file whose lines run to 195 columns is not rewrapped
-  at 88. A ruff table that sets no length (ruff's default, 88) yields to the file's own longest
-  line where that is longer (a ``[tool.ruff]`` of lint settings only, in a project whose
-  files ruff does not format); black's default of 88 holds.
+  formatter wraps, count up to 88), 79 at least (PEP 8), so a file whose lines run to 195
+  columns is not rewrapped at 88. A ruff table that sets no length (ruff's default, 88)
+  yields to the file's own longest line where that is longer (a ``[tool.ruff]`` of lint
+  settings only, in a project whose files ruff does not format); black's default of 88
+  holds.
 
 Without ruff (neither on PATH nor importable) the text stays exactly as the port wrote it.
 """

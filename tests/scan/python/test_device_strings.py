@@ -287,3 +287,30 @@ def test_the_device_an_availability_arm_returns_follows_the_widened_test(ported)
     assert 'return "npu" if is_npu_available() else "cuda"' in out
     assert '    name = "cuda"\n' in out  # outside the arm: not the device the test chose
     assert ported(out) == out
+
+
+def test_a_device_test_choosing_onnx_runtime_providers_is_not_widened():
+    """kornia's lightglue_onnx: `elif device.type == "cuda": return ["CUDAExecutionProvider",
+    ...]` widened to ("cuda", "npu") sent the NPU to CUDA's provider; torch's own test beside
+    it still gets its NPU arm."""
+    from porting import port
+
+    code = """\
+        import torch
+
+
+        def providers(device):
+            if device.type == "cpu":
+                return ["CPUExecutionProvider"]
+            elif device.type == "cuda":
+                return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+            raise ValueError(device)
+
+
+        def sync(device):
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+        """
+    out = port(code)
+    assert '    elif device.type == "cuda":\n        return ["CUDAExecutionProvider"' in out
+    assert '    elif device.type == "npu":\n        torch.npu.synchronize()\n' in out

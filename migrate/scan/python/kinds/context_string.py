@@ -229,7 +229,12 @@ def _positions(f: PyFile, spec: Spec, node: ast.AST) -> Iterator[ast.AST]:
         for key, value in zip(node.keys, node.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and spec.name_hit(key.value):
                 yield value
-    elif isinstance(node, ast.Compare) and spec.compare and _of_devices(spec, node):
+    elif (
+        isinstance(node, ast.Compare)
+        and spec.compare
+        and _of_devices(spec, node)
+        and not _picks_provider(f, spec, node)
+    ):
         for operand in [node.left, *node.comparators]:
             if isinstance(operand, (ast.Constant, ast.Tuple, ast.List, ast.Set)):
                 yield operand
@@ -259,6 +264,36 @@ def _under_available_test(f: PyFile, spec: Spec, node: ast.AST) -> bool:
                 return True
         child, parent = parent, f.parent(parent)
     return False
+
+
+def _picks_provider(f: PyFile, spec: Spec, node: ast.Compare) -> bool:
+    """Does the ``if`` (or conditional expression) this comparison tests choose ONNX
+    Runtime providers in its arm (kornia: ``elif device.type == "cuda": return
+    ["CUDAExecutionProvider", ...]``)? Its "cuda" is then the key of CUDA's provider: the
+    NPU's is another (CANNExecutionProvider), a person's choice, never CUDA's widened."""
+    if not spec.not_with:
+        return False
+    holder = f.parent(node)
+    while isinstance(holder, (ast.BoolOp, ast.UnaryOp)):
+        holder = f.parent(holder)
+    if isinstance(holder, ast.If) and f.parent(node) is not None and _tests(holder, node):
+        arm: list[ast.AST] = list(holder.body)
+    elif isinstance(holder, ast.IfExp) and _tests(holder, node):
+        arm = [holder.body]
+    else:
+        return False
+    return any(
+        isinstance(c, ast.Constant)
+        and isinstance(c.value, str)
+        and spec.not_with.fullmatch(c.value) is not None
+        and c.value.endswith("ExecutionProvider")
+        for stmt in arm
+        for c in ast.walk(stmt)
+    )
+
+
+def _tests(holder: ast.If | ast.IfExp, node: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(holder.test))
 
 
 def _of_devices(spec: Spec, node: ast.Compare) -> bool:
