@@ -112,7 +112,9 @@ def _existing_submodule(modules: dict, qual: str):
     return found if isinstance(found, types.ModuleType) else None
 
 
-class _Loader(importlib.abc.Loader):
+class TreeLoader(importlib.abc.Loader):
+    """Loads a module built in memory as it is; runs its ``__on_import__`` hook, if any."""
+
     def __init__(self, module: types.ModuleType):
         self.module = module
 
@@ -125,6 +127,11 @@ class _Loader(importlib.abc.Loader):
             hook()
 
 
+def tree_spec(fullname: str, module: types.ModuleType) -> importlib.machinery.ModuleSpec:
+    """The import spec of a module built in memory (a package, so submodules resolve)."""
+    return importlib.machinery.ModuleSpec(fullname, TreeLoader(module), is_package=True)
+
+
 class Finder(importlib.abc.MetaPathFinder):
     def __init__(self, tree: dict[str, types.ModuleType]):
         self.tree = tree
@@ -133,7 +140,7 @@ class Finder(importlib.abc.MetaPathFinder):
         module = self.tree.get(fullname)
         if module is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _Loader(module), is_package=True)
+        return tree_spec(fullname, module)
 
 
 def install_finder() -> Finder:

@@ -17,6 +17,8 @@ import importlib.machinery
 import sys
 import types
 
+from migrate.emulate.surface import tree_spec
+
 ROOT = "apex"
 
 
@@ -55,21 +57,14 @@ def build() -> dict[str, types.ModuleType]:
     top: dict[str, object] = {"__version__": "0.1+emulated"}
     top.update({name.rpartition(".")[2]: mod for name, mod in tree.items()})
     tree[ROOT] = _module(ROOT, __doc__, top)
+    tree[ROOT].__on_import__ = _announce  # surface.TreeLoader runs it
     return tree
 
 
-class _Loader(importlib.abc.Loader):
-    def __init__(self, module: types.ModuleType):
-        self.module = module
+def _announce() -> None:
+    from migrate.emulate.monitor import record_note
 
-    def create_module(self, spec):
-        return self.module
-
-    def exec_module(self, module) -> None:
-        from migrate.emulate.monitor import record_note
-
-        if module.__name__ == ROOT:
-            record_note("apex: not installed; the emulation's stand-in ran (docs/emulate.md, Ascend's apex)")
+    record_note("apex: not installed; the emulation's stand-in ran (docs/emulate.md, Ascend's apex)")
 
 
 class Finder(importlib.abc.MetaPathFinder):
@@ -88,7 +83,7 @@ class Finder(importlib.abc.MetaPathFinder):
         module = self.tree.get(fullname)
         if module is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _Loader(module), is_package=True)
+        return tree_spec(fullname, module)
 
 
 def install() -> Finder:
