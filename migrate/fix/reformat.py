@@ -135,9 +135,9 @@ def line_limit(path: Path, old_text: str) -> int:
 
 def _string_lines(text: str) -> set[int]:
     """The 1-based lines that hold only string text: the inner lines of a string spanning
-    several, and a string standing alone as a statement (a docstring). A formatter never
-    wraps them, so their length says nothing of the width the file's code keeps to
-    (opacus: a 100-column docstring beside code formatted at 88)."""
+    several, and a string alone on its line (a docstring, an argument such as a long
+    f-string message). A formatter never wraps them, so their length says nothing of the
+    width the file's code keeps to (opacus: 126-column messages beside code at 88)."""
     out: set[int] = set()
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
@@ -148,14 +148,17 @@ def _string_lines(text: str) -> set[int]:
         if tok.type == tokenize.STRING:
             (first, _), (last, _) = tok.start, tok.end
             out.update(range(first + 1, last + 1))
-            after = tokens[i + 1].type if i + 1 < len(tokens) else tokenize.ENDMARKER
-            if lead and after in (tokenize.NEWLINE, tokenize.COMMENT, tokenize.ENDMARKER):
+            after = tokens[i + 1] if i + 1 < len(tokens) else None
+            if after is not None and after.string == "," and i + 2 < len(tokens):
+                after = tokens[i + 2]  # a string argument on its own line, then its comma
+            if lead and (after is None or after.type in _LINE_ENDS):
                 out.add(first)
         lead = tok.type in _LINE_STARTS
     return out
 
 
 _LINE_STARTS = (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT)
+_LINE_ENDS = (tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER)
 
 
 def _read_config(path: Path) -> str | None:

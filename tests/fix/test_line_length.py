@@ -147,17 +147,19 @@ def test_a_ruff_table_without_a_length_yields_to_the_files_own_lines(tmp_path):
 
 
 def test_a_long_docstring_does_not_widen_the_files_limit(tmp_path):
-    """opacus: code formatted at 88 beside a 100-column docstring. A formatter never wraps
-    a docstring, so its length is not the width the code keeps to: the decorator the port
-    lengthens is wrapped at 88, as before the port it fitted."""
+    """opacus: code formatted at 88 beside a 100-column docstring and 126-column f-string
+    messages on their own lines. A formatter never wraps those, so their length is not the
+    width the code keeps to: the decorator the port lengthens is wrapped at 88."""
     doc = "        " + '"""' + "x" * 86 + '"""'
     code = (
         "import unittest\n\nimport torch\n\n\nclass T(unittest.TestCase):\n"
         '    @unittest.skipIf(not torch.cuda.is_available(), "CUDA not available, skipping test")\n'
         f"    def test_a(self):\n{doc}\n        self.assertTrue(True)\n"
+        f'        print(\n            f"{"m" * 110} {{self}}"\n        )\n'  # a message on its own line
     )
-    assert len(doc) == 100 and max(len(x) for x in code.splitlines() if x != doc) <= 88
+    message = next(x for x in code.splitlines() if "mmm" in x)
+    assert len(doc) == 100 and max(len(x) for x in code.splitlines() if x not in (doc, message)) <= 88
     (tmp_path / "t.py").write_text(code)
     assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
     out = (tmp_path / "t.py").read_text()
-    assert max(len(x) for x in out.splitlines() if x != doc) <= 88, out
+    assert max(len(x) for x in out.splitlines() if x not in (doc, message)) <= 88, out
