@@ -54,6 +54,8 @@ def needed(outcomes: Sequence[Outcome], project) -> dict[str, tuple[Path, str, t
 def _imported_from(text: str, module: str, here: str | None, rel: str) -> list[str]:
     """The names ``text`` imports from ``module`` in any spelling: relative or absolute, on
     one line or wrapped in parentheses (``from pkg._device import (`` and a name a line)."""
+    if module.rpartition(".")[2] not in text:
+        return []  # no import of it: the file is not parsed again
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

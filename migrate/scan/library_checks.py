@@ -39,9 +39,12 @@ def absent_checks(folders: list[Path]) -> frozenset[str]:
     for module, name in npu_checks().items():
         top = module.split(".")[0]
         bases = (_library_in(folder, top) for folder in folders)
-        base = next((b for b in bases if b is not None), None) or _installed(top)
-        if base is not None and not _exports(base, module.split(".")[1:], name, _MAX_STARS):
-            out.add(module)
+        base = next((b for b in bases if b is not None), None)
+        if base is not None:
+            if not _exports(base, module.split(".")[1:], name, _MAX_STARS):
+                out.add(module)
+        elif _installed(top) is not None and not installed_exports(module, name):
+            out.add(module)  # read once per scan, not once per folder
     return frozenset(out)
 
 

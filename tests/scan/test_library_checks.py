@@ -55,9 +55,15 @@ def site(tmp_path, monkeypatch):
     folder = tmp_path / "site"
     folder.mkdir()
     monkeypatch.syspath_prepend(str(folder))
-    library_checks._installed.cache_clear()
+    _forget()
     yield folder
+    _forget()
+
+
+def _forget() -> None:
+    """Clear what the library checks remember of installed packages."""
     library_checks._installed.cache_clear()
+    library_checks.installed_exports.cache_clear()
 
 
 def test_a_library_in_neither_the_tree_nor_the_environment_is_not_judged(tmp_path, site):
@@ -72,7 +78,7 @@ def test_a_library_not_in_the_tree_is_judged_by_its_installed_copy(tmp_path, sit
     lay_out(site, "from .utils import is_mlu_available\n")
     assert absent_checks([tmp_path / "proj"]) == {"mmengine.device"}
     assert "mmengine" not in sys.modules  # found on the path, never imported
-    library_checks._installed.cache_clear()
+    _forget()
     lay_out(site, CHECK)
     assert absent_checks([tmp_path / "proj"]) == frozenset()
 
