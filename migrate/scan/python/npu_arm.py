@@ -49,9 +49,9 @@ from migrate.core.findings import Edit, Finding, Fix
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.device_names import Unspellable
 from migrate.scan.python.npu_checks import bound_check, usable_checks
+from migrate.scan.python.npu_ternary import cuda_available as is_cuda_available
+from migrate.scan.python.npu_ternary import device_list, npu_spelled
 from migrate.scan.python.portable import spell
-
-_AVAILABLE = "torch.cuda.is_available"
 
 
 def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
@@ -180,16 +180,6 @@ def _head(f, node: ast.If) -> ast.If:
         node = parent
 
 
-def is_cuda_available(f, test: ast.expr) -> bool:
-    """Is ``test`` the call ``torch.cuda.is_available()``?"""
-    return (
-        isinstance(test, ast.Call)
-        and not test.args
-        and not test.keywords
-        and f.qualname(test.func) == _AVAILABLE
-    )
-
-
 def chain(f, head: ast.If) -> list[ast.If]:
     """The ``if`` and its ``elif`` nodes, in order."""
     out = [head]
@@ -260,9 +250,7 @@ def _names_cuda(f, value: ast.expr) -> bool:
     if isinstance(value, ast.Constant):
         return value.value == "cuda"
     if isinstance(value, (ast.List, ast.Tuple)):
-        names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-        cuda_only = all(n == "cuda" or "cuda" not in n.lower() for n in names)
-        return len(names) == len(value.elts) and "cuda" in names and cuda_only
+        return device_list(value)
     return (
         isinstance(value, ast.Call)
         and f.qualname(value.func) == "torch.device"
@@ -310,7 +298,7 @@ def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
             and each.value is not None
             and _names_cuda(f, each.value)
         ):
-            npu = re.sub(r"""(['"])cuda\1""", lambda m: f"{m.group(1)}npu{m.group(1)}", source, count=1)
+            npu = npu_spelled(source, count=1)
             if npu == source:
                 return None
             source = npu

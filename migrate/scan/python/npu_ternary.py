@@ -21,7 +21,7 @@ from migrate.core.findings import Edit
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.portable import spell
 
-_AVAILABLE = ("torch.cuda.is_available",)
+_AVAILABLE = "torch.cuda.is_available"
 
 
 def cuda_first(f, node: ast.AST, parent: ast.AST | None) -> bool:
@@ -33,7 +33,28 @@ def cuda_first(f, node: ast.AST, parent: ast.AST | None) -> bool:
 
 def cuda_available(f, test: ast.expr) -> bool:
     """Is ``test`` the call ``torch.cuda.is_available()``?"""
-    return isinstance(test, ast.Call) and not test.args and f.qualname(test.func) in _AVAILABLE
+    return (
+        isinstance(test, ast.Call)
+        and not test.args
+        and not test.keywords
+        and f.qualname(test.func) == _AVAILABLE
+    )
+
+
+def device_list(value: ast.expr) -> bool:
+    """A list or tuple of device names holding ``"cuda"`` and no other name of CUDA's
+    (``["cpu", "cuda"]``: the devices a CUDA host has; not ``"cuda_data_parallel"``)."""
+    if not isinstance(value, (ast.List, ast.Tuple)):
+        return False
+    names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    cuda_only = all(n == "cuda" or "cuda" not in n.lower() for n in names)
+    return len(names) == len(value.elts) and "cuda" in names and cuda_only
+
+
+def npu_spelled(source: str, count: int = 0) -> str:
+    """``source`` with its ``"cuda"`` string literals (the first ``count``; 0: all) spelled
+    ``"npu"``, each in its own quotes."""
+    return re.sub(r"""(['"])cuda\1""", lambda m: f"{m.group(1)}npu{m.group(1)}", source, count=count)
 
 
 def npu_collection_arm(f, ifexp: ast.IfExp, quote: str) -> tuple[Edit, list[str]] | None:
@@ -44,19 +65,15 @@ def npu_collection_arm(f, ifexp: ast.IfExp, quote: str) -> tuple[Edit, list[str]
     the fallback names the NPU."""
     if names_npu(f.source(ifexp.orelse)) or names_npu(f.source(ifexp.body)):
         return None
-    body = ifexp.body
-    names = [e.value for e in getattr(body, "elts", ()) if isinstance(e, ast.Constant)]
-    if any("cuda" in str(n).lower() and n != "cuda" for n in names):
-        return None  # "cuda_data_parallel": a CUDA setting with no NPU name
+    if not device_list(ifexp.body):
+        return None  # ["", "cuda", "cuda_data_parallel"]: a CUDA setting with no NPU name
     check, imports = spell(f, '{device_type} == "npu"', quote, ifexp)
     if "{" in check or " if " in check or "==" in check:
         return None
     start, end = f.span(ifexp)
     a, b = f.span(ifexp.body)
     body = f.text[a:b]
-    npu = re.sub(r"""(['"])cuda\1""", lambda m: f"{m.group(1)}npu{m.group(1)}", body)
-    if npu == body:
-        return None
+    npu = npu_spelled(body)
     at = f.span(ifexp.orelse)[0]
     return Edit(start, end, f.text[start:at] + f"{npu} if {check} else " + f.text[at:end]), imports
 
