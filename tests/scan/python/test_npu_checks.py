@@ -60,7 +60,7 @@ def test_a_check_the_librarys_module_lacks_is_not_imported(tmp_path):
     assert out != textwrap.dedent(DIST_UTILS)  # ported
     assert "import is_npu_available" not in out and ", is_npu_available" not in out
     assert "from mmengine.device import is_mlu_available\n" in out
-    assert absent_checks([tmp_path]) == {"mmengine.device"}
+    assert "mmengine.device" in absent_checks([tmp_path])
 
 
 def test_a_check_the_module_exports_is_used(tmp_path):
@@ -68,7 +68,7 @@ def test_a_check_the_module_exports_is_used(tmp_path):
     target = lay_out(tmp_path, "from .utils import is_mlu_available, is_npu_available\n", utils)
     out = apply(target)
     assert "from mmengine.device import is_mlu_available, is_npu_available\n" in out
-    assert absent_checks([tmp_path]) == frozenset()
+    assert "mmengine.device" not in absent_checks([tmp_path])
 
 
 # ms-swift's swift/llm/utils/argument.py before #528, reduced: transformers is a dependency
