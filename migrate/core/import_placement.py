@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, LineIndex
+from migrate.core.import_names import isort_key, name_added
 
 
 @dataclass
@@ -200,40 +201,34 @@ def _merged(wanted: list[str]) -> list[str]:
 
 
 def extend_edits(text: str, tree: ast.Module, wanted: list[str]) -> tuple[list[Edit], list[str]]:
-    """Names imported from a module the file already imports from, on one plain top-level
-    line (``from M import a, b``), join that line: (edits, statements still to insert)."""
+    """Names imported from a module the file already imports from at top level (spelled the
+    same, relative or absolute) join that statement: on one plain line (``from M import a,
+    b``), or a parenthesised list in its own shape (migrate/core/import_names.py):
+    (edits, statements still to insert)."""
     edits: list[Edit] = []
     rest: list[str] = []
     index = LineIndex(text)
     for stmt in wanted:
         m = _FROM.fullmatch(stmt)
-        node = (
-            next(
-                (
-                    n
-                    for n in tree.body
-                    if isinstance(n, ast.ImportFrom)
-                    and m
-                    and not n.level
-                    and n.module == m.group(1)
-                    and n.lineno == n.end_lineno
-                    and all(a.name != "*" for a in n.names)
-                ),
-                None,
-            )
-            if m
-            else None
-        )
+        node = _same_module(tree, m.group(1)) if m else None
         if node is None or m is None:
             rest.append(stmt)
             continue
         start, end = index.span(node)
         line = text[start:end]
-        if "(" in line or "\\" in line or ";" in line:
+        new_names = [n.strip() for n in m.group(2).split(",") if n.strip()]
+        if node.lineno != node.end_lineno or "(" in line:
+            added = [name_added(text, index, node, n) for n in new_names]
+            if len(new_names) == 1 and added[0] is not None:
+                edits.append(added[0])
+            elif any((a.asname or a.name) not in new_names for a in node.names) or len(new_names) > 1:
+                rest.append(stmt)
+            continue
+        if "\\" in line or ";" in line:
             rest.append(stmt)
             continue
         present = {a.asname or a.name for a in node.names}
-        new = [n.strip() for n in m.group(2).split(",") if n.strip() not in present]
+        new = [n for n in new_names if n not in present]
         names = [a.name for a in node.names]
         if new and not any(a.asname for a in node.names) and names == sorted(names, key=isort_key):
             # a sorted list stays sorted, as isort / ruff's I001 keep it
@@ -247,11 +242,16 @@ def extend_edits(text: str, tree: ast.Module, wanted: list[str]) -> tuple[list[E
     return edits, rest
 
 
-def isort_key(name: str) -> tuple[int, str, str]:
-    """isort's order within one ``from`` import (ruff's default, order-by-type): CONSTANTS,
-    then Classes, then everything else, each case-insensitively."""
-    rank = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
-    return rank, name.lower(), name
+def _same_module(tree: ast.Module, module: str) -> ast.ImportFrom | None:
+    """The file's first top-level ``from`` import of ``module`` as spelled (``..utils``)."""
+    for n in tree.body:
+        if (
+            isinstance(n, ast.ImportFrom)
+            and "." * n.level + (n.module or "") == module
+            and all(a.name != "*" for a in n.names)
+        ):
+            return n
+    return None
 
 
 def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: str = "") -> list[Edit]:

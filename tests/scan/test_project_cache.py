@@ -13,6 +13,7 @@ import pytest
 from test_project import HELPER, write
 
 from migrate.scan.project import _facts_from_data, discover, package_of
+from migrate.scan.project.facts import _facts_data
 
 FILES = {
     "kit/__init__.py": "from kit.util.accel import get_device_name, get_torch_device\n",
@@ -177,10 +178,36 @@ def test_facts_round_trip():
         "uses": ["torch"],
         "relative_imports": True,
         "run_by_path": ["tools/run.py"],
+        "family": {
+            "module": "a.device.utils",
+            "rel": "a/device/utils.py",
+            "name": "is_npu_available",
+            "defined": False,
+            "anchor": "is_cuda_available",
+            "publics": ["a.device"],
+        },
     }
-    helpers_, arms, uses, relative, alone = _facts_from_data(data)
+    helpers_, arms, uses, relative, alone, family = _facts_from_data(data)
     assert relative is True and alone == {"tools/run.py"}
     assert helpers_[0].describe() == "a.f()" and arms == {"NPU_Accelerator"} and uses == {"torch"}
+    assert family.publics == ("a.device",) and family.name == "is_npu_available"
+    assert _facts_data(_facts_from_data(data)) == data
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        {"module": "a", "rel": "../x.py", "name": "n", "defined": False, "anchor": "a", "publics": []},
+        {"module": "a b", "rel": "a.py", "name": "n", "defined": False, "anchor": "a", "publics": []},
+        {"module": "a", "rel": "a.py", "name": "n()", "defined": False, "anchor": "a", "publics": []},
+        {"module": "a", "rel": "a.py", "name": "n", "defined": "no", "anchor": "a", "publics": []},
+        {"module": "a", "rel": "a.py", "name": "n", "defined": False, "anchor": "a", "publics": "a"},
+        ["a"],
+    ],
+)
+def test_a_family_of_the_wrong_shape_is_refused(family):
+    good = {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": False, "run_by_path": []}
+    assert _facts_from_data({**good, "family": family}) is None
 
 
 def test_a_corrupt_or_huge_cache_file_starts_afresh(tmp_path, capsys):

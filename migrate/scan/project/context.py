@@ -5,10 +5,11 @@ helpers and where the port's own would go, and the ``FileDevices`` of each file 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from migrate.core.display import shown_path
+from migrate.scan.check_family import CheckFamily
 from migrate.scan.project.facts import _FileFacts, imported_tops
 from migrate.scan.project.file_devices import FileDevices, HelperRef
 from migrate.scan.project.packages import _relative_to, package_of
@@ -31,6 +32,7 @@ class PackageInfo:
     # its modules also run by path (a `__main__` block, siblings imported by bare name:
     # pytorch/examples fast_neural_style), as paths relative to the package folder
     run_by_path: frozenset[str] = frozenset()
+    family: CheckFamily | None = None  # its family of device checks (scan/check_family.py)
 
 
 @dataclass
@@ -62,6 +64,7 @@ class ProjectContext:
     # per folder holding scanned code (a package's parent, a script's folder): the library
     # checks its tree lacks (FileDevices.absent_checks)
     absent: dict[str, frozenset[str]] = field(default_factory=dict)
+    _real_paths: set[str] | None = field(default=None, repr=False)
 
     def package_of(self, path: Path) -> tuple[Path | None, str | None]:
         return package_of(path, self.known, self.root)
@@ -89,6 +92,7 @@ class ProjectContext:
                 type_from=donor.type_from,
                 imported=imported,
                 absent_checks=absent,
+                family=self._family(donor),
             )
         info = self.packages.get(str(top))
         if info is None:
@@ -110,7 +114,30 @@ class ProjectContext:
             # a namespace folder's file: known as a script's (--target transfer: its entry shape)
             imported=None if relative is None else rel in self.imported_scripts,
             absent_checks=absent,
+            family=self._family(info),
         )
+
+    def _family(self, info: PackageInfo) -> CheckFamily | None:
+        """The package's family of device checks where a port may test with its NPU member:
+        the module defines it, or is among the files ported (which add it), through the
+        packages that export it or, among the files ported, will."""
+        family = info.family
+        if family is None:
+            return None
+        base = info.path.parent
+        if family.defined:
+            return family
+        if not self._ported(base / family.rel):
+            return None
+        publics = tuple(
+            p for p in family.publics if self._ported(base.joinpath(*p.split("."), "__init__.py"))
+        )
+        return replace(family, publics=publics)
+
+    def _ported(self, path: Path) -> bool:
+        if self._real_paths is None:
+            self._real_paths = {os.path.realpath(p) for p in self.paths.values()}
+        return os.path.realpath(path) in self._real_paths
 
     def _imported_by_runner(self, path: Path, top: Path, info: PackageInfo) -> bool:
         """Does a module of the package run by path, in the folder of ``path``, import it by
@@ -133,7 +160,7 @@ class ProjectContext:
             "devices="
             + ";".join(
                 f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}:{p.type_from}"
-                f":{p.relative_imports}:{sorted(p.run_by_path)}"
+                f":{p.relative_imports}:{sorted(p.run_by_path)}:{p.family}"
                 for k, p in sorted(self.packages.items())
             )
             + f";{sorted(self.scripts_min_torch.items())};"

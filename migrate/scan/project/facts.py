@@ -20,8 +20,10 @@ from migrate.scan.accelerator_apis import (
     imports_getter,
     mirror_classes,
 )
+from migrate.scan.check_family import CheckFamily, members_in_text
 from migrate.scan.helper_finder import find_helpers
 from migrate.scan.parallel import map_in_workers
+from migrate.scan.project.family import choose_family, family_data, family_from_data
 from migrate.scan.project.file_devices import HelperRef
 from migrate.scan.project.helpers import (
     _candidate,
@@ -53,9 +55,9 @@ def _import_heads(text: str) -> list[str]:
 
 # what a package's files say: its helpers (one per kind), its NPU arms, the packages it imports,
 # whether it imports its own modules relatively (more relative imports than imports of the
-# package by name: a tie, or neither, is absolute, as PEP 8 recommends), and its modules run
-# by path (PackageInfo.run_by_path)
-Facts = tuple[tuple[HelperRef, ...], frozenset[str], frozenset[str], bool, frozenset[str]]
+# package by name: a tie, or neither, is absolute, as PEP 8 recommends), its modules run
+# by path (PackageInfo.run_by_path), and its family of device checks (scan/check_family.py)
+Facts = tuple[tuple[HelperRef, ...], frozenset[str], frozenset[str], bool, frozenset[str], CheckFamily | None]
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class _FileFacts:
     alone: bool = False  # run by path: a `__main__` block, a sibling imported by bare name
     mirrors: frozenset[str] = frozenset()  # its classes with an accelerator's device_name method
     returns: frozenset[str] = frozenset()  # the classes its own accelerator getter returns
+    family: tuple[str, ...] = ()  # its device-check functions (scan/check_family.py)
 
 
 def file_facts(
@@ -94,6 +97,7 @@ def file_facts(
         relative=heads.count("."),
         absolute=heads.count(top.name),
         alone=_runs_alone(name, text, uses - {top.name}),
+        family=members_in_text(text) if "_available" in text else (),
     )
     if not _candidate(data):
         return facts(uses, init=init)
@@ -179,7 +183,9 @@ def _package_facts(
     arms = frozenset().union(*(f.arms for f in per_file))
     uses = frozenset().union(*(f.uses for f in per_file))
     relative = sum(f.relative for f in per_file) > sum(f.absolute for f in per_file)
-    return helpers, arms, uses - {top.name}, relative, alone
+    families = [(name, f.family) for name, f in zip(files, read, strict=True) if f is not None and f.family]
+    family = choose_family(top, families, inits)
+    return helpers, arms, uses - {top.name}, relative, alone, family
 
 
 def _accelerator_kept(ref: HelperRef, mirrors: frozenset[str]) -> bool:
@@ -192,7 +198,7 @@ def _accelerator_kept(ref: HelperRef, mirrors: frozenset[str]) -> bool:
 
 
 def _facts_data(facts: Facts) -> dict:
-    helpers, arms, uses, relative, alone = facts
+    helpers, arms, uses, relative, alone, family = facts
     return {
         "helpers": [
             {
@@ -209,6 +215,7 @@ def _facts_data(facts: Facts) -> dict:
         "uses": sorted(uses),
         "relative_imports": relative,
         "run_by_path": sorted(alone),
+        "family": family_data(family),
     }
 
 
@@ -263,7 +270,10 @@ def _facts_from_data(data: dict | None) -> Facts | None:
             return None
         if not all(isinstance(p, str) and _RELATIVE_PATH.match(p) for p in alone):
             return None
-        return tuple(helpers), frozenset(arms), frozenset(uses), relative, frozenset(alone)
+        family = family_from_data(data.get("family"))
+        if family is False or family is True:
+            return None
+        return tuple(helpers), frozenset(arms), frozenset(uses), relative, frozenset(alone), family
     except (KeyError, TypeError):
         return None
 

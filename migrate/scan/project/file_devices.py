@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from migrate.scan.check_family import CheckFamily
+
 
 @dataclass(frozen=True)
 class HelperRef:
@@ -58,6 +60,8 @@ class FileDevices:
     # rules/npu_checks.yaml modules whose library is in the scanned tree without the check
     # (migrate/scan/python/npu_checks.py absent_checks): the port does not import it
     absent_checks: frozenset[str] = frozenset()
+    # the project's family of device checks a port may test with (scan/check_family.py)
+    family: CheckFamily | None = None
 
     def helper(self, kind: str) -> HelperRef | None:
         return next((h for h in self.helpers if h.kind == kind), None)

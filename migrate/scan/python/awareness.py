@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.dead_code import dead_regions
 from migrate.scan.python.left_as_written import needs_no_port, nvidia_only, vendor_tests
-from migrate.scan.python.npu_checks import bound_check, own_check
+from migrate.scan.python.npu_checks import bound_check, family_check, own_check
 from migrate.scan.python.npu_twins import BLOCK_TYPES, npu_twins
 from migrate.scan.python.spans import SpanIndex
 
@@ -271,7 +271,12 @@ def _check_call(f, node) -> bool:
         return False
     name = node.func.id
     own = own_check(f)
-    return name == bound_check(f) or (own is not None and own.name == name)
+    family = family_check(f)
+    return (
+        name == bound_check(f)
+        or (own is not None and own.name == name)
+        or (family is not None and family[0] == name)
+    )
 
 
 def _imported_type_helper(f, test) -> bool:
@@ -399,9 +404,16 @@ def _imports_transfer(tree: ast.Module) -> bool:
     return False
 
 
-def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> list:
+def mark(
+    f,
+    findings,
+    portable: bool,
+    generic: frozenset[str] = frozenset(),
+    additions: frozenset[str] = frozenset(),
+) -> list:
     """``findings`` of ``f``, those in NPU-aware regions marked so (new findings), fixes
-    dropped where the code stays as it is."""
+    dropped where the code stays as it is; ``additions``: rules whose findings add the NPU's
+    side beside a vendor's code (the family of device checks), never marked."""
     if not findings:
         return findings
     reg = regions(f, portable, {x.line for x in findings})
@@ -409,6 +421,9 @@ def mark(f, findings, portable: bool, generic: frozenset[str] = frozenset()) -> 
         return findings
     out = []
     for x in findings:
+        if x.rule in additions:
+            out.append(x)
+            continue
         start = f.index.offset(x.line, x.column - 1)
         if reg.own_at(start):
             continue  # what a portable port wrote: not a finding

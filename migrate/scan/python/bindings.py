@@ -156,6 +156,19 @@ def chain_parts(node: ast.AST) -> list[str] | None:
     return parts
 
 
+def resolved_module(node: ast.ImportFrom, module: str, is_package: bool) -> str | None:
+    """The absolute module ``node`` imports from, in the dotted ``module`` (``is_package``:
+    a package's ``__init__.py``); None for a relative one reaching above the top package."""
+    if not node.level:
+        return node.module
+    parts = module.split(".") if module else []
+    package = parts if is_package else parts[:-1]
+    if node.level > len(package):
+        return None
+    base = [*package[: len(package) - node.level + 1], *(node.module.split(".") if node.module else [])]
+    return ".".join(base)
+
+
 def relative_bindings(tree: ast.Module, module: str, is_package: bool) -> Bindings:
     """The names the module-level relative imports of ``tree`` bind, resolved against the
     dotted ``module`` the file is (``is_package``: it is a package's ``__init__.py``), so

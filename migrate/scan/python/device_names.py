@@ -44,7 +44,7 @@ from migrate.scan.python.device_scope import (
     _TopLevel,
     torch_binding,
 )
-from migrate.scan.python.npu_checks import bound_check, importable_check, own_check
+from migrate.scan.python.npu_checks import bound_check, family_check, importable_check, own_check
 from migrate.scan.python.quotes import dominant_quote, lexed_quote
 from migrate.scan.python.unspellable import Unspellable
 
@@ -216,6 +216,11 @@ class DeviceNames:
         library = importable_check(self.f)
         if library is not None and not self._taken(library[1]) and not self._shadowed(library[1], node):
             return f"{library[1]}()", [f"from {library[0]} import {library[1]}"]
+        family = family_check(self.f)
+        if family is not None and not self._shadowed(family[0], node):
+            name, stmt = family
+            if stmt is None or not self._taken(name):
+                return f"{name}()", [stmt] if stmt else []
         fd = self.fd
         if fd.add_module and fd.add_module != fd.module:
             return None

@@ -48,7 +48,7 @@ from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, Finding, Fix
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.device_names import Unspellable
-from migrate.scan.python.npu_checks import bound_check, usable_checks
+from migrate.scan.python.npu_checks import bound_check, family_check, usable_checks
 from migrate.scan.python.npu_ternary import cuda_available as is_cuda_available
 from migrate.scan.python.npu_ternary import device_list, npu_spelled
 from migrate.scan.python.portable import spell
@@ -321,6 +321,9 @@ def arm_condition(f, test: ast.expr) -> tuple[str, list[str], list[Edit]]:
     check = _library_check(f)
     if check is not None:
         return check[0], [], check[1]
+    family = family_check(f)
+    if family is not None and (family[1] is None or family[0] not in f.bindings.names):
+        return f"{family[0]}()", [family[1]] if family[1] else [], []
     cond, imports = spell(f, '{device_type} == "npu"', None, test)
     return cond, imports, []
 

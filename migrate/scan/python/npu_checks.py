@@ -15,6 +15,10 @@ has, as upstream ports do (``"npu" if is_torch_npu_available() else "cuda"``,
   and the installed library has it (``installed_exports``), never from the file's own package;
 * a function of the file's own with a check's name and no required argument
   (FunASR's ``is_npu_available()``);
+* the project's family of device checks (migrate/scan/check_family.py): in the module
+  defining it, its NPU member (added there by the family rule where it lacks one); in a file
+  importing from that module or a package re-exporting it, that member, added to the import
+  (mmengine's ``from mmengine.device import is_mlu_available, is_npu_available``);
 * in a script with neither, the port's own one-function check (``is_npu_available`` in
   migrate/core/device_helpers/template.py), defined once after the imports.
 """
@@ -23,7 +27,9 @@ from __future__ import annotations
 
 import ast
 
+from migrate.scan.check_family import is_family, members_in_tree, npu_member, npu_name
 from migrate.scan.library_checks import installed_exports, npu_checks
+from migrate.scan.python.bindings import resolved_module
 
 # names a function of the file's own answers the question by (no required argument)
 CHECK_NAMES = ("is_npu_available", "is_torch_npu_available", "npu_is_available")
@@ -120,3 +126,38 @@ def own_check(f) -> ast.FunctionDef | None:
 def _no_required(a: ast.arguments) -> bool:
     positional = a.posonlyargs + a.args
     return len(a.defaults) >= len(positional) and all(d is not None for d in a.kw_defaults)
+
+
+@_once
+def family_check(f) -> tuple[str, str | None] | None:
+    """(name, the import binding it or None) of the project's NPU member of its family of
+    device checks: this file's own family (its module, or a file handed over alone that
+    defines one), else the project's where the file imports from its module or a package
+    exporting it; None where neither."""
+    members = members_in_tree(f.tree)
+    if is_family(members) or npu_member(members):
+        return npu_name(members), None
+    fd = getattr(f, "file_devices", None)
+    family = fd.family if fd is not None else None
+    own = fd.module if fd is not None else None
+    if family is None or not own or own == family.module:
+        return None
+    sources = {family.module, *family.publics}
+    package = f.rel.endswith("__init__.py")
+    for stmt in f.tree.body:
+        if not isinstance(stmt, ast.ImportFrom) or any(a.name == "*" for a in stmt.names):
+            continue
+        module = resolved_module(stmt, own, package)
+        bound = next((a.asname or a.name for a in stmt.names if a.name == family.name), None)
+        if module in sources and bound is not None:
+            return bound, None  # a second run: imported already
+        if module is not None and module in sources and not _exports_itself(own, module, package):
+            spelled = "." * stmt.level + (stmt.module or "")
+            return family.name, f"from {spelled} import {family.name}"
+    return None
+
+
+def _exports_itself(own: str, module: str, package: bool) -> bool:
+    """A package's __init__ importing from a package above it that it is part of: adding a
+    name there can be circular; it is left as written."""
+    return package and (own == module or own.startswith(module + "."))

@@ -71,11 +71,15 @@ def drop_own_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
 def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> list[Finding]:
     """What every target shares after matching: NPU-aware code is left alone, transfer
     leaves what it patches, no statement is left half ported. Each pass makes new findings."""
+    from migrate.scan.check_family import FAMILY_KIND
     from migrate.scan.python import awareness, consistency, transfer
 
     by_code = {r.code: r for r in rules}
     generic = frozenset(r.code for r in rules if r.portable)
-    findings = awareness.mark(f, findings, portable=target == "portable", generic=generic)
+    additions = frozenset(r.code for r in rules if r.kind == FAMILY_KIND)
+    findings = awareness.mark(
+        f, findings, portable=target == "portable", generic=generic, additions=additions
+    )
     if target == "portable":
         from migrate.scan.python.npu_arm import add_npu_arms
         from migrate.scan.python.npu_work_arm import add_npu_work_arms

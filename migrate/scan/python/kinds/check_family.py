@@ -1,0 +1,110 @@
+"""Kind ``device-check-family``: the project's family of device checks gains its NPU member.
+
+In the module defining the family (migrate/scan/check_family.py: ``is_cuda_available``,
+``is_mlu_available`` ... side by side), the NPU's is added after the CUDA one (else after
+the last other vendor's), as the port's one-function check named as its siblings are; in a
+package's ``__init__.py`` that re-exports the family (FileDevices.family), it joins the
+import of its sibling and ``__all__``. Files that import from there then test with it
+(migrate/scan/python/npu_checks.py ``family_check``). ``--target portable`` only: the other
+targets write the NPU's API without asking.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from migrate.core.fileio import newline_of
+from migrate.core.findings import Edit, fix_for
+from migrate.core.import_names import Entries, entry_added, name_added
+from migrate.core.kinds import Token, rule_kind
+from migrate.core.rules import Rule
+from migrate.scan.check_family import (
+    FAMILY_KIND,
+    anchor,
+    is_family,
+    member_source,
+    members_in_tree,
+    npu_member,
+    npu_name,
+)
+from migrate.scan.device_types import device_types
+from migrate.scan.python.bindings import resolved_module
+from migrate.scan.python.pyfile import PyFile
+
+_ALL = "__all__"
+
+
+def _tokens(rule: Rule, rules=()) -> set[Token]:
+    """A family names another vendor's member (``mlu_available``), where it is defined
+    and where it is re-exported."""
+    return {Token(f"{vendor}_available", context="code") for vendor in device_types().vendors}
+
+
+@rule_kind(FAMILY_KIND, engine="python", params={}, tokens=_tokens, targets=("portable",))
+def run(f: PyFile, rules: list[Rule]) -> None:
+    if f.target != "portable":
+        return
+    for rule in rules:
+        _member(f, rule)
+        _exports(f, rule)
+
+
+def _member(f: PyFile, rule: Rule) -> None:
+    """The defining module: the NPU member after its anchor."""
+    members = members_in_tree(f.tree)
+    if not is_family(members) or npu_member(members) is not None:
+        return
+    name, after = npu_name(members), anchor(members)
+    node = next(n for n in f.tree.body if isinstance(n, ast.FunctionDef) and n.name == after)
+    source = member_source(name, f.bindings.local_for("torch"))
+    nl = newline_of(f.text)
+    end = f.span(node)[1]
+    edit = Edit(end, end, nl * 3 + source.replace("\n", nl))
+    values = {"name": name, "anchor": after}
+    fix = fix_for(rule, [edit], values, description=f"add `{name}()` after `{after}()`")
+    start = f.index.offset(node.lineno, node.col_offset)
+    f.report(rule, start, start + len("def ") + len(after), values, fix)
+
+
+def _exports(f: PyFile, rule: Rule) -> None:
+    """A package re-exporting the family: the NPU member beside its anchor."""
+    fd = f.file_devices
+    family = fd.family if fd is not None else None
+    own = fd.module if fd is not None else None
+    if family is None or family.defined or not f.rel.endswith("__init__.py") or own not in family.publics:
+        return
+    sources = {family.module, *(p for p in family.publics if p.startswith(f"{own}."))}
+    for stmt in f.tree.body:
+        if not isinstance(stmt, ast.ImportFrom) or resolved_module(stmt, own or "", True) not in sources:
+            continue
+        if not any(a.name == family.anchor for a in stmt.names):
+            continue
+        edit = name_added(f.text, f.index, stmt, family.name)
+        if edit is None:
+            return
+        edits = [edit, *_in_all(f, family.anchor, family.name)]
+        values = {"name": family.name, "anchor": family.anchor}
+        fix = fix_for(rule, edits, values, description=f"export `{family.name}` beside `{family.anchor}`")
+        f.report(rule, *f.span(stmt), values, fix)
+        return
+
+
+def _in_all(f: PyFile, sibling: str, name: str) -> list[Edit]:
+    """``name`` added to the module's ``__all__`` where that lists ``sibling``."""
+    for stmt in f.tree.body:
+        if not isinstance(stmt, ast.Assign) or not any(
+            isinstance(t, ast.Name) and t.id == _ALL for t in stmt.targets
+        ):
+            continue
+        value = stmt.value
+        if not isinstance(value, (ast.List, ast.Tuple)) or not value.elts:
+            return []
+        strings = [e for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        words = [str(e.value) for e in strings]
+        if len(strings) != len(value.elts) or sibling not in words:
+            return []
+        spans = [f.span(e) for e in strings]
+        quote = f.text[spans[0][0]]
+        entries = Entries(spans, words, [e.lineno for e in strings], value.lineno)
+        return [entry_added(f.text, f.index, entries, f"{quote}{name}{quote}", name)]
+    return []

@@ -1,0 +1,190 @@
+"""The project's family of device checks gains the NPU's member, its packages export it, and
+the files importing from there test with it (rule MIG208, migrate/scan/python/kinds/
+check_family.py; npu_checks.family_check): mmengine #572's and diffusers #7144's shapes, run
+after the port."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from trees import write
+from typer.testing import CliRunner
+
+from migrate.cli import app
+
+# mmengine before #572, reduced: yapf-wrapped imports, single quotes, `__all__`
+MMENGINE = {
+    "mmengine/__init__.py": "",
+    "mmengine/device/__init__.py": """\
+        from .utils import (get_device, get_max_cuda_memory, is_cuda_available,
+                            is_mlu_available, is_mps_available)
+
+        __all__ = [
+            'get_max_cuda_memory', 'get_device', 'is_cuda_available',
+            'is_mlu_available', 'is_mps_available'
+        ]
+        """,
+    "mmengine/device/utils.py": """\
+        import torch
+
+
+        def get_max_cuda_memory(device=None) -> int:
+            mem = torch.cuda.max_memory_allocated(device=device)
+            torch.cuda.reset_peak_memory_stats()
+            return int(mem)
+
+
+        def is_cuda_available() -> bool:
+            return torch.cuda.is_available()
+
+
+        def is_mlu_available() -> bool:
+            return hasattr(torch, 'is_mlu_available') and torch.is_mlu_available()
+
+
+        def is_mps_available() -> bool:
+            return False
+
+
+        def get_device() -> str:
+            if is_cuda_available():
+                return 'cuda'
+            elif is_mlu_available():
+                return 'mlu'
+            return 'cpu'
+        """,
+    "mmengine/dist/__init__.py": "",
+    "mmengine/dist/utils.py": """\
+        import torch
+        from mmengine.device import is_mlu_available
+
+
+        def init(rank):
+            if is_mlu_available():
+                torch.mlu.set_device(rank)
+            else:
+                num_gpus = torch.cuda.device_count()
+                torch.cuda.set_device(rank % num_gpus)
+
+
+        def sync():
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+        """,
+}
+
+# diffusers before #7144, reduced: import_utils does not import torch; relative imports in
+# parentheses, a name a line
+DIFFUSERS = {
+    "src/diffusers/__init__.py": "",
+    "src/diffusers/utils/__init__.py": """\
+        from .import_utils import (
+            is_torch_available,
+            is_torch_xla_available,
+        )
+        """,
+    "src/diffusers/utils/import_utils.py": """\
+        import importlib.util
+
+        _torch_xla_available = importlib.util.find_spec("torch_xla") is not None
+
+
+        def is_torch_available():
+            return importlib.util.find_spec("torch") is not None
+
+
+        def is_torch_xla_available():
+            return _torch_xla_available
+
+
+        def is_flax_available():
+            return False
+        """,
+    "src/diffusers/training_utils.py": """\
+        import random
+
+        import torch
+
+        from .utils import (
+            is_torch_available,
+        )
+
+
+        def set_seed(seed: int):
+            random.seed(seed)
+            torch.manual_seed(seed)
+            torch.cuda.manual_seed_all(seed)
+        """,
+}
+
+
+def apply(*paths: Path) -> str:
+    result = CliRunner().invoke(app, ["apply", *map(str, paths), "--no-cache", "--no-progress"])
+    assert result.exit_code in (0, 1), result.output
+    return result.output
+
+
+def test_mmengine_gets_is_npu_available_where_its_engineers_put_it(tmp_path):
+    write(tmp_path, MMENGINE)
+    apply(tmp_path / "mmengine")
+    pkg = tmp_path / "mmengine"
+    utils = (pkg / "device" / "utils.py").read_text()
+    assert "return torch.cuda.is_available()\n\n\ndef is_npu_available() -> bool:\n" in utils
+    init = (pkg / "device" / "__init__.py").read_text()
+    assert "is_mlu_available, is_mps_available, is_npu_available)" in init
+    assert "'is_mlu_available', 'is_mps_available', 'is_npu_available'\n]" in init
+    dist = (pkg / "dist" / "utils.py").read_text()
+    assert "from mmengine.device import is_mlu_available, is_npu_available\n" in dist
+    assert "    elif is_npu_available():\n        num_gpus = torch.npu.device_count()\n" in dist
+    assert "_device.py" not in {p.name for p in pkg.iterdir()}  # no second helper module
+    before = {p: p.read_text() for p in pkg.rglob("*.py")}
+    apply(tmp_path / "mmengine")
+    assert {p: p.read_text() for p in pkg.rglob("*.py")} == before  # a second run: nothing
+    run = [
+        sys.executable,
+        "-c",
+        "import mmengine.dist.utils as u, mmengine.device as d; u.sync(); print(d.is_npu_available())",
+    ]
+    done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"  # no torch_npu here: the CUDA side, as before
+
+
+def test_diffusers_gets_is_torch_npu_available_in_its_import_utils(tmp_path):
+    write(tmp_path, DIFFUSERS)
+    apply(tmp_path / "src")
+    pkg = tmp_path / "src" / "diffusers"
+    utils = (pkg / "utils" / "import_utils.py").read_text()
+    assert "def is_torch_npu_available() -> bool:" in utils
+    assert "    try:\n        import torch\n    except ImportError:\n        return False\n" in utils
+    assert utils.index("def is_torch_xla_available") < utils.index("def is_torch_npu_available")
+    init = (pkg / "utils" / "__init__.py").read_text()
+    assert "    is_torch_available,\n    is_torch_npu_available,\n    is_torch_xla_available,\n)" in init
+    training = (pkg / "training_utils.py").read_text()
+    assert "    is_torch_available,\n    is_torch_npu_available,\n)" in training
+    # bound once: the call inline would pass the file's 79 columns (fix/hoist.py)
+    assert "    torch_device = torch.npu if is_torch_npu_available() else torch.cuda\n" in training
+    assert "    torch_device.manual_seed_all(seed)\n" in training
+    run = [sys.executable, "-c", "import diffusers.training_utils as t; t.set_seed(0)"]
+    done = subprocess.run(run, cwd=tmp_path / "src", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_family_module_not_ported_is_not_imported_from(tmp_path):
+    """Only dist/utils.py is ported: mmengine.device keeps lacking the check, so the port
+    must not import it from there."""
+    write(tmp_path, MMENGINE)
+    apply(tmp_path / "mmengine" / "dist" / "utils.py")
+    dist = (tmp_path / "mmengine" / "dist" / "utils.py").read_text()
+    assert "is_npu_available" not in dist.split("\n\n")[0]  # not in its imports
+    assert "is_npu_available" not in (tmp_path / "mmengine" / "device" / "utils.py").read_text()
+
+
+def test_a_family_module_handed_over_alone_gets_its_member(tmp_path):
+    write(tmp_path, {"utils.py": MMENGINE["mmengine/device/utils.py"]})
+    apply(tmp_path / "utils.py")
+    text = (tmp_path / "utils.py").read_text()
+    assert text.count("def is_npu_available") == 1
+    assert "torch_device = torch.npu if is_npu_available() else torch.cuda" in text
