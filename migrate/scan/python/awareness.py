@@ -20,7 +20,8 @@ Names alone decide nothing: ``use_cuda = torch.cuda.is_available()`` and a funct
 (Imports guarded by ``except ImportError`` are the effort model's: it discounts them.)
 
 With --target portable, left as written (reported, no fix): a table keyed by device type
-without an "npu" entry (a person adds the entry).
+without an "npu" entry (a person adds the entry), but for the ``"cuda"`` key of one whose
+NPU entry the port adds (scan/python/device_tables.py).
 
 The regions that need no NPU arm (NVIDIA-only code, type checks, old-torch fallbacks) are
 scan/python/left_as_written.py's; NPU twins side by side are scan/python/npu_twins.py's.
@@ -34,6 +35,7 @@ from dataclasses import dataclass, replace
 
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.dead_code import dead_regions
+from migrate.scan.python.device_tables import table_key
 from migrate.scan.python.left_as_written import needs_no_port, nvidia_only, vendor_tests
 from migrate.scan.python.npu_checks import bound_check, family_check, own_check
 from migrate.scan.python.npu_twins import BLOCK_TYPES, npu_twins
@@ -135,7 +137,11 @@ def _node_region(f, node, facts: _Facts, out: Regions) -> None:
         return
     elif isinstance(node, ast.Dict):
         if facts.portable and _device_table(node):
-            out.keep.append((*f.span(node), 'a table per device without an "npu" entry: add one'))
+            why = 'a table per device without an "npu" entry: add one'
+            a, b = f.span(node)
+            key = table_key(f, node, "npu")  # the port adds its entry: all but its key kept
+            cut = [(a, b)] if key is None else [(a, f.span(key)[0]), (f.span(key)[1], b)]
+            out.keep += [(x, y, why) for x, y in cut]
     elif (
         isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         and facts.cuda_fn

@@ -1,7 +1,8 @@
 """--target transfer: torch_npu's transfer_to_npu patches torch.cuda, device strings passed to
 torch, `.cuda()` and the NCCL backend at run time. Rules whose row says ``transfer: patched``
 are then left as written (reported as handled, no effort) — except comparisons, which no
-patch can reach (``x.device.type == "cuda"`` is False on an NPU). Entry points (a
+patch can reach (``x.device.type == "cuda"`` is False on an NPU), and the ``"cuda"`` key of a
+table looked up by device type, which gains the NPU's entry (scan/python/device_tables.py). Entry points (a
 ``__main__`` block, a package's ``__main__.py``, a script whose work runs at module level, as
 torchrun scripts often are) get the import once (MIG206). A script outside any package that
 no scanned file imports and that shows no entry shape cannot be judged: its CUDA uses are not
@@ -16,6 +17,7 @@ import re
 from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, Finding, fix_for
 from migrate.core.import_placement import anchor_offset
+from migrate.scan.python.device_tables import table_keys
 
 IMPORT = "from torch_npu.contrib import transfer_to_npu  # noqa: F401"
 ENTRY_RULE = "MIG206"
@@ -26,9 +28,10 @@ def settle(f, findings: list[Finding], rules) -> list[Finding]:
     """``findings`` with what transfer_to_npu patches marked as handled (new findings); in a
     file that cannot be judged an entry point or a module, left as they are, plus the
     ``undecided`` rule's finding saying why."""
+    tables = table_keys(f, "npu") if "cuda" in f.text else set()  # the NPU entry is added
     if entry_role(f) != UNDECIDED:
-        return [_settled(f, x, rules.get(x.rule)) for x in findings]
-    patched = sum(_patched(f, x, rules.get(x.rule)) for x in findings)
+        return [_settled(f, x, rules.get(x.rule), tables) for x in findings]
+    patched = sum(_patched(f, x, rules.get(x.rule), tables) for x in findings)
     undecided = [
         r for r in rules.values() if r.kind == "transfer-entry-point" and r.params.get("role") == UNDECIDED
     ]
@@ -40,16 +43,16 @@ def settle(f, findings: list[Finding], rules) -> list[Finding]:
     return [*findings, *f.findings[before:]]
 
 
-def _patched(f, x: Finding, rule) -> bool:
+def _patched(f, x: Finding, rule, tables: set[int]) -> bool:
     if rule is None or rule.transfer != "patched" or x.npu_aware:
         return False
     start = f.index.offset(x.line, x.column - 1)
-    # x.device.type == "cuda": no patch reaches a string comparison
-    return not (rule.kind == "context-string" and _in_compare(f, start))
+    # x.device.type == "cuda": no patch reaches a string comparison, nor table[device.type]
+    return not (rule.kind == "context-string" and (_in_compare(f, start) or start in tables))
 
 
-def _settled(f, x: Finding, rule) -> Finding:
-    if not _patched(f, x, rule):
+def _settled(f, x: Finding, rule, tables: set[int]) -> Finding:
+    if not _patched(f, x, rule, tables):
         return x
     return x.left_as_is("transfer_to_npu patches it at run time: left as is")
 

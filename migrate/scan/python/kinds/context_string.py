@@ -18,6 +18,8 @@ A literal is only considered where a device/backend is meant (never in log messa
       ifexp_test: 'is_available'         # "cuda" if torch.cuda.is_available() else "cpu"
       anywhere: true                     # any string literal but docstrings (for values that
                                          # cannot mean anything else: "torch.cuda.FloatTensor")
+      device_tables: true                # {"cpu": -1, "cuda": 1024}: the NPU's entry added
+                                         # (migrate/scan/python/device_tables.py)
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from migrate.core.kinds import param, prefilter_words, rule_kind
 from migrate.core.rules import Rule
 from migrate.core.schema import mapping, record, regex, strings
 from migrate.core.targets import template
+from migrate.scan.python.device_tables import report_table
 from migrate.scan.python.portable import declines, portable_fix, spell, whole_slot
 from migrate.scan.python.portable_strings import portable_literal
 from migrate.scan.python.pyfile import PyFile, partial_target
@@ -57,6 +60,7 @@ class Spec:
         self.ifexp = re.compile(p["ifexp_test"]) if p.get("ifexp_test") else None
         self.anywhere = bool(p.get("anywhere"))
         self.track = bool(p.get("track_variables"))
+        self.tables = bool(p.get("device_tables"))
 
     def use_pattern(self) -> str:
         """A regex (NAME stands for the variable) for a use of a variable in a position."""
@@ -103,6 +107,7 @@ PARAMS = {
     "ifexp_test": param(str, check=regex, doc="regex on the test of a conditional expression"),
     "anywhere": param(bool, doc="any string literal but docstrings"),
     "track_variables": param(bool, doc="variables later passed where a device is meant"),
+    "device_tables": param(bool, doc='a dict keyed by device types gains the NPU\'s entry after "cuda"'),
 }
 # --target portable: the forms migrate/scan/python/portable_strings.py reads
 PORTABLE = {
@@ -155,6 +160,8 @@ def run(f: PyFile, specs: tuple[Spec, ...]) -> None:
         ast.Call, ast.Assign, ast.AnnAssign, ast.arguments, ast.Dict, ast.Compare, ast.IfExp, ast.Return
     ):
         for spec in specs:
+            if spec.tables and isinstance(node, ast.Dict):
+                report_table(f, spec, node)
             for value in _positions(f, spec, node):
                 if isinstance(value, ast.Name) and isinstance(node, ast.Call):
                     if constants is None:
