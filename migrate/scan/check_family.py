@@ -54,6 +54,11 @@ def is_member(name: str) -> bool:
     return word is not None and (word[1] in (CUDA_WORD, NPU_WORD) or word[1] in device_types().vendors)
 
 
+def is_cuda_member(name: str) -> bool:
+    word = _word(name)
+    return word is not None and word[1] == CUDA_WORD
+
+
 def members_in_text(text: str) -> tuple[str, ...]:
     """The family-shaped top-level functions of a module's text, callable without
     arguments, in file order (found without parsing it)."""

@@ -74,7 +74,7 @@ def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
             for x in inside:
                 changed[id(x)] = x.left_as_is("its NPU arm is beside it: left as is")
             continue
-        changed.update(refixed(f, inside, partial(_fix, f, node, arm)))
+        changed.update(refixed(f, inside, partial(arm_fix, f, node, arm)))
     return [changed.get(id(x), x) for x in findings]
 
 
@@ -98,12 +98,14 @@ def refixed(f, inside: list[Finding], make, allowed: frozenset[str] | None = Non
     return {id(x): x.with_fix(located) for x in inside}
 
 
-def device_arm(f, node: ast.If) -> ast.stmt | None:
+def device_arm(f, node: ast.If, asks_cuda=is_cuda_available) -> ast.stmt | None:
     """The CUDA arm's one statement where ``node`` is ``if torch.cuda.is_available():`` (or
-    such an ``elif``) choosing a device by name (``x = "cuda"``, ``return
-    torch.device("cuda")``) with an alternative (another arm, the code after an early
-    return, a one-arm ``if`` choosing another device) that does not name the NPU; else None."""
-    if not is_cuda_available(f, node.test):
+    such an ``elif``; ``asks_cuda(f, test)`` tells such a test: the project's
+    ``is_cuda_available()`` in its family of device checks) choosing a device by name (``x =
+    "cuda"``, ``return torch.device("cuda")``) with an alternative (another arm, the code
+    after an early return, a one-arm ``if`` choosing another device) that does not name
+    the NPU; else None."""
+    if not asks_cuda(f, node.test):
         return None
     stmt = _device_stmt(f, node.body)
     if stmt is None:
@@ -266,7 +268,7 @@ def is_elif(f, node: ast.If) -> bool:
     return line.startswith("elif")
 
 
-def _fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
+def arm_fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
     """The insertion of the NPU arm: before the chain's ``else:``, or after its last arm."""
     last = chain(f, head)[-1]
     text = f.text

@@ -144,20 +144,26 @@ def family_check(f) -> tuple[str, str | None] | None:
         return None
     sources = {family.module, *family.publics}
     package = f.rel.endswith("__init__.py")
+    found: list[tuple[int, ast.ImportFrom]] = []
     for stmt in f.tree.body:
         if not isinstance(stmt, ast.ImportFrom) or any(a.name == "*" for a in stmt.names):
             continue
         module = resolved_module(stmt, own, package)
+        if module is None or module not in sources:
+            continue
         bound = next((a.asname or a.name for a in stmt.names if a.name == family.name), None)
-        if module in sources and bound is not None:
+        if bound is not None:
             return bound, None  # a second run: imported already
-        if module is not None and module in sources and not _exports_itself(own, module, package):
-            spelled = "." * stmt.level + (stmt.module or "")
-            return family.name, f"from {spelled} import {family.name}"
-    return None
+        if not _encloses(module, own):
+            found.append((0 if module == family.module else 1, stmt))
+    if not found:
+        return None
+    stmt = min(found, key=lambda pair: pair[0])[1]  # the defining module's import first
+    return family.name, f"from {'.' * stmt.level + (stmt.module or '')} import {family.name}"
 
 
-def _exports_itself(own: str, module: str, package: bool) -> bool:
-    """A package's __init__ importing from a package above it that it is part of: adding a
-    name there can be circular; it is left as written."""
-    return package and (own == module or own.startswith(module + "."))
+def _encloses(module: str, own: str) -> bool:
+    """Is ``module`` a package the file belongs to (``from . import logging`` in
+    diffusers/utils/torch_utils.py)? Its ``__init__`` runs while it imports the file: a
+    name added there may not be bound yet (circular); the import is left as written."""
+    return own == module or own.startswith(module + ".")

@@ -100,6 +100,16 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
         end = f.span(body[-1])[1]
         inside = [x for x in live if start <= offsets[id(x)] < end]
         review = [x for x in inside if x.rule not in _COPYABLE]
+        tested = [x for x in review if found.cond and offsets[id(x)] < f.span(head.test)[1]]
+        if tested:  # `backend == NCCL` stays CUDA's test: the twin tests for HCCL
+            rest = [x for x in inside if x not in tested]
+            fixed = refixed(f, rest, partial(_fix, f, head, found), _COPYABLE)
+            if fixed:
+                changed.update(fixed)
+                changed.update(
+                    {id(x): x.left_as_is("its HCCL twin is beside it: left as is") for x in tested}
+                )
+            continue
         if review and read_fields_only(f, body, review):
             inside = [x for x in inside if x.rule in _COPYABLE]
             fixed = refixed(f, inside, partial(_fix, f, head, found), _COPYABLE)
@@ -149,27 +159,31 @@ def _cuda_arm(f, head: ast.If) -> _Place | None:
 
 
 def _type_twin(f, head: ast.If) -> _Place | None:
-    """``if device.type == "cuda":`` (on one line, alone or the last of an ``and`` of plain
-    operands) whose arm does CUDA's work: its twin right after its body, the same test for
-    "npu", as timm's engineers wrote ``elif device.type == "npu": torch.npu.synchronize()``."""
+    """``if device.type == "cuda":`` or ``if backend == dist.Backend.NCCL:`` (on one line,
+    alone or the last of an ``and`` of plain operands) whose arm does CUDA's work: its twin
+    right after its body, the same test for "npu" or "hccl", as timm's engineers wrote
+    ``elif device.type == "npu": torch.npu.synchronize()`` and mmengine's ``if backend ==
+    'hccl': return torch.device('npu', torch.npu.current_device())``."""
     test = head.test
     parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-    literal = _cuda_literal(parts[-1])
-    if literal is None or test.lineno != test.end_lineno or not all(map(_plain, parts)):
+    found = _cuda_operand(f, parts[-1])
+    if found is None or test.lineno != test.end_lineno or not all(map(_plain, parts)):
         return None
     end_line = head.body[-1].end_lineno or head.body[-1].lineno
     if end_line >= len(f.index.starts):
         return None
     if not CUDA_STACK.search(f.text[f.span(head.body[0])[0] : f.span(head.body[-1])[1]].lower()):
         return None  # an arm doing nothing CUDA's: the test is widened instead, one line
-    (a, b), (ta, tb) = f.span(literal), f.span(test)
-    cond = f.text[ta:a] + f.text[a:b].replace("cuda", "npu") + f.text[b:tb]
+    operand, npu = found
+    (a, b), (ta, tb) = f.span(operand), f.span(test)
+    cond = f.text[ta:a] + npu + f.text[b:tb]
     return _Place(f.index.offset(end_line + 1, 0), ta, head.body, "elif", cond)
 
 
-def _cuda_literal(test: ast.expr) -> ast.Constant | None:
-    """The ``"cuda"`` of ``<name or attribute> == "cuda"`` (either side) or of ``"cuda" in
-    <name or attribute>`` (timm's ``'cuda' in args.device``), or None."""
+def _cuda_operand(f, test: ast.expr) -> tuple[ast.expr, str] | None:
+    """The CUDA side of ``<name or attribute> == "cuda"`` (either side), of ``"cuda" in
+    <name or attribute>`` (timm's ``'cuda' in args.device``), or of a comparison of a name
+    with NCCL's backend (``"nccl"``, ``dist.Backend.NCCL``), and its NPU spelling; or None."""
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
     left, right, op = test.left, test.comparators[0], test.ops[0]
@@ -181,10 +195,24 @@ def _cuda_literal(test: ast.expr) -> ast.Constant | None:
     else:
         return None
     for side, other in pairs:
-        named = isinstance(other, (ast.Name, ast.Attribute))
-        if isinstance(side, ast.Constant) and side.value == "cuda" and named:
-            return side
+        if not isinstance(other, (ast.Name, ast.Attribute)):
+            continue
+        if isinstance(side, ast.Constant) and side.value in ("cuda", "nccl"):
+            return side, f.source(side).replace(side.value, "npu" if side.value == "cuda" else "hccl")
+        if isinstance(op, ast.Eq) and _nccl_member(side):
+            quote = f.devices.quote
+            return side, f"{quote}hccl{quote}"
     return None
+
+
+def _nccl_member(node: ast.expr) -> bool:
+    """``<...>.Backend.NCCL`` (torch.distributed's backend enum)."""
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "NCCL"
+        and isinstance(node.value, (ast.Attribute, ast.Name))
+        and (node.value.attr if isinstance(node.value, ast.Attribute) else node.value.id) == "Backend"
+    )
 
 
 def _plain(node: ast.expr) -> bool:

@@ -342,3 +342,43 @@ def test_a_device_type_test_whose_arm_does_nothing_cudas_is_widened_instead(port
             stats(device)
     """)
     assert "elif" not in out and 'if device.type in ("cuda", "npu"):\n' in out
+
+
+# mmengine's get_comm_device before #572, reduced
+COMM = """
+import torch
+from torch import distributed as torch_dist
+
+def get_comm_device(group=None):
+    backend = torch_dist.get_backend(group)
+    if backend == torch_dist.Backend.NCCL:
+        return torch.device('cuda', torch.cuda.current_device())
+    elif backend == 'cncl':
+        return torch.device('mlu', torch.mlu.current_device())
+    else:
+        return torch.device('cpu')
+
+def sync(backend):
+    if backend == "nccl":
+        torch.cuda.synchronize()
+"""
+
+
+def test_a_backend_test_gets_its_twin_for_hccl_after_it(ported):
+    """mmengine #572's engineers kept NCCL's arm and added `backend == 'hccl'` for the NPU."""
+    out = ported(COMM)
+    assert (
+        "    if backend == torch_dist.Backend.NCCL:\n"
+        "        return torch.device('cuda', torch.cuda.current_device())\n"
+        "    elif backend == 'hccl':\n"
+        "        return torch.device('npu', torch.npu.current_device())\n"
+        "    elif backend == 'cncl':\n"
+    ) in out
+    assert '    if backend == "nccl":\n        torch.cuda.synchronize()\n    elif backend == "hccl":\n' in out
+    assert "is_npu_available" not in out  # the backend decides, as it did for CUDA
+    assert ported(out) == out
+
+
+def test_a_backend_test_whose_arm_does_nothing_cudas_is_not_twinned(ported):
+    out = ported(COMM.replace("        torch.cuda.synchronize()", "        print(backend)"))
+    assert 'elif backend == "hccl"' not in out

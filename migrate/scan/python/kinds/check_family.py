@@ -21,6 +21,7 @@ from migrate.core.rules import Rule
 from migrate.scan.check_family import (
     FAMILY_KIND,
     anchor,
+    is_cuda_member,
     is_family,
     member_source,
     members_in_tree,
@@ -29,6 +30,7 @@ from migrate.scan.check_family import (
 )
 from migrate.scan.device_types import device_types
 from migrate.scan.python.bindings import resolved_module
+from migrate.scan.python.npu_arm import arm_fix, device_arm
 from migrate.scan.python.pyfile import PyFile
 
 _ALL = "__all__"
@@ -46,6 +48,7 @@ def run(f: PyFile, rules: list[Rule]) -> None:
         return
     for rule in rules:
         _member(f, rule)
+        _chains(f, rule)
         _exports(f, rule)
 
 
@@ -64,6 +67,35 @@ def _member(f: PyFile, rule: Rule) -> None:
     fix = fix_for(rule, [edit], values, description=f"add `{name}()` after `{after}()`")
     start = f.index.offset(node.lineno, node.col_offset)
     f.report(rule, start, start + len("def ") + len(after), values, fix)
+
+
+def _chains(f: PyFile, rule: Rule) -> None:
+    """In the defining module, a device chain asking the family's CUDA member gains an NPU
+    arm asking the NPU's (mmengine's ``get_device``: ``elif is_npu_available(): return
+    'npu'``), as a chain asking ``torch.cuda.is_available()`` does (scan/python/npu_arm.py):
+    without it the code picks the CPU on an NPU host."""
+    members = members_in_tree(f.tree)
+    cuda = {m for m in members if is_cuda_member(m)}
+    if not cuda or not is_family(members):
+        return
+
+    def asks_cuda(_f, test: ast.expr) -> bool:
+        return (
+            isinstance(test, ast.Call)
+            and not test.args
+            and isinstance(test.func, ast.Name)
+            and test.func.id in cuda
+        )
+
+    name = npu_name(members)
+    for node in f.nodes(ast.If):
+        stmt = device_arm(f, node, asks_cuda)
+        if stmt is None:
+            continue
+        values = {"name": name, "anchor": f.source(node.test)[:-2]}
+        fix = arm_fix(f, node, stmt, fix_for(rule, [], values))
+        if fix is not None:
+            f.report(rule, *f.span(node.test), values, fix.locate(f.index))
 
 
 def _exports(f: PyFile, rule: Rule) -> None:

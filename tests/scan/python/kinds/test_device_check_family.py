@@ -132,6 +132,11 @@ def test_mmengine_gets_is_npu_available_where_its_engineers_put_it(tmp_path):
     pkg = tmp_path / "mmengine"
     utils = (pkg / "device" / "utils.py").read_text()
     assert "return torch.cuda.is_available()\n\n\ndef is_npu_available() -> bool:\n" in utils
+    # get_device's chain asks the family: without an NPU arm it says 'cpu' on an NPU host
+    assert (
+        "        return 'mlu'\n    elif is_npu_available():\n        return 'npu'\n    return 'cpu'\n"
+        in utils
+    )
     init = (pkg / "device" / "__init__.py").read_text()
     assert "is_mlu_available, is_mps_available, is_npu_available)" in init
     assert "'is_mlu_available', 'is_mps_available', 'is_npu_available'\n]" in init
@@ -145,11 +150,12 @@ def test_mmengine_gets_is_npu_available_where_its_engineers_put_it(tmp_path):
     run = [
         sys.executable,
         "-c",
-        "import mmengine.dist.utils as u, mmengine.device as d; u.sync(); print(d.is_npu_available())",
+        "import mmengine.dist.utils as u, mmengine.device as d; "
+        "u.sync(); print(d.is_npu_available(), d.get_device())",
     ]
     done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"  # no torch_npu here: the CUDA side, as before
+    assert done.stdout.strip() == "False cpu"  # no torch_npu, no GPU here: as before
 
 
 def test_diffusers_gets_is_torch_npu_available_in_its_import_utils(tmp_path):
@@ -188,3 +194,32 @@ def test_a_family_module_handed_over_alone_gets_its_member(tmp_path):
     text = (tmp_path / "utils.py").read_text()
     assert text.count("def is_npu_available") == 1
     assert "torch_device = torch.npu if is_npu_available() else torch.cuda" in text
+
+
+def test_a_module_of_the_exporting_package_imports_from_the_family_module(tmp_path):
+    """diffusers/utils/torch_utils.py: `from . import logging` is its own package's __init__,
+    which imports it (a name added there is not bound yet): the check joins its import of
+    import_utils instead, as #11617's engineers wrote."""
+    files = dict(DIFFUSERS)
+    files["src/diffusers/utils/logging.py"] = ""
+    files["src/diffusers/utils/torch_utils.py"] = """\
+        import torch
+
+        from . import logging
+        from .import_utils import is_torch_available
+
+
+        def get_device():
+            if torch.cuda.is_available():
+                return "cuda"
+            else:
+                return "cpu"
+        """
+    write(tmp_path, files)
+    apply(tmp_path / "src")
+    text = (tmp_path / "src" / "diffusers" / "utils" / "torch_utils.py").read_text()
+    assert (
+        "from . import logging\nfrom .import_utils import is_torch_available, is_torch_npu_available\n"
+        in text
+    )
+    assert '    elif is_torch_npu_available():\n        return "npu"\n' in text
