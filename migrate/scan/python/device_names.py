@@ -213,14 +213,17 @@ class DeviceNames:
         own = own_check(self.f)
         if own is not None and not self._shadowed(own.name, node) and self._defined_before(own.name, node):
             return f"{own.name}()", []
+        family = family_check(self.f)  # the project's own family before a library's check
+        if family is not None and not self._shadowed(family[0], node):
+            name, stmt = family
+            # in the family's module, the member is added after its siblings: module-level
+            # code runs before it is defined
+            inside = node is None or self._function_of(node) is not None
+            if (stmt is None and inside) or (stmt is not None and not self._taken(name)):
+                return f"{name}()", [stmt] if stmt else []
         library = importable_check(self.f)
         if library is not None and not self._taken(library[1]) and not self._shadowed(library[1], node):
             return f"{library[1]}()", [f"from {library[0]} import {library[1]}"]
-        family = family_check(self.f)
-        if family is not None and not self._shadowed(family[0], node):
-            name, stmt = family
-            if stmt is None or not self._taken(name):
-                return f"{name}()", [stmt] if stmt else []
         fd = self.fd
         if fd.add_module and fd.add_module != fd.module:
             return None

@@ -320,12 +320,12 @@ def arm_fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
 def arm_condition(f, test: ast.expr) -> tuple[str, list[str], list[Edit]]:
     """(the NPU arm's condition, the imports it needs, the edits binding it): the library
     check the file imports, else the port's device type compared with "npu"."""
+    family = family_check(f) if not bound_check(f) else None
+    if family is not None and (family[1] is None or family[0] not in f.bindings.names):
+        return f"{family[0]}()", [family[1]] if family[1] else [], []  # the project's own first
     check = _library_check(f)
     if check is not None:
         return check[0], [], check[1]
-    family = family_check(f)
-    if family is not None and (family[1] is None or family[0] not in f.bindings.names):
-        return f"{family[0]}()", [family[1]] if family[1] else [], []
     cond, imports = spell(f, '{device_type} == "npu"', None, test)
     return cond, imports, []
 

@@ -59,7 +59,10 @@ def _member(f: PyFile, rule: Rule) -> None:
         return
     name, after = npu_name(members), anchor(members)
     node = next(n for n in f.tree.body if isinstance(n, ast.FunctionDef) and n.name == after)
-    source = member_source(name, f.bindings.local_for("torch"))
+    # torch bound by a plain module-level import, else (optional, or imported only inside
+    # functions: trl's import_utils) the member imports it itself
+    plain = f.devices.torch_binding == "plain"
+    source = member_source(name, (f.bindings.local_for("torch") or "torch") if plain else None)
     nl = newline_of(f.text)
     end = f.span(node)[1]
     edit = Edit(end, end, nl * 3 + source.replace("\n", nl))

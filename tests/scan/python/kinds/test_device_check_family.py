@@ -223,3 +223,24 @@ def test_a_module_of_the_exporting_package_imports_from_the_family_module(tmp_pa
         in text
     )
     assert '    elif is_torch_npu_available():\n        return "npu"\n' in text
+
+
+def test_a_family_module_importing_torch_only_in_functions_gets_the_guarded_member(tmp_path):
+    """trl/import_utils.py before its NPU port: torch is imported inside is_xpu_available."""
+    text = """\
+        import importlib
+
+
+        def is_xpu_available() -> bool:
+            import torch
+
+            return hasattr(torch, "xpu") and torch.xpu.is_available()
+        """
+    write(tmp_path, {"import_utils.py": text})
+    apply(tmp_path / "import_utils.py")
+    out = (tmp_path / "import_utils.py").read_text()
+    assert "def is_npu_available() -> bool:" in out
+    assert "    try:\n        import torch\n    except ImportError:\n        return False\n" in out
+    scope: dict = {}
+    exec(compile(out, "import_utils.py", "exec"), scope)  # noqa: S102 - the port of a test input
+    assert scope["is_npu_available"]() is False
