@@ -48,7 +48,13 @@ from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, Finding, Fix
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.device_names import Unspellable
-from migrate.scan.python.npu_checks import bound_check, family_check, usable_checks
+from migrate.scan.python.npu_checks import (
+    asks_family_cuda,
+    bound_check,
+    family_check,
+    family_cuda_members,
+    usable_checks,
+)
 from migrate.scan.python.npu_ternary import cuda_available as is_cuda_available
 from migrate.scan.python.npu_ternary import device_list, npu_spelled
 from migrate.scan.python.portable import spell
@@ -57,7 +63,7 @@ from migrate.scan.python.portable import spell
 def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
     """``findings``, those in the CUDA arm of a device-choosing chain fixed by the chain's
     new NPU arm instead (new findings)."""
-    if "is_available" not in f.text:
+    if "is_available" not in f.text and not family_cuda_members(f):
         return findings
     live = [x for x in findings if not x.npu_aware]
     if not live:
@@ -65,7 +71,7 @@ def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
     offsets = {id(x): f.index.offset(x.line, x.column - 1) for x in live}
     changed: dict[int, Finding] = {}
     for node in f.nodes(ast.If):
-        arm = device_arm(f, node)
+        arm = device_arm(f, node, _asks_cuda)
         if arm is None:
             continue
         start, end = f.span(node.test)[0], f.span(node.body[-1])[1]
@@ -76,6 +82,13 @@ def add_npu_arms(f, findings: list[Finding]) -> list[Finding]:
             continue
         changed.update(refixed(f, inside, partial(arm_fix, f, node, arm)))
     return [changed.get(id(x), x) for x in findings]
+
+
+def _asks_cuda(f, test: ast.expr) -> bool:
+    """``torch.cuda.is_available()``, or the project family's CUDA member (its chains' NPU
+    arm comes from rule MIG208, scan/python/kinds/check_family.py: the arm's other findings
+    carry it)."""
+    return is_cuda_available(f, test) or asks_family_cuda(f, test)
 
 
 def refixed(f, inside: list[Finding], make, allowed: frozenset[str] | None = None) -> dict[int, Finding]:

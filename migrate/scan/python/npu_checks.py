@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 
-from migrate.scan.check_family import is_family, members_in_tree, npu_member, npu_name
+from migrate.scan.check_family import is_cuda_member, is_family, members_in_tree, npu_member, npu_name
 from migrate.scan.library_checks import installed_exports, npu_checks
 from migrate.scan.python.bindings import resolved_module
 
@@ -167,3 +167,36 @@ def _encloses(module: str, own: str) -> bool:
     diffusers/utils/torch_utils.py)? Its ``__init__`` runs while it imports the file: a
     name added there may not be bound yet (circular); the import is left as written."""
     return own == module or own.startswith(module + ".")
+
+
+@_once
+def family_cuda_members(f) -> frozenset[str]:
+    """The names the file calls the family's CUDA member by (``is_cuda_available``): its
+    own, in the module defining the family, or imported from there (or a package exporting
+    it) where the port tests with the family's NPU member (``family_check``)."""
+    members = members_in_tree(f.tree)
+    if is_family(members):
+        return frozenset(m for m in members if is_cuda_member(m))
+    fd = getattr(f, "file_devices", None)
+    family = fd.family if fd is not None else None
+    own = fd.module if fd is not None else None
+    if family is None or not own or family_check(f) is None:
+        return frozenset()
+    sources = {family.module, *family.publics}
+    package = f.rel.endswith("__init__.py")
+    out: set[str] = set()
+    for stmt in f.tree.body:
+        if isinstance(stmt, ast.ImportFrom) and resolved_module(stmt, own, package) in sources:
+            out |= {a.asname or a.name for a in stmt.names if is_cuda_member(a.name)}
+    return frozenset(out)
+
+
+def asks_family_cuda(f, test: ast.expr) -> bool:
+    """Is ``test`` a call of the family's CUDA member, without arguments?"""
+    return (
+        isinstance(test, ast.Call)
+        and not test.args
+        and not test.keywords
+        and isinstance(test.func, ast.Name)
+        and test.func.id in family_cuda_members(f)
+    )

@@ -21,7 +21,6 @@ from migrate.core.rules import Rule
 from migrate.scan.check_family import (
     FAMILY_KIND,
     anchor,
-    is_cuda_member,
     is_family,
     member_source,
     members_in_tree,
@@ -31,6 +30,7 @@ from migrate.scan.check_family import (
 from migrate.scan.device_types import device_types
 from migrate.scan.python.bindings import resolved_module
 from migrate.scan.python.npu_arm import arm_fix, device_arm
+from migrate.scan.python.npu_checks import asks_family_cuda, family_check, family_cuda_members
 from migrate.scan.python.pyfile import PyFile
 
 _ALL = "__all__"
@@ -39,7 +39,8 @@ _ALL = "__all__"
 def _tokens(rule: Rule, rules=()) -> set[Token]:
     """A family names another vendor's member (``mlu_available``), where it is defined
     and where it is re-exported."""
-    return {Token(f"{vendor}_available", context="code") for vendor in device_types().vendors}
+    words = [f"{vendor}_available" for vendor in device_types().vendors] + ["is_cuda_available"]
+    return {Token(word, context="code") for word in words}
 
 
 @rule_kind(FAMILY_KIND, engine="python", params={}, tokens=_tokens, targets=("portable",))
@@ -73,26 +74,17 @@ def _member(f: PyFile, rule: Rule) -> None:
 
 
 def _chains(f: PyFile, rule: Rule) -> None:
-    """In the defining module, a device chain asking the family's CUDA member gains an NPU
-    arm asking the NPU's (mmengine's ``get_device``: ``elif is_npu_available(): return
-    'npu'``), as a chain asking ``torch.cuda.is_available()`` does (scan/python/npu_arm.py):
-    without it the code picks the CPU on an NPU host."""
-    members = members_in_tree(f.tree)
-    cuda = {m for m in members if is_cuda_member(m)}
-    if not cuda or not is_family(members):
+    """A device chain asking the family's CUDA member gains an NPU arm asking the NPU's
+    (mmengine's ``get_device``: ``elif is_npu_available(): return 'npu'``), as a chain
+    asking ``torch.cuda.is_available()`` does (scan/python/npu_arm.py, which gives the
+    arm's other findings this one insertion): without it the code picks the CPU on an NPU
+    host. In the defining module, and in a file importing the CUDA member from there."""
+    if not family_cuda_members(f):
         return
-
-    def asks_cuda(_f, test: ast.expr) -> bool:
-        return (
-            isinstance(test, ast.Call)
-            and not test.args
-            and isinstance(test.func, ast.Name)
-            and test.func.id in cuda
-        )
-
-    name = npu_name(members)
+    family = family_check(f)
+    name = family[0] if family is not None else ""
     for node in f.nodes(ast.If):
-        stmt = device_arm(f, node, asks_cuda)
+        stmt = device_arm(f, node, asks_family_cuda)
         if stmt is None:
             continue
         values = {"name": name, "anchor": f.source(node.test)[:-2]}

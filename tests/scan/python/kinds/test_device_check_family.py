@@ -244,3 +244,27 @@ def test_a_family_module_importing_torch_only_in_functions_gets_the_guarded_memb
     scope: dict = {}
     exec(compile(out, "import_utils.py", "exec"), scope)  # noqa: S102 - the port of a test input
     assert scope["is_npu_available"]() is False
+
+
+def test_a_chain_asking_the_imported_cuda_member_gets_the_npu_arm(tmp_path):
+    files = dict(MMENGINE)
+    files["mmengine/runner/__init__.py"] = ""
+    files["mmengine/runner/pick.py"] = """\
+        from mmengine.device import is_cuda_available
+
+
+        def pick():
+            if is_cuda_available():
+                device = 'cuda'
+            else:
+                device = 'cpu'
+            return device
+        """
+    write(tmp_path, files)
+    apply(tmp_path / "mmengine")
+    text = (tmp_path / "mmengine" / "runner" / "pick.py").read_text()
+    assert text.startswith("from mmengine.device import is_cuda_available, is_npu_available\n")
+    assert (
+        "    if is_cuda_available():\n        device = 'cuda'\n"
+        "    elif is_npu_available():\n        device = 'npu'\n    else:\n"
+    ) in text
