@@ -65,12 +65,22 @@ def _member(f: PyFile, rule: Rule) -> None:
     plain = f.devices.torch_binding == "plain"
     source = member_source(name, (f.bindings.local_for("torch") or "torch") if plain else None)
     nl = newline_of(f.text)
-    end = f.span(node)[1]
+    end = _line_end(f.text, f.span(node)[1])  # after a comment closing the anchor's last line
     edit = Edit(end, end, nl * 3 + source.replace("\n", nl))
     values = {"name": name, "anchor": after}
-    fix = fix_for(rule, [edit], values, description=f"add `{name}()` after `{after}()`")
+    # a module listing its names in __all__ (a star import re-exports only those) lists it too
+    edits = [edit, *_in_all(f, after, name)]
+    fix = fix_for(rule, edits, values, description=f"add `{name}()` after `{after}()`")
     start = f.index.offset(node.lineno, node.col_offset)
     f.report(rule, start, start + len("def ") + len(after), values, fix)
+
+
+def _line_end(text: str, at: int) -> int:
+    """The end of the line holding offset ``at`` (before its line break)."""
+    end = text.find("\n", at)
+    if end < 0:
+        return len(text)
+    return end - 1 if end > at and text[end - 1] == "\r" else end
 
 
 def _chains(f: PyFile, rule: Rule) -> None:

@@ -268,3 +268,48 @@ def test_a_chain_asking_the_imported_cuda_member_gets_the_npu_arm(tmp_path):
         "    if is_cuda_available():\n        device = 'cuda'\n"
         "    elif is_npu_available():\n        device = 'npu'\n    else:\n"
     ) in text
+
+
+def test_the_member_goes_after_a_comment_closing_the_anchor_and_keeps_crlf(tmp_path):
+    text = (
+        "import torch\r\n\r\n\r\ndef is_cuda_available():\r\n"
+        "    return torch.cuda.is_available()  # noqa: TID251\r\n\r\n\r\n"
+        "def is_mlu_available():\r\n    return False\r\n"
+    )
+    (tmp_path / "utils.py").write_bytes(text.encode())
+    apply(tmp_path / "utils.py")
+    out = (tmp_path / "utils.py").read_bytes().decode()
+    assert "is_available()  # noqa: TID251\r\n\r\n\r\ndef is_npu_available() -> bool:\r\n" in out
+    assert "\n" not in out.replace("\r\n", "")  # every line break is the file's
+    assert "npu.is_available()\r\n\r\n\r\ndef is_mlu_available():" in out
+
+
+def test_a_family_module_with_all_lists_the_member_for_star_imports(tmp_path):
+    text = """\
+        import torch
+
+        __all__ = [
+            "is_cuda_available",
+            "is_xpu_available",
+        ]
+
+
+        def is_cuda_available():
+            return torch.cuda.is_available()
+
+
+        def is_xpu_available():
+            return False
+        """
+    write(tmp_path, {"pkg/__init__.py": "from .utils import *\n", "pkg/utils.py": text})
+    apply(tmp_path / "pkg")
+    out = (tmp_path / "pkg" / "utils.py").read_text()
+    assert '    "is_cuda_available",\n    "is_npu_available",\n    "is_xpu_available",\n]' in out
+    done = subprocess.run(
+        [sys.executable, "-c", "from pkg import is_npu_available; print(is_npu_available())"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr
