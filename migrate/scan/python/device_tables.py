@@ -17,8 +17,9 @@ others (``"npu": 1024,`` on a line of its own; ``, "npu": 2`` in a one-line dict
 target: transfer_to_npu patches no lookup. A dict is such a table where its keys are all
 string constants, one of them ``"cuda"`` and another a device type of another device
 (rules/device_types.yaml: ``cpu``, ``mps``, ``xpu`` ...), none the NPU's; CUDA's value is on
-its key's line, with no call in it and no name of NVIDIA's stack (``"nccl"``,
-``torch.cuda.X``: a person decides the NPU's). A second run finds the NPU's key and leaves it.
+its key's line, with no call in it and no name of NVIDIA's stack (``torch.cuda.X``: a
+person decides the NPU's), but for NCCL's name, whose NPU entry is HCCL's (timm #2109:
+``"npu": "hccl"`` beside ``"cuda": "nccl"``). A second run finds the NPU's key and leaves it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from migrate.scan.device_types import device_types
 from migrate.scan.npu_names import CUDA_STACK
 
 _CUDA = "cuda"
+_NCCL, _HCCL = "nccl", "hccl"
 _NOT_COPIED = (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Starred)
 
 
@@ -49,9 +51,19 @@ def table_key(f, table: ast.Dict, new: str) -> ast.Constant | None:
     key, value = keys[i], table.values[i]
     if key is None or value.end_lineno != key.lineno or f.source(key) not in ('"cuda"', "'cuda'"):
         return None
-    if any(isinstance(n, _NOT_COPIED) for n in ast.walk(value)) or CUDA_STACK.search(f.source(value)):
+    if any(isinstance(n, _NOT_COPIED) for n in ast.walk(value)):
+        return None
+    if CUDA_STACK.search(f.source(value)) and _backend(value) is None:
         return None
     return key if isinstance(key, ast.Constant) else None
+
+
+def _backend(value: ast.expr) -> str | None:
+    """The NPU's collective backend where CUDA's value is NCCL's name (timm's
+    ``dist_backends = {"xpu": "ccl", "hpu": "hccl", "cuda": "nccl"}``), else None."""
+    if isinstance(value, ast.Constant) and value.value == _NCCL:
+        return _HCCL
+    return None
 
 
 def table_keys(f, new: str) -> set[int]:
@@ -84,7 +96,8 @@ def _entry(f, table: ast.Dict, key: ast.Constant, new: str) -> tuple[Edit | None
     the layout is not plain (parentheses or a comment between CUDA's value and its comma)."""
     value = table.values[table.keys.index(key)]
     (ka, kb), (va, vb) = f.span(key), f.span(value)
-    entry = f.text[ka:kb].replace(_CUDA, new, 1) + f.text[kb:va] + f.text[va:vb]
+    copied = f.text[va:vb].replace(_NCCL, _HCCL) if _backend(value) else f.text[va:vb]
+    entry = f.text[ka:kb].replace(_CUDA, new, 1) + f.text[kb:va] + copied
     following = [k for k in table.keys if k is not None and f.span(k)[0] > vb]
     stop = f.span(following[0])[0] if following else f.span(table)[1] - 1
     comma = f.text.find(",", vb, stop)

@@ -10,6 +10,7 @@ scan/python/portable_strings.py).
 from __future__ import annotations
 
 import ast
+import re
 
 from migrate.core.findings import Edit, Fix
 from migrate.scan.python.portable import bare_ok, portable_fix
@@ -125,9 +126,11 @@ def _device_text_of(node: ast.AST) -> ast.AST:
             return node
 
 
-def startswith_fix(f, spec, node, call, forms, values) -> Fix | None:
-    """`s.startswith("cuda")` -> `s.startswith(("cuda", "npu"))`."""
+def startswith_fix(f, spec, node, call, forms, values, tail: str = "") -> Fix | None:
+    """`s.startswith("cuda")` -> `s.startswith(("cuda", "npu"))`; `"cuda:"` (``tail``
+    ":", a device with its index: timm's ``if device.startswith('cuda:'):
+    torch.cuda.set_device(device)``) -> `("cuda:", "npu:")`."""
     s_, e = f.span(node)
     q = f.text[s_:e][-1]
-    new = forms["startswith"].replace('"', q)
+    new = re.sub(r'"(\w+)"', lambda m: f'"{m.group(1)}{tail}"', forms["startswith"]).replace('"', q)
     return _fix(spec.rule, [Edit(s_, e, new)], values, [], f"`startswith({new})`")

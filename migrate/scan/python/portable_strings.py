@@ -93,10 +93,11 @@ def _literal(
         isinstance(parent, ast.Call)
         and isinstance(parent.func, ast.Attribute)
         and parent.func.attr == "startswith"
-        and not tail
+        and tail in ("", ":")
+        and not fstring
         and forms.get("startswith")
     ):
-        return startswith_fix(f, spec, node, parent, forms, values)
+        return startswith_fix(f, spec, node, parent, forms, values, tail)
     if not tail and not fstring and forms.get("guarded") and cuda_first(f, node, parent):
         arm = npu_arm(f, parent, quote[-1])
         if arm is not None:
@@ -123,8 +124,10 @@ def _literal(
     if tail:
         rest = quote + tail + quote if not fstring else quote + body[len(prefix) :] + quote
         code = f"{code} + {rest}"
-        if isinstance(parent, _TIGHT) and not (isinstance(parent, ast.Attribute) and parent.attr == "format"):
-            code = f"({code})"
+        joined = isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add) and parent.left is node
+        format_call = isinstance(parent, ast.Attribute) and parent.attr == "format"
+        if isinstance(parent, _TIGHT) and not format_call and not joined:
+            code = f"({code})"  # not in `"cuda:" + str(i)`: `+` joins from the left
     return _fix(spec, [Edit(start, end, code)], values, imports, f"`{code}`")
 
 

@@ -314,3 +314,27 @@ def test_a_device_test_choosing_onnx_runtime_providers_is_not_widened():
     out = port(code)
     assert '    elif device.type == "cuda":\n        return ["CUDAExecutionProvider"' in out
     assert '    elif device.type == "npu":\n        torch.npu.synchronize()\n' in out
+
+
+def test_a_device_with_its_index_by_concatenation_or_prefix_reaches_the_npu():
+    """`"cuda:" + str(k)` (transformers' old model-parallel code, 105 ModelZoo files) and
+    timm's `if device.startswith('cuda:'): torch.cuda.set_device(device)`."""
+    from porting import port
+
+    code = """\
+        import torch
+
+
+        def place(x, k, device):
+            if device.startswith('cuda:'):
+                torch.cuda.set_device(device)
+            return x.to("cuda:" + str(k)), torch.device("cuda:" + str(k + 1))
+        """
+    npu = port(code, "npu")
+    assert "device.startswith('npu:')" in npu and 'x.to("npu:" + str(k))' in npu
+    assert 'torch.device("npu:" + str(k + 1))' in npu
+    portable = port(code)
+    assert "device.startswith(('cuda:', 'npu:'))" in portable
+    npu_or_cuda = '("npu" if is_npu_available() else "cuda")'
+    assert f'x.to({npu_or_cuda} + ":" + str(k))' in portable  # no parentheses `+` does not need
+    assert f'torch.device({npu_or_cuda} + ":" + str(k + 1))' in portable

@@ -66,12 +66,25 @@ def test_the_last_entry_without_a_comma_gets_one():
     assert '    "cuda": 4 * 256,\n    "npu": 4 * 256\n}\n' in out
 
 
+def test_a_backend_table_gains_hccl_for_the_npu():
+    """timm #2109's engineers added `"npu": "hccl"` to its table of collective backends."""
+    out = port("""\
+        dist_backends = {
+            "xpu": "ccl",
+            "hpu": "hccl",
+            "cuda": "nccl",
+        }
+        """)
+    assert '    "cuda": "nccl",\n    "npu": "hccl",\n}\n' in out
+    assert port(out) == out
+
+
 @pytest.mark.parametrize(
     "code",
     [
         'LIMITS = {"cuda": 1, "flash": 2}\n',  # no other device type: not a device table
         'LIMITS = {"cpu": 1, "cuda": 2, "npu": 3}\n',  # the NPU's entry is there
-        'BACKENDS = {"cpu": "gloo", "cuda": "nccl"}\n',  # CUDA's value is CUDA's own
+        'BACKENDS = {"cpu": "gloo", "cuda": "nccl_ext"}\n',  # CUDA's own, not NCCL's name
         'SYNC = {"cpu": None, "cuda": torch.cuda.synchronize}\n',
         'MAKE = {"cpu": None, "cuda": make_stream()}\n',  # a call: not copied
         'LIMITS = {"cpu": 1, "cuda": 2, **more}\n',  # keys not all written

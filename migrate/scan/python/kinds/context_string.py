@@ -392,7 +392,7 @@ def _fstring(f: PyFile, spec: Spec, value: ast.JoinedStr) -> None:
 
 
 def _template(f: PyFile, spec: Spec, value: ast.AST) -> None:
-    """ "cuda:{}".format(i), "cuda:%d" % i."""
+    """ "cuda:{}".format(i), "cuda:%d" % i, "cuda:" + str(i)."""
     template = _formatted(value)
     if spec.fprefix and template is not None and spec.fprefix.search(str(template.value)):
         _report_literal(f, spec, template, str(template.value), fstring=True)
@@ -435,8 +435,8 @@ def _formatted(value: ast.AST) -> ast.Constant | None:
     """The template string of "...".format(...) or "..." % x, if that is what value is."""
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "format":
         value = value.func.value
-    elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod):
-        value = value.left
+    elif isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mod, ast.Add)):
+        value = value.left  # "cuda:%d" % i, "cuda:" + str(i)
     else:
         return None
     return value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
