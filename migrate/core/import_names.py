@@ -52,19 +52,34 @@ class Entries:
         self.spans, self.keys, self.lines, self.head = spans, keys, lines, head
 
 
-def entry_added(text: str, index: LineIndex, entries: Entries, entry: str, key: str) -> Edit:
+PEP8_LIMIT = 79  # a line beside others grows no longer than this (or the list's longest)
+
+
+def entry_added(text: str, index: LineIndex, entries: Entries, entry: str, key: str) -> Edit | None:
     """The edit adding ``entry`` (sorted by ``key``) to ``entries``: where isort would put it
     when they are sorted, else after the last one; a line of its own where they are one a
-    line below the statement's first line, else beside them."""
+    line below the statement's first line, else beside them; None where that would make a
+    wrapped list's line longer than PEP 8's 79 columns or its own longest line (yapf-wrapped
+    imports: a formatter would rewrap the whole statement)."""
     keys = entries.keys
     ordered = keys == sorted(keys, key=isort_key)
     later = next((i for i, n in enumerate(keys) if isort_key(n) > isort_key(key)), None) if ordered else None
     lines, spans = entries.lines, entries.spans
     if len(set(lines)) == len(lines) and lines[0] > entries.head:
         return _one_a_line(text, index, lines, spans, entry, later)
-    if later is not None:
-        return Edit(spans[later][0], spans[later][0], f"{entry}, ")
-    return Edit(spans[-1][1], spans[-1][1], f", {entry}")
+    at = spans[later][0] if later is not None else spans[-1][1]
+    if len(set(lines)) > 1:  # wrapped: the line it joins must still fit
+        line = lines[later] if later is not None else lines[-1]
+        widths = [len(_line_at(text, index, n)) for n in range(entries.head, lines[-1] + 1)]
+        if len(_line_at(text, index, line)) + len(entry) + 2 > max(PEP8_LIMIT, *widths):
+            return None
+    return Edit(at, at, f"{entry}, " if later is not None else f", {entry}")
+
+
+def _line_at(text: str, index: LineIndex, line: int) -> str:
+    start = index.offset(line, 0)
+    end = text.find("\n", start)
+    return text[start : len(text) if end < 0 else end].rstrip("\r")
 
 
 def _one_a_line(text: str, index: LineIndex, lines: list[int], spans, entry: str, later: int | None) -> Edit:

@@ -139,8 +139,8 @@ def family_check(f) -> tuple[str, str | None] | None:
         return npu_name(members), None
     fd = getattr(f, "file_devices", None)
     family = fd.family if fd is not None else None
-    own = fd.module if fd is not None else None
-    if family is None or not own or own == family.module:
+    own = (fd.module if fd is not None else None) or ""  # "": a script using the package
+    if family is None or own == family.module:
         return None
     sources = {family.module, *family.publics}
     package = f.rel.endswith("__init__.py")
@@ -179,8 +179,8 @@ def family_cuda_members(f) -> frozenset[str]:
         return frozenset(m for m in members if is_cuda_member(m))
     fd = getattr(f, "file_devices", None)
     family = fd.family if fd is not None else None
-    own = fd.module if fd is not None else None
-    if family is None or not own or family_check(f) is None:
+    own = (fd.module if fd is not None else None) or ""
+    if family is None or family_check(f) is None:
         return frozenset()
     sources = {family.module, *family.publics}
     package = f.rel.endswith("__init__.py")

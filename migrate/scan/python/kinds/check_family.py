@@ -143,5 +143,6 @@ def _in_all(f: PyFile, sibling: str, name: str) -> list[Edit]:
         spans = [f.span(e) for e in strings]
         quote = f.text[spans[0][0]]
         entries = Entries(spans, words, [e.lineno for e in strings], value.lineno)
-        return [entry_added(f.text, f.index, entries, f"{quote}{name}{quote}", name)]
+        edit = entry_added(f.text, f.index, entries, f"{quote}{name}{quote}", name)
+        return [edit] if edit is not None else []
     return []

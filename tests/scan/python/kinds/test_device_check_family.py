@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 from trees import write
@@ -313,3 +314,26 @@ def test_a_family_module_with_all_lists_the_member_for_star_imports(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr
+
+
+def test_a_script_beside_the_package_tests_with_the_family_it_imports_from(tmp_path):
+    """diffusers #7916: examples/train_text_to_image_sdxl.py imports
+    diffusers.utils.import_utils, which has the check: the engineers imported it there."""
+    files = dict(DIFFUSERS)
+    more = "\n\ndef is_torch_npu_available():\n    return False\n"
+    utils = textwrap.dedent(files["src/diffusers/utils/import_utils.py"])
+    files["src/diffusers/utils/import_utils.py"] = utils + more + more.replace("torch_npu", "xformers")
+    files["examples/train.py"] = """\
+        import torch
+        from diffusers.utils.import_utils import is_xformers_available
+
+
+        def main():
+            torch.cuda.empty_cache()
+        """
+    write(tmp_path, files)
+    apply(tmp_path)
+    text = (tmp_path / "examples" / "train.py").read_text()
+    # joined to that import (wrapped: 88 columns, where the file's lines reach 79)
+    assert "import (\n    is_torch_npu_available,\n    is_xformers_available,\n)\n" in text
+    assert "(torch.npu if is_torch_npu_available() else torch.cuda).empty_cache()" in text
