@@ -10,7 +10,9 @@ once NPU ops ran since the last boundary; before the first boundary is step 0. R
   most ``MAX_SIGNATURES`` per op and step) and the site where a shape first changed after
   step 1 (an op compiled again for each new shape in jit-compile mode);
 * collectives (``c10d::*``) with the bytes of their NPU tensors, per step;
-* optimizers by class, with their steps;
+* optimizers by class, with their steps; those stepping DTensor parameters (FSDP2's
+  ``fully_shard``, tensor parallelism) apart, as ``sharded_optimizers``: torch_npu's fused
+  optimizers do not combine with sharded parameters (rules/npu_affinity.yaml, MIG901);
 * ``torch.compile`` calls on modules with NPU parameters, by site;
 * the compile mode the program set (``torch_npu.npu.set_compile_mode(jit_compile=...)``).
 
@@ -19,6 +21,7 @@ Everything is bounded: ops, signatures and sites are capped, so a long run costs
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 __all__ = ["PerfRecord"]
@@ -38,6 +41,7 @@ class PerfRecord:
         self.changed_at: dict[str, str] = {}  # op -> the site where its shapes first changed
         self.collectives: dict[str, list[int]] = {}  # name -> [count, bytes, smallest bytes]
         self.optimizers: dict[str, int] = {}
+        self.sharded_optimizers: dict[str, int] = {}  # stepping DTensor parameters
         self.compiled: dict[str, int] = {}  # site -> calls
         self.jit_compile: bool | None = None
 
@@ -86,9 +90,10 @@ class PerfRecord:
     def sync(self) -> None:
         self.steps[-1]["syncs"] += 1
 
-    def optimizer_step(self, cls: str) -> None:
-        if len(self.optimizers) < 64 or cls in self.optimizers:
-            self.optimizers[cls] = self.optimizers.get(cls, 0) + 1
+    def optimizer_step(self, cls: str, sharded: bool = False) -> None:
+        counts = self.sharded_optimizers if sharded else self.optimizers
+        if len(counts) < 64 or cls in counts:
+            counts[cls] = counts.get(cls, 0) + 1
         self.boundary()
 
     def compile_call(self, site: str) -> None:
@@ -121,6 +126,7 @@ class PerfRecord:
                 k: {"count": v[0], "bytes": v[1], "smallest": v[2]} for k, v in self.collectives.items()
             },
             "optimizers": dict(self.optimizers),
+            "sharded_optimizers": dict(self.sharded_optimizers),
             "compiled_on_npu": dict(self.compiled),
             "jit_compile": self.jit_compile,
         }
@@ -141,6 +147,15 @@ def _npu_module(model: Any) -> bool:
     return any(isinstance(t, NpuTensor) or getattr(t.device, "type", "") == "npu" for t in tensors[:64])
 
 
+def _sharded(opt: Any) -> bool:
+    """Does ``opt`` step DTensor parameters? (None exist before torch.distributed.tensor
+    is imported, so it is never imported here.)"""
+    dtensor = getattr(sys.modules.get("torch.distributed.tensor"), "DTensor", None)
+    if dtensor is None:
+        return False
+    return any(isinstance(p, dtensor) for group in opt.param_groups for p in group["params"])
+
+
 def watch_steps(perf: PerfRecord) -> None:
     """Step boundaries from every optimizer's step() (a global post-hook), and
     ``torch.compile`` calls on NPU modules (torch.compile is wrapped; what it returns is
@@ -152,7 +167,9 @@ def watch_steps(perf: PerfRecord) -> None:
 
     from migrate.emulate.callsite import where
 
-    register_optimizer_step_post_hook(lambda opt, args, kwargs: perf.optimizer_step(type(opt).__name__))
+    register_optimizer_step_post_hook(
+        lambda opt, args, kwargs: perf.optimizer_step(type(opt).__name__, _sharded(opt))
+    )
     original = torch.compile
     if getattr(original, "_migrate_watched", False):
         return
