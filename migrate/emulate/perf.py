@@ -8,7 +8,8 @@ once NPU ops ran since the last boundary; before the first boundary is step 0. R
 * NPU ops and host syncs per step (the syncs' sites come from the monitor's findings);
 * per op, the input-shape signatures of each step (a hash of the NPU inputs' shapes; at
   most ``MAX_SIGNATURES`` per op and step) and the site where a shape first changed after
-  step 1 (an op compiled again for each new shape in jit-compile mode);
+  step 1 and before the last boundary (an op compiled again for each new shape in jit-compile
+  mode; what runs after the loop, a checkpoint, compiles once);
 * collectives (``c10d::*``) with the bytes of their NPU tensors, per step;
 * optimizers by class, with their steps; those stepping DTensor parameters (FSDP2's
   ``fully_shard``, tensor parallelism) apart, as ``sharded_optimizers``: torch_npu's fused
@@ -39,6 +40,7 @@ class PerfRecord:
         self.steps: list[dict[str, int]] = [{"ops": 0, "syncs": 0}]
         self.shapes: dict[str, dict[int, set[int]]] = {}
         self.changed_at: dict[str, str] = {}  # op -> the site where its shapes first changed
+        self.changed_in: dict[str, int] = {}  # op -> the step where they did
         self.collectives: dict[str, list[int]] = {}  # name -> [count, bytes, smallest bytes]
         self.optimizers: dict[str, int] = {}
         self.sharded_optimizers: dict[str, int] = {}  # stepping DTensor parameters
@@ -79,6 +81,7 @@ class PerfRecord:
                     and not _seen_before(per_step, sig, self.step)
                 ):
                     self.changed_at[name] = site()
+                    self.changed_in[name] = self.step
 
     def _collective(self, name: str, flat: list, npu_tensor: type) -> None:
         size = sum(t.numel() * t.element_size() for t in flat if isinstance(t, npu_tensor))
@@ -114,10 +117,12 @@ class PerfRecord:
     # -- the part ---------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         changing = {}
+        # the steps between boundaries: before the first is set-up, after the last is what
+        # the program does once its loop ended (a checkpoint), compiled once, not per step
         for name, per_step in self.shapes.items():
-            counted = [s for step, s in per_step.items() if step >= 1]
+            counted = [s for step, s in per_step.items() if 1 <= step < self.step]
             union = set().union(*counted) if counted else set()
-            if len(counted) > 1 and len(union) > 1 and name in self.changed_at:
+            if len(counted) > 1 and len(union) > 1 and self.changed_in.get(name, self.step) < self.step:
                 changing[name] = {"shapes": len(union), "site": self.changed_at[name]}
         return {
             "steps": self.steps,
