@@ -8,9 +8,12 @@ once NPU ops ran since the last boundary; before the first boundary is step 0. R
 * NPU ops and host syncs per step (the syncs' sites come from the monitor's findings);
 * per op, the input-shape signatures of each step (a hash of the NPU inputs' shapes; at
   most ``MAX_SIGNATURES`` per op and step) and the site where a shape first changed after
-  step 1 (an op compiled again for each new shape in jit-compile mode);
+  step 1 and before the last boundary (an op compiled again for each new shape in jit-compile
+  mode; what runs after the loop, a checkpoint, compiles once);
 * collectives (``c10d::*``) with the bytes of their NPU tensors, per step;
-* optimizers by class, with their steps;
+* optimizers by class, with their steps; those stepping DTensor parameters (FSDP2's
+  ``fully_shard``, tensor parallelism) apart, as ``sharded_optimizers``: torch_npu's fused
+  optimizers do not combine with sharded parameters (rules/npu_affinity.yaml, MIG901);
 * ``torch.compile`` calls on modules with NPU parameters, by site;
 * the compile mode the program set (``torch_npu.npu.set_compile_mode(jit_compile=...)``).
 
@@ -19,6 +22,7 @@ Everything is bounded: ops, signatures and sites are capped, so a long run costs
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 __all__ = ["PerfRecord"]
@@ -36,8 +40,10 @@ class PerfRecord:
         self.steps: list[dict[str, int]] = [{"ops": 0, "syncs": 0}]
         self.shapes: dict[str, dict[int, set[int]]] = {}
         self.changed_at: dict[str, str] = {}  # op -> the site where its shapes first changed
+        self.changed_in: dict[str, int] = {}  # op -> the step where they did
         self.collectives: dict[str, list[int]] = {}  # name -> [count, bytes, smallest bytes]
         self.optimizers: dict[str, int] = {}
+        self.sharded_optimizers: dict[str, int] = {}  # stepping DTensor parameters
         self.compiled: dict[str, int] = {}  # site -> calls
         self.jit_compile: bool | None = None
 
@@ -75,6 +81,7 @@ class PerfRecord:
                     and not _seen_before(per_step, sig, self.step)
                 ):
                     self.changed_at[name] = site()
+                    self.changed_in[name] = self.step
 
     def _collective(self, name: str, flat: list, npu_tensor: type) -> None:
         size = sum(t.numel() * t.element_size() for t in flat if isinstance(t, npu_tensor))
@@ -86,9 +93,10 @@ class PerfRecord:
     def sync(self) -> None:
         self.steps[-1]["syncs"] += 1
 
-    def optimizer_step(self, cls: str) -> None:
-        if len(self.optimizers) < 64 or cls in self.optimizers:
-            self.optimizers[cls] = self.optimizers.get(cls, 0) + 1
+    def optimizer_step(self, cls: str, sharded: bool = False) -> None:
+        counts = self.sharded_optimizers if sharded else self.optimizers
+        if len(counts) < 64 or cls in counts:
+            counts[cls] = counts.get(cls, 0) + 1
         self.boundary()
 
     def compile_call(self, site: str) -> None:
@@ -109,10 +117,12 @@ class PerfRecord:
     # -- the part ---------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         changing = {}
+        # the steps between boundaries: before the first is set-up, after the last is what
+        # the program does once its loop ended (a checkpoint), compiled once, not per step
         for name, per_step in self.shapes.items():
-            counted = [s for step, s in per_step.items() if step >= 1]
+            counted = [s for step, s in per_step.items() if 1 <= step < self.step]
             union = set().union(*counted) if counted else set()
-            if len(counted) > 1 and len(union) > 1 and name in self.changed_at:
+            if len(counted) > 1 and len(union) > 1 and self.changed_in.get(name, self.step) < self.step:
                 changing[name] = {"shapes": len(union), "site": self.changed_at[name]}
         return {
             "steps": self.steps,
@@ -121,6 +131,7 @@ class PerfRecord:
                 k: {"count": v[0], "bytes": v[1], "smallest": v[2]} for k, v in self.collectives.items()
             },
             "optimizers": dict(self.optimizers),
+            "sharded_optimizers": dict(self.sharded_optimizers),
             "compiled_on_npu": dict(self.compiled),
             "jit_compile": self.jit_compile,
         }
@@ -141,6 +152,15 @@ def _npu_module(model: Any) -> bool:
     return any(isinstance(t, NpuTensor) or getattr(t.device, "type", "") == "npu" for t in tensors[:64])
 
 
+def _sharded(opt: Any) -> bool:
+    """Does ``opt`` step DTensor parameters? (None exist before torch.distributed.tensor
+    is imported, so it is never imported here.)"""
+    dtensor = getattr(sys.modules.get("torch.distributed.tensor"), "DTensor", None)
+    if dtensor is None:
+        return False
+    return any(isinstance(p, dtensor) for group in opt.param_groups for p in group["params"])
+
+
 def watch_steps(perf: PerfRecord) -> None:
     """Step boundaries from every optimizer's step() (a global post-hook), and
     ``torch.compile`` calls on NPU modules (torch.compile is wrapped; what it returns is
@@ -152,7 +172,9 @@ def watch_steps(perf: PerfRecord) -> None:
 
     from migrate.emulate.callsite import where
 
-    register_optimizer_step_post_hook(lambda opt, args, kwargs: perf.optimizer_step(type(opt).__name__))
+    register_optimizer_step_post_hook(
+        lambda opt, args, kwargs: perf.optimizer_step(type(opt).__name__, _sharded(opt))
+    )
     original = torch.compile
     if getattr(original, "_migrate_watched", False):
         return

@@ -41,6 +41,8 @@ def _host_syncs(report: dict, procs: list[dict]) -> list[Finding]:
     if not rows:
         return []
     per_step = [s["syncs"] for p in procs for s in _complete(p.get("steps") or [])]
+    if per_step and max(per_step) < limit("PERF202", "min_per_step"):
+        return []  # none inside a step (a checkpoint saved after the loop): no cost per step
     mean = sum(per_step) / len(per_step) if per_step else None
     ops: Counter[str] = Counter()
     for r in rows:

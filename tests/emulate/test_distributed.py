@@ -106,3 +106,14 @@ def test_tensor_parallel_training_on_that_mesh_gives_the_whole_models_losses(tp_
     want = trained_whole(model, start, mse, "target", len(ranks[0]["tp"]))
     for rank in ranks:
         assert rank["tp"] == pytest.approx(want, rel=1e-5)
+
+
+def test_optimizers_of_sharded_parameters_are_told_apart(dtensor_run, tp_run):
+    """FSDP2's and tensor parallelism's SGD step DTensors: counted apart from the optimizers
+    torch_npu's fused ones could replace (they do not combine with sharding: no PERF105)."""
+    for _, ranks, report in (dtensor_run, tp_run):
+        workers = [p for p in report["perf"] if p.get("sharded_optimizers")]
+        assert len(workers) == RANKS, report["perf"]
+        for p in workers:
+            assert p["sharded_optimizers"] == {"SGD": len(ranks[0].get("fsdp2") or ranks[0]["tp"])}
+            assert "SGD" not in p["optimizers"]

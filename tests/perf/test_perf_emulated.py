@@ -149,3 +149,15 @@ def test_the_section_of_a_report_with_collectives_and_fallbacks():
     assert got["PERF302"]["evidence"]["small"] == {"c10d::allreduce_": 40}
     assert got["PERF204"]["locations"] == ["train.py:9"]
     assert "PERF105" not in got  # SGD has no fused counterpart in MIG901's table
+
+
+def test_host_syncs_outside_every_step_cost_no_step():
+    """FSDP2's example saves its checkpoint after the loop: 375 copies to the host, none in
+    a training step; a sync in one step of the loop is a cost per step again."""
+    rows = [{"kind": "host_sync", "op": "aten::_to_copy", "site": "checkpoint.py:151", "count": 375}]
+    steps = [{"ops": 9, "syncs": 0}] * 11 + [{"ops": 99, "syncs": 375}]
+    report = {"findings": rows, "perf": [{"rank": "0", "steps": steps}]}
+    assert "PERF202" not in by_id({"performance": performance_section(report)})
+    steps[5] = {"ops": 9, "syncs": 1}
+    got = by_id({"performance": performance_section(report)})["PERF202"]
+    assert got["evidence"]["per_step"] == [0, 0, 0, 0, 1, 0, 0, 0, 0, 0]

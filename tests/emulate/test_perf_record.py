@@ -1,0 +1,35 @@
+"""The emulated run's raw performance observations (migrate/emulate/perf.py): which shape
+changes count as changes between steps."""
+
+from __future__ import annotations
+
+import pytest
+
+from migrate.emulate.perf import PerfRecord
+
+torch = pytest.importorskip("torch")
+
+
+def matmul(record: PerfRecord, rows: int) -> None:
+    x, w = torch.ones(rows, 4), torch.ones(4, 4)
+    record.op("aten::mm", [x, w, x @ w], torch.Tensor, lambda: f"train.py:{rows}")
+
+
+def steps(record: PerfRecord, batches: list[int], after: int | None = None) -> dict:
+    """A loop of one matmul per step on ``batches`` rows, each step ended by its optimizer
+    step; then, with ``after``, one more of ``after`` rows once the loop is over."""
+    for rows in batches:
+        matmul(record, rows)
+        record.optimizer_step("AdamW")
+    if after:
+        matmul(record, after)
+    return record.to_json()["changing_shapes"]
+
+
+def test_a_batch_shape_that_changes_inside_the_loop_is_reported():
+    assert steps(PerfRecord(), [8, 8, 8, 5, 5]) == {"aten::mm": {"shapes": 2, "site": "train.py:5"}}
+
+
+def test_what_runs_once_after_the_last_step_is_no_change_between_steps():
+    """FSDP2's example saves a checkpoint after its loop: its copies have shapes no step had."""
+    assert steps(PerfRecord(), [8, 8, 8, 8], after=3) == {}
