@@ -38,6 +38,7 @@ from pathlib import Path
 
 TIMEOUT = 30
 DEFAULT_LINE_LENGTH = 88  # ruff's and black's
+OLDEST_TARGET = "py37"  # ruff's oldest Python: the line wrapping writes nothing newer
 PEP8_LINE_LENGTH = 79
 MAX_LINE_LENGTH = 320  # ruff's largest
 _TOML_KEYS = (("tool", "ruff", "line-length"), ("tool", "black", "line-length"))
@@ -266,6 +267,10 @@ def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str, limit: 
             str(min(limit, MAX_LINE_LENGTH)),
             "--config",
             "format.quote-style='preserve'",
+            # no syntax the project's Python may lack: `with (a, b):` is 3.9+ (minGPT's
+            # trainer.py, for a project that declares no Python)
+            "--target-version",
+            OLDEST_TARGET,
             "--range",
             f"{line}:{len(content) - len(content.lstrip()) + 1}-{line}:{len(content) + 1}",
         )

@@ -51,3 +51,20 @@ def test_a_project_without_ruff_gets_the_edits_as_written(tmp_path):
         '    y = x.to("npu" if is_npu_available() else "cuda", non_blocking=True).float().mean(dim=0)\n'
         in (tmp_path / "a.py").read_text()
     )
+
+
+def test_a_wrapped_with_statement_stays_python_37_syntax(tmp_path):
+    """minGPT's trainer.py: a lengthened `with a, b:` was wrapped as `with (a, b):`, which
+    Python 3.8 cannot parse; its project declares no Python."""
+    import ast
+
+    code = (
+        "import torch\n\n\ndef step(model, x, enabled):\n"
+        "    with torch.cuda.amp.autocast(enabled=enabled), torch.cuda.device(0):\n"
+        "        return model(x)\n"
+    )
+    (tmp_path / "trainer.py").write_text(code)
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
+    out = (tmp_path / "trainer.py").read_text()
+    assert "with (" not in out and "with torch.amp.autocast(\n" in out
+    ast.parse(out)
