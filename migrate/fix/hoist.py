@@ -11,7 +11,9 @@ that function, as maintainers do there::
 A script's port spells the module through its NPU check (``(torch.npu if
 is_npu_available() else torch.cuda).synchronize()``); a function using that twice, or
 overflowing a line with it, binds it once the same way
-(``torch_device = torch.npu if is_npu_available() else torch.cuda``).
+(``torch_device = torch.npu if is_npu_available() else torch.cuda``), and so a device type
+chosen by the check (``device_type = "npu" if is_npu_available() else "cuda"``, then
+``init_device_mesh(device_type, ...)``, ``x.to(device_type)``).
 
 The binding goes before the first statement that uses it, in the innermost block holding every
 use, at that statement's indentation. Only calls on lines the port changed are hoisted, only
@@ -29,10 +31,13 @@ import re
 from migrate.scan.python.bindings import chain_parts
 
 NAME = "torch_device"
+TYPE_NAME = "device_type"  # a device type chosen by the NPU check, bound once the same way
 # a zero-argument call of a device-module helper, used for an attribute: `helper().attr`
 _CALL = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\(\)\.[A-Za-z_]")
 # the device module spelled through an NPU check, used for an attribute
 _CHOICE = re.compile(r"\(((\w+)\.npu if \w+\(\) else \2\.cuda)\)\.[A-Za-z_]")
+# the device type spelled through an NPU check
+_TYPE_CHOICE = re.compile(r"""(["'])npu\1 if \w+\(\) else \1cuda\1""")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -43,6 +48,9 @@ def helper_calls(contents: list[str]) -> set[str]:
     out: set[str] = set()
     for content in contents:
         out.update(m.group(1) for m in _CHOICE.finditer(content))
+        out.update(
+            ast.unparse(ast.parse(m.group(), mode="eval").body) for m in _TYPE_CHOICE.finditer(content)
+        )
         for m in _CALL.finditer(content):
             last = m.group(1).rsplit(".", 1)[-1]
             if "device" in last and not last.endswith(("_type", "_name", "_id", "_index")):
@@ -65,9 +73,7 @@ def hoist(old_text: str, new_text: str, spellings: set[str], limit: int | None =
     changed = _changed_lines(old, [x.rstrip("\r\n") for x in new])
     plans = []
     for fn in (n for n in ast.walk(tree) if isinstance(n, _SCOPES)):
-        plan = _plan(fn, new, changed, spellings, limit)
-        if plan is not None:
-            plans.append(plan)
+        plans += _plans(fn, new, changed, spellings, limit)
     if not plans:
         return new_text
     offsets = _line_offsets(new)
@@ -75,18 +81,22 @@ def hoist(old_text: str, new_text: str, spellings: set[str], limit: int | None =
     for anchor, calls, spelling in plans:
         indent = new[anchor.lineno - 1][: _char(new, anchor.lineno, anchor.col_offset)]
         at = offsets[anchor.lineno - 1]
+        name = _name_for(spelling)
         value = spelling if " if " in spelling else f"{spelling}()"
-        edits.append((at, at, f"{indent}{NAME} = {value}\n"))
+        if name == TYPE_NAME:  # as the port wrote it, in the file's quotes
+            value = ast.get_source_segment(new_text, calls[0]) or value
+        edits.append((at, at, f"{indent}{name} = {value}\n"))
         for call in calls:
             start = offsets[call.lineno - 1] + _char(new, call.lineno, call.col_offset)
             end = offsets[call.end_lineno - 1] + _char(new, call.end_lineno, call.end_col_offset)
             if (
                 isinstance(call, ast.IfExp)
+                and _grouping(new_text, start)  # `(torch.npu if ... else torch.cuda).x`
                 and new_text[start - 1 : start] == "("
                 and new_text[end : end + 1] == ")"
             ):
                 start, end = start - 1, end + 1  # the parentheses that held it
-            edits.append((start, end, NAME))
+            edits.append((start, end, name))
     out = new_text
     for start, end, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         out = out[:start] + text + out[end:]
@@ -97,13 +107,26 @@ def hoist(old_text: str, new_text: str, spellings: set[str], limit: int | None =
     return out
 
 
-def _plan(fn, lines: list[str], changed: set[int], spellings: set[str], limit: int):
-    """(anchor statement, calls to replace, spelling) for one function, or None."""
-    if any(
-        isinstance(n, ast.Name) and n.id == NAME or isinstance(n, ast.arg) and n.arg == NAME
-        for n in ast.walk(fn)
-    ):
-        return None
+def _grouping(text: str, start: int) -> bool:
+    """Is the ``(`` before ``start`` a grouping one, not a call's or a subscript's?"""
+    before = text[start - 2 : start - 1]  # right before it: a call's name, `)` or `]`
+    return not before or not (before.isalnum() or before in "_)]")
+
+
+def _name_for(spelling: str) -> str:
+    """The name a spelling is bound to: the device module's, or a device type's."""
+    return TYPE_NAME if spelling.startswith(("'npu'", '"npu"')) else NAME
+
+
+def _plans(fn, lines: list[str], changed: set[int], spellings: set[str], limit: int) -> list:
+    """(anchor statement, calls to replace, spelling) for one function: at most one per
+    name bound (the device module's, a device type's)."""
+    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {
+        n.arg for n in ast.walk(fn) if isinstance(n, ast.arg)
+    }
+    spellings = {s for s in spellings if _name_for(s) not in taken}
+    if not spellings:
+        return []
     calls: dict[str, list[ast.expr]] = {}
     for node in _own_nodes(fn):
         name: str | None = None
@@ -113,14 +136,18 @@ def _plan(fn, lines: list[str], changed: set[int], spellings: set[str], limit: i
             name = ast.unparse(node)  # the module chosen by the NPU check
         if name is not None and name in spellings:
             calls.setdefault(name, []).append(node)
+    out, bound = [], set()
     for spelling, found in sorted(calls.items(), key=lambda kv: -len(kv[1])):
         repeated = " if " in spelling and len(found) > 1
+        if _name_for(spelling) in bound:
+            continue
         if not repeated and not any(len(lines[c.lineno - 1].rstrip("\r\n")) > limit for c in found):
             continue
         anchor = _anchor(fn, found, lines)
         if anchor is not None:
-            return anchor, found, spelling
-    return None
+            out.append((anchor, found, spelling))
+            bound.add(_name_for(spelling))
+    return out
 
 
 def _own_nodes(fn):

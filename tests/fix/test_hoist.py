@@ -246,3 +246,39 @@ def test_the_block_path_of_every_node_is_the_one_walking_finds():
                 assert as_ids(got) == as_ids(want), (ast.dump(node)[:80], fn.name)
                 checked += 1
     assert checked > 1000
+
+
+def test_a_device_type_chosen_twice_in_a_function_is_bound_once(tmp_path):
+    """pytorch/examples' fsdp_tp_example.py: `"npu" if is_npu_available() else "cuda"`
+    written at each device use; an engineer names it once."""
+    (tmp_path / "tp.py").write_text(
+        "import torch\nfrom torch.distributed.device_mesh import init_device_mesh\n\n\n"
+        "def main(model):\n"
+        '    mesh = init_device_mesh("cuda", (2,))\n'
+        '    model = model.to("cuda")\n'
+        '    x = torch.randn(4, device="cuda")\n'
+        "    return mesh, model(x)\n\n\n"
+        "def once(model):\n"
+        '    return model.to("cuda")\n'
+    )
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
+    out = (tmp_path / "tp.py").read_text()
+    assert (
+        '    device_type = "npu" if is_npu_available() else "cuda"\n'
+        "    mesh = init_device_mesh(device_type, (2,))\n" in out
+    )
+    assert "    model = model.to(device_type)\n    x = torch.randn(4, device=device_type)\n" in out
+    assert '    return model.to("npu" if is_npu_available() else "cuda")\n' in out  # once: inline
+    assert out.count("device_type = ") == 1
+    again = migrate_cli(["apply", str(tmp_path), "--check", "--no-cache"])
+    assert again.exit_code == 0, again.output
+
+
+def test_type_choices_are_helper_spellings_in_the_files_quotes():
+    found = helper_calls(["x.to('npu' if is_npu_available() else 'cuda')"])
+    assert found == {"'npu' if is_npu_available() else 'cuda'"}
+    text = "def f(m):\n    a = m.to('npu' if c() else 'cuda')\n    return m.to('npu' if c() else 'cuda', a)\n"
+    out = hoist(text.replace("'npu' if c() else 'cuda'", "'cuda'"), text, {"'npu' if c() else 'cuda'"})
+    assert out.startswith(
+        "def f(m):\n    device_type = 'npu' if c() else 'cuda'\n    a = m.to(device_type)\n"
+    )

@@ -127,9 +127,11 @@ def test_a_file_alone_with_150_column_lines_is_not_rewrapped(tmp_path):
     assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
     out = (tmp_path / "a.py").read_text()
     lines = out.splitlines()
-    for start in ("    x = batch[", "    out = torch.zeros(4, device=", "    y = torch.zeros(4).to("):
-        line = next(x for x in lines if x.startswith(start))  # one line each, past 88
-        assert 88 < len(line) <= 150, line
+    for start, end in (("    x = batch[", ".view(-1)"), ("    out = torch.zeros(4, device=", ".mean(dim=0)")):
+        line = next(x for x in lines if x.startswith(start))  # one line each
+        assert line.endswith(end) and len(line) <= 150, line
+    grown = next(x for x in lines if x.startswith("    y = torch.zeros(4).to("))
+    assert grown.endswith(".sum()") and 88 < len(grown) <= 150, grown  # past 88, one line
     assert lines[lines.index("    batch = {") + 1].startswith("        key: value.to(")  # past 150: wrapped
     assert max(len(x) for x in lines) <= 150
 

@@ -33,10 +33,9 @@ def train_step(steps=1):
     x, y = make_batch(device)
     for _ in range(steps):
         opt.zero_grad()
+        device_type = "npu" if is_npu_available() else "cuda"
         with torch.autocast(
-            device_type="npu" if is_npu_available() else "cuda",
-            dtype=torch.float16,
-            enabled=use_amp,
+            device_type=device_type, dtype=torch.float16, enabled=use_amp
         ):
             loss = F.cross_entropy(model(x), y)
         scaler.scale(loss).backward()

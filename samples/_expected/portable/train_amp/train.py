@@ -49,10 +49,9 @@ def parse_args():
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--resume", default=None, help="checkpoint to resume from")
+    device_type = "npu" if is_npu_available() else "cuda"
     p.add_argument(
-        "--device",
-        default="npu" if is_npu_available() else "cuda",
-        help="device to train on (cuda or cpu)",
+        "--device", default=device_type, help="device to train on (cuda or cpu)"
     )
     p.add_argument("--no-amp", action="store_true", help="disable mixed precision on cuda")
     return p.parse_args()
@@ -95,9 +94,8 @@ def evaluate(model, loader, device):
     correct = seen = 0
     for images, labels in loader:
         images, labels = images.to(device), labels.to(device)
-        with torch.autocast(
-            device_type="npu" if is_npu_available() else "cuda", dtype=torch.float16
-        ):
+        device_type = "npu" if is_npu_available() else "cuda"
+        with torch.autocast(device_type=device_type, dtype=torch.float16):
             pred = model(images).argmax(dim=1)
         correct += (pred == labels).sum().item()
         seen += labels.numel()
