@@ -22,6 +22,7 @@ from pathlib import Path
 
 from migrate.core import device_helpers, fileio
 from migrate.fix.rewrite import Outcome
+from migrate.scan.python.bindings import resolved_module
 
 
 def needed(outcomes: Sequence[Outcome], project) -> dict[str, tuple[Path, str, tuple | None, list[str]]]:
@@ -64,21 +65,9 @@ def _imported_from(text: str, module: str, here: str | None, rel: str) -> list[s
         a.name
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom)
-        and _absolute("." * node.level + (node.module or ""), here, rel) == module
+        and resolved_module(node, here or "", rel.endswith("__init__.py")) == module
         for a in node.names
     ]
-
-
-def _absolute(module: str, here: str | None, rel: str) -> str:
-    if not module.startswith("."):
-        return module
-    level = len(module) - len(module.lstrip("."))
-    parts = (here or "").split(".")
-    if not rel.endswith("__init__.py"):
-        parts = parts[:-1]
-    base = parts[: len(parts) - level + 1] if level > 1 else parts
-    rest = module.lstrip(".")
-    return ".".join([*base, rest] if rest else base)
 
 
 def create(

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from porting import port
+from running import python_in
 from trees import write
 
 from .goldens import migrate_cli
@@ -231,13 +232,7 @@ def test_the_added_module_imports_the_project_helper_from_where_it_is_defined(tm
     helper = (tmp_path / "pft" / "_device.py").read_text()
     assert "from pft.utils.other import infer_device as get_device_type\n" in helper
     assert "get_device_module()" in (tmp_path / "pft" / "utils" / "integrations.py").read_text()
-    run = subprocess.run(
-        [sys.executable, "-c", "import pft; print(pft.to_device(1), pft.infer_device())"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=900,
-    )
+    run = python_in(tmp_path, "import pft; print(pft.to_device(1), pft.infer_device())")
     assert run.returncode == 0, run.stderr
     assert run.stdout == "1 cpu\n"
 

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 from fix.goldens import migrate_cli
+from running import python_in
 from trees import write
 
 MODEL = """\
@@ -116,12 +117,5 @@ def test_a_package_below_a_namespace_folder_is_a_subpackage_of_the_package_above
     assert r.exit_code == 0, r.output
     basic = (tmp_path / "pkg/sub/helpers/basic.py").read_text()
     assert "from pkg._device import get_device_module\n" in basic
-    run = subprocess.run(
-        [sys.executable, "-c", "import pkg.sub.helpers.basic as b; b.seed(0)"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
-        timeout=900,
-    )
+    run = python_in(tmp_path, "import pkg.sub.helpers.basic as b; b.seed(0)")
     assert run.returncode == 0, run.stderr

@@ -175,14 +175,14 @@ def relative_bindings(tree: ast.Module, module: str, is_package: bool) -> Bindin
     ``from .accelerator import get_accelerator`` in ``pkg/train.py`` binds
     ``pkg.accelerator.get_accelerator``. One reaching above the top package binds nothing."""
     out = Bindings()
-    parts = module.split(".") if module else []
-    package = parts if is_package else parts[:-1]
     for node in tree.body:
-        if not isinstance(node, ast.ImportFrom) or not node.level or node.level > len(package):
+        if not isinstance(node, ast.ImportFrom) or not node.level:
             continue
-        base = [*package[: len(package) - node.level + 1], *(node.module.split(".") if node.module else [])]
+        base = resolved_module(node, module, is_package)
+        if base is None:
+            continue
         for alias in node.names:
             if alias.name != "*":
                 local = alias.asname or alias.name
-                out.names[local] = Binding(local, ".".join([*base, alias.name]), node, alias)
+                out.names[local] = Binding(local, f"{base}.{alias.name}" if base else alias.name, node, alias)
     return out

@@ -5,11 +5,10 @@ after the port."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
+from running import python_in
 from trees import write
 from typer.testing import CliRunner
 
@@ -148,13 +147,9 @@ def test_mmengine_gets_is_npu_available_where_its_engineers_put_it(tmp_path):
     before = {p: p.read_text() for p in pkg.rglob("*.py")}
     apply(tmp_path / "mmengine")
     assert {p: p.read_text() for p in pkg.rglob("*.py")} == before  # a second run: nothing
-    run = [
-        sys.executable,
-        "-c",
-        "import mmengine.dist.utils as u, mmengine.device as d; "
-        "u.sync(); print(d.is_npu_available(), d.get_device())",
-    ]
-    done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    code = "import mmengine.dist.utils as u, mmengine.device as d; u.sync()"
+    code += "; print(d.is_npu_available(), d.get_device())"
+    done = python_in(tmp_path, code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False cpu"  # no torch_npu, no GPU here: as before
 
@@ -174,8 +169,7 @@ def test_diffusers_gets_is_torch_npu_available_in_its_import_utils(tmp_path):
     # bound once: the call inline would pass the file's 79 columns (fix/hoist.py)
     assert "    torch_device = torch.npu if is_torch_npu_available() else torch.cuda\n" in training
     assert "    torch_device.manual_seed_all(seed)\n" in training
-    run = [sys.executable, "-c", "import diffusers.training_utils as t; t.set_seed(0)"]
-    done = subprocess.run(run, cwd=tmp_path / "src", capture_output=True, text=True, timeout=120)
+    done = python_in(tmp_path / "src", "import diffusers.training_utils as t; t.set_seed(0)")
     assert done.returncode == 0, done.stderr
 
 
@@ -306,13 +300,7 @@ def test_a_family_module_with_all_lists_the_member_for_star_imports(tmp_path):
     apply(tmp_path / "pkg")
     out = (tmp_path / "pkg" / "utils.py").read_text()
     assert '    "is_cuda_available",\n    "is_npu_available",\n    "is_xpu_available",\n]' in out
-    done = subprocess.run(
-        [sys.executable, "-c", "from pkg import is_npu_available; print(is_npu_available())"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = python_in(tmp_path, "from pkg import is_npu_available; print(is_npu_available())")
     assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr
 
 
