@@ -181,6 +181,10 @@ class ProjectContext:
             elif info.add_path:
                 shown = shown_path(info.add_path, self.root)
                 out.append((info.name, f"adds {shown} (get_device_type(), ...)"))
+            family = self._family(info)
+            if family is not None:  # files importing from it test with its NPU member
+                adds = "" if family.defined else ", added beside " + family.anchor + "()"
+                out.append((info.name, f"{family.module}.{family.name}(){adds} where imported"))
         for name in sorted({p.name for p in self.scripts.values()}):
             donor = next(p for p in self.scripts.values() if p.name == name)
             what = ", ".join(h.describe() for h in donor.helpers) or f"adds {donor.add_path}"

@@ -325,3 +325,11 @@ def test_a_script_beside_the_package_tests_with_the_family_it_imports_from(tmp_p
     # joined to that import (wrapped: 88 columns, where the file's lines reach 79)
     assert "import (\n    is_torch_npu_available,\n    is_xformers_available,\n)\n" in text
     assert "(torch.npu if is_torch_npu_available() else torch.cuda).empty_cache()" in text
+
+
+def test_the_scan_says_which_family_check_the_port_tests_with(tmp_path):
+    write(tmp_path, MMENGINE)
+    result = CliRunner().invoke(app, ["scan", str(tmp_path / "mmengine"), "--no-cache", "--no-progress"])
+    assert "mmengine.device.utils.is_npu_available(), added beside is_cuda_available() where imported" in (
+        result.output
+    )
