@@ -64,7 +64,7 @@ from migrate.scan.python.npu_arm import (
 from migrate.scan.python.npu_fields import read_fields_only
 
 _VENDOR = re.compile(r"(?<![a-z])(?:" + "|".join(device_types().vendors) + r")(?![a-z])")
-_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass)
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass, ast.Assert, ast.Raise)
 _MAX_STATEMENTS = 8  # in the arm's body
 _MAX_DEPTH = 3  # blocks (if/for/while/with) nested in it
 _MAX_COPIED = 24  # statements in all, nested ones too
@@ -333,6 +333,15 @@ def _npu_name(name: str) -> str:
 
 _DEVICE_STRING = re.compile(r"""^([rbuRBU]*)(['"])cuda(:\d+)?\2$""")
 _FSTRING_DEVICE = re.compile(r"""^([rRfF]*['"])cuda:\{""")
+# the device named in a message the NPU arm copies (timm's `assert torch.cuda.is_available(),
+# f'CUDA is not available ...'`): the NPU's arm says NPU, as its engineers wrote
+_MESSAGE_WORD = re.compile(r"\b(?:CUDA|GPU)(s?)\b")
+
+
+def _npu_word(m: re.Match) -> str:
+    return f"NPU{m.group(1)}"
+
+
 _FSTRING_START = getattr(tokenize, "FSTRING_START", -1)  # Python 3.12+
 _FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", -1)
 
@@ -347,7 +356,8 @@ def _respelled(text: str, torch_local: str, renames: dict[str, str]) -> str | No
     edits: list[tuple[int, int, str]] = []
     for i, tok in enumerate(tokens):
         low = tok.string.lower()
-        if not CUDA_STACK.search(low):
+        worded = tok.type in (tokenize.STRING, _FSTRING_MIDDLE) and _MESSAGE_WORD.search(tok.string)
+        if not CUDA_STACK.search(low) and not worded:
             continue
         if tok.type not in (tokenize.NAME, tokenize.STRING, _FSTRING_MIDDLE):
             return None  # a comment about CUDA
@@ -369,19 +379,19 @@ def _npu_token(tokens, i: int, torch_local: str, renames: dict[str, str]) -> str
         if m is not None:
             return f"{m.group(1)}{m.group(2)}npu{m.group(3) or ''}{m.group(2)}"
         if "f" not in value.split(value[-1])[0].lower():
-            return None
+            new = _MESSAGE_WORD.sub(_npu_word, value)  # a message naming the device
+            return None if CUDA_STACK.search(new) else new
         # an f-string (one token before Python 3.12): torch.cuda.X in its fields, a device
-        # "cuda:{i}" as its whole text's start
+        # "cuda:{i}" as its whole text's start, the device named in its text
         new = re.sub(rf"(?<![\w.]){re.escape(torch_local)}\.cuda\.", f"{torch_local}.npu.", value)
-        new = _FSTRING_DEVICE.sub(r"\1npu:{", new)
+        new = _MESSAGE_WORD.sub(_npu_word, _FSTRING_DEVICE.sub(r"\1npu:{", new))
         return None if CUDA_STACK.search(new) else new
     if tokens[i].type == _FSTRING_MIDDLE:  # Python 3.12+: f"cuda:{i}" is three tokens
         start = i > 0 and tokens[i - 1].type == _FSTRING_START
-        return (
-            "npu:" + value[len("cuda:") :]
-            if start and value.startswith("cuda:") and not CUDA_STACK.search(value[5:])
-            else None
-        )
+        if start and value.startswith("cuda:"):
+            value = "npu:" + value[len("cuda:") :]
+        value = _MESSAGE_WORD.sub(_npu_word, value)
+        return None if CUDA_STACK.search(value) else value
     prev = [t.string for t in tokens[max(0, i - 2) : i]]
     nxt = tokens[i + 1].string if i + 1 < len(tokens) else ""
     if value == "cuda" and (prev == [torch_local, "."] or (prev[-1:] == ["."] and nxt == "(")):

@@ -78,10 +78,10 @@ def test_arms_without_an_npu_spelling_or_another_vendor_are_ported_in_place(port
             torch.cuda.empty_cache()
     """)
     assert "elif" not in plain and "(torch.npu if is_npu_available() else torch.cuda).empty_cache()" in plain
-    # a CUDA mention with no NPU spelling (cudnn, a message about CUDA): no copy
+    # a CUDA mention with no NPU spelling (cudnn, a comment about CUDA): no copy
     for line in (
         "torch.backends.cudnn.benchmark = True",
-        'print("CUDA memory")',
+        'print("cuda memory")',  # a device string? a person decides
         "run()  # on CUDA",
         'torch.cuda.nvtx.range_push("step")',  # called torch.npu.mstx on the NPU
     ):
@@ -143,9 +143,16 @@ def test_a_first_cuda_arm_beside_other_vendors_gets_its_twin_after_it(ported):
         "    elif torch.xpu.is_available():\n"
     ) in out
     assert ported(out) == out
-    # an f-string about CUDA itself is not copied
+    # a message naming CUDA or the GPU names the NPU in the copy, as engineers reword it
     about = ported(code.replace("Memory used: {torch.cuda", "CUDA memory: {torch.cuda"))
-    assert "    if is_npu_available():\n" not in about
+    assert '    if is_npu_available():\n        print(f"NPU memory: {torch.npu.max' in about
+    gpus = ported(
+        code.replace(
+            'f"Memory used: {torch.cuda.max_memory_reserved() / 1e9:.02f} GB"',
+            '"GPUs:", torch.cuda.device_count()',
+        )
+    )
+    assert '        print("NPUs:", torch.npu.device_count())\n' in gpus
 
 
 def test_the_twin_takes_the_files_newline_as_the_rest_of_the_port_does(ported):
@@ -382,3 +389,22 @@ def test_a_backend_test_gets_its_twin_for_hccl_after_it(ported):
 def test_a_backend_test_whose_arm_does_nothing_cudas_is_not_twinned(ported):
     out = ported(COMM.replace("        torch.cuda.synchronize()", "        print(backend)"))
     assert 'elif backend == "hccl"' not in out
+
+
+def test_a_device_type_test_asserting_availability_gets_its_twin(ported):
+    """timm #2109: `if device_type == 'cuda': assert torch.cuda.is_available(), f'CUDA is
+    not available ...'`; its engineers added the NPU's assert, worded for the NPU."""
+    out = ported("""
+    import torch
+
+    def init(device):
+        device_type = device.split(':')[0]
+        if device_type == 'cuda':
+            assert torch.cuda.is_available(), f'CUDA is not available but {device} was specified.'
+        return device_type
+    """)
+    assert (
+        "    elif device_type == 'npu':\n"
+        "        assert torch.npu.is_available(), f'NPU is not available but {device} was specified.'\n"
+    ) in out
+    assert "assert torch.cuda.is_available(), f'CUDA is not" in out  # CUDA's arm as written
