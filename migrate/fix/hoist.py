@@ -29,6 +29,7 @@ import difflib
 import re
 
 from migrate.scan.python.bindings import chain_parts
+from migrate.scan.python.quotes import lexed_quote
 
 NAME = "torch_device"
 TYPE_NAME = "device_type"  # a device type chosen by the NPU check, bound once the same way
@@ -83,8 +84,9 @@ def hoist(old_text: str, new_text: str, spellings: set[str], limit: int | None =
         at = offsets[anchor.lineno - 1]
         name = _name_for(spelling)
         value = spelling if " if " in spelling else f"{spelling}()"
-        if name == TYPE_NAME:  # as the port wrote it, in the file's quotes
-            value = ast.get_source_segment(new_text, calls[0]) or value
+        if name == TYPE_NAME:  # as the port wrote it, in the file's quotes (the first
+            # use may sit in an f-string, whose field takes the other quote)
+            value = _requoted(ast.get_source_segment(new_text, calls[0]) or value, old_text)
         edits.append((at, at, f"{indent}{name} = {value}\n"))
         for call in calls:
             start = offsets[call.lineno - 1] + _char(new, call.lineno, call.col_offset)
@@ -105,6 +107,14 @@ def hoist(old_text: str, new_text: str, spellings: set[str], limit: int | None =
     except SyntaxError:
         return new_text
     return out
+
+
+def _requoted(choice: str, old_text: str) -> str:
+    """``"npu" if c() else "cuda"`` in the quote most of the file's strings use."""
+    quote = lexed_quote(old_text.encode("utf-8", "surrogatepass"))
+    if quote is None:
+        return choice
+    return re.sub(r"""(["'])(npu|cuda)\1""", lambda m: f"{quote}{m.group(2)}{quote}", choice)
 
 
 def _grouping(text: str, start: int) -> bool:

@@ -282,3 +282,17 @@ def test_type_choices_are_helper_spellings_in_the_files_quotes():
     assert out.startswith(
         "def f(m):\n    device_type = 'npu' if c() else 'cuda'\n    a = m.to(device_type)\n"
     )
+
+
+def test_the_bound_device_type_takes_the_files_quote_where_an_f_string_used_the_other(tmp_path):
+    """ms-swift's grpo_trainer.py: the first use sits in `f'cuda:{i}'`, whose field the port
+    spells with double quotes; the file writes single ones."""
+    (tmp_path / "pick.py").write_text(
+        "import torch\n\n\ndef pick(world, x):\n"
+        "    first = torch.device(f'cuda:{world}')\n"
+        "    return first, torch.device(f'cuda:{world + 1}'), 'cpu'\n"
+    )
+    assert migrate_cli(["apply", str(tmp_path), "--no-cache"]).exit_code == 0
+    out = (tmp_path / "pick.py").read_text()
+    assert "    device_type = 'npu' if is_npu_available() else 'cuda'\n" in out
+    assert "    first = torch.device(f'{device_type}:{world}')\n" in out
