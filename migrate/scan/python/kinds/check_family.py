@@ -26,9 +26,9 @@ from migrate.scan.check_family import (
     members_in_tree,
     npu_member,
     npu_name,
+    reexports,
 )
 from migrate.scan.device_types import device_types
-from migrate.scan.python.bindings import resolved_module
 from migrate.scan.python.npu_arm import arm_fix, device_arm
 from migrate.scan.python.npu_checks import asks_family_cuda, family_check, family_cuda_members
 from migrate.scan.python.pyfile import PyFile
@@ -104,26 +104,42 @@ def _chains(f: PyFile, rule: Rule) -> None:
 
 
 def _exports(f: PyFile, rule: Rule) -> None:
-    """A package re-exporting the family: the NPU member beside its anchor."""
+    """A package re-exporting the family: the NPU member beside its anchor, in each import
+    of it (project/family.py ``_exporters`` takes the package for one exporting it: the
+    files importing from there import the member too)."""
     fd = f.file_devices
     family = fd.family if fd is not None else None
     own = fd.module if fd is not None else None
     if family is None or family.defined or not f.rel.endswith("__init__.py") or own not in family.publics:
         return
     sources = {family.module, *(p for p in family.publics if p.startswith(f"{own}."))}
-    for stmt in f.tree.body:
-        if not isinstance(stmt, ast.ImportFrom) or resolved_module(stmt, own or "", True) not in sources:
-            continue
-        if not any(a.name == family.anchor for a in stmt.names):
-            continue
-        edit = name_added(f.text, f.index, stmt, family.name)
-        if edit is None:
-            return
-        edits = [edit, *_in_all(f, family.anchor, family.name)]
-        values = {"name": family.name, "anchor": family.anchor}
-        fix = fix_for(rule, edits, values, description=f"export `{family.name}` beside `{family.anchor}`")
-        f.report(rule, *f.span(stmt), values, fix)
+    if reexports(f.tree, own or "", sources, family.name):
+        return  # exported already (a statement of its own, after a backslash's)
+    stmts = reexports(f.tree, own or "", sources, family.anchor)
+    edits = [e for stmt in stmts if (e := _added(f, stmt, family.name)) is not None]
+    if not edits:
         return
+    edits += _in_all(f, family.anchor, family.name)
+    values = {"name": family.name, "anchor": family.anchor}
+    fix = fix_for(rule, edits, values, description=f"export `{family.name}` beside `{family.anchor}`")
+    f.report(rule, *f.span(stmts[0]), values, fix)
+
+
+def _added(f: PyFile, stmt: ast.ImportFrom, name: str) -> Edit | None:
+    """``name`` added to the import ``stmt`` in its shape, else (a backslash, a ``;``, a
+    wrapped line that would overflow) imported by a statement of its own after it."""
+    if any((a.asname or a.name) == name for a in stmt.names):
+        return None
+    edit = name_added(f.text, f.index, stmt, name)
+    if edit is not None:
+        return edit
+    start = f.index.offset(stmt.lineno, 0)
+    indent = f.text[start : f.index.offset(stmt.lineno, stmt.col_offset)]
+    if indent.strip():
+        return None  # after a `:` or a `;` on its line
+    end = _line_end(f.text, f.span(stmt)[1])
+    source = f"from {'.' * stmt.level}{stmt.module or ''} import {name}"
+    return Edit(end, end, newline_of(f.text) + indent + source)
 
 
 def _in_all(f: PyFile, sibling: str, name: str) -> list[Edit]:

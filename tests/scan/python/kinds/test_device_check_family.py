@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from trees import write
 from typer.testing import CliRunner
 
@@ -337,3 +338,73 @@ def test_a_script_beside_the_package_tests_with_the_family_it_imports_from(tmp_p
     # joined to that import (wrapped: 88 columns, where the file's lines reach 79)
     assert "import (\n    is_torch_npu_available,\n    is_xformers_available,\n)\n" in text
     assert "(torch.npu if is_torch_npu_available() else torch.cuda).empty_cache()" in text
+
+
+def _imports(tmp_path: Path, code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+USER = """\
+    from pkg import is_cuda_available
+
+
+    def pick():
+        if is_cuda_available():
+            return "cuda"
+        return "cpu"
+    """
+FAMILY = (
+    "import torch\n\n\ndef is_cuda_available():\n    return torch.cuda.is_available()\n\n\n"
+    "def is_mlu_available():\n    return False\n"
+)
+
+
+def test_a_family_module_binding_the_npu_name_otherwise_is_left_as_it_is(tmp_path):
+    """`is_npu_available = False` after the family: a member added after is_cuda_available
+    was shadowed by it, and the user's new `elif is_npu_available():` called a bool."""
+    utils = FAMILY + "\n\nis_npu_available = False\n"
+    write(
+        tmp_path,
+        {"pkg/__init__.py": "from .utils import is_cuda_available\n", "pkg/utils.py": utils, "run.py": USER},
+    )
+    apply(tmp_path)
+    assert (tmp_path / "pkg" / "utils.py").read_text() == utils
+    assert "is_npu_available" not in (tmp_path / "run.py").read_text()
+    assert _imports(tmp_path, "import run; print(run.pick())") == "cpu"
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        "try:\n    from .utils import is_cuda_available, is_mlu_available\nexcept ImportError:\n    pass\n",
+        "from .utils import is_mlu_available, \\\n    is_cuda_available\n",
+        "\ufefffrom .utils import is_cuda_available\n",
+    ],
+)
+def test_a_package_exporting_the_anchor_in_any_shape_exports_the_member_its_users_import(tmp_path, init):
+    """The package counts as exporting the family where the rule finds the anchor's import
+    (under a `try:` too), and adds the member there or, where it cannot join the import
+    (a backslash), in a statement of its own: the users importing it from there import."""
+    write(tmp_path, {"pkg/__init__.py": init, "pkg/utils.py": FAMILY, "run.py": USER})
+    apply(tmp_path)
+    assert "from pkg import is_cuda_available, is_npu_available\n" in (tmp_path / "run.py").read_text()
+    assert _imports(tmp_path, "import run; print(run.pick())") == "cpu"
+    before = (tmp_path / "pkg" / "__init__.py").read_bytes()
+    assert before.count(b"is_npu_available") == 1
+    apply(tmp_path)
+    assert (tmp_path / "pkg" / "__init__.py").read_bytes() == before
+
+
+def test_a_package_importing_the_anchor_only_in_a_function_does_not_export_it(tmp_path):
+    """A lazy `__getattr__` answering every name with is_cuda_available: importing the
+    member from there would get the CUDA check."""
+    init = (
+        "def __getattr__(name):\n    from .utils import is_cuda_available\n\n    return is_cuda_available\n"
+    )
+    write(tmp_path, {"pkg/__init__.py": init, "pkg/utils.py": FAMILY, "run.py": USER})
+    apply(tmp_path)
+    assert "is_npu_available" not in (tmp_path / "run.py").read_text()
