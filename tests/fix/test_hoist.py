@@ -282,3 +282,14 @@ def test_type_choices_are_helper_spellings_in_the_files_quotes():
     assert out.startswith(
         "def f(m):\n    device_type = 'npu' if c() else 'cuda'\n    a = m.to(device_type)\n"
     )
+
+
+def test_a_function_declaring_the_name_global_keeps_the_choice_inline():
+    """`global device_type` (the function used to set the module's): binding the choice
+    there would overwrite the module's device_type on every call."""
+    choice = '"npu" if c() else "cuda"'
+    body = f"    a = m.to({choice})\n    return m.to({choice}, a)\n"
+    for head, hoisted in (("    global device_type\n", False), ("", True)):
+        text = f'device_type = "cpu"\n\n\ndef f(m):\n{head}{body}'
+        out = hoist(text.replace(choice, '"cuda"'), text, helper_calls([text]))
+        assert (f"    device_type = {choice}\n" in out) is hoisted, out
