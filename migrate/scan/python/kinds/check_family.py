@@ -12,6 +12,7 @@ targets write the NPU's API without asking.
 from __future__ import annotations
 
 import ast
+import re
 
 from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, fix_for
@@ -34,6 +35,8 @@ from migrate.scan.python.npu_checks import asks_family_cuda, family_check, famil
 from migrate.scan.python.pyfile import PyFile
 
 _ALL = "__all__"
+# comment lines indented under a function's last line (blank lines between them too)
+_TRAILING_COMMENTS = re.compile(r"(?:(?:\r?\n[ \t]*)*\r?\n[ \t]+#[^\r\n]*)*")
 
 
 def _tokens(rule: Rule, rules=()) -> set[Token]:
@@ -59,20 +62,31 @@ def _member(f: PyFile, rule: Rule) -> None:
     if not is_family(members) or npu_member(members) is not None:
         return
     name, after = npu_name(members), anchor(members)
-    node = next(n for n in f.tree.body if isinstance(n, ast.FunctionDef) and n.name == after)
+    # the last definition (after an overload's stubs, a redefinition)
+    node = [n for n in f.tree.body if isinstance(n, ast.FunctionDef) and n.name == after][-1]
     # torch bound by a plain module-level import, else (optional, or imported only inside
     # functions: trl's import_utils) the member imports it itself
     plain = f.devices.torch_binding == "plain"
     source = member_source(name, (f.bindings.local_for("torch") or "torch") if plain else None)
     nl = newline_of(f.text)
     end = _line_end(f.text, f.span(node)[1])  # after a comment closing the anchor's last line
-    edit = Edit(end, end, nl * 3 + source.replace("\n", nl))
+    below = _TRAILING_COMMENTS.match(f.text, end)  # and the anchor's own comments below it
+    end = below.end() if below else end
+    edit = Edit(end, end, nl * 3 + source.replace("\n", nl) + _spacing_after(f.text, end, nl))
     values = {"name": name, "anchor": after}
     # a module listing its names in __all__ (a star import re-exports only those) lists it too
     edits = [edit, *_in_all(f, after, name)]
     fix = fix_for(rule, edits, values, description=f"add `{name}()` after `{after}()`")
     start = f.index.offset(node.lineno, node.col_offset)
     f.report(rule, start, start + len("def ") + len(after), values, fix)
+
+
+def _spacing_after(text: str, at: int, nl: str) -> str:
+    """The line breaks that leave two blank lines between the member (ending at ``at``)
+    and the statement or comment after it (``X = 2`` right below the anchor)."""
+    rest = text[at:].split("\n")[1:]
+    blank = next((i for i, line in enumerate(rest) if line.strip()), None)
+    return "" if blank is None else nl * max(0, 2 - blank)
 
 
 def _line_end(text: str, at: int) -> int:

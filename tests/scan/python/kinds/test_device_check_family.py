@@ -408,3 +408,32 @@ def test_a_package_importing_the_anchor_only_in_a_function_does_not_export_it(tm
     write(tmp_path, {"pkg/__init__.py": init, "pkg/utils.py": FAMILY, "run.py": USER})
     apply(tmp_path)
     assert "is_npu_available" not in (tmp_path / "run.py").read_text()
+
+
+def test_the_member_goes_after_the_anchors_last_definition_and_its_comments_two_lines_clear(tmp_path):
+    """After @overload stubs it split them from their implementation; a statement right
+    below the anchor (`X = 2`) ran into it, and the anchor's indented comment moved under it."""
+    text = """\
+        from typing import overload
+
+        import torch
+
+
+        def is_mlu_available():
+            return False
+
+
+        @overload
+        def is_cuda_available() -> bool: ...
+        @overload
+        def is_cuda_available(index: int) -> bool: ...
+        def is_cuda_available(index=None):
+            return torch.cuda.is_available()
+            # index: unused
+        X = 2
+        """
+    write(tmp_path, {"utils.py": text})
+    apply(tmp_path / "utils.py")
+    out = (tmp_path / "utils.py").read_text()
+    assert "    # index: unused\n\n\ndef is_npu_available() -> bool:\n" in out
+    assert out.endswith("    return npu is not None and npu.is_available()\n\n\nX = 2\n")
