@@ -99,3 +99,16 @@ def _one_a_line(text: str, index: LineIndex, lines: list[int], spans, entry: str
     if text[line_end - 1 : line_end] == "\r":
         line_end -= 1
     return Edit(line_end, line_end, f"{nl}{indent}{entry},")
+
+
+def resolved_module(node: ast.ImportFrom, module: str, is_package: bool) -> str | None:
+    """The absolute module ``node`` imports from, in the dotted ``module`` (``is_package``:
+    a package's ``__init__.py``); None for a relative one reaching above the top package."""
+    if not node.level:
+        return node.module
+    parts = module.split(".") if module else []
+    package = parts if is_package else parts[:-1]
+    if node.level > len(package):
+        return None
+    base = [*package[: len(package) - node.level + 1], *(node.module.split(".") if node.module else [])]
+    return ".".join(base)

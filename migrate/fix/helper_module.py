@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from migrate.core import device_helpers, fileio
+from migrate.core.import_names import resolved_module
 from migrate.fix.rewrite import Outcome
-from migrate.scan.python.bindings import resolved_module
 
 
 def needed(outcomes: Sequence[Outcome], project) -> dict[str, tuple[Path, str, tuple | None, list[str]]]:

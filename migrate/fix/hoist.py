@@ -134,6 +134,8 @@ def _plans(fn, lines: list[str], changed: set[int], spellings: set[str], limit: 
     taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {
         n.arg for n in ast.walk(fn) if isinstance(n, ast.arg)
     }
+    # `global device_type`: binding it would set the module's
+    taken |= {name for n in ast.walk(fn) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
     spellings = {s for s in spellings if _name_for(s) not in taken}
     if not spellings:
         return []

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from migrate.core import device_helpers
+from migrate.core.import_names import resolved_module
 from migrate.scan.device_types import device_types
 
 _MEMBER = re.compile(r"is_(torch_)?([a-z][a-z0-9]*)_available\Z")
@@ -70,13 +71,80 @@ def members_in_text(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def family_members(text: str) -> tuple[str, ...]:
+    """The family-shaped functions of a module's text as its parsed tree has them
+    (``members_in_tree``): the text is parsed only where it looks like a family, so what the
+    project takes for the family module is what the port of that file finds there."""
+    found = members_in_text(text)
+    if not is_family(found):
+        return found
+    try:
+        tree = ast.parse(text.removeprefix("\ufeff"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    return members_in_tree(tree)
+
+
 def members_in_tree(tree: ast.Module) -> tuple[str, ...]:
-    """As ``members_in_text``, from a parsed module."""
-    out = []
+    """As ``members_in_text``, from a parsed module; none where the module binds an NPU
+    member's name otherwise (``is_npu_available = False``, a class, an import, a function
+    needing arguments or defined under an ``if``): a member added beside it would be
+    shadowed, or shadow it, and the files importing it would call something else."""
+    out, defs = [], set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and is_member(node.name) and _no_required(node.args):
             out.append(node.name)
+            defs.add(id(node))
+    for name, node in _module_bindings(tree):
+        word = _word(name)
+        if word is not None and word[1] == NPU_WORD and id(node) not in defs:
+            return ()
     return tuple(dict.fromkeys(out))
+
+
+def _module_bindings(tree: ast.Module):
+    """(name, node) of each name bound in the module's own scope, anywhere in its
+    top-level statements (not in function or class bodies)."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.name, node
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield from ((a.asname or a.name.split(".")[0], node) for a in node.names)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            yield node.id, node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def module_statements(body: list[ast.stmt]):
+    """The statements run at a module's top level: its body, and the blocks of its
+    ``if``/``try``/``with`` statements (not function or class bodies)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, name, None)
+            if isinstance(block, list):
+                yield from module_statements(block)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from module_statements(handler.body)
+
+
+def reexports(tree: ast.Module, module: str, sources: set[str], name: str) -> list[ast.ImportFrom]:
+    """The top-level imports of the package ``module`` (its ``__init__.py``'s ``tree``)
+    that bind ``name`` from a module of ``sources`` (``from .utils import is_cuda_available``)."""
+    out = []
+    for stmt in module_statements(tree.body):
+        if not isinstance(stmt, ast.ImportFrom) or resolved_module(stmt, module, True) not in sources:
+            continue
+        if any(a.name == name for a in stmt.names):
+            out.append(stmt)
+    return out
 
 
 def _no_required(a: ast.arguments) -> bool:

@@ -296,3 +296,14 @@ def test_the_bound_device_type_takes_the_files_quote_where_an_f_string_used_the_
     out = (tmp_path / "pick.py").read_text()
     assert "    device_type = 'npu' if is_npu_available() else 'cuda'\n" in out
     assert "    first = torch.device(f'{device_type}:{world}')\n" in out
+
+
+def test_a_function_declaring_the_name_global_keeps_the_choice_inline():
+    """`global device_type` (the function used to set the module's): binding the choice
+    there would overwrite the module's device_type on every call."""
+    choice = '"npu" if c() else "cuda"'
+    body = f"    a = m.to({choice})\n    return m.to({choice}, a)\n"
+    for head, hoisted in (("    global device_type\n", False), ("", True)):
+        text = f'device_type = "cpu"\n\n\ndef f(m):\n{head}{body}'
+        out = hoist(text.replace(choice, '"cuda"'), text, helper_calls([text]))
+        assert (f"    device_type = {choice}\n" in out) is hoisted, out

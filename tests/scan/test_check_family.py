@@ -9,6 +9,7 @@ import pytest
 
 from migrate.scan.check_family import (
     anchor,
+    family_members,
     is_family,
     member_source,
     members_in_text,
@@ -93,3 +94,32 @@ def test_member_source_runs_with_and_without_torch_bound():
     scope = {"th": torch}
     exec(bound, scope)  # noqa: S102
     assert scope["is_torch_npu_available"]() is False
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "is_npu_available = False\n",
+        "class is_npu_available:\n    pass\n",
+        "from os.path import exists as is_npu_available\n",
+        "def is_npu_available(device):\n    return False\n",
+        "import sys\nif sys.platform == 'linux':\n    def is_npu_available():\n        return False\n",
+    ],
+)
+def test_a_module_binding_the_npu_name_otherwise_has_no_family(binding):
+    """A member added beside `is_npu_available = False` would be shadowed by it (or shadow
+    it): the files importing it would call a bool."""
+    text = MMENGINE + "\n" + binding
+    assert members_in_tree(ast.parse(text)) == ()
+    assert family_members(text) == ()
+    assert family_members(MMENGINE) == members_in_text(MMENGINE)  # nothing bound: the same
+
+
+def test_the_family_found_from_text_is_the_trees():
+    """A column-0 `def` in a docstring looks like a member to the text: the tree, which the
+    port of that file reads, says whether the module has a family."""
+    text = '"""Add yours:\n\ndef is_mlu_available():\n    ...\n"""\n\n\n'
+    text += "def is_cuda_available():\n    return True\n"
+    assert is_family(members_in_text(text))
+    assert family_members(text) == ("is_cuda_available",)
+    assert family_members("def is_mlu_available(:\n") == ()  # does not parse: no family

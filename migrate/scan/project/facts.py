@@ -20,7 +20,7 @@ from migrate.scan.accelerator_apis import (
     imports_getter,
     mirror_classes,
 )
-from migrate.scan.check_family import CheckFamily, members_in_text
+from migrate.scan.check_family import CheckFamily, family_members
 from migrate.scan.helper_finder import find_helpers
 from migrate.scan.parallel import map_in_workers
 from migrate.scan.project.family import choose_family, family_data, family_from_data
@@ -86,7 +86,7 @@ def file_facts(
     data = _bytes_of(name, data)
     if data is None:
         return None
-    text = data.decode("utf-8", "replace")
+    text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # a BOM starts no line
     init = None
     if os.path.basename(name) == "__init__.py":
         init = (".".join([top.name, *Path(name).parent.relative_to(top).parts]), text)
@@ -97,7 +97,7 @@ def file_facts(
         relative=heads.count("."),
         absolute=heads.count(top.name),
         alone=_runs_alone(name, text, uses - {top.name}),
-        family=members_in_text(text) if "_available" in text else (),
+        family=family_members(text) if "_available" in text else (),
     )
     if not _candidate(data):
         return facts(uses, init=init)

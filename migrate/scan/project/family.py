@@ -5,12 +5,11 @@ cache data (checked like any input when read back).
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
-from migrate.scan.check_family import CheckFamily, anchor, is_family, npu_member, npu_name
-from migrate.scan.project.file_devices import HelperRef
-from migrate.scan.project.helpers import _public
+from migrate.scan.check_family import CheckFamily, anchor, is_family, npu_member, npu_name, reexports
 from migrate.scan.project.packages import _relative_to
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z", re.ASCII)
@@ -37,8 +36,29 @@ def choose_family(
     name = npu_name(members)
     defined = npu_member(members) is not None
     first = anchor(members)
-    exported = _public(HelperRef("check", module, name if defined else first), inits).publics
+    exported = _exporters(module, name if defined else first, inits)
     return CheckFamily(module, f"{top.name}/{rel}", name, defined, first, exported)
+
+
+def _exporters(module: str, name: str, inits: dict[str, str]) -> tuple[str, ...]:
+    """The packages above ``module`` whose ``__init__.py`` imports ``name`` from it, or from
+    a package below them that does (a top-level import, as the family rule finds it where it
+    adds the NPU member beside: kinds/check_family.py), shallowest first."""
+    parts = module.split(".")
+    sources, found = {module}, []
+    for i in range(len(parts) - 1, 0, -1):
+        package = ".".join(parts[:i])
+        text = inits.get(package, "")
+        if name not in text:
+            continue
+        try:
+            tree = ast.parse(text.removeprefix("\ufeff"))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if reexports(tree, package, sources, name):
+            sources.add(package)
+            found.append(package)
+    return tuple(reversed(found))
 
 
 def family_data(family: CheckFamily | None) -> dict | None:

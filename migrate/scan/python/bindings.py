@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from migrate.core.import_names import resolved_module
+
 
 @dataclass
 class Binding:
@@ -154,19 +156,6 @@ def chain_parts(node: ast.AST) -> list[str] | None:
     parts.append(node.id)
     parts.reverse()
     return parts
-
-
-def resolved_module(node: ast.ImportFrom, module: str, is_package: bool) -> str | None:
-    """The absolute module ``node`` imports from, in the dotted ``module`` (``is_package``:
-    a package's ``__init__.py``); None for a relative one reaching above the top package."""
-    if not node.level:
-        return node.module
-    parts = module.split(".") if module else []
-    package = parts if is_package else parts[:-1]
-    if node.level > len(package):
-        return None
-    base = [*package[: len(package) - node.level + 1], *(node.module.split(".") if node.module else [])]
-    return ".".join(base)
 
 
 def relative_bindings(tree: ast.Module, module: str, is_package: bool) -> Bindings:

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import ast
 
+from migrate.core.import_names import resolved_module
 from migrate.scan.check_family import is_cuda_member, is_family, members_in_tree, npu_member, npu_name
 from migrate.scan.library_checks import installed_exports, npu_checks
-from migrate.scan.python.bindings import resolved_module
 
 # names a function of the file's own answers the question by (no required argument)
 CHECK_NAMES = ("is_npu_available", "is_torch_npu_available", "npu_is_available")

@@ -96,10 +96,22 @@ def key_token(key: str, counts: dict[str, int] | None = None) -> Token:
 
 
 def minimal_tokens(tokens: set[Token]) -> list[Token]:
-    """Drop plain tokens that contain another plain token: a file holding them holds it."""
-    plain = {t.literal for t in tokens if t.pattern is None}
+    """Drop plain tokens that contain another plain token read wherever they are: a file
+    holding them there holds it (``cuda`` read only in strings does not stand for
+    ``is_cuda_available`` read in code)."""
+    plain = [t for t in tokens if t.pattern is None]
     kept = [
-        t for t in tokens if not (t.pattern is None and any(o != t.literal and o in t.literal for o in plain))
+        t
+        for t in tokens
+        if not (
+            t.pattern is None
+            and any(
+                o.literal != t.literal
+                and o.literal in t.literal
+                and _MATTERS[o.context] >= _MATTERS[t.context]
+                for o in plain
+            )
+        )
     ]
     return sorted(kept, key=lambda t: (-len(t.literal), t.literal, t.pattern or ""))
 

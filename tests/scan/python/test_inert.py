@@ -82,7 +82,7 @@ def test_tokens_matter_only_where_their_kind_reads():
     they make no finding; device strings (context-string) are strings: an identifier that
     holds "cuda" is not one. An f-string's fields are code."""
     pf = _prefilter()
-    message = b'raise ValueError("the authors\' CUDA kernel")\nx = is_torch_cuda_available()\n'
+    message = b'raise ValueError("the authors\' CUDA kernel")\nx = cuda_available_now()\n'
     assert pf.search(message) and not pf.search(message, code=True)
     assert scan_text(message.decode(), "model.py", "python", RULESET) == []
     assert pf.search(b'x = "cuda"\n', code=True)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from migrate.core.kinds import Token
 from migrate.core.rules import default_rules
-from migrate.scan.python.prefilter import Prefilter
+from migrate.scan.python.prefilter import Prefilter, minimal_tokens
 from migrate.scan.ruleset import RuleSet
 
 RULESET = RuleSet(default_rules())
@@ -102,3 +103,16 @@ def test_automaton_and_loops_agree_on_real_sources(prefilter):
             text = data[:20000].decode("utf-8", "replace")
             assert sorted(prefilter.hit_offsets(text)) == sorted(loops.hit_offsets(text)), path
     assert 0 < passed < len(files)
+
+
+def test_a_token_read_in_code_is_kept_beside_a_shorter_one_read_only_in_strings():
+    """`is_cuda_available` (the family rule, read in code) was dropped for `cuda` (read only
+    in strings): a package `__init__.py` importing only that name was skipped, and its users
+    imported the NPU member from it."""
+    tokens = {Token("cuda", context="strings"), Token("is_cuda_available", context="code")}
+    assert {t.literal for t in minimal_tokens(tokens)} == {"cuda", "is_cuda_available"}
+    assert [
+        t.literal for t in minimal_tokens({Token("cuda"), Token("is_cuda_available", context="code")})
+    ] == ["cuda"]
+    prefilter = RuleSet(default_rules()).prefilter("pkg/__init__.py", "portable")
+    assert prefilter.search(b"from .utils import is_cuda_available\n", code=True)

@@ -12,6 +12,7 @@ targets write the NPU's API without asking.
 from __future__ import annotations
 
 import ast
+import re
 
 from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, fix_for
@@ -26,14 +27,16 @@ from migrate.scan.check_family import (
     members_in_tree,
     npu_member,
     npu_name,
+    reexports,
 )
 from migrate.scan.device_types import device_types
-from migrate.scan.python.bindings import resolved_module
 from migrate.scan.python.npu_arm import arm_fix, device_arm
 from migrate.scan.python.npu_checks import asks_family_cuda, family_check, family_cuda_members
 from migrate.scan.python.pyfile import PyFile
 
 _ALL = "__all__"
+# comment lines indented under a function's last line (blank lines between them too)
+_TRAILING_COMMENTS = re.compile(r"(?:(?:\r?\n[ \t]*)*\r?\n[ \t]+#[^\r\n]*)*")
 
 
 def _tokens(rule: Rule, rules=()) -> set[Token]:
@@ -59,20 +62,31 @@ def _member(f: PyFile, rule: Rule) -> None:
     if not is_family(members) or npu_member(members) is not None:
         return
     name, after = npu_name(members), anchor(members)
-    node = next(n for n in f.tree.body if isinstance(n, ast.FunctionDef) and n.name == after)
+    # the last definition (after an overload's stubs, a redefinition)
+    node = [n for n in f.tree.body if isinstance(n, ast.FunctionDef) and n.name == after][-1]
     # torch bound by a plain module-level import, else (optional, or imported only inside
     # functions: trl's import_utils) the member imports it itself
     plain = f.devices.torch_binding == "plain"
     source = member_source(name, (f.bindings.local_for("torch") or "torch") if plain else None)
     nl = newline_of(f.text)
     end = _line_end(f.text, f.span(node)[1])  # after a comment closing the anchor's last line
-    edit = Edit(end, end, nl * 3 + source.replace("\n", nl))
+    below = _TRAILING_COMMENTS.match(f.text, end)  # and the anchor's own comments below it
+    end = below.end() if below else end
+    edit = Edit(end, end, nl * 3 + source.replace("\n", nl) + _spacing_after(f.text, end, nl))
     values = {"name": name, "anchor": after}
     # a module listing its names in __all__ (a star import re-exports only those) lists it too
     edits = [edit, *_in_all(f, after, name)]
     fix = fix_for(rule, edits, values, description=f"add `{name}()` after `{after}()`")
     start = f.index.offset(node.lineno, node.col_offset)
     f.report(rule, start, start + len("def ") + len(after), values, fix)
+
+
+def _spacing_after(text: str, at: int, nl: str) -> str:
+    """The line breaks that leave two blank lines between the member (ending at ``at``)
+    and the statement or comment after it (``X = 2`` right below the anchor)."""
+    rest = text[at:].split("\n")[1:]
+    blank = next((i for i, line in enumerate(rest) if line.strip()), None)
+    return "" if blank is None else nl * max(0, 2 - blank)
 
 
 def _line_end(text: str, at: int) -> int:
@@ -104,26 +118,42 @@ def _chains(f: PyFile, rule: Rule) -> None:
 
 
 def _exports(f: PyFile, rule: Rule) -> None:
-    """A package re-exporting the family: the NPU member beside its anchor."""
+    """A package re-exporting the family: the NPU member beside its anchor, in each import
+    of it (project/family.py ``_exporters`` takes the package for one exporting it: the
+    files importing from there import the member too)."""
     fd = f.file_devices
     family = fd.family if fd is not None else None
     own = fd.module if fd is not None else None
     if family is None or family.defined or not f.rel.endswith("__init__.py") or own not in family.publics:
         return
     sources = {family.module, *(p for p in family.publics if p.startswith(f"{own}."))}
-    for stmt in f.tree.body:
-        if not isinstance(stmt, ast.ImportFrom) or resolved_module(stmt, own or "", True) not in sources:
-            continue
-        if not any(a.name == family.anchor for a in stmt.names):
-            continue
-        edit = name_added(f.text, f.index, stmt, family.name)
-        if edit is None:
-            return
-        edits = [edit, *_in_all(f, family.anchor, family.name)]
-        values = {"name": family.name, "anchor": family.anchor}
-        fix = fix_for(rule, edits, values, description=f"export `{family.name}` beside `{family.anchor}`")
-        f.report(rule, *f.span(stmt), values, fix)
+    if reexports(f.tree, own or "", sources, family.name):
+        return  # exported already (a statement of its own, after a backslash's)
+    stmts = reexports(f.tree, own or "", sources, family.anchor)
+    edits = [e for stmt in stmts if (e := _added(f, stmt, family.name)) is not None]
+    if not edits:
         return
+    edits += _in_all(f, family.anchor, family.name)
+    values = {"name": family.name, "anchor": family.anchor}
+    fix = fix_for(rule, edits, values, description=f"export `{family.name}` beside `{family.anchor}`")
+    f.report(rule, *f.span(stmts[0]), values, fix)
+
+
+def _added(f: PyFile, stmt: ast.ImportFrom, name: str) -> Edit | None:
+    """``name`` added to the import ``stmt`` in its shape, else (a backslash, a ``;``, a
+    wrapped line that would overflow) imported by a statement of its own after it."""
+    if any((a.asname or a.name) == name for a in stmt.names):
+        return None
+    edit = name_added(f.text, f.index, stmt, name)
+    if edit is not None:
+        return edit
+    start = f.index.offset(stmt.lineno, 0)
+    indent = f.text[start : f.index.offset(stmt.lineno, stmt.col_offset)]
+    if indent.strip():
+        return None  # after a `:` or a `;` on its line
+    end = _line_end(f.text, f.span(stmt)[1])
+    source = f"from {'.' * stmt.level}{stmt.module or ''} import {name}"
+    return Edit(end, end, newline_of(f.text) + indent + source)
 
 
 def _in_all(f: PyFile, sibling: str, name: str) -> list[Edit]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from running import python_in
 from trees import write
 from typer.testing import CliRunner
@@ -333,3 +334,100 @@ def test_the_scan_says_which_family_check_the_port_tests_with(tmp_path):
     assert "mmengine.device.utils.is_npu_available(), added beside is_cuda_available() where imported" in (
         result.output
     )
+
+
+def _imports(tmp_path: Path, code: str) -> str:
+    done = python_in(tmp_path, code)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+USER = """\
+    from pkg import is_cuda_available
+
+
+    def pick():
+        if is_cuda_available():
+            return "cuda"
+        return "cpu"
+    """
+FAMILY = (
+    "import torch\n\n\ndef is_cuda_available():\n    return torch.cuda.is_available()\n\n\n"
+    "def is_mlu_available():\n    return False\n"
+)
+
+
+def test_a_family_module_binding_the_npu_name_otherwise_is_left_as_it_is(tmp_path):
+    """`is_npu_available = False` after the family: a member added after is_cuda_available
+    was shadowed by it, and the user's new `elif is_npu_available():` called a bool."""
+    utils = FAMILY + "\n\nis_npu_available = False\n"
+    write(
+        tmp_path,
+        {"pkg/__init__.py": "from .utils import is_cuda_available\n", "pkg/utils.py": utils, "run.py": USER},
+    )
+    apply(tmp_path)
+    assert (tmp_path / "pkg" / "utils.py").read_text() == utils
+    assert "is_npu_available" not in (tmp_path / "run.py").read_text()
+    assert _imports(tmp_path, "import run; print(run.pick())") == "cpu"
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        "try:\n    from .utils import is_cuda_available, is_mlu_available\nexcept ImportError:\n    pass\n",
+        "from .utils import is_mlu_available, \\\n    is_cuda_available\n",
+        "\ufefffrom .utils import is_cuda_available\n",
+    ],
+)
+def test_a_package_exporting_the_anchor_in_any_shape_exports_the_member_its_users_import(tmp_path, init):
+    """The package counts as exporting the family where the rule finds the anchor's import
+    (under a `try:` too), and adds the member there or, where it cannot join the import
+    (a backslash), in a statement of its own: the users importing it from there import."""
+    write(tmp_path, {"pkg/__init__.py": init, "pkg/utils.py": FAMILY, "run.py": USER})
+    apply(tmp_path)
+    assert "from pkg import is_cuda_available, is_npu_available\n" in (tmp_path / "run.py").read_text()
+    assert _imports(tmp_path, "import run; print(run.pick())") == "cpu"
+    before = (tmp_path / "pkg" / "__init__.py").read_bytes()
+    assert before.count(b"is_npu_available") == 1
+    apply(tmp_path)
+    assert (tmp_path / "pkg" / "__init__.py").read_bytes() == before
+
+
+def test_a_package_importing_the_anchor_only_in_a_function_does_not_export_it(tmp_path):
+    """A lazy `__getattr__` answering every name with is_cuda_available: importing the
+    member from there would get the CUDA check."""
+    init = (
+        "def __getattr__(name):\n    from .utils import is_cuda_available\n\n    return is_cuda_available\n"
+    )
+    write(tmp_path, {"pkg/__init__.py": init, "pkg/utils.py": FAMILY, "run.py": USER})
+    apply(tmp_path)
+    assert "is_npu_available" not in (tmp_path / "run.py").read_text()
+
+
+def test_the_member_goes_after_the_anchors_last_definition_and_its_comments_two_lines_clear(tmp_path):
+    """After @overload stubs it split them from their implementation; a statement right
+    below the anchor (`X = 2`) ran into it, and the anchor's indented comment moved under it."""
+    text = """\
+        from typing import overload
+
+        import torch
+
+
+        def is_mlu_available():
+            return False
+
+
+        @overload
+        def is_cuda_available() -> bool: ...
+        @overload
+        def is_cuda_available(index: int) -> bool: ...
+        def is_cuda_available(index=None):
+            return torch.cuda.is_available()
+            # index: unused
+        X = 2
+        """
+    write(tmp_path, {"utils.py": text})
+    apply(tmp_path / "utils.py")
+    out = (tmp_path / "utils.py").read_text()
+    assert "    # index: unused\n\n\ndef is_npu_available() -> bool:\n" in out
+    assert out.endswith("    return npu is not None and npu.is_available()\n\n\nX = 2\n")
