@@ -96,6 +96,22 @@ def test_operator_compilation_and_the_unfused_adam(timeline):
     assert f.rule == "MIG901" and "NpuFusedAdam" in f.fix
 
 
+@pytest.mark.parametrize("mark", ["FSDP::pre_forward (layers.0)", "FullyShardedDataParallel._pre_forward"])
+def test_no_fused_optimizer_advice_where_fsdp_shards_the_parameters(timeline, tmp_path, mark):
+    """The same timeline with one of FSDP's host marks (the names a CPU fully_shard run
+    records; FSDP1's) beside the forward: torch_npu's fused optimizers take no sharded
+    parameters, so the Adam step is no finding; the other findings stay."""
+    path, events, plain = timeline
+    first = min((e for e in events if e.get("cat") == "cpu_op"), key=lambda e: float(e["ts"]))
+    marked = [*events, {**first, "name": mark, "dur": 1.0, "args": {}}]
+    out = tmp_path / "fsdp_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    (out / "trace_view.json").write_text(json.dumps(marked))
+    got = {f.id for f in run(out.parent).findings}
+    assert "PERF105" not in got
+    assert got == {f.id for f in plain.findings} - {"PERF105"}
+
+
 def test_every_finding_names_its_catalog_row_and_the_saving_fits_the_step(timeline):
     *_, report = timeline
     step = report.steps[0].total_us

@@ -3,6 +3,10 @@
 The optimizer step is the ``Optimizer.step#<Class>.step`` host op torch.profiler records;
 which classes have a fused counterpart, and its name, come from scan rule MIG901's table
 (rules/npu_affinity.yaml), the rule whose fix makes the change: one table for both.
+
+Not where the profile shows FSDP (its ``FSDP::`` marks, FSDP1's
+``FullyShardedDataParallel.`` ones): the optimizer then steps sharded parameters (FSDP2's
+DTensors, FSDP1's flat parameters), which torch_npu's fused optimizers do not take.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from migrate.perf.model import Finding
 
 _STEP = re.compile(r"Optimizer\.step#(\w+)\.step")
 RULE = "MIG901"
+_SHARDING_MARKS = ("FSDP::", "FullyShardedDataParallel.")
 
 
 @cache
@@ -29,9 +34,15 @@ def fused_counterparts() -> dict[str, str]:
     return {source.rsplit(".", 1)[-1]: target for source, target in names.items()}
 
 
+def _sharded(a: Analysis) -> bool:
+    """Does the profile record FSDP's host marks (sharded parameters)?"""
+    strings = a.tl.strings
+    return any(strings[sid].startswith(_SHARDING_MARKS) for sid in a.ctx.host_by_name)
+
+
 @detector("PERF105")
 def unfused_optimizer(a: Analysis) -> list[Finding]:
-    if a.tl.device != "npu":
+    if a.tl.device != "npu" or _sharded(a):
         return []
     fused = fused_counterparts()
     found: dict[str, list] = {}
