@@ -224,6 +224,10 @@ def test_the_added_module_imports_the_project_helper_from_where_it_is_defined(tm
                     if torch.cuda.is_available():
                         torch.cuda.synchronize()
                     return weight
+
+
+                def sync():
+                    torch.cuda.synchronize()
                 """,
         },
     )
@@ -231,7 +235,11 @@ def test_the_added_module_imports_the_project_helper_from_where_it_is_defined(tm
     assert r.exit_code == 0, r.output
     helper = (tmp_path / "pft" / "_device.py").read_text()
     assert "from pft.utils.other import infer_device as get_device_type\n" in helper
-    assert "get_device_module()" in (tmp_path / "pft" / "utils" / "integrations.py").read_text()
+    integrations = (tmp_path / "pft" / "utils" / "integrations.py").read_text()
+    assert "get_device_module().synchronize()" in integrations  # sync()
+    # to_device's CUDA arm gains its NPU twin, asking the project's helper where it is defined
+    assert "from .other import infer_device\n" in integrations
+    assert '    elif infer_device() == "npu":\n        torch.npu.synchronize()\n' in integrations
     run = python_in(tmp_path, "import pft; print(pft.to_device(1), pft.infer_device())")
     assert run.returncode == 0, run.stderr
     assert run.stdout == "1 cpu\n"

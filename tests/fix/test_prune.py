@@ -15,10 +15,7 @@ TEST_CLI = """\
 
 
     def main():
-        if torch.cuda.is_available():
-            num_gpus = torch.cuda.device_count()
-        else:
-            num_gpus = 0
+        num_gpus = torch.cuda.device_count()
         print(f"Successfully ran on {num_gpus} GPUs")
 
 

@@ -183,16 +183,16 @@ class DeviceNames:
             return accelerator_api.spell_kind(self, kind, node, accel)
         if kind == "backend":
             hit = self._found("backend", node)
-            if hit is None and self._project_type(node) is not None:
-                code, imports = self._project_type(node)
+            if hit is None and (typed := self.project_helper("type", node)) is not None:
+                code, imports = typed
                 return f'("hccl" if {code} == "npu" else "nccl")', imports
         if kind == "amp":
             local = self.local_device_object(node) if node is not None else None
             if local:  # the device in scope decides: torch.autocast(device.type)
                 return f"{local}.type", []
             hit = self._found("amp", node)
-            if hit is None and self._project_type(node) is not None:
-                return self._project_type(node)
+            if hit is None and (typed := self.project_helper("type", node)) is not None:
+                return typed
         hit = self._found(kind, node)
         if hit is not None:
             return hit
@@ -270,14 +270,11 @@ class DeviceNames:
             self._relative_bindings = relative_bindings(self.f.tree, self.fd.module or "", package)
         return self.f.bindings.local_for(qualname) or self._relative_bindings.local_for(qualname)
 
-    def _project_type(self, node):
-        """The project's own type helper (not the port's), if it has one."""
-        for found in self.own.values():
-            if found.kind == "type" and not found.ours:
-                return self._found("type", node)
-        ref = self.fd.helper("type")
-        if ref is not None and not ref.ours:
-            return self._found("type", node)
+    def project_helper(self, kind: str, node) -> tuple[str, list[str]] | None:
+        """The project's own ``kind`` helper (not the port's) spelled at ``node``, if any."""
+        ref = self.fd.helper(kind)
+        if any(h.kind == kind and not h.ours for h in self.own.values()) or (ref and not ref.ours):
+            return self._found(kind, node)
         return None
 
     def _ours(self, kind: str) -> tuple[str, list[str]]:

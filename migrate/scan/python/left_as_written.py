@@ -13,21 +13,33 @@ from migrate.scan.npu_names import CUDA_WORD
 _NVIDIA = re.compile(r"pynvml|\bnvml|nvidia-smi|nvidia_smi|\bhorovod|\bhvd\.", re.IGNORECASE)
 _HOROVOD = re.compile(r"\bhorovod|\bhvd\.")
 _NVML = re.compile(r"pynvml|\bnvml|nvidia-smi|nvidia_smi", re.IGNORECASE)
+# libraries with no NPU build: a CUDA test guarding them keeps them off the NPU
+_CUDA_ONLY_LIBS = re.compile(r"\bxformers|flash_attn")
 _NVIDIA_ONLY = "NVIDIA-only code (NVML, nvidia-smi, Horovod): it never runs on an NPU"
+_CUDA_ONLY_GUARD = "guards a CUDA-only library (xformers, flash-attn): opened to the NPU, it would run there"
 _NVIDIA_DEF_LINES = 60  # a def this short that asks NVML is an NVML tool, not a program
 
 
 def nvidia_only(f, nodes) -> list[tuple[int, int, str]]:
     """Regions that stay as written in every target: a block that asks NVML or nvidia-smi or
     runs Horovod (opening its CUDA test to the NPU would run NVIDIA-only code there), and a
-    constant naming a backend itself (ignite's ``NCCL = "nccl"``: a name, not a choice)."""
+    constant naming a backend itself (ignite's ``NCCL = "nccl"``: a name, not a choice). A
+    CUDA test on a block that names a library with no NPU build (xformers, flash-attn) stays
+    too: diffusers' ``elif not torch.cuda.is_available(): raise`` before xformers' attention,
+    ``if torch.cuda.is_available() and is_flash_attn_2_available()`` with an SDPA else."""
     out = []
-    if _NVIDIA.search(f.text):
+    if _NVIDIA.search(f.text) or _CUDA_ONLY_LIBS.search(f.text):
         for node in nodes(ast.If):  # only under a test that CUDA (or NVML) is there
-            if _NVIDIA.search(f.source(node)) and (
-                CUDA_WORD.search(f.source(node.test)) or _NVIDIA.search(f.source(node.test))
-            ):
+            source, test = f.source(node), f.source(node.test)
+            if not (CUDA_WORD.search(test) or _NVIDIA.search(test)):
+                continue
+            nvidia, library = _NVIDIA.search(source), _CUDA_ONLY_LIBS.search(source)
+            if nvidia:
                 out.append((f.span(node)[0], f.span(node.body[-1])[1], _NVIDIA_ONLY))  # not its else
+            elif library:  # `if not cuda: raise ... else: <the library>`: its else too
+                negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+                end = f.span(node)[1] if negated else f.span(node.body[-1])[1]
+                out.append((f.span(node)[0], end, _CUDA_ONLY_GUARD))
         for node in nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             lines = (node.end_lineno or node.lineno) - node.lineno
             source = f.source(node)

@@ -229,14 +229,37 @@ def _after_first(f, head: ast.If, chained: bool, vendor_after: bool) -> _Place |
         return None
     place = _Place(f.index.offset(end_line + 1, 0), f.span(head.test)[0], head.body)
     if chained:
-        return place if vendor_after else None
+        return place if vendor_after or (_plain_else(f, head) and _twin_wanted(f, head)) else None
     for side in siblings(f, head):
         for other in side:
             if not isinstance(other, ast.If) or other.orelse:
                 break
             if _VENDOR.search(f.source(other.test).lower()):
                 return replace(place, keyword="if")
-    return None
+    return place if _twin_wanted(f, head) else None
+
+
+def _twin_wanted(f, head: ast.If) -> bool:
+    """A lone CUDA arm gets its twin unless the project spells the device module itself (a
+    helper of its own, verl's ``get_torch_device()``, or an accelerator object): then the
+    test is widened and the arm calls through it, as those projects' engineers write."""
+    if f.devices.project_helper("module", head) or f.devices.accelerator(head) is not None:
+        return False
+    return _mentions_cuda(f, head.body)
+
+
+def _plain_else(f, head: ast.If) -> bool:
+    """Is what follows the ``if`` arm a plain ``else:`` (not an ``elif`` chain)?"""
+    rest = head.orelse
+    return bool(rest) and not (len(rest) == 1 and isinstance(rest[0], ast.If) and is_elif(f, rest[0]))
+
+
+def _mentions_cuda(f, body: list[ast.stmt]) -> bool:
+    """Does the arm name CUDA (``torch.cuda.empty_cache()``, ``.cuda()``, ``"cuda"``)? Its
+    NPU twin then goes after it, as diffusers' engineers wrote ``elif
+    is_torch_npu_available(): torch_npu.npu.empty_cache()`` and torchtune's ``elif
+    is_npu_available: device = "npu"``; an arm that cannot be copied is ported in place."""
+    return bool(CUDA_STACK.search(f.text[f.span(body[0])[0] : f.span(body[-1])[1]].lower()))
 
 
 def _fix(f, head: ast.If, place: _Place, model: Fix) -> Fix | None:

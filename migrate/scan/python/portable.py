@@ -122,8 +122,7 @@ def bare_ok(f, node, lowest: str = "compare") -> bool:
     returned value, a call argument, a keyword value, an element of a list, tuple or set, a
     comprehension's condition; a
     comparison also as an operand of
-    ``and``/``or`` (an ``or`` there would merge into it and no longer read as the port's
-    own form on the next run)."""
+    ``and``/``or``, an ``or`` as an operand of ``or``."""
     parent = f.parent(node)
     if isinstance(parent, (ast.If, ast.While, ast.Assert)) and parent.test is node:
         return True
@@ -137,4 +136,6 @@ def bare_ok(f, node, lowest: str = "compare") -> bool:
         return True
     if isinstance(parent, ast.comprehension) and any(c is node for c in parent.ifs):
         return True
+    if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and lowest == "or":
+        return True  # `a or b or c`: or is associative (diffusers' `cuda or mps` fp16 check)
     return isinstance(parent, ast.BoolOp) and lowest == "compare"

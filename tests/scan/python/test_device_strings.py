@@ -272,8 +272,9 @@ def test_the_provider_keys_of_the_transformers_exporters_stay(tmp_path):
 
 
 def test_the_device_an_availability_arm_returns_follows_the_widened_test(ported):
-    # an arm that does other CUDA work first is widened to the NPU; the "cuda" it returns is
-    # the device the test chose, so on an NPU host it must return "npu"
+    # an arm that does other CUDA work first gets its NPU twin; the "cuda" it returns is the
+    # device the test chose, so on an NPU host the twin returns "npu"; where the arm cannot be
+    # copied (a `with` of a CUDA-only context) the test is widened and the return follows it
     code = """
     import torch
     def pick():
@@ -284,9 +285,12 @@ def test_the_device_an_availability_arm_returns_follows_the_widened_test(ported)
         return "cpu"
     """
     out = ported(code)
-    assert 'return "npu" if is_npu_available() else "cuda"' in out
+    assert '    elif is_npu_available():\n        torch.npu.set_device(0)\n        return "npu"\n' in out
     assert '    name = "cuda"\n' in out  # outside the arm: not the device the test chose
     assert ported(out) == out
+    widened = ported(code.replace("torch.cuda.set_device(0)", "torch.backends.cudnn.benchmark = True"))
+    assert 'return "npu" if is_npu_available() else "cuda"' in widened
+    assert ported(widened) == widened
 
 
 def test_a_device_test_choosing_onnx_runtime_providers_is_not_widened():

@@ -91,8 +91,9 @@ def test_a_chain_without_a_fallback_gets_the_arm_at_its_end():
     ) in out
 
 
-def test_other_arms_are_ported_in_place():
-    # more than the device in the CUDA arm, no alternative arm, or an NPU arm already there
+def test_other_arms_get_their_twin_or_stay():
+    # more than the device in the CUDA arm, or no alternative arm: its NPU twin; an NPU arm
+    # already there: left
     code = """\
         import torch
 
@@ -120,8 +121,13 @@ def test_other_arms_are_ported_in_place():
                 return "cpu"
         """
     out = port(code)
-    assert "elif get_device_type()" not in out and out.count("elif is_npu_available():") == 1
-    assert "(torch.npu if is_npu_available() else torch.cuda).set_device(0)" in out
+    assert "elif get_device_type()" not in out and out.count("elif is_npu_available():") == 3
+    assert '        device = "cuda"\n    elif is_npu_available():\n        device = "npu"\n' in out
+    # a() does CUDA's work too: its NPU twin follows it, not a device switch in place
+    assert (
+        '        torch.cuda.set_device(0)\n        return "cuda"\n'
+        '    elif is_npu_available():\n        torch.npu.set_device(0)\n        return "npu"\n'
+    ) in out
     assert '    if torch.cuda.is_available():\n        return "cuda"\n    elif is_npu_available():' in out
 
 
@@ -237,23 +243,6 @@ def test_in_a_run_of_early_returns_the_arm_follows_the_cuda_one_and_is_found_aga
         "            if torch.cuda.is_available():",
     )
     assert port(before).count("is_torch_npu_available()") == 1
-
-
-def test_an_early_return_with_other_cuda_work_is_ported_in_place():
-    code = """\
-        import torch
-        from transformers.utils import is_torch_npu_available
-
-
-        def pick():
-            if torch.cuda.is_available():
-                torch.cuda.set_device(0)
-                return torch.device("cuda")
-            return torch.device("cpu")
-        """
-    out = port(code)
-    assert "if torch.cuda.is_available() or is_torch_npu_available():" in out
-    assert "    if is_torch_npu_available():\n" not in out
 
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")

@@ -70,14 +70,24 @@ def test_a_cuda_elif_after_another_vendor_gets_its_twin_with_the_files_check(por
 
 
 def test_arms_without_an_npu_spelling_or_another_vendor_are_ported_in_place(ported):
-    # no other vendor in the chain: the usual in-place port
+    # no other vendor in the chain: the twin after CUDA's arm, as diffusers' free_memory()
     plain = ported("""
     import torch
     def f():
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
     """)
-    assert "elif" not in plain and "(torch.npu if is_npu_available() else torch.cuda).empty_cache()" in plain
+    assert "    elif is_npu_available():\n        torch.npu.empty_cache()\n" in plain
+    assert "torch.cuda.is_available() or" not in plain and ported(plain) == plain
+    # one with no NPU spelling: the usual in-place port
+    cudnn = ported("""
+    import torch
+    def f():
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+            torch.backends.cudnn.benchmark = True
+    """)
+    assert "elif" not in cudnn and "(torch.npu if is_npu_available() else torch.cuda).empty_cache()" in cudnn
     # a CUDA mention with no NPU spelling (cudnn, a comment about CUDA): no copy
     for line in (
         "torch.backends.cudnn.benchmark = True",
@@ -408,3 +418,73 @@ def test_a_device_type_test_asserting_availability_gets_its_twin(ported):
         "        assert torch.npu.is_available(), f'NPU is not available but {device} was specified.'\n"
     ) in out
     assert "assert torch.cuda.is_available(), f'CUDA is not" in out  # CUDA's arm as written
+
+
+def test_a_lone_cuda_arm_gets_its_twin_unless_the_project_spells_the_module(ported, tmp_path):
+    """diffusers' engineers: `if torch.cuda.is_available(): torch.cuda.empty_cache()` gained
+    `elif is_torch_npu_available(): torch_npu.npu.empty_cache()`; also before a plain
+    `else:`. A project with its own device-module helper (verl's get_torch_device) keeps
+    calling through it, the test widened."""
+    from porting import port
+
+    code = """\
+        import gc
+
+        import torch
+        from transformers import is_torch_npu_available
+
+
+        def free_memory():
+            gc.collect()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+
+
+        def count():
+            if torch.cuda.is_available():
+                n = torch.cuda.device_count()
+            else:
+                n = 0
+            return n
+        """
+    out = port(code)
+    assert (
+        "    if torch.cuda.is_available():\n        torch.cuda.empty_cache()\n"
+        "    elif is_torch_npu_available():\n        torch.npu.empty_cache()\n"
+    ) in out
+    assert (
+        "        n = torch.cuda.device_count()\n    elif is_torch_npu_available():\n"
+        "        n = torch.npu.device_count()\n    else:\n        n = 0\n"
+    ) in out
+    assert port(out) == out
+    verl = """\
+        import torch
+
+
+        def get_torch_device():
+            npu = getattr(torch, "npu", None)
+            return npu if npu is not None and npu.is_available() else torch.cuda
+
+
+        def sync():
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+        """
+    kept = port(verl)
+    assert "elif" not in kept and "        get_torch_device().synchronize()\n" in kept
+
+
+def test_a_widened_check_inside_an_or_needs_no_parentheses():
+    """diffusers' `has_supported_fp16_accelerator = torch.cuda.is_available() or
+    torch.backends.mps.is_available()`: the NPU's check joins the `or` as one more operand."""
+    from porting import port
+
+    code = (
+        "import torch\nfrom transformers import is_torch_npu_available\n\n"
+        "fp16 = torch.cuda.is_available() or torch.backends.mps.is_available()\n"
+        "both = torch.cuda.is_available() and torch.backends.mps.is_available()\n"
+    )
+    out = port(code)
+    assert "fp16 = torch.cuda.is_available() or is_torch_npu_available() or torch.backends.mps" in out
+    assert "both = (torch.cuda.is_available() or is_torch_npu_available()) and torch.backends" in out
+    assert port(out) == out

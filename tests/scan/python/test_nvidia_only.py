@@ -195,3 +195,51 @@ def test_a_package_file_with_optional_torch_imports_no_helper_module(tmp_path):
     assert done.returncode in (0, 1), done.stderr
     assert (pkg / "utils.py").read_text() == optional
     assert "from pkg._device import get_device_module" in (pkg / "model.py").read_text()
+
+
+# diffusers' attention_processor.py (xformers) and a model's flash-attn switch, reduced
+CUDA_ONLY_LIBRARIES = """\
+    import torch
+
+    try:
+        import xformers.ops
+    except ImportError:
+        xformers = None
+
+
+    def use_xformers(valid):
+        if valid:
+            if xformers is None:
+                raise ModuleNotFoundError("install xformers")
+            elif not torch.cuda.is_available():
+                raise ValueError("xformers' memory efficient attention is only available for GPU")
+            else:
+                q = torch.randn(1, 2, 1, 40, device="cuda")
+                return xformers.ops.memory_efficient_attention(q, q, q)
+
+
+    def attention(q, use_flash_attn):
+        if torch.cuda.is_available() and use_flash_attn:
+            from flash_attn import flash_attn_func
+
+            return flash_attn_func(q, q, q)
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q)
+
+
+    def sync():
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+    """
+
+
+@pytest.mark.parametrize("target", ["portable", "npu"])
+def test_a_cuda_test_guarding_xformers_or_flash_attn_is_left_as_written(target):
+    """Opened to the NPU, diffusers' guard would let an NPU host into xformers' CUDA kernels,
+    and the flash-attn arm would replace the SDPA fallback the NPU runs; a CUDA block
+    beside them without such a library is still ported."""
+    out = port(CUDA_ONLY_LIBRARIES, target)
+    code = textwrap.dedent(CUDA_ONLY_LIBRARIES)
+    for kept in ("def use_xformers", "def attention"):
+        block = code[code.index(kept) : code.index("\n\n\n", code.index(kept))]
+        assert block in out, kept
+    assert "torch.npu.synchronize()" in out

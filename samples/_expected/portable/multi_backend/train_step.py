@@ -23,12 +23,14 @@ def train_step(steps=1):
     device = (
         "cuda" if torch.cuda.is_available() else "npu" if is_npu_available() else "cpu"
     )
-    torch_device = torch.npu if is_npu_available() else torch.cuda
-    if torch.cuda.is_available() or is_npu_available():
-        torch_device.manual_seed_all(0)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(0)
+    elif is_npu_available():
+        torch.npu.manual_seed_all(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     use_amp = torch.device(device).type in ("cuda", "npu")
+    torch_device = torch.npu if is_npu_available() else torch.cuda
     scaler = torch_device.amp.GradScaler(enabled=use_amp)
     x, y = make_batch(device)
     for _ in range(steps):
@@ -41,8 +43,10 @@ def train_step(steps=1):
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
-    if torch.cuda.is_available() or is_npu_available():
-        torch_device.synchronize()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    elif is_npu_available():
+        torch.npu.synchronize()
     print(f"peak {torch_device.max_memory_allocated() / 2**20:.0f} MiB")
     return loss.item()
 
