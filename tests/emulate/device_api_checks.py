@@ -259,7 +259,21 @@ def shared() -> None:
     results["shared"] = [devices, proc.exitcode, updated]
 
 
+def integers() -> None:
+    """pytorch/examples ddp-tutorial single_gpu.py: `device = 0  # shorthand for cuda:0`,
+    then `model.to(gpu_id)`. torch takes an integer device for the current accelerator's
+    (PrivateUse1 once torch_npu registers it), so the unported script reaches the NPU."""
+    model = torch.nn.Linear(2, 1).to(0)
+    results["integers"] = [
+        str(torch.device(0)),
+        str(model.weight.device),
+        torch.zeros(1, device=1).device.type,  # tensors carry npu:0 here (docs/emulate.md)
+        str(torch.ones(1).to(0).device),
+    ]
+
+
 if __name__ == "__main__":
+    integers()
     accelerator()
     scripted()
     tied()

@@ -48,6 +48,12 @@ def test_accelerator_api_behaves_as_on_an_npu_host(run):
 
 
 @pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
+def test_an_integer_device_is_the_npus_as_on_an_npu_host(run):
+    """`model.to(0)` needs no port: torch maps an integer to the current accelerator."""
+    assert run[1]["integers"] == ["npu:0", "npu:0", "npu", "npu:0"]
+
+
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_what_is_not_emulated_says_so_with_the_call_site(run):
     message = run[1]["accelerator"]["not_emulated"]
     assert message.startswith(
