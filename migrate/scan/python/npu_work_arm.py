@@ -132,6 +132,8 @@ class _Place:
     body: list[ast.stmt]
     keyword: str = "elif"
     cond: str = ""  # the NPU arm's test where it is not the file's NPU check
+    imports: tuple[str, ...] = ()  # what ``cond`` needs
+    more: tuple[Edit, ...] = ()
 
 
 def _cuda_arm(f, head: ast.If) -> _Place | None:
@@ -159,25 +161,58 @@ def _cuda_arm(f, head: ast.If) -> _Place | None:
 
 
 def _type_twin(f, head: ast.If) -> _Place | None:
-    """``if device.type == "cuda":`` or ``if backend == dist.Backend.NCCL:`` (on one line,
-    alone or the last of an ``and`` of plain operands) whose arm does CUDA's work: its twin
-    right after its body, the same test for "npu" or "hccl", as timm's engineers wrote
-    ``elif device.type == "npu": torch.npu.synchronize()`` and mmengine's ``if backend ==
-    'hccl': return torch.device('npu', torch.npu.current_device())``."""
+    """``if device.type == "cuda":`` or ``if backend == dist.Backend.NCCL:``, also in an
+    ``and`` on one line with plain operands and CUDA's availability (``if
+    torch.cuda.is_available() and 'cuda' in args.device:``), whose arm does CUDA's work: its
+    twin right after its body, each CUDA operand spelled for the NPU (the availability as the
+    file's NPU check), as timm's engineers wrote ``elif device.type == "npu":
+    torch.npu.synchronize()`` and mmengine's ``if backend == 'hccl': return
+    torch.device('npu', torch.npu.current_device())``."""
     test = head.test
     parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-    found = _cuda_operand(f, parts[-1])
-    if found is None or test.lineno != test.end_lineno or not all(map(_plain, parts)):
+    if test.lineno != test.end_lineno:
+        return None
+    spelled = _npu_operands(f, parts)
+    if spelled is None:
         return None
     end_line = head.body[-1].end_lineno or head.body[-1].lineno
     if end_line >= len(f.index.starts):
         return None
     if not CUDA_STACK.search(f.text[f.span(head.body[0])[0] : f.span(head.body[-1])[1]].lower()):
         return None  # an arm doing nothing CUDA's: the test is widened instead, one line
-    operand, npu = found
-    (a, b), (ta, tb) = f.span(operand), f.span(test)
-    cond = f.text[ta:a] + npu + f.text[b:tb]
-    return _Place(f.index.offset(end_line + 1, 0), ta, head.body, "elif", cond)
+    operands, imports, more = spelled
+    ta, tb = f.span(test)
+    cond, at = "", ta
+    for (a, b), npu in operands:
+        cond += f.text[at:a] + npu
+        at = b
+    cond += f.text[at:tb]
+    return _Place(f.index.offset(end_line + 1, 0), ta, head.body, "elif", cond, tuple(imports), tuple(more))
+
+
+def _npu_operands(
+    f, parts: list[ast.expr]
+) -> tuple[list[tuple[tuple[int, int], str]], list[str], list[Edit]] | None:
+    """([(span, NPU spelling)] of the CUDA operands, imports, edits), or None where an operand
+    is neither CUDA's nor plain, or none is CUDA's (a lone availability test is
+    _after_first's). The type test stays the last operand where there is no availability."""
+    operands: list[tuple[tuple[int, int], str]] = []
+    imports: list[str] = []
+    more: list[Edit] = []
+    available = False
+    for part in parts:
+        found = _cuda_operand(f, part)
+        if found is not None:
+            operands.append((f.span(found[0]), found[1]))
+        elif len(parts) > 1 and is_cuda_available(f, part):
+            cond, imports, more = arm_condition(f, part)
+            operands.append((f.span(part), cond))
+            available = True
+        elif not _plain(part):
+            return None
+    if not operands or (not available and _cuda_operand(f, parts[-1]) is None):
+        return None
+    return operands, imports, more
 
 
 def _cuda_operand(f, test: ast.expr) -> tuple[ast.expr, str] | None:
@@ -266,7 +301,10 @@ def _fix(f, head: ast.If, place: _Place, model: Fix) -> Fix | None:
     copy = _npu_copy(f, place.body)
     if copy is None:
         return None
-    cond, imports, more = (place.cond, [], []) if place.cond else arm_condition(f, head.test)
+    if place.cond:
+        cond, imports, more = place.cond, list(place.imports), list(place.more)
+    else:
+        cond, imports, more = arm_condition(f, head.test)
     indent = re.match(r"[ \t]*", f.text[f.index.offset(head.lineno, 0) :])
     lead = indent.group() if indent else ""
     nl = newline_of(f.text)

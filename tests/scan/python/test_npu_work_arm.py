@@ -420,60 +420,6 @@ def test_a_device_type_test_asserting_availability_gets_its_twin(ported):
     assert "assert torch.cuda.is_available(), f'CUDA is not" in out  # CUDA's arm as written
 
 
-def test_a_lone_cuda_arm_gets_its_twin_unless_the_project_spells_the_module(ported, tmp_path):
-    """diffusers' engineers: `if torch.cuda.is_available(): torch.cuda.empty_cache()` gained
-    `elif is_torch_npu_available(): torch_npu.npu.empty_cache()`; also before a plain
-    `else:`. A project with its own device-module helper (verl's get_torch_device) keeps
-    calling through it, the test widened."""
-    from porting import port
-
-    code = """\
-        import gc
-
-        import torch
-        from transformers import is_torch_npu_available
-
-
-        def free_memory():
-            gc.collect()
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
-
-
-        def count():
-            if torch.cuda.is_available():
-                n = torch.cuda.device_count()
-            else:
-                n = 0
-            return n
-        """
-    out = port(code)
-    assert (
-        "    if torch.cuda.is_available():\n        torch.cuda.empty_cache()\n"
-        "    elif is_torch_npu_available():\n        torch.npu.empty_cache()\n"
-    ) in out
-    assert (
-        "        n = torch.cuda.device_count()\n    elif is_torch_npu_available():\n"
-        "        n = torch.npu.device_count()\n    else:\n        n = 0\n"
-    ) in out
-    assert port(out) == out
-    verl = """\
-        import torch
-
-
-        def get_torch_device():
-            npu = getattr(torch, "npu", None)
-            return npu if npu is not None and npu.is_available() else torch.cuda
-
-
-        def sync():
-            if torch.cuda.is_available():
-                torch.cuda.synchronize()
-        """
-    kept = port(verl)
-    assert "elif" not in kept and "        get_torch_device().synchronize()\n" in kept
-
-
 def test_a_widened_check_inside_an_or_needs_no_parentheses():
     """diffusers' `has_supported_fp16_accelerator = torch.cuda.is_available() or
     torch.backends.mps.is_available()`: the NPU's check joins the `or` as one more operand."""
