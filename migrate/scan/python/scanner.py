@@ -82,11 +82,13 @@ def settle_target(f: PyFile, findings: list[Finding], rules, target: str) -> lis
     )
     if target == "portable":
         from migrate.scan.python.npu_arm import add_npu_arms
+        from migrate.scan.python.npu_ternary_copy import add_npu_ternary_copies
         from migrate.scan.python.npu_work_arm import add_npu_work_arms
         from migrate.scan.python.portable_env import env_vars_beside
 
         findings = env_vars_beside(f, findings, by_code)
         findings = add_npu_arms(f, findings)
+        findings = add_npu_ternary_copies(f, findings)
         findings = add_npu_work_arms(f, findings)
     if target == "transfer":
         findings = transfer.settle(f, findings, by_code)

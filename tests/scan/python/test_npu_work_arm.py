@@ -278,24 +278,6 @@ def test_an_arm_reading_another_field_or_holding_a_try_is_ported_in_place(ported
     assert "elif is_npu_available():" not in out
 
 
-def test_a_python_312_fstring_device_token_is_respelled(monkeypatch):
-    """From Python 3.12 f"cuda:{i}" tokenizes as FSTRING_START, FSTRING_MIDDLE "cuda:", ..."""
-    import tokenize
-
-    from migrate.scan.python import npu_work_arm
-
-    monkeypatch.setattr(npu_work_arm, "_FSTRING_START", 1001)
-    monkeypatch.setattr(npu_work_arm, "_FSTRING_MIDDLE", 1002)
-
-    def tok(kind, text):
-        return tokenize.TokenInfo(kind, text, (1, 0), (1, len(text)), text)
-
-    tokens = [tok(1001, 'f"'), tok(1002, "cuda:"), tok(tokenize.OP, "{")]
-    assert npu_work_arm._npu_token(tokens, 1, "torch", {}) == "npu:"
-    tokens = [tok(1001, 'f"'), tok(1002, "on cuda:"), tok(tokenize.OP, "{")]
-    assert npu_work_arm._npu_token(tokens, 1, "torch", {}) is None
-
-
 # timm's train.py and validate.py before #2109, reduced
 TIMM = """
 import torch
