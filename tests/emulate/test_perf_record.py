@@ -33,3 +33,21 @@ def test_a_batch_shape_that_changes_inside_the_loop_is_reported():
 def test_what_runs_once_after_the_last_step_is_no_change_between_steps():
     """FSDP2's example saves a checkpoint after its loop: its copies have shapes no step had."""
     assert steps(PerfRecord(), [8, 8, 8, 8], after=3) == {}
+
+
+def test_only_collectives_that_move_data_are_counted():
+    """FSDP2 under DTensor: each functional all-gather is followed by its wait and its
+    autograd wrapper, which move nothing; a barrier moves nothing either."""
+    record = PerfRecord()
+    shard = torch.ones(256)
+    for name in (
+        "_c10d_functional::all_gather_into_tensor",
+        "_c10d_functional::wait_tensor",
+        "_c10d_functional::_wrap_tensor_autograd",
+        "c10d::barrier",
+        "c10d::_allgather_base_",
+    ):
+        record.op(name, [shard], torch.Tensor, lambda: "train.py:1")
+    counted = record.to_json()["collectives"]
+    assert set(counted) == {"_c10d_functional::all_gather_into_tensor", "c10d::_allgather_base_"}
+    assert counted["c10d::_allgather_base_"] == {"count": 1, "bytes": 1024, "smallest": 1024}
