@@ -10,7 +10,7 @@ once NPU ops ran since the last boundary; before the first boundary is step 0. R
   most ``MAX_SIGNATURES`` per op and step) and the site where a shape first changed after
   step 1 and before the last boundary (an op compiled again for each new shape in jit-compile
   mode; what runs after the loop, a checkpoint, compiles once);
-* collectives (``c10d::*``) with the bytes of their NPU tensors, per step;
+* collectives (``c10d::*``) with the bytes of their NPU tensors, from the first step on;
 * optimizers by class, with their steps; those stepping DTensor parameters (FSDP2's
   ``fully_shard``, tensor parallelism) apart, as ``sharded_optimizers``: torch_npu's fused
   optimizers do not combine with sharded parameters (rules/npu_affinity.yaml, MIG901);
@@ -66,7 +66,10 @@ class PerfRecord:
         self.ops_since_boundary += 1
         self.steps[-1]["ops"] += 1
         if name.startswith(COLLECTIVE_NAMESPACES):
-            if name.split("::", 1)[1].split(".", 1)[0] not in NOT_TRANSFERS:
+            # from the first step boundary on: the set-up's (FSDP2 scattering each parameter
+            # to its shards) runs once, not per step
+            moves = name.split("::", 1)[1].split(".", 1)[0] not in NOT_TRANSFERS
+            if moves and self.step >= 1:
                 self._collective(name, flat, npu_tensor)
             return
         if not shaped or (name not in self.shapes and len(self.shapes) >= MAX_OPS):

@@ -37,9 +37,12 @@ def test_what_runs_once_after_the_last_step_is_no_change_between_steps():
 
 def test_only_collectives_that_move_data_are_counted():
     """FSDP2 under DTensor: each functional all-gather is followed by its wait and its
-    autograd wrapper, which move nothing; a barrier moves nothing either."""
+    autograd wrapper, which move nothing; a barrier moves nothing either; the set-up's
+    scatter of each parameter to its shards runs once, before the first step."""
     record = PerfRecord()
     shard = torch.ones(256)
+    record.op("c10d::scatter_", [shard], torch.Tensor, lambda: "train.py:1")  # set-up: once
+    record.optimizer_step("AdamW")
     for name in (
         "_c10d_functional::all_gather_into_tensor",
         "_c10d_functional::wait_tensor",
