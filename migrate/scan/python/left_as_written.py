@@ -127,7 +127,8 @@ def _tests_cuda(f, node) -> bool:
 
 def needs_no_port(f, nodes) -> list[tuple[int, int, str]]:
     """Code that needs no port, in every target: a type check's class (``isinstance(x,
-    torch.cuda.FloatTensor)`` only asks), and a fallback for an older torch (the ``except
+    torch.cuda.FloatTensor)`` only asks), a probe of torch's names (``getattr(torch.cuda.amp,
+    "autocast") is not None``), and a fallback for an older torch (the ``except
     ImportError`` arm of ``try: from torch.amp import GradScaler``: torch_npu's torch has
     the name, the fallback never runs)."""
     out = []
@@ -138,6 +139,9 @@ def needs_no_port(f, nodes) -> list[tuple[int, int, str]]:
             and len(node.args) == 2
         ):
             out.append((*f.span(node.args[1]), "a type check, which runs nothing on the device"))
+    for node in nodes(ast.Call):
+        if _probes_cuda(f, node):
+            out.append((*f.span(node), "asks whether torch has the name: runs nothing on the device"))
     for node in nodes(ast.Try):
         if not any(_imports_torch(s) for s in node.body):
             continue
@@ -148,6 +152,26 @@ def needs_no_port(f, nodes) -> list[tuple[int, int, str]]:
                     (start, end, "a fallback for an older torch: it never runs with torch_npu's torch")
                 )
     return out
+
+
+def _probes_cuda(f, call: ast.Call) -> bool:
+    """``hasattr(torch.cuda.amp, "autocast")``, or ``getattr(torch.cuda.amp, "autocast")``
+    only tested (``is not None``, an ``if``/``and``/``not`` operand), never called: timm's
+    has_native_amp probe asks which torch it runs on."""
+    if not (isinstance(call.func, ast.Name) and call.func.id in ("hasattr", "getattr")):
+        return False
+    if len(call.args) < 2 or not isinstance(call.args[1], ast.Constant):
+        return False
+    owner = f.qualname(call.args[0]) or ""
+    if not (owner == "torch.cuda" or owner.startswith("torch.cuda.")):
+        return False
+    if call.func.id == "hasattr":
+        return True
+    parent = f.parent(call)
+    if isinstance(parent, ast.Compare):
+        return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops)
+    tested = isinstance(parent, (ast.If, ast.While, ast.IfExp)) and parent.test is call
+    return tested or isinstance(parent, ast.BoolOp) or isinstance(parent, ast.UnaryOp)
 
 
 def _imports_torch(stmt: ast.stmt) -> bool:

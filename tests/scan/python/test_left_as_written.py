@@ -8,6 +8,7 @@ import textwrap
 from functools import partial
 
 import pytest
+from porting import port
 
 from migrate.core.rules import default_rules
 from migrate.fix.rewrite import fix_text
@@ -74,3 +75,33 @@ def test_a_person_is_told_to_add_the_twin():
 def test_other_names_and_values_are_ported(line):
     found = scan_text(f"import torch.distributed as dist\n\n{line}\n", "t.py", "python", RULES, "portable")
     assert found and all(x.fix is not None for x in found)
+
+
+# timm's train.py / validate.py before their NPU port (#2109)
+PROBES = """\
+    import torch
+
+    has_native_amp = False
+    try:
+        if getattr(torch.cuda.amp, 'autocast') is not None:
+            has_native_amp = True
+    except AttributeError:
+        pass
+
+    bf16 = hasattr(torch.cuda, "is_bf16_supported") and torch.cuda.is_bf16_supported()
+    sync = getattr(torch.cuda, "synchronize", None)
+    """
+
+
+@pytest.mark.parametrize("target", ["portable", "npu"])
+def test_a_probe_of_torchs_names_is_left_as_written(target):
+    out = port(PROBES, target)
+    assert "    if getattr(torch.cuda.amp, 'autocast') is not None:\n" in out
+    assert 'hasattr(torch.cuda, "is_bf16_supported")' in out
+    # what the probe guards is ported, and a getattr whose result is called later is a use
+    assert "torch.cuda.is_bf16_supported()" not in out
+    assert 'getattr(torch.cuda, "synchronize", None)' not in out
+    found = engine_scan(textwrap.dedent(PROBES), "t.py", "python", RULES, target)
+    probe = [f for f in found if f.line == 5]
+    assert probe and all(f.npu_aware and f.fix is None for f in probe)
+    assert port(out, target) == out
