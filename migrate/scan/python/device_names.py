@@ -224,10 +224,12 @@ class DeviceNames:
         library = importable_check(self.f)
         if library is not None and not self._taken(library[1]) and not self._shadowed(library[1], node):
             return f"{library[1]}()", [f"from {library[0]} import {library[1]}"]
+        name = device_helpers.NAMES["check"]
+        if name in self.top.imported and not self._shadowed(name, node):
+            return f"{name}()", []  # `from .import_utils import is_npu_available`: the file's own
         fd = self.fd
         if fd.add_module and fd.add_module != fd.module:
             return None
-        name = device_helpers.NAMES["check"]
         if self._taken(name) or self.torch_binding == "local":
             return None
         self.planned.add(name)

@@ -84,6 +84,7 @@ class _TopLevel:
         self.relative_import = False
         self.absolute_from: set[str] = set()  # top packages of `from pkg... import`
         self.main_guard = False  # an `if __name__ == "__main__":` block
+        self.imported: set[str] = set()  # names bound by top-level imports
         for n in body:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.defs.setdefault(n.name, []).append(n)
@@ -93,7 +94,9 @@ class _TopLevel:
                 for t in _targets(n):
                     if isinstance(t, ast.Name):
                         self.first_assign.setdefault(t.id, n)
-            elif isinstance(n, ast.ImportFrom):
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                self.imported.update((a.asname or a.name).split(".")[0] for a in n.names)
+            if isinstance(n, ast.ImportFrom):
                 if n.level:
                     self.relative_import = True
                 elif n.module:

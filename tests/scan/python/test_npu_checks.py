@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from migrate.cli import app
@@ -120,3 +121,38 @@ def test_a_dependency_whose_installed_copy_lacks_the_check_gives_none(tmp_path, 
         for memo in (library_checks._installed, library_checks.installed_exports):
             memo.cache_clear()
     assert "mmengine.device" not in out and "is_npu_available" in out  # the port's own check
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "from .import_utils import is_npu_available, is_xpu_available",  # trl, run in its package
+        "from trl.import_utils import is_npu_available, is_xpu_available",  # trl not installed
+        "from .import_utils import is_xpu_available\nfrom .other import is_npu_available",
+    ],
+)
+def test_an_npu_check_the_file_already_imports_is_used_not_defined_again(binding):
+    """trl's core.py, ported alone: it imports `is_npu_available` itself. Defining the port's
+    own below it shadowed the import (ruff F811) and pasted a second check."""
+    from porting import port
+
+    code = textwrap.dedent("""\
+        import gc
+
+        import torch
+
+        BINDING
+
+
+        def empty_device_cache(optimize):
+            if is_xpu_available():
+                torch.xpu.empty_cache()
+            else:
+                if optimize and torch.cuda.is_available():
+                    gc.collect()
+                    torch.cuda.empty_cache()
+        """).replace("BINDING", binding)
+    out = port(code)
+    assert "def is_npu_available" not in out and "def get_device_type" not in out
+    assert "    elif is_npu_available():\n" in out
+    assert port(out) == out
