@@ -35,6 +35,8 @@ from migrate.scan.python.npu_checks import asks_family_cuda, family_check, famil
 from migrate.scan.python.pyfile import PyFile
 
 _ALL = "__all__"
+_TEMPLATE_INDENT = "    "  # a level of the port's sources (migrate/core/device_helpers)
+_LEVELS = re.compile(f"(?:{_TEMPLATE_INDENT})*")
 # comment lines indented under a function's last line (blank lines between them too)
 _TRAILING_COMMENTS = re.compile(r"(?:(?:\r?\n[ \t]*)*\r?\n[ \t]+#[^\r\n]*)*")
 
@@ -68,6 +70,7 @@ def _member(f: PyFile, rule: Rule) -> None:
     # functions: trl's import_utils) the member imports it itself
     plain = f.devices.torch_binding == "plain"
     source = member_source(name, (f.bindings.local_for("torch") or "torch") if plain else None)
+    source = _reindented(source, _indent_unit(f, node))
     nl = newline_of(f.text)
     end = _line_end(f.text, f.span(node)[1])  # after a comment closing the anchor's last line
     below = _TRAILING_COMMENTS.match(f.text, end)  # and the anchor's own comments below it
@@ -79,6 +82,32 @@ def _member(f: PyFile, rule: Rule) -> None:
     fix = fix_for(rule, edits, values, description=f"add `{name}()` after `{after}()`")
     start = f.index.offset(node.lineno, node.col_offset)
     f.report(rule, start, start + len("def ") + len(after), values, fix)
+
+
+def _indent_unit(f: PyFile, anchor_def: ast.FunctionDef) -> str:
+    """The indentation of the module's function bodies (a tab, two spaces): the anchor's,
+    else the first top-level function's whose body starts on a line of its own; four
+    spaces where none does."""
+    defs = [n for n in f.tree.body if isinstance(n, ast.FunctionDef)]
+    for node in [anchor_def, *defs]:
+        first = node.body[0]
+        start = f.index.offset(first.lineno, 0)
+        indent = f.text[start : f.index.offset(first.lineno, first.col_offset)]
+        if first.lineno > node.lineno and indent and not indent.strip(" \t"):
+            return indent
+    return _TEMPLATE_INDENT
+
+
+def _reindented(source: str, unit: str) -> str:
+    """``source`` (indented by four spaces a level) indented by ``unit`` a level."""
+    if unit == _TEMPLATE_INDENT:
+        return source
+    out = []
+    for line in source.split("\n"):
+        lead = _LEVELS.match(line)
+        levels = len(lead.group()) // len(_TEMPLATE_INDENT) if lead else 0
+        out.append(unit * levels + line[levels * len(_TEMPLATE_INDENT) :])
+    return "\n".join(out)
 
 
 def _spacing_after(text: str, at: int, nl: str) -> str:

@@ -5,6 +5,7 @@ after the port."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -431,3 +432,64 @@ def test_the_member_goes_after_the_anchors_last_definition_and_its_comments_two_
     out = (tmp_path / "utils.py").read_text()
     assert "    # index: unused\n\n\ndef is_npu_available() -> bool:\n" in out
     assert out.endswith("    return npu is not None and npu.is_available()\n\n\nX = 2\n")
+
+
+def _ported_twice(tmp_path: Path, files: dict[str, str], rel: str) -> str:
+    """The text of ``rel`` after porting ``files`` (written as they are: tabs kept), checked
+    to be left as it is by a second port."""
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    apply(tmp_path / "pkg")
+    before = {p: p.read_text() for p in (tmp_path / "pkg").rglob("*.py")}
+    apply(tmp_path / "pkg")
+    assert {p: p.read_text() for p in (tmp_path / "pkg").rglob("*.py")} == before
+    return before[tmp_path / rel]
+
+
+def _tabbed(text: str) -> str:
+    """``text`` dedented, each level of four spaces a tab."""
+    return re.sub(r"(?m)^(?:    )+", lambda m: "\t" * (len(m.group()) // 4), textwrap.dedent(text))
+
+
+def test_a_tab_indented_family_module_gets_its_member_indented_with_tabs(tmp_path):
+    """The member took the template's four spaces in a module indented with tabs (its nested
+    `try:` too): it runs, but is not written as the module is."""
+    utils = _tabbed("""\
+        import importlib.util
+
+
+        def is_cuda_available():
+            return importlib.util.find_spec("torch") is not None
+
+
+        def is_mlu_available():
+            return False
+
+
+        def get_device():
+            if is_cuda_available():
+                return "cuda"
+            elif is_mlu_available():
+                return "mlu"
+            return "cpu"
+        """)
+    files = {"pkg/__init__.py": "from .utils import get_device, is_cuda_available\n", "pkg/utils.py": utils}
+    out = _ported_twice(tmp_path, files, "pkg/utils.py")
+    member = _tabbed('''\
+        def is_npu_available() -> bool:
+            """Whether this host has an Ascend NPU."""
+            try:
+                import torch
+            except ImportError:
+                return False
+            npu = getattr(torch, "npu", None)
+            return npu is not None and npu.is_available()
+
+
+        ''')
+    at = utils.index("def is_mlu_available")
+    chain = '\telif is_mlu_available():\n\t\treturn "mlu"\n'
+    npu_arm = '\telif is_npu_available():\n\t\treturn "npu"\n'
+    assert out == (utils[:at] + member + utils[at:]).replace(chain, chain + npu_arm)
+    assert _imports(tmp_path, "import pkg; print(pkg.is_npu_available(), pkg.get_device())") == "False cuda"
