@@ -16,7 +16,7 @@ import re
 
 from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, fix_for
-from migrate.core.import_names import Entries, entry_added, name_added
+from migrate.core.import_names import name_added
 from migrate.core.kinds import Token, rule_kind
 from migrate.core.rules import Rule
 from migrate.scan.check_family import (
@@ -30,11 +30,11 @@ from migrate.scan.check_family import (
     reexports,
 )
 from migrate.scan.device_types import device_types
+from migrate.scan.python.dunder_all import listed
 from migrate.scan.python.npu_arm import arm_fix, device_arm
 from migrate.scan.python.npu_checks import asks_family_cuda, family_check, family_cuda_members
 from migrate.scan.python.pyfile import PyFile
 
-_ALL = "__all__"
 _TEMPLATE_INDENT = "    "  # a level of the port's sources (migrate/core/device_helpers)
 _LEVELS = re.compile(f"(?:{_TEMPLATE_INDENT})*")
 # comment lines indented under a function's last line (blank lines between them too)
@@ -78,7 +78,7 @@ def _member(f: PyFile, rule: Rule) -> None:
     edit = Edit(end, end, nl * 3 + source.replace("\n", nl) + _spacing_after(f.text, end, nl))
     values = {"name": name, "anchor": after}
     # a module listing its names in __all__ (a star import re-exports only those) lists it too
-    edits = [edit, *_in_all(f, after, name)]
+    edits = [edit, *listed(f, after, name)]
     fix = fix_for(rule, edits, values, description=f"add `{name}()` after `{after}()`")
     start = f.index.offset(node.lineno, node.col_offset)
     f.report(rule, start, start + len("def ") + len(after), values, fix)
@@ -162,7 +162,7 @@ def _exports(f: PyFile, rule: Rule) -> None:
     edits = [e for stmt in stmts if (e := _added(f, stmt, family.name)) is not None]
     if not edits:
         return
-    edits += _in_all(f, family.anchor, family.name)
+    edits += listed(f, family.anchor, family.name)
     values = {"name": family.name, "anchor": family.anchor}
     fix = fix_for(rule, edits, values, description=f"export `{family.name}` beside `{family.anchor}`")
     f.report(rule, *f.span(stmts[0]), values, fix)
@@ -183,25 +183,3 @@ def _added(f: PyFile, stmt: ast.ImportFrom, name: str) -> Edit | None:
     end = _line_end(f.text, f.span(stmt)[1])
     source = f"from {'.' * stmt.level}{stmt.module or ''} import {name}"
     return Edit(end, end, newline_of(f.text) + indent + source)
-
-
-def _in_all(f: PyFile, sibling: str, name: str) -> list[Edit]:
-    """``name`` added to the module's ``__all__`` where that lists ``sibling``."""
-    for stmt in f.tree.body:
-        if not isinstance(stmt, ast.Assign) or not any(
-            isinstance(t, ast.Name) and t.id == _ALL for t in stmt.targets
-        ):
-            continue
-        value = stmt.value
-        if not isinstance(value, (ast.List, ast.Tuple)) or not value.elts:
-            return []
-        strings = [e for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-        words = [str(e.value) for e in strings]
-        if len(strings) != len(value.elts) or sibling not in words:
-            return []
-        spans = [f.span(e) for e in strings]
-        quote = f.text[spans[0][0]]
-        entries = Entries(spans, words, [e.lineno for e in strings], value.lineno)
-        edit = entry_added(f.text, f.index, entries, f"{quote}{name}{quote}", name)
-        return [edit] if edit is not None else []
-    return []

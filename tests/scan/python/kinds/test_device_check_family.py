@@ -5,6 +5,7 @@ after the port."""
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
 from pathlib import Path
@@ -493,3 +494,67 @@ def test_a_tab_indented_family_module_gets_its_member_indented_with_tabs(tmp_pat
     npu_arm = '\telif is_npu_available():\n\t\treturn "npu"\n'
     assert out == (utils[:at] + member + utils[at:]).replace(chain, chain + npu_arm)
     assert _imports(tmp_path, "import pkg; print(pkg.is_npu_available(), pkg.get_device())") == "False cuda"
+
+
+def _all_ported(tmp_path: Path, where: str, text: str, family: str = FAMILY) -> tuple[str, list[str]]:
+    """``text`` (an ``__all__``) at the end of the family module or of the package exporting
+    its anchor, ported twice: (its port, the ``__all__`` the package's star import sees)."""
+    init, utils = "from .utils import *\n", family + "\n\n" + text
+    if where == "__init__":
+        init, utils = "from .utils import is_cuda_available\n" + text, family
+    out = _ported_twice(tmp_path, {"pkg/__init__.py": init, "pkg/utils.py": utils}, f"pkg/{where}.py")
+    module = "pkg" if where == "__init__" else f"pkg.{where}"
+    seen = _imports(tmp_path, f"import {module} as m; print(list(m.__all__))")
+    return out, ast.literal_eval(seen)
+
+
+@pytest.mark.parametrize(
+    ("where", "before", "after"),
+    [
+        (
+            "utils",
+            '__all__: list[str] = ["is_cuda_available"]\n',
+            '__all__: list[str] = ["is_cuda_available", "is_npu_available"]\n',
+        ),
+        (
+            "utils",
+            '__all__ = ["is_mlu_available"]\n__all__ += ["is_cuda_available"]\n',
+            '__all__ = ["is_mlu_available"]\n__all__ += ["is_cuda_available", "is_npu_available"]\n',
+        ),
+        (
+            "utils",
+            '__all__ = []\n__all__.extend(["is_cuda_available", "is_mlu_available"])\n',
+            '__all__ = []\n__all__.extend(["is_cuda_available", "is_mlu_available", "is_npu_available"])\n',
+        ),
+        (  # one a line, no trailing comma: none added
+            "utils",
+            '__all__: list[str] = []\n__all__ += [\n    "is_cuda_available",\n    "is_mlu_available"\n]\n',
+            '__all__: list[str] = []\n__all__ += [\n    "is_cuda_available",\n    "is_mlu_available",\n'
+            '    "is_npu_available"\n]\n',
+        ),
+        (
+            "__init__",
+            '\n__all__: list[str] = [\n    "is_cuda_available",\n    "is_mlu_available",\n]\n',
+            '\n__all__: list[str] = [\n    "is_cuda_available",\n    "is_mlu_available",\n'
+            '    "is_npu_available",\n]\n',
+        ),
+        (
+            "__init__",
+            "\n__all__ = []\n__all__.extend(['is_cuda_available'])\n",
+            "\n__all__ = []\n__all__.extend(['is_cuda_available', 'is_npu_available'])\n",
+        ),
+    ],
+    ids=["annotated", "added", "extended", "one-a-line", "package-annotated", "package-extended"],
+)
+def test_an_annotated_added_or_extended_all_lists_the_member_in_its_layout(tmp_path, where, before, after):
+    """`__all__: list[str] = [...]`, `__all__ += [...]` and `__all__.extend([...])` were not
+    extended: a star import of the family module did not give the member, and the package
+    did not list what it exports."""
+    out, seen = _all_ported(tmp_path, where, before)
+    if where == "__init__":
+        assert out == "from .utils import is_cuda_available, is_npu_available\n" + after
+    else:
+        assert out.endswith("npu.is_available()\n\n\ndef is_mlu_available():\n    return False\n\n\n" + after)
+    scope: dict = {}
+    exec(after, scope)  # noqa: S102 - the expected text
+    assert seen == list(scope["__all__"]) and "is_npu_available" in seen
