@@ -4,18 +4,21 @@ The family rule (kinds/check_family.py) lists the NPU member where the module (o
 re-exporting it) lists its anchor: in ``__all__ = [...]``, ``__all__: list[str] = [...]``,
 ``__all__ += [...]`` or ``__all__.extend([...])``, whichever literal names the anchor; on
 its line or a line of its own as the entries are written, a trailing comma only where the
-file writes one.
+file writes one, and a one-element tuple's comma (``("is_cuda_available",)``) dropped once
+it holds two.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from migrate.core.findings import Edit
 from migrate.core.import_names import Entries, entry_added
 
 _ALL = "__all__"
+_COMMA = re.compile(r"[ \t]*,")
 
 
 def _is_all(node: ast.expr) -> bool:
@@ -68,4 +71,20 @@ def listed(f, sibling: str, name: str) -> list[Edit]:
     quote = f.text[spans[0][1] - 1]  # a prefix (u"...") is not the quote
     entries = Entries(spans, words, [e.lineno for e in found.elts], found.lineno)
     edit = entry_added(f.text, f.index, entries, f"{quote}{name}{quote}", name, keep_trailing=True)
-    return [edit] if edit is not None else []
+    if edit is None:
+        return []
+    return _lone_comma_dropped(f, found, spans, edit)
+
+
+def _lone_comma_dropped(f, value: ast.List | ast.Tuple, spans, edit: Edit) -> list[Edit]:
+    """``edit`` with a one-line one-element tuple's comma dropped (it made the tuple; with
+    two entries it is a trailing comma the line did not have): ``("a", "b")``."""
+    if not (isinstance(value, ast.Tuple) and len(value.elts) == 1 and value.lineno == value.end_lineno):
+        return [edit]
+    end = spans[0][1]
+    comma = _COMMA.match(f.text, end)
+    if comma is None:
+        return [edit]
+    if edit.start == end:
+        return [Edit(end, comma.end(), edit.content)]
+    return [edit, Edit(end, comma.end(), "")]

@@ -558,3 +558,61 @@ def test_an_annotated_added_or_extended_all_lists_the_member_in_its_layout(tmp_p
     scope: dict = {}
     exec(after, scope)  # noqa: S102 - the expected text
     assert seen == list(scope["__all__"]) and "is_npu_available" in seen
+
+
+XLA_FAMILY = "import torch\n\n\ndef is_xla_available():\n    return False\n"
+
+
+@pytest.mark.parametrize(
+    ("where", "before", "after", "family"),
+    [
+        (
+            "utils",
+            '__all__ = ("is_cuda_available",)\n',
+            '__all__ = ("is_cuda_available", "is_npu_available")\n',
+            FAMILY,
+        ),
+        (
+            "utils",
+            '__all__ = "is_cuda_available",\n',
+            '__all__ = "is_cuda_available", "is_npu_available"\n',
+            FAMILY,
+        ),
+        (  # sorted: the member goes first, the comma still dropped
+            "utils",
+            '__all__ = ("is_xla_available",)\n',
+            '__all__ = ("is_npu_available", "is_xla_available")\n',
+            XLA_FAMILY,
+        ),
+        (  # a trailing comma the line has is kept
+            "utils",
+            '__all__ = ("is_cuda_available", "is_mlu_available",)\n',
+            '__all__ = ("is_cuda_available", "is_mlu_available", "is_npu_available",)\n',
+            FAMILY,
+        ),
+        (
+            "__init__",
+            '\n__all__ = (\n    "is_cuda_available",\n)\n',
+            '\n__all__ = (\n    "is_cuda_available",\n    "is_npu_available",\n)\n',
+            FAMILY,
+        ),
+        (
+            "utils",
+            '__all__ = (\n    "is_cuda_available",\n    "is_mlu_available"\n)\n',
+            '__all__ = (\n    "is_cuda_available",\n    "is_mlu_available",\n    "is_npu_available"\n)\n',
+            FAMILY,
+        ),
+    ],
+    ids=["one", "bare", "sorted", "trailing", "package-a-line", "a-line-no-comma"],
+)
+def test_a_tuple_all_gains_the_member_without_a_lone_comma_left(tmp_path, where, before, after, family):
+    """`("is_cuda_available",)` became `("is_cuda_available", "is_npu_available",)`: the
+    comma that made the one-element tuple is not the file's trailing comma."""
+    out, seen = _all_ported(tmp_path, where, before, family)
+    if where == "__init__":
+        assert out == "from .utils import is_cuda_available, is_npu_available\n" + after
+    else:
+        assert out.endswith("\n\n\n" + after) and "def is_npu_available() -> bool:" in out
+    scope: dict = {}
+    exec(after, scope)  # noqa: S102 - the expected text
+    assert seen == list(scope["__all__"]) and "is_npu_available" in seen
