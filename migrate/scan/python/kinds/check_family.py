@@ -32,7 +32,12 @@ from migrate.scan.check_family import (
 from migrate.scan.device_types import device_types
 from migrate.scan.python.dunder_all import listed
 from migrate.scan.python.npu_arm import arm_fix, device_arm
-from migrate.scan.python.npu_checks import asks_family_cuda, family_check, family_cuda_members
+from migrate.scan.python.npu_checks import (
+    asks_family_cuda,
+    family_attribute_check,
+    family_check,
+    family_cuda_members,
+)
 from migrate.scan.python.pyfile import PyFile
 
 _TEMPLATE_INDENT = "    "  # a level of the port's sources (migrate/core/device_helpers)
@@ -140,7 +145,8 @@ def _chains(f: PyFile, rule: Rule) -> None:
         stmt = device_arm(f, node, asks_family_cuda)
         if stmt is None:
             continue
-        values = {"name": name, "anchor": f.source(node.test)[:-2]}
+        through = family_attribute_check(f, node.test)
+        values = {"name": through or name, "anchor": f.source(node.test)[:-2]}
         fix = arm_fix(f, node, stmt, fix_for(rule, [], values))
         if fix is not None:
             f.report(rule, *f.span(node.test), values, fix.locate(f.index))

@@ -616,3 +616,67 @@ def test_a_tuple_all_gains_the_member_without_a_lone_comma_left(tmp_path, where,
     scope: dict = {}
     exec(after, scope)  # noqa: S102 - the expected text
     assert seen == list(scope["__all__"]) and "is_npu_available" in seen
+
+
+def test_a_file_asking_the_family_through_its_module_gets_the_npu_member_there(tmp_path):
+    """`import mmengine.device.utils as dev` then `dev.is_cuda_available()`: the chain had
+    no NPU arm (the CUDA arm's "cuda" went through the port's own `_device.py`, and chose
+    the CPU on an NPU host); it asks the NPU member through the same module."""
+    files = dict(MMENGINE)
+    files["mmengine/runner/__init__.py"] = ""
+    files["mmengine/runner/pick.py"] = """\
+        import mmengine.device.utils as dev
+
+
+        def pick():
+            if dev.is_cuda_available():
+                device = 'cuda'
+            else:
+                device = 'cpu'
+            return device
+        """
+    files["mmengine/runner/chain.py"] = """\
+        from mmengine import device
+
+
+        def pick():
+            if device.is_cuda_available():
+                return 'cuda'
+            elif device.is_mlu_available():
+                return 'mlu'
+            return 'cpu'
+        """
+    files["mmengine/runner/dotted.py"] = """\
+        import torch
+
+        import mmengine.device
+
+
+        def sync():
+            if mmengine.device.is_cuda_available():
+                torch.cuda.synchronize()
+        """
+    write(tmp_path, files)
+    runner = tmp_path / "mmengine" / "runner"
+    before = {p.name: p.read_text() for p in runner.glob("*.py")}
+    apply(tmp_path / "mmengine")
+    after = {p.name: p.read_text() for p in runner.glob("*.py")}
+    arm = "    else:\n        device = 'cpu'\n"
+    assert after["pick.py"] == before["pick.py"].replace(
+        arm, "    elif dev.is_npu_available():\n        device = 'npu'\n" + arm
+    )
+    last = "        return 'mlu'\n"
+    assert after["chain.py"] == before["chain.py"].replace(
+        last, last + "    elif device.is_npu_available():\n        return 'npu'\n"
+    )
+    assert after["dotted.py"] == before["dotted.py"].replace(
+        "torch.cuda.synchronize()",
+        "(\n            torch.npu if mmengine.device.is_npu_available() else torch.cuda\n"
+        "        ).synchronize()",
+    )  # wrapped as ruff format wraps it: 88 columns, where the file's lines reach 79
+    assert "_device.py" not in {p.name for p in (tmp_path / "mmengine").iterdir()}
+    ported = {p: p.read_text() for p in (tmp_path / "mmengine").rglob("*.py")}
+    apply(tmp_path / "mmengine")
+    assert {p: p.read_text() for p in (tmp_path / "mmengine").rglob("*.py")} == ported
+    code = "from mmengine.runner import pick, chain, dotted; dotted.sync()"
+    assert _imports(tmp_path, code + "; print(pick.pick(), chain.pick())") == "cpu cpu"
