@@ -55,18 +55,21 @@ class Entries:
 PEP8_LIMIT = 79  # a line beside others grows no longer than this (or the list's longest)
 
 
-def entry_added(text: str, index: LineIndex, entries: Entries, entry: str, key: str) -> Edit | None:
+def entry_added(
+    text: str, index: LineIndex, entries: Entries, entry: str, key: str, keep_trailing: bool = False
+) -> Edit | None:
     """The edit adding ``entry`` (sorted by ``key``) to ``entries``: where isort would put it
     when they are sorted, else after the last one; a line of its own where they are one a
-    line below the statement's first line, else beside them; None where that would make a
-    wrapped list's line longer than PEP 8's 79 columns or its own longest line (yapf-wrapped
-    imports: a formatter would rewrap the whole statement)."""
+    line below the statement's first line (with a trailing comma, as black writes an import
+    it splits; ``keep_trailing``: only where the last entry has one), else beside them; None
+    where that would make a wrapped list's line longer than PEP 8's 79 columns or its own
+    longest line (yapf-wrapped imports: a formatter would rewrap the whole statement)."""
     keys = entries.keys
     ordered = keys == sorted(keys, key=isort_key)
     later = next((i for i, n in enumerate(keys) if isort_key(n) > isort_key(key)), None) if ordered else None
     lines, spans = entries.lines, entries.spans
     if len(set(lines)) == len(lines) and lines[0] > entries.head:
-        return _one_a_line(text, index, lines, spans, entry, later)
+        return _one_a_line(text, index, lines, spans, entry, later, keep_trailing)
     at = spans[later][0] if later is not None else spans[-1][1]
     if len(set(lines)) > 1:  # wrapped: the line it joins must still fit
         line = lines[later] if later is not None else lines[-1]
@@ -82,7 +85,9 @@ def _line_at(text: str, index: LineIndex, line: int) -> str:
     return text[start : len(text) if end < 0 else end].rstrip("\r")
 
 
-def _one_a_line(text: str, index: LineIndex, lines: list[int], spans, entry: str, later: int | None) -> Edit:
+def _one_a_line(
+    text: str, index: LineIndex, lines: list[int], spans, entry: str, later: int | None, keep_trailing: bool
+) -> Edit:
     """A list with an entry a line: a line of its own, indented as they are."""
     nl = newline_of(text)
     if later is not None:
@@ -93,7 +98,7 @@ def _one_a_line(text: str, index: LineIndex, lines: list[int], spans, entry: str
     indent = text[index.offset(lines[-1], 0) : last_start]
     comma = re.match(r"[ \t]*,", text[last_end:])
     if comma is None:
-        return Edit(last_end, last_end, f",{nl}{indent}{entry},")
+        return Edit(last_end, last_end, f",{nl}{indent}{entry}" + ("" if keep_trailing else ","))
     line_end = text.find("\n", last_end + comma.end())
     line_end = len(text) if line_end < 0 else line_end
     if text[line_end - 1 : line_end] == "\r":

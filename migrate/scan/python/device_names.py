@@ -44,7 +44,13 @@ from migrate.scan.python.device_scope import (
     _TopLevel,
     torch_binding,
 )
-from migrate.scan.python.npu_checks import bound_check, family_check, importable_check, own_check
+from migrate.scan.python.npu_checks import (
+    bound_check,
+    family_check,
+    family_through,
+    importable_check,
+    own_check,
+)
 from migrate.scan.python.quotes import dominant_quote, lexed_quote
 from migrate.scan.python.unspellable import Unspellable
 
@@ -221,6 +227,9 @@ class DeviceNames:
             inside = node is None or self._function_of(node) is not None
             if (stmt is None and inside) or (stmt is not None and not self._taken(name)):
                 return f"{name}()", [stmt] if stmt else []
+        through = family_through(self.f)  # `dev.is_npu_available()` beside `dev.is_cuda_available()`
+        if through is not None and not self._shadowed(through.split(".")[0], node):
+            return f"{through}()", []
         library = importable_check(self.f)
         if library is not None and not self._taken(library[1]) and not self._shadowed(library[1], node):
             return f"{library[1]}()", [f"from {library[0]} import {library[1]}"]

@@ -51,6 +51,7 @@ from migrate.scan.python.device_names import Unspellable
 from migrate.scan.python.npu_checks import (
     asks_family_cuda,
     bound_check,
+    family_attribute_check,
     family_check,
     family_cuda_members,
     usable_checks,
@@ -333,6 +334,9 @@ def arm_fix(f, head: ast.If, stmt: ast.stmt, model: Fix) -> Fix | None:
 def arm_condition(f, test: ast.expr) -> tuple[str, list[str], list[Edit]]:
     """(the NPU arm's condition, the imports it needs, the edits binding it): the library
     check the file imports, else the port's device type compared with "npu"."""
+    through = family_attribute_check(f, test) if not bound_check(f) else None
+    if through is not None:
+        return f"{through}()", [], []  # `dev.is_cuda_available()`: `dev.is_npu_available()`
     family = family_check(f) if not bound_check(f) else None
     if family is not None and (family[1] is None or family[0] not in f.bindings.names):
         return f"{family[0]}()", [family[1]] if family[1] else [], []  # the project's own first

@@ -18,7 +18,9 @@ has, as upstream ports do (``"npu" if is_torch_npu_available() else "cuda"``,
 * the project's family of device checks (migrate/scan/check_family.py): in the module
   defining it, its NPU member (added there by the family rule where it lacks one); in a file
   importing from that module or a package re-exporting it, that member, added to the import
-  (mmengine's ``from mmengine.device import is_mlu_available, is_npu_available``);
+  (mmengine's ``from mmengine.device import is_mlu_available, is_npu_available``); in a
+  file importing that module (or package) whole, that member through it
+  (``import mmengine.device.utils as dev``: ``dev.is_npu_available()``);
 * in a script with neither, the port's own one-function check (``is_npu_available`` in
   migrate/core/device_helpers/template.py), defined once after the imports.
 """
@@ -173,22 +175,76 @@ def _encloses(module: str, own: str) -> bool:
 def family_cuda_members(f) -> frozenset[str]:
     """The names the file calls the family's CUDA member by (``is_cuda_available``): its
     own, in the module defining the family, or imported from there (or a package exporting
-    it) where the port tests with the family's NPU member (``family_check``)."""
+    it) where the port tests with the family's NPU member (``family_check``); and through a
+    module it imports as a whole (``dev.is_cuda_available``: ``family_modules``)."""
     members = members_in_tree(f.tree)
     if is_family(members):
         return frozenset(m for m in members if is_cuda_member(m))
     fd = getattr(f, "file_devices", None)
     family = fd.family if fd is not None else None
     own = (fd.module if fd is not None else None) or ""
-    if family is None or family_check(f) is None:
+    if family is None:
         return frozenset()
+    out: set[str] = set()
+    if is_cuda_member(family.anchor):
+        out |= {f"{local}.{family.anchor}" for local in family_modules(f)}
+    if family_check(f) is None:
+        return frozenset(out)
     sources = {family.module, *family.publics}
     package = f.rel.endswith("__init__.py")
-    out: set[str] = set()
     for stmt in f.tree.body:
         if isinstance(stmt, ast.ImportFrom) and resolved_module(stmt, own, package) in sources:
             out |= {a.asname or a.name for a in stmt.names if is_cuda_member(a.name)}
     return frozenset(out)
+
+
+@_once
+def family_modules(f) -> tuple[str, ...]:
+    """How the file spells the family's module, or a package exporting it, where a
+    top-level import binds it whole (``import pkg.device.utils as dev``: ``dev``; ``from
+    pkg import device``: ``device``; ``import pkg.device``: ``pkg.device``): it asks the
+    family through it (``dev.is_cuda_available()``) and gets the NPU member there too. Not
+    in the family's module, nor a package the file belongs to (its ``__init__`` may still be
+    running when the file is imported)."""
+    fd = getattr(f, "file_devices", None)
+    family = fd.family if fd is not None else None
+    own = (fd.module if fd is not None else None) or ""
+    if family is None or own == family.module:
+        return ()
+    sources = {family.module, *family.publics}
+    package = f.rel.endswith("__init__.py")
+    out: list[str] = []  # in file order
+    for stmt in f.tree.body:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.name in sources and not _encloses(a.name, own) and (a.asname or "." in a.name):
+                    out.append(a.asname or a.name)
+        elif isinstance(stmt, ast.ImportFrom):
+            base = resolved_module(stmt, own, package)
+            for a in stmt.names if base is not None else ():
+                module = f"{base}.{a.name}"
+                if module in sources and not _encloses(module, own):
+                    out.append(a.asname or a.name)
+    return tuple(dict.fromkeys(out))
+
+
+def family_through(f) -> str | None:
+    """``dev.is_npu_available``: the family's NPU member through the first module the file
+    imports whole (``family_modules``), where it imports none of its names; else None."""
+    found = family_modules(f)
+    if not found or family_check(f) is not None:
+        return None
+    return f"{found[0]}.{f.file_devices.family.name}"
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` of a chain of names (None for anything else)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
 
 
 def asks_family_cuda(f, test: ast.expr) -> bool:
@@ -197,6 +253,22 @@ def asks_family_cuda(f, test: ast.expr) -> bool:
         isinstance(test, ast.Call)
         and not test.args
         and not test.keywords
-        and isinstance(test.func, ast.Name)
-        and test.func.id in family_cuda_members(f)
+        and isinstance(test.func, (ast.Name, ast.Attribute))
+        and _dotted(test.func) in family_cuda_members(f)
     )
+
+
+def family_attribute_check(f, test: ast.expr) -> str | None:
+    """``dev.is_npu_available`` where ``test`` asks the family's CUDA member through a
+    module the file imports whole (``dev.is_cuda_available()``, ``family_modules``): the
+    NPU member through the same module; else None."""
+    if not (
+        asks_family_cuda(f, test) and isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute)
+    ):
+        return None
+    fd = getattr(f, "file_devices", None)
+    family = fd.family if fd is not None else None
+    local = _dotted(test.func.value)
+    if family is None or local not in family_modules(f):
+        return None
+    return f"{local}.{family.name}"

@@ -16,7 +16,7 @@ import re
 
 from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, fix_for
-from migrate.core.import_names import Entries, entry_added, name_added
+from migrate.core.import_names import name_added
 from migrate.core.kinds import Token, rule_kind
 from migrate.core.rules import Rule
 from migrate.scan.check_family import (
@@ -30,11 +30,18 @@ from migrate.scan.check_family import (
     reexports,
 )
 from migrate.scan.device_types import device_types
+from migrate.scan.python.dunder_all import listed
 from migrate.scan.python.npu_arm import arm_fix, device_arm
-from migrate.scan.python.npu_checks import asks_family_cuda, family_check, family_cuda_members
+from migrate.scan.python.npu_checks import (
+    asks_family_cuda,
+    family_attribute_check,
+    family_check,
+    family_cuda_members,
+)
 from migrate.scan.python.pyfile import PyFile
 
-_ALL = "__all__"
+_TEMPLATE_INDENT = "    "  # a level of the port's sources (migrate/core/device_helpers)
+_LEVELS = re.compile(f"(?:{_TEMPLATE_INDENT})*")
 # comment lines indented under a function's last line (blank lines between them too)
 _TRAILING_COMMENTS = re.compile(r"(?:(?:\r?\n[ \t]*)*\r?\n[ \t]+#[^\r\n]*)*")
 
@@ -68,6 +75,7 @@ def _member(f: PyFile, rule: Rule) -> None:
     # functions: trl's import_utils) the member imports it itself
     plain = f.devices.torch_binding == "plain"
     source = member_source(name, (f.bindings.local_for("torch") or "torch") if plain else None)
+    source = _reindented(source, _indent_unit(f, node))
     nl = newline_of(f.text)
     end = _line_end(f.text, f.span(node)[1])  # after a comment closing the anchor's last line
     below = _TRAILING_COMMENTS.match(f.text, end)  # and the anchor's own comments below it
@@ -75,10 +83,36 @@ def _member(f: PyFile, rule: Rule) -> None:
     edit = Edit(end, end, nl * 3 + source.replace("\n", nl) + _spacing_after(f.text, end, nl))
     values = {"name": name, "anchor": after}
     # a module listing its names in __all__ (a star import re-exports only those) lists it too
-    edits = [edit, *_in_all(f, after, name)]
+    edits = [edit, *listed(f, after, name)]
     fix = fix_for(rule, edits, values, description=f"add `{name}()` after `{after}()`")
     start = f.index.offset(node.lineno, node.col_offset)
     f.report(rule, start, start + len("def ") + len(after), values, fix)
+
+
+def _indent_unit(f: PyFile, anchor_def: ast.FunctionDef) -> str:
+    """The indentation of the module's function bodies (a tab, two spaces): the anchor's,
+    else the first top-level function's whose body starts on a line of its own; four
+    spaces where none does."""
+    defs = [n for n in f.tree.body if isinstance(n, ast.FunctionDef)]
+    for node in [anchor_def, *defs]:
+        first = node.body[0]
+        start = f.index.offset(first.lineno, 0)
+        indent = f.text[start : f.index.offset(first.lineno, first.col_offset)]
+        if first.lineno > node.lineno and indent and not indent.strip(" \t"):
+            return indent
+    return _TEMPLATE_INDENT
+
+
+def _reindented(source: str, unit: str) -> str:
+    """``source`` (indented by four spaces a level) indented by ``unit`` a level."""
+    if unit == _TEMPLATE_INDENT:
+        return source
+    out = []
+    for line in source.split("\n"):
+        lead = _LEVELS.match(line)
+        levels = len(lead.group()) // len(_TEMPLATE_INDENT) if lead else 0
+        out.append(unit * levels + line[levels * len(_TEMPLATE_INDENT) :])
+    return "\n".join(out)
 
 
 def _spacing_after(text: str, at: int, nl: str) -> str:
@@ -111,7 +145,8 @@ def _chains(f: PyFile, rule: Rule) -> None:
         stmt = device_arm(f, node, asks_family_cuda)
         if stmt is None:
             continue
-        values = {"name": name, "anchor": f.source(node.test)[:-2]}
+        through = family_attribute_check(f, node.test)
+        values = {"name": through or name, "anchor": f.source(node.test)[:-2]}
         fix = arm_fix(f, node, stmt, fix_for(rule, [], values))
         if fix is not None:
             f.report(rule, *f.span(node.test), values, fix.locate(f.index))
@@ -133,7 +168,7 @@ def _exports(f: PyFile, rule: Rule) -> None:
     edits = [e for stmt in stmts if (e := _added(f, stmt, family.name)) is not None]
     if not edits:
         return
-    edits += _in_all(f, family.anchor, family.name)
+    edits += listed(f, family.anchor, family.name)
     values = {"name": family.name, "anchor": family.anchor}
     fix = fix_for(rule, edits, values, description=f"export `{family.name}` beside `{family.anchor}`")
     f.report(rule, *f.span(stmts[0]), values, fix)
@@ -154,25 +189,3 @@ def _added(f: PyFile, stmt: ast.ImportFrom, name: str) -> Edit | None:
     end = _line_end(f.text, f.span(stmt)[1])
     source = f"from {'.' * stmt.level}{stmt.module or ''} import {name}"
     return Edit(end, end, newline_of(f.text) + indent + source)
-
-
-def _in_all(f: PyFile, sibling: str, name: str) -> list[Edit]:
-    """``name`` added to the module's ``__all__`` where that lists ``sibling``."""
-    for stmt in f.tree.body:
-        if not isinstance(stmt, ast.Assign) or not any(
-            isinstance(t, ast.Name) and t.id == _ALL for t in stmt.targets
-        ):
-            continue
-        value = stmt.value
-        if not isinstance(value, (ast.List, ast.Tuple)) or not value.elts:
-            return []
-        strings = [e for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-        words = [str(e.value) for e in strings]
-        if len(strings) != len(value.elts) or sibling not in words:
-            return []
-        spans = [f.span(e) for e in strings]
-        quote = f.text[spans[0][0]]
-        entries = Entries(spans, words, [e.lineno for e in strings], value.lineno)
-        edit = entry_added(f.text, f.index, entries, f"{quote}{name}{quote}", name)
-        return [edit] if edit is not None else []
-    return []
