@@ -23,15 +23,12 @@ import re
 from typing import Any
 
 from migrate.core import device_helpers
-from migrate.core.fileio import newline_of
-from migrate.core.findings import Edit
 from migrate.core.targets import DEVICE_PLACEHOLDERS
 from migrate.scan.helper_finder import Found, find_helpers
 from migrate.scan.project import SCRIPT, FileDevices
 from migrate.scan.python import accelerator_api
 from migrate.scan.python.bindings import Bindings, relative_bindings
 from migrate.scan.python.device_scope import (
-    _after_imports,
     _assignments,
     _binds,
     _blocks,
@@ -468,32 +465,3 @@ class DeviceNames:
             else:
                 break
         return False
-
-    # ----------------------------------------------------------------------------------
-    def definitions_edit(
-        self, names: set[str], first_use: int | None = None
-    ) -> tuple[Edit, list[str]] | None:
-        """The insertion that defines the port's helpers ``names`` in this (script) file,
-        after its imports (before the statement holding ``first_use``, the first call, if
-        that comes earlier), spaced as a formatter spaces top-level functions; and the
-        imports it needs (``import torch``, placed with the file's imports)."""
-        names = {n for n in names if n not in self.own}
-        if not names:
-            return None
-        code = device_helpers.definitions(sorted(names), self.torch)
-        imports = ["import torch"] if self.f.bindings.local_for("torch") is None else []
-        text = self.f.text
-        pos = _after_imports(self.f.tree, self.f.index, text)
-        if first_use is not None and first_use < pos:
-            stmt = next((n for n in self.f.tree.body if self.f.span(n)[1] > first_use), None)
-            if stmt is None or isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                raise Unspellable("the helper would be used before it can be defined")
-            pos = self.f.index.starts[stmt.lineno - 1]
-        nl = newline_of(text)
-        blank = re.match(r"(?:[ \t]*\r?\n)*", text[pos:])
-        following = len(blank.group().splitlines()) if blank else 0
-        lead = "" if pos == 0 else nl * 2
-        if pos == len(text) and text and not text.endswith("\n"):
-            lead = nl * 3
-        tail = nl * max(0, 2 - following) if pos < len(text) else ""
-        return Edit(pos, pos, lead + code.replace("\n", nl) + tail), imports

@@ -105,6 +105,7 @@ def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
     from dataclasses import replace
 
     from migrate.scan.python.device_names import Unspellable
+    from migrate.scan.python.helper_definitions import definitions_edit
 
     planned = f.devices.planned if f._devices is not None else set()
     if not planned:
@@ -117,7 +118,7 @@ def define_helpers(f: PyFile, findings: list[Finding]) -> list[Finding]:
         return findings
     first = min(e.start for x in users for e in fixes[id(x)].edits if calls.search(e.content))
     try:
-        made = f.devices.definitions_edit(set().union(*uses.values()), first)
+        made = definitions_edit(f.devices, set().union(*uses.values()), first)
     except Unspellable as exc:
         return [x.for_a_person(f"portable: {exc}") if uses.get(id(x)) else x for x in findings]
     if made is None:
