@@ -99,8 +99,6 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
         start, body = found.start, found.body
         end = f.span(body[-1])[1]
         inside = [x for x in live if start <= offsets[id(x)] < end]
-        if any(id(x) in changed for x in inside):
-            continue  # inside an outer chain's arm, which its twin copies (trl's xpu/cuda chain)
         review = [x for x in inside if x.rule not in _COPYABLE]
         tested = [x for x in review if found.cond and offsets[id(x)] < f.span(head.test)[1]]
         if tested:  # `backend == NCCL` stays CUDA's test: the twin tests for HCCL

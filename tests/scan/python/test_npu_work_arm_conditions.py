@@ -99,3 +99,36 @@ def test_an_and_of_availability_and_a_device_test_gets_its_twin_with_each_operan
     ):
         other = port(code.replace("torch.cuda.is_available() and 'cuda' in args.device", kept))
         assert "        torch.npu.empty_cache()\n" not in other, kept
+
+
+def test_a_vendor_chain_inside_an_else_gets_the_twin_not_the_outer_chain():
+    """ComfyUI's get_total_memory nests its vendor chain in the else of a CPU/MPS test: the
+    twin goes beside the inner CUDA arm; the outer else is never copied whole."""
+    code = """\
+        import torch
+
+
+        def is_intel_xpu():
+            return False
+
+
+        def get_total_memory(dev, directml_enabled=False):
+            if dev.type == 'cpu' or dev.type == 'mps':
+                mem_total = 1
+            else:
+                if directml_enabled:
+                    mem_total = 2
+                elif is_intel_xpu():
+                    mem_total = torch.xpu.get_device_properties(dev).total_memory
+                else:
+                    stats = torch.cuda.memory_stats(dev)
+                    _, mem_total = torch.cuda.mem_get_info(dev)
+            return mem_total
+        """
+    out = port(code)
+    assert out.count("directml_enabled:") == 1
+    assert (
+        "        elif is_npu_available():\n            stats = torch.npu.memory_stats(dev)\n"
+        "            _, mem_total = torch.npu.mem_get_info(dev)\n        else:\n"
+    ) in out
+    assert port(out) == out
