@@ -25,6 +25,17 @@ _FSTRING_DEVICE = re.compile(r"""^([rRfF]*['"])cuda:\{""")
 _MESSAGE_WORD = re.compile(r"\b(?:CUDA|GPU)(s?)\b")
 
 
+# what a copy may respell: torch.cuda.X whose NPU counterpart has the same name (MIG101),
+# device strings (MIG201), tensor.cuda() (MIG202); any other finding leaves the code as it is
+COPYABLE = frozenset({"MIG101", "MIG201", "MIG202"})
+
+
+def fixable(f, findings: list) -> tuple[list, dict[int, int]]:
+    """The findings a copy may take over (not NPU-aware, with a fix), and each one's offset."""
+    live = [x for x in findings if not x.npu_aware and x.fix is not None]
+    return live, {id(x): f.index.offset(x.line, x.column - 1) for x in live}
+
+
 def _npu_word(m: re.Match) -> str:
     return f"NPU{m.group(1)}"
 

@@ -38,13 +38,9 @@ from functools import partial
 from migrate.core.findings import Edit, Finding, Fix
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.npu_arm import refixed
-from migrate.scan.python.npu_respell import respelled
+from migrate.scan.python.npu_respell import COPYABLE, fixable, respelled
 from migrate.scan.python.npu_ternary import cuda_available, device_list
 from migrate.scan.python.portable import spell
-
-# what the copy may respell: torch.cuda.X whose NPU counterpart has the same name (MIG101),
-# device strings (MIG201), tensor.cuda() (MIG202); any other finding leaves the expression
-_COPYABLE = frozenset({"MIG101", "MIG201", "MIG202"})
 
 
 def add_npu_ternary_copies(f, findings: list[Finding]) -> list[Finding]:
@@ -52,10 +48,9 @@ def add_npu_ternary_copies(f, findings: list[Finding]) -> list[Finding]:
     copied for the NPU fixed by that copy, added before the fallback (new findings)."""
     if "is_available" not in f.text:
         return findings
-    live = [x for x in findings if not x.npu_aware and x.fix is not None]
+    live, offsets = fixable(f, findings)
     if not live:
         return findings
-    offsets = {id(x): f.index.offset(x.line, x.column - 1) for x in live}
     changed: dict[int, Finding] = {}
     for node in f.nodes(ast.IfExp):
         if not cuda_available(f, node.test) or not _copyable_arm(f, node.body):
@@ -70,7 +65,7 @@ def add_npu_ternary_copies(f, findings: list[Finding]) -> list[Finding]:
             continue  # nothing CUDA's in the arm to copy
         if not all(any(_within(offsets[id(x)], s) for s in own) for x in inside):
             continue  # another arm names CUDA too: a person decides
-        changed.update(refixed(f, inside, partial(_fix, f, node, last), _COPYABLE))
+        changed.update(refixed(f, inside, partial(_fix, f, node, last), COPYABLE))
     return [changed.get(id(x), x) for x in findings]
 
 

@@ -61,7 +61,7 @@ from migrate.scan.python.npu_arm import (
     siblings,
 )
 from migrate.scan.python.npu_fields import read_fields_only
-from migrate.scan.python.npu_respell import respelled
+from migrate.scan.python.npu_respell import COPYABLE, fixable, respelled
 
 _VENDOR = re.compile(r"(?<![a-z])(?:" + "|".join(device_types().vendors) + r")(?![a-z])")
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass, ast.Assert, ast.Raise)
@@ -69,9 +69,6 @@ _MAX_STATEMENTS = 8  # in the arm's body
 _MAX_DEPTH = 3  # blocks (if/for/while/with) nested in it
 _MAX_COPIED = 24  # statements in all, nested ones too
 _BLOCKS = (ast.If, ast.For, ast.While, ast.With)
-# what the copy may respell: torch.cuda.X whose NPU counterpart has the same name (MIG101),
-# device strings (MIG201), tensor.cuda() (MIG202); any other finding leaves the arm as it is
-_COPYABLE = frozenset({"MIG101", "MIG201", "MIG202"})
 
 
 def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
@@ -79,10 +76,9 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
     beside it instead (new findings)."""
     if "cuda" not in f.text:
         return findings
-    live = [x for x in findings if not x.npu_aware and x.fix is not None]
+    live, offsets = fixable(f, findings)
     if not live:
         return findings
-    offsets = {id(x): f.index.offset(x.line, x.column - 1) for x in live}
     changed: dict[int, Finding] = {}
     for head in f.nodes(ast.If):
         if is_elif(f, head):
@@ -99,11 +95,11 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
         start, body = found.start, found.body
         end = f.span(body[-1])[1]
         inside = [x for x in live if start <= offsets[id(x)] < end]
-        review = [x for x in inside if x.rule not in _COPYABLE]
+        review = [x for x in inside if x.rule not in COPYABLE]
         tested = [x for x in review if found.cond and offsets[id(x)] < f.span(head.test)[1]]
         if tested:  # `backend == NCCL` stays CUDA's test: the twin tests for HCCL
             rest = [x for x in inside if x not in tested]
-            fixed = refixed(f, rest, partial(_fix, f, head, found), _COPYABLE)
+            fixed = refixed(f, rest, partial(_fix, f, head, found), COPYABLE)
             if fixed:
                 changed.update(fixed)
                 changed.update(
@@ -111,14 +107,14 @@ def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
                 )
             continue
         if review and read_fields_only(f, body, review):
-            inside = [x for x in inside if x.rule in _COPYABLE]
-            fixed = refixed(f, inside, partial(_fix, f, head, found), _COPYABLE)
+            inside = [x for x in inside if x.rule in COPYABLE]
+            fixed = refixed(f, inside, partial(_fix, f, head, found), COPYABLE)
             if fixed:
                 note = "its NPU arm is beside it, reading only fields the NPU's object has: left as is"
                 changed.update(fixed)
                 changed.update({id(x): x.left_as_is(note) for x in review})
             continue
-        changed.update(refixed(f, inside, partial(_fix, f, head, found), _COPYABLE))
+        changed.update(refixed(f, inside, partial(_fix, f, head, found), COPYABLE))
     return [changed.get(id(x), x) for x in findings]
 
 

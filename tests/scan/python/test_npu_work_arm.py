@@ -115,10 +115,10 @@ def test_arms_without_an_npu_spelling_or_another_vendor_are_ported_in_place(port
 
 def test_the_rules_it_may_respell_are_rules_of_the_table():
     from migrate.core.rules import default_rules
-    from migrate.scan.python.npu_work_arm import _COPYABLE
+    from migrate.scan.python.npu_respell import COPYABLE
 
     rules = {r.code: r for r in default_rules()}
-    assert _COPYABLE <= set(rules)
+    assert COPYABLE <= set(rules)
     assert rules["MIG101"].name == "torch-cuda-api" and "same name" in rules["MIG101"].message
 
 
