@@ -171,7 +171,7 @@ def _probes_cuda(f, call: ast.Call) -> bool:
     if isinstance(parent, ast.Compare):
         return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops)
     tested = isinstance(parent, (ast.If, ast.While, ast.IfExp)) and parent.test is call
-    return tested or isinstance(parent, ast.BoolOp) or isinstance(parent, ast.UnaryOp)
+    return tested or isinstance(parent, (ast.BoolOp, ast.UnaryOp))
 
 
 def _imports_torch(stmt: ast.stmt) -> bool:

@@ -174,7 +174,7 @@ def _type_twin(f, head: ast.If) -> _Place | None:
     end_line = head.body[-1].end_lineno or head.body[-1].lineno
     if end_line >= len(f.index.starts):
         return None
-    if not CUDA_STACK.search(f.text[f.span(head.body[0])[0] : f.span(head.body[-1])[1]].lower()):
+    if not _mentions_cuda(f, head.body):
         return None  # an arm doing nothing CUDA's: the test is widened instead, one line
     operands, imports, more = spelled
     ta, tb = f.span(test)
