@@ -77,3 +77,30 @@ def test_emulated_findings_carry_the_library_line_as_via_in_json_and_text(tmp_pa
     assert "via" not in rows[("aten::i0", "<backward>")]  # placed at its forward line
     line = next(t for t in run.stderr.splitlines() if "aten::special_i1 in <root>" in t)
     assert line.startswith(f"library_calls.py:{call}: cpu_fallback:") and f" via {inside['via'][0]}: " in line
+
+
+VIEW_WRITES = """
+import sys, torch
+torch.manual_seed(0)
+x = torch.randn(1, 4, 2, dtype=torch.float64, device=sys.argv[1], requires_grad=True)
+b = x.clone()
+b[..., 0] = b[..., 0] * 2
+y = b[..., 1]
+y[...] = 1.0
+(b * b).sum().backward()
+print(x.grad.cpu().flatten().tolist())
+"""
+
+
+def test_in_place_writes_into_views_of_autograd_tensors_run_emulated_to_the_end():
+    """kornia's gradcheck shape: the view ``y`` written in place had its grad_fn rebuilt
+    on read, and the emulator read it from inside dispatch (a deadlock: it never ended)."""
+    import subprocess
+    import sys
+
+    on_cpu = subprocess.run([sys.executable, "-c", VIEW_WRITES, "cpu"], capture_output=True, text=True)
+    assert on_cpu.returncode == 0, on_cpu.stderr[-2000:]
+    run = migrate("run", "--emulate", "npu", "--", "python", "-c", VIEW_WRITES, "npu", timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout == on_cpu.stdout  # the gradient the CPU gives: 8 * x in column 0, 0 in 1
+    assert "ops on npu" in run.stderr and " 0 ops on npu" not in run.stderr

@@ -20,11 +20,15 @@ def current_backward_origin() -> tuple[str, str | None] | None:
 
 
 def _grad_fns(outputs):
+    """The autograd nodes of ``outputs``, views left out: a view's ``grad_fn`` is rebuilt
+    on read after an in-place write, under the view's lock, by replaying the view op, and
+    that replay dispatches into the mode asking; reading it again there deadlocks. The node
+    of a view is reached anyway, through ``next_functions`` of the op that uses it."""
     import torch
 
     for t in outputs:
         if isinstance(t, torch.Tensor):
-            if t.grad_fn is not None:
+            if not t._is_view() and t.grad_fn is not None:
                 yield t.grad_fn
         elif isinstance(t, (list, tuple)):
             yield from _grad_fns(t)
