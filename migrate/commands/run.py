@@ -18,6 +18,15 @@ def run_cmd(
     report: Annotated[Path | None, typer.Option("--report", help="Write the JSON report to FILE.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="Report on stderr: text|json|none.")] = "text",
     target: Annotated[str | None, typer.Option("--target", help="torch_npu==X.Y.Z registry.")] = None,
+    kill_after: Annotated[
+        float | None,
+        typer.Option(
+            "--kill-after",
+            min=0,
+            help="Seconds the program has to end after a SIGTERM/SIGHUP/SIGQUIT passed on to it,"
+            " then it is killed (default 10).",
+        ),
+    ] = None,
 ) -> None:
     """Run COMMAND (python train.py ..., python -m pkg, torchrun, pytest, a console script) as
     if on an Ascend NPU, on the CPU; report ops without NPU kernels, weak dtypes, host syncs.
@@ -36,7 +45,7 @@ def run_cmd(
 
         load_aten(target)
     check_report(report, list(ctx.args))  # before the program starts, not after it ran
-    result = run(list(ctx.args), target)
+    result = run(list(ctx.args), target, kill_after=kill_after)
     from migrate.perf.emulated import performance_section, render_section
 
     result["performance"] = performance_section(result)

@@ -350,3 +350,49 @@ def test_merged_findings_join_their_library_lines_and_drop_what_is_not_one():
     assert len(finding["via"]) == MAX_VIA and all(isinstance(v, str) for v in finding["via"])
     text = render_text(merge(parts[:2], ["x"], 0))
     assert "m.py:3: cpu_fallback: aten::i0 in <root> (x2) via lib/a.py:1, lib/b.py:2: r" in text
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def test_a_program_deaf_to_sigterm_is_killed_with_its_workers_kill_after_seconds_later(tmp_path):
+    # repro: a program stuck in native code (a deadlock: its Python SIGTERM handler never
+    # runs) kept `timeout 60 migrate run ...` alive forever; only kill -9 ended it
+    import time
+
+    deaf = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+    body = (
+        "import subprocess, time\n"
+        f"worker = subprocess.Popen([sys.executable, '-c', {deaf!r}])\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "open('pids', 'w').write(f'{worker.pid}')\n"
+        "time.sleep(600)\n"
+    )
+    (tmp_path / "prog.py").write_text(NPU_WORK + body)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    argv = [sys.executable, "-m", "migrate", "run", "-f", "none", "--report", "r.json", "--kill-after", "1"]
+    proc = subprocess.Popen(
+        [*argv, "--", "python", "prog.py"], env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not (tmp_path / "pids").exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        time.sleep(0.5)  # the worker's handler is set
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGKILL, err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["exit_code"] == 128 + signal.SIGKILL
+    assert any("still running 1 s after SIGTERM" in n for n in report["notes"]), report["notes"]
+    worker = int((tmp_path / "pids").read_text())
+    deadline = time.monotonic() + 30
+    while not _gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _gone(worker)  # torchrun-style workers are not left running
