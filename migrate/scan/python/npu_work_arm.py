@@ -197,7 +197,7 @@ def _npu_operands(
     more: list[Edit] = []
     available = False
     for part in parts:
-        found = _cuda_operand(f, part)
+        found = _cuda_operand(f, part) or _named_operand(f, part)
         if found is not None:
             operands.append((f.span(found[0]), found[1]))
         elif len(parts) > 1 and is_cuda_available(f, part):
@@ -206,9 +206,48 @@ def _npu_operands(
             available = True
         elif not _plain(part):
             return None
-    if not operands or (not available and _cuda_operand(f, parts[-1]) is None):
+    last = parts[-1]
+    if not operands or (not available and (_cuda_operand(f, last) or _named_operand(f, last)) is None):
         return None
     return operands, imports, more
+
+
+def _named_operand(f, test: ast.expr) -> tuple[ast.expr, str] | None:
+    """A name the function assigned once, before the test, to a comparison
+    :func:`_cuda_operand` spells (mmengine's ``is_nccl_backend = group_backend ==
+    torch_dist.Backend.NCCL`` ... ``if is_nccl_backend:``), and that comparison spelled for
+    the NPU (``group_backend == 'hccl'``); or None."""
+    if not isinstance(test, ast.Name):
+        return None
+    value = _bound_once(f, test)
+    if not isinstance(value, ast.Compare):
+        return None
+    found = _cuda_operand(f, value)
+    if found is None:
+        return None
+    a, b = f.span(found[0])
+    va, vb = f.span(value)
+    return test, f.text[va:a] + found[1] + f.text[b:vb]
+
+
+def _bound_once(f, name: ast.Name) -> ast.expr | None:
+    """The value of the one plain assignment of ``name`` in its function, made before it
+    is read here; None where the name is bound otherwise or more than once."""
+    scope = f.parent(name)
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        scope = f.parent(scope)
+    found = None
+    for node in ast.walk(scope or f.tree):
+        if isinstance(node, ast.Name) and node.id == name.id and not isinstance(node.ctx, ast.Load):
+            assign = f.parent(node)
+            if found is not None or not isinstance(assign, ast.Assign) or len(assign.targets) != 1:
+                return None
+            if assign.targets[0] is not node or assign.lineno >= name.lineno:
+                return None
+            found = assign.value
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name.id in node.names:
+            return None
+    return found
 
 
 def _cuda_operand(f, test: ast.expr) -> tuple[ast.expr, str] | None:

@@ -1,6 +1,7 @@
-"""A test named for the backend or vendor it tests stays as written, for a person to add
-its HCCL/NPU twin beside it (scan/python/left_as_written.py vendor_tests, via awareness.py):
-mmengine dist/dist.py before #1309, timm data/loader.py before #2109."""
+"""A test named for the backend or vendor it tests stays as written, its HCCL/NPU twin
+beside it (written by npu_work_arm.py where the branch can be copied, else by a person:
+scan/python/left_as_written.py vendor_tests, via awareness.py): mmengine dist/dist.py
+before #1309, timm data/loader.py before #2109."""
 
 from __future__ import annotations
 
@@ -49,8 +50,12 @@ def test_a_named_backend_or_vendor_test_stays_as_written(target):
     assert error is None
     assert "    is_nccl_backend = group_backend == torch_dist.Backend.NCCL\n" in text
     assert "        self.is_cuda = torch.cuda.is_available() and device.type == 'cuda'\n" in text
-    # the code around them is still ported: the device of the NCCL branch, the backend choice
-    assert "torch.device('cuda', torch.cuda.current_device())" not in text
+    # the code around them is still ported: the device of the NCCL branch (portable: in an
+    # HCCL twin of the branch, the test repeated for HCCL), the backend choice
+    twin = "    elif group_backend == 'hccl':\n        return torch.device('npu', torch.npu.current_device())\n"
+    assert (twin in text) == (target == "portable")
+    cuda = "torch.device('cuda', torch.cuda.current_device())"
+    assert (cuda in text) == (target == "portable")
     assert "init_process_group('nccl')" not in text
 
 

@@ -416,3 +416,34 @@ def test_a_widened_check_inside_an_or_needs_no_parentheses():
     assert "fp16 = torch.cuda.is_available() or is_torch_npu_available() or torch.backends.mps" in out
     assert "both = (torch.cuda.is_available() or is_torch_npu_available()) and torch.backends" in out
     assert port(out) == out
+
+
+def test_a_backend_test_held_in_a_name_gets_its_hccl_twin(ported):
+    """mmengine's _all_gather_object tests `is_nccl_backend` (bound once above); on the NPU
+    the backend is HCCL, so a port inside the NCCL arm never runs there: the twin asks for
+    HCCL (as mmengine's MUSA engineers added `elif is_mccl_backend:`)."""
+    code = (
+        "import torch\n"
+        "from torch import distributed as torch_dist\n\n\n"
+        "def gather(obj, group=None):\n"
+        "    group_backend = torch_dist.get_backend(group)\n"
+        "    is_nccl_backend = group_backend == torch_dist.Backend.NCCL\n"
+        "    if is_nccl_backend:\n"
+        "        obj = obj.to(torch.device('cuda', torch.cuda.current_device()))\n"
+        "    return obj\n\n\n"
+        "def twice(obj, flag):\n"
+        "    is_nccl = flag == 'nccl'\n"
+        "    is_nccl = is_nccl or obj is None\n"
+        "    if is_nccl:\n"
+        "        obj = obj.cuda()\n"
+        "    return obj\n"
+    )
+    out = ported(code)
+    assert (
+        "    if is_nccl_backend:\n"
+        "        obj = obj.to(torch.device('cuda', torch.cuda.current_device()))\n"
+        "    elif group_backend == 'hccl':\n"
+        "        obj = obj.to(torch.device('npu', torch.npu.current_device()))\n"
+    ) in out
+    assert "elif flag" not in out  # a name bound twice is not a comparison to repeat
+    assert ported(out) == out
