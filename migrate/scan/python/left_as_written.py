@@ -8,7 +8,9 @@ from __future__ import annotations
 import ast
 import re
 
+from migrate.core.effort_spec import defaults
 from migrate.scan.npu_names import CUDA_WORD
+from migrate.scan.python.torch_floors import catches_missing_api, fallback_floor
 
 _NVIDIA = re.compile(r"pynvml|\bnvml|nvidia-smi|nvidia_smi|\bhorovod|\bhvd\.", re.IGNORECASE)
 _HOROVOD = re.compile(r"\bhorovod|\bhvd\.")
@@ -129,8 +131,9 @@ def needs_no_port(f, nodes) -> list[tuple[int, int, str]]:
     """Code that needs no port, in every target: a type check's class (``isinstance(x,
     torch.cuda.FloatTensor)`` only asks), a probe of torch's names (``getattr(torch.cuda.amp,
     "autocast") is not None``), and a fallback for an older torch (the ``except
-    ImportError`` arm of ``try: from torch.amp import GradScaler``: torch_npu's torch has
-    the name, the fallback never runs)."""
+    ImportError`` arm of ``try: from torch.amp import GradScaler``, the ``except
+    (AttributeError, TypeError)`` arm of a ``try`` calling ``torch.autocast``: torch_npu's
+    torch has the name, the fallback never runs)."""
     out = []
     for node in nodes(ast.Call):
         if (
@@ -143,10 +146,11 @@ def needs_no_port(f, nodes) -> list[tuple[int, int, str]]:
         if _probes_cuda(f, node):
             out.append((*f.span(node), "asks whether torch has the name: runs nothing on the device"))
     for node in nodes(ast.Try):
-        if not any(_imports_torch(s) for s in node.body):
-            continue
+        imports = any(_imports_torch(s) for s in node.body)
         for handler in node.handlers:
-            if handler.body and _catches_import_error(handler):
+            if not handler.body:
+                continue
+            if (imports and catches_missing_api(handler)) or _newer_than_needed(f, handler):
                 start, end = f.span(handler.body[0])[0], f.span(handler.body[-1])[1]
                 out.append(
                     (start, end, "a fallback for an older torch: it never runs with torch_npu's torch")
@@ -180,8 +184,11 @@ def _imports_torch(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "torch" for a in stmt.names)
 
 
-def _catches_import_error(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return False
-    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError") for n in names)
+def _newer_than_needed(f, handler: ast.ExceptHandler) -> bool:
+    """Is ``handler`` the fallback of a ``try`` using a torch API that every torch torch_npu
+    runs with has, one an older torch lacked (timm's ``try: amp_autocast =
+    partial(torch.autocast, ...)`` ``except (AttributeError, TypeError):`` fallback "to CUDA
+    only AMP for PyTorch < 1.10")?"""
+    floor = fallback_floor(f, handler)
+    oldest = tuple(int(x) for x in defaults().oldest_torch.split(".")[:2])
+    return floor is not None and floor <= oldest

@@ -29,6 +29,7 @@ from migrate.scan.python.portable import (
     spell,
     whole_slot,
 )
+from migrate.scan.python.torch_floors import code_floor
 from migrate.scan.python.version_guards import torch_range
 
 BRANCH = '({npu} if {device_type} == "npu" else {cuda})'
@@ -45,25 +46,6 @@ def portable_form(rule, qualname: str):
         if key + ".*" in names:
             return names[key + ".*"], segs[i:]
     return None, []
-
-
-# APIs whose use shows the code runs on at least that torch (for a file whose project
-# declares no minimum), newest first; code showing none is taken to support torch 1.10, the
-# oldest torch.amp.autocast
-_SHOWN_FLOORS = (
-    (re.compile(r"\btorch\.accelerator\b"), (2, 6)),
-    (re.compile(r"\btorch\.amp\.GradScaler\b|\btorch\.get_device_module\b"), (2, 3)),
-    (re.compile(r"\btorch\.compile\(|\btorch\.func\b"), (2, 0)),
-)
-UNKNOWN_FLOOR = (1, 10)
-
-
-def code_floor(text: str) -> tuple[int, int]:
-    """The oldest torch ``text`` shows it needs (UNKNOWN_FLOOR where it shows none)."""
-    for pattern, floor in _SHOWN_FLOORS:
-        if pattern.search(text):
-            return floor
-    return UNKNOWN_FLOOR
 
 
 def _below(f, version: str | None, node: ast.AST | None = None) -> bool:

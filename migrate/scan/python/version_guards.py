@@ -9,13 +9,17 @@ conditional expressions it sits in (their branch for the test holding; a single 
 ``else`` branch for it failing) and ``and`` of such tests. A torch version is written as
 ``torch.__version__``, a name spelled ``TORCH_VERSION`` / ``torch_version`` (any case), or
 either wrapped in a version parser (``digit_version``, ``version.parse``, ``Version``,
-``parse_version``, ``LooseVersion``); a bound as a version string, parsed or not.
+``parse_version``, ``LooseVersion``); a bound as a version string, parsed or not. The
+``except AttributeError:`` fallback of a ``try`` using an API of torch X.Y runs below X.Y
+(torch_floors.py).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+
+from migrate.scan.python.torch_floors import fallback_floor
 
 Version = tuple[int, int]
 
@@ -49,6 +53,10 @@ def torch_range(f, node: ast.AST) -> tuple[Version | None, Version | None]:
                         lowest = lo
                     if hi is not None and (below is None or hi < below):
                         below = hi
+        elif isinstance(parent, ast.ExceptHandler) and any(child is s for s in parent.body):
+            hi = fallback_floor(f, parent)
+            if hi is not None and (below is None or hi < below):
+                below = hi
         child, parent = parent, f.parent(parent)
     return lowest, below
 

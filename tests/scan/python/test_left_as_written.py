@@ -52,7 +52,7 @@ def test_a_named_backend_or_vendor_test_stays_as_written(target):
     assert "        self.is_cuda = torch.cuda.is_available() and device.type == 'cuda'\n" in text
     # the code around them is still ported: the device of the NCCL branch (portable: in an
     # HCCL twin of the branch, the test repeated for HCCL), the backend choice
-    twin = "    elif group_backend == 'hccl':\n        return torch.device('npu', torch.npu.current_device())\n"
+    twin = "    elif group_backend == 'hccl':\n        return torch.device('npu', torch.npu.current_device())"
     assert (twin in text) == (target == "portable")
     cuda = "torch.device('cuda', torch.cuda.current_device())"
     assert (cuda in text) == (target == "portable")
@@ -109,4 +109,38 @@ def test_a_probe_of_torchs_names_is_left_as_written(target):
     found = engine_scan(textwrap.dedent(PROBES), "t.py", "python", RULES, target)
     probe = [f for f in found if f.line == 5]
     assert probe and all(f.npu_aware and f.fix is None for f in probe)
+    assert port(out, target) == out
+
+
+FALLBACKS = """\
+    from functools import partial
+
+    import torch
+
+
+    def setup(device, amp_dtype):
+        try:
+            amp_autocast = partial(torch.autocast, device_type=device.type, dtype=amp_dtype)
+        except (AttributeError, TypeError):
+            # fallback to CUDA only AMP for PyTorch < 1.10
+            assert device.type == 'cuda'
+            amp_autocast = torch.cuda.amp.autocast
+        try:
+            scaler = torch.amp.GradScaler("cuda")
+        except AttributeError:
+            scaler = torch.cuda.amp.GradScaler()
+        return amp_autocast, scaler
+    """
+
+
+@pytest.mark.parametrize("target", ["portable", "npu"])
+def test_a_fallback_for_a_torch_older_than_torch_npus_is_left_as_written(target):
+    """timm's train.py: the `except (AttributeError, TypeError):` arm of a `try` using
+    torch.autocast (torch >= 1.10) never runs with torch_npu's torch (>= 2.1); the arm of
+    one using torch.amp.GradScaler (2.3) may, and is ported with a spelling torch < 2.3 has."""
+    out = port(FALLBACKS, target)
+    assert "        assert device.type == 'cuda'\n        amp_autocast = torch.cuda.amp.autocast\n" in out
+    assert "torch.cuda.amp.GradScaler()" not in out
+    fallback = out.split("except AttributeError:\n")[1].splitlines()[0]
+    assert "torch.amp.GradScaler" not in fallback and "npu" in fallback, fallback
     assert port(out, target) == out
