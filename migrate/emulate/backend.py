@@ -149,6 +149,30 @@ def _same_builtin(original, replacement):
     return replacement
 
 
+def _host_values(data, depth: int = 0):
+    """``data`` with the NPU tensors among the numbers of its lists and tuples as their CPU
+    values, as torch reads them in ``torch.tensor((cos, cos, 0.0, 0.0))`` (kornia's tests):
+    the wrapper, asked for its length there, raised "len() of a 0-d tensor". Each such read
+    is a host sync on the NPU."""
+    if type(data) not in (list, tuple) or depth >= _NESTING:
+        return data
+    values = [_host_value(x, depth) for x in data]
+    return data if all(v is x for v, x in zip(values, data, strict=True)) else type(data)(values)
+
+
+def _host_value(x, depth: int):
+    from migrate.emulate.tensor import HOST_SYNC_HOOKS, NpuTensor
+
+    if isinstance(x, NpuTensor):
+        for hook in HOST_SYNC_HOOKS:
+            hook("item")
+        return x._data.detach()
+    return _host_values(x, depth + 1)
+
+
+_NESTING = 32  # list levels looked into (torch.tensor's own limit is deeper)
+
+
 def _patch_from_data() -> None:
     """torch.tensor(data, device="npu") builds the tensor in C++ through a path a Python
     backend cannot serve (an internal assert in torch 2.13): build it on the CPU, then move."""
@@ -159,7 +183,7 @@ def _patch_from_data() -> None:
             if not is_npu_device(device):
                 return make(data, *args, device=device, requires_grad=requires_grad, **kwargs)
             kwargs.pop("pin_memory", None)
-            out = make(data, *args, **kwargs).to(device)
+            out = make(_host_values(data), *args, **kwargs).to(device)
             return out.requires_grad_() if requires_grad else out
 
         from_data.__doc__, from_data.__name__ = make.__doc__, make.__name__

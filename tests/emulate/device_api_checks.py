@@ -272,7 +272,17 @@ def integers() -> None:
     ]
 
 
+def tensors_among_numbers() -> None:
+    """kornia's tests: `torch.tensor((cos, cos, 0.0, 0.0), device=device)` with `cos` a 0-d
+    NPU tensor (the emulated one raised "len() of a 0-d tensor"), nested too."""
+    cos = torch.cos(torch.tensor(0.0)).to("npu")
+    flat = torch.tensor((cos, cos, 0.0, 2), device="npu", dtype=torch.float32)
+    nested = torch.tensor([[cos, 1.0], (2.0, cos)], device="npu")
+    results["tensors_among_numbers"] = [str(flat.device), flat.cpu().tolist(), nested.cpu().tolist()]
+
+
 if __name__ == "__main__":
+    tensors_among_numbers()
     integers()
     accelerator()
     scripted()

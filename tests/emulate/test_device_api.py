@@ -54,6 +54,15 @@ def test_an_integer_device_is_the_npus_as_on_an_npu_host(run):
 
 
 @pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
+def test_npu_tensors_among_the_numbers_of_torch_tensor_are_read_as_values(run):
+    assert run[1]["tensors_among_numbers"] == [
+        "npu:0",
+        [1.0, 1.0, 0.0, 2.0],
+        [[1.0, 1.0], [2.0, 1.0]],
+    ]
+
+
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_what_is_not_emulated_says_so_with_the_call_site(run):
     message = run[1]["accelerator"]["not_emulated"]
     assert message.startswith(
