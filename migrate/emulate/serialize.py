@@ -74,8 +74,8 @@ def _move(obj, marks: set, seen: set, depth: int = 0):
             return torch.nn.Parameter(moved, requires_grad=obj.requires_grad)
         return moved.requires_grad_(obj.requires_grad)
     seen.add(id(obj))
-    if isinstance(obj, torch.nn.Module):
-        return obj._apply(lambda t: _move(t, marks, seen, depth + 1))
+    if isinstance(obj, torch.nn.Module):  # parameters and buffers as .to() moves them
+        obj._apply(lambda t: _move(t, marks, seen, depth + 1))
     if isinstance(obj, dict):
         for key, value in list(obj.items()):
             obj[key] = _move(value, marks, seen, depth + 1)
@@ -86,12 +86,47 @@ def _move(obj, marks: set, seen: set, depth: int = 0):
     if isinstance(obj, tuple):
         items = [_move(v, marks, seen, depth + 1) for v in obj]
         return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
-    if hasattr(obj, "__dict__") and not isinstance(obj, type):
-        for key, value in list(vars(obj).items()):
-            moved = _move(value, marks, seen, depth + 1)
-            if moved is not value:
-                setattr(obj, key, moved)
+    if not isinstance(obj, type):
+        _move_attributes(obj, marks, seen, depth)
     return obj
+
+
+def _move_attributes(obj, marks: set, seen: set, depth: int) -> None:
+    """Move the tensors an object holds in its ``__dict__`` and its slots."""
+    state = getattr(obj, "__dict__", None)
+    if isinstance(state, dict):
+        for key, value in list(state.items()):
+            if key in _MODULE_TENSORS and isinstance(obj, torch.nn.Module):
+                continue
+            moved = _move(value, marks, seen, depth + 1)
+            if moved is not value:  # into __dict__ as unpickling put it: a class's own
+                state[key] = moved  # __setattr__ may forward elsewhere
+    for name in _slots(type(obj)):
+        _move_slot(obj, name, marks, seen, depth)
+
+
+_MODULE_TENSORS = ("_parameters", "_buffers")  # moved by Module._apply
+
+
+def _slots(cls: type) -> list[str]:
+    """The slot names of ``cls`` and its bases (kornia's TensorWrapper keeps its tensor in
+    one, ``__slots__ = ("_data", ...)``)."""
+    names = []
+    for klass in cls.__mro__[:16]:
+        slots = klass.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else [n for n in slots if isinstance(n, str)]
+    return [n for n in names if n not in ("__dict__", "__weakref__")][:64]
+
+
+def _move_slot(obj, name: str, marks: set, seen: set, depth: int) -> None:
+    """Move the tensor a slot holds, past the class's own __getattr__/__setattr__."""
+    try:
+        value = object.__getattribute__(obj, name)
+    except AttributeError:
+        return
+    moved = _move(value, marks, seen, depth + 1)
+    if moved is not value:
+        object.__setattr__(obj, name, moved)
 
 
 def install() -> None:

@@ -171,6 +171,17 @@ def _unwrap(x):
     return x
 
 
+def _unwrap_resolved(x):
+    """``_unwrap``, a conjugate or negative view (``torch.conj(y)``) made plain first: below
+    the wrapper, where its op runs, the Conjugate and Negative keys are passed already, and
+    the CPU kernel read the view as if its bit were not set (kornia's fft_conv multiplied by
+    ``y`` instead of ``conj(y)``). Ops that write into an argument keep it as it is."""
+    x = _unwrap(x)
+    if isinstance(x, torch.Tensor) and (x.is_conj() or x.is_neg()):
+        return x.resolve_conj().resolve_neg()
+    return x
+
+
 class DeviceMismatch(RuntimeError):
     pass
 
@@ -256,7 +267,8 @@ def run(func, args: tuple, kwargs: dict, kernel=None):
     flat = _leaves(kwargs, _leaves(args, []))
     dev = target_device(func, flat, kwargs)
     inputs = {id(_unwrap(t)): t for t in flat if isinstance(t, torch.Tensor)}
-    out = (kernel or KERNELS.get(name, func))(*_map(_unwrap, args), **_map(_unwrap, kwargs))
+    unwrap = _unwrap if func._schema.is_mutable else _unwrap_resolved
+    out = (kernel or KERNELS.get(name, func))(*_map(unwrap, args), **_map(unwrap, kwargs))
 
     def wrap(o):
         if not isinstance(o, torch.Tensor):

@@ -281,7 +281,67 @@ def tensors_among_numbers() -> None:
     results["tensors_among_numbers"] = [str(flat.device), flat.cpu().tolist(), nested.cpu().tolist()]
 
 
+class Slotted:
+    """kornia's TensorWrapper: its tensor in a slot, attribute writes forwarded to it."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, t):
+        object.__setattr__(self, "_data", t)
+
+    def __setattr__(self, name, value):
+        setattr(self._data, name, value)
+
+    def __getstate__(self):
+        return {"_data": self._data}
+
+    def __setstate__(self, state):
+        object.__setattr__(self, "_data", state["_data"])
+
+
+class Plane(torch.nn.Module):
+    """kornia's Hyperplane: a module holding its tensors as plain attributes."""
+
+    def __init__(self, offset):
+        super().__init__()
+        self.offset = offset
+
+
+def saved_objects() -> None:
+    """Tensors in a slot and in a module's plain attribute come back on the NPU."""
+    buf = io.BytesIO()
+    torch.save(
+        {"slotted": Slotted(torch.ones(2, device="npu")), "plane": Plane(torch.ones(1, device="npu"))}, buf
+    )
+    buf.seek(0)
+    got = torch.load(buf, weights_only=False)
+    results["saved_objects"] = [
+        str(object.__getattribute__(got["slotted"], "_data").device),
+        str(got["plane"].offset.device),
+    ]
+
+
+def complex_views() -> None:
+    """kornia's fft_conv: a product with torch.conj(y) (a conjugate view), and a negative
+    view, give what the CPU gives."""
+    torch.manual_seed(0)
+    x, y = torch.randn(2, 3, dtype=torch.complex64), torch.randn(2, 3, dtype=torch.complex64)
+    image = torch.randn(1, 1, 4, 4)
+
+    def compute(d):
+        a, b = x.to(d), y.to(d)
+        spectrum = torch.fft.rfftn(image.to(d), dim=(-2, -1))
+        back = torch.fft.irfftn(spectrum * torch.conj(spectrum), s=(4, 4), dim=(-2, -1))
+        return [(a * torch.conj(b)).cpu(), (a + torch._neg_view(b)).cpu(), back.cpu()]
+
+    results["complex_views"] = [
+        torch.allclose(n, c) for n, c in zip(compute("npu"), compute("cpu"), strict=True)
+    ]
+
+
 if __name__ == "__main__":
+    saved_objects()
+    complex_views()
     tensors_among_numbers()
     integers()
     accelerator()

@@ -63,6 +63,16 @@ def test_npu_tensors_among_the_numbers_of_torch_tensor_are_read_as_values(run):
 
 
 @pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
+def test_conjugate_and_negative_views_compute_as_on_the_cpu(run):
+    assert run[1]["complex_views"] == [True, True, True]  # the conjugate was dropped before
+
+
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
+def test_a_loaded_object_keeps_its_npu_tensors_in_slots_and_module_attributes(run):
+    assert run[1]["saved_objects"] == ["npu:0", "npu:0"]  # they came back on the CPU
+
+
+@pytest.mark.pinned_torch  # .ci/run's torch 2.14 job
 def test_what_is_not_emulated_says_so_with_the_call_site(run):
     message = run[1]["accelerator"]["not_emulated"]
     assert message.startswith(
