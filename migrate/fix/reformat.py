@@ -20,7 +20,9 @@ A rewrite makes lines longer (``torch.cuda.empty_cache()`` becomes
   settings only, in a project whose files ruff does not format); black's default of 88
   holds.
 
-Without ruff (neither on PATH nor importable) the text stays exactly as the port wrote it.
+In a project that formats with yapf (its style file found first), yapf wraps those lines
+instead, in the project's style (migrate/fix/yapf_style.py). Without ruff (neither on PATH
+nor importable) and yapf the text stays exactly as the port wrote it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ import sys
 import tokenize
 from functools import cache
 from pathlib import Path
+
+from migrate.fix.yapf_style import wrap_with_yapf, yapf_style
 
 TIMEOUT = 30
 DEFAULT_LINE_LENGTH = 88  # ruff's and black's
@@ -231,6 +235,12 @@ def keep_formatted(path: Path, old_text: str, new_text: str, limit: int | None =
     the lines the port made longer than ``limit`` (default: ``line_limit``) wrapped."""
     if new_text == old_text or not str(path).endswith((".py", ".pyi")):
         return new_text
+    style = yapf_style(path, _read_config)
+    if style is not None:
+        lines = _long_lines(old_text, new_text, line_limit(path, old_text) if limit is None else limit)
+        wrapped = wrap_with_yapf(style, new_text, lines, _only_at) if lines else new_text
+        if wrapped is not None:
+            return wrapped
     cmd = _ruff()
     if cmd is None:
         return new_text
@@ -242,24 +252,8 @@ def keep_formatted(path: Path, old_text: str, new_text: str, limit: int | None =
 
 def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str, limit: int) -> str:
     """Wrap the new lines longer than ``limit``, bottom up."""
-    import difflib
-
-    old, new = old_text.splitlines(), new_text.splitlines()
-    comments = _comment_columns(new_text)
-    long_lines = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        for j in range(j1, j2):
-            if len(new[j]) <= limit or new[j].lstrip().startswith("#"):
-                continue
-            near = i1 + min(j - j1, i2 - i1)  # where the old line would sit: look around it
-            was = _counterpart(new[j], old[max(i1, near - _NEAR) : min(i2, near + _NEAR)])
-            if len(was) > limit or len(new[j][: comments.get(j + 1)].rstrip()) <= limit:
-                continue  # longer already, or only its own comment overflows: as its author left it
-            long_lines.append(j + 1)
-    text = new_text
-    for line in sorted(long_lines, reverse=True):
+    text, new = new_text, new_text.splitlines()
+    for line in sorted(_long_lines(old_text, new_text, limit), reverse=True):
         content = new[line - 1]
         extra = (
             "--isolated",
@@ -278,6 +272,29 @@ def _wrap_long(cmd: list[str], path: Path, old_text: str, new_text: str, limit: 
         if wrapped:
             text = _only_at(text, wrapped, line - 1)
     return text
+
+
+def _long_lines(old_text: str, new_text: str, limit: int) -> list[int]:
+    """The 1-based lines of ``new_text`` the port made longer than ``limit``: not a comment,
+    not a line whose old counterpart was already longer, not one where only its own trailing
+    comment overflows."""
+    import difflib
+
+    old, new = old_text.splitlines(), new_text.splitlines()
+    comments = _comment_columns(new_text)
+    long_lines = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        for j in range(j1, j2):
+            if len(new[j]) <= limit or new[j].lstrip().startswith("#"):
+                continue
+            near = i1 + min(j - j1, i2 - i1)  # where the old line would sit: look around it
+            was = _counterpart(new[j], old[max(i1, near - _NEAR) : min(i2, near + _NEAR)])
+            if len(was) > limit or len(new[j][: comments.get(j + 1)].rstrip()) <= limit:
+                continue  # longer already, or only its own comment overflows: as its author left it
+            long_lines.append(j + 1)
+    return long_lines
 
 
 _NEAR = 40  # old lines each side of a changed line's place that may be its counterpart
