@@ -10,14 +10,27 @@ body, never from its name:
   "cpu", ``<x>.type``, ``getattr(<x>, "type", "cpu")``, or another type helper's result;
 * kind ``module`` — every ``return`` gives a torch device module: ``torch.cuda``,
   ``torch.npu``, ``getattr(torch, <type>)``, ``torch.get_device_module(...)``;
-* kind ``device`` — every ``return`` gives a ``torch.device``.
+* kind ``device`` — every ``return`` gives a ``torch.device``;
+* kind ``call:<M>`` — a call wrapper of the device modules' member ``M`` (ms-swift's
+  ``get_device_count()``): its body is only an if/elif chain (or ternary returns) whose
+  vendor arms each ``return torch.<vendor>.M()``, one of them ``torch.npu`` and one
+  ``torch.cuda``, and whose other arms return a constant (``0``, ``None``) or do nothing;
+* kind ``run:<M>`` — the same with each vendor arm the statement ``torch.<vendor>.M()``
+  (``empty_cache()``, ``synchronize()``): it returns nothing, so it stands only for a call
+  whose value is dropped.
+
+A wrapper that does more (ms-swift's ``gc_collect`` also calls ``gc.collect()``) is no
+helper, nor is a decorated one. A port writes a wrapper's call for ``torch.cuda.M()`` called
+without arguments (migrate/scan/python/wrapper_calls.py).
 
 It must take no required argument, and it must reach the NPU: an arm that names NPU, or the
 device-generic API (``torch.accelerator``, ``getattr(torch, <type>)``,
 ``get_device_module``). A CUDA-only function is ordinary code that the port rewrites.
 Module-level names bound to a helper's result (``device_name = get_device_name()``) are
-helpers of the same kind. The template helpers this tool adds are recognised as written
-(migrate/core/device_helpers), with their exact kinds (``amp``, ``backend`` too).
+helpers of the same kind (not a wrapper's: that is a count or a result, not a helper); a
+helper that delegates does so to a type, module or device helper. The template helpers this
+tool adds are recognised as written (migrate/core/device_helpers), with their exact kinds
+(``amp``, ``backend`` too).
 """
 
 from __future__ import annotations
@@ -43,13 +56,28 @@ def _reaches(text: str) -> bool:
 
 _GENERIC_GETATTR = "getattr(torch,"
 
+# the kinds of a call wrapper (``<kind>:<member>``): it returns the member's result, or runs
+# it as a statement
+WRAPPER_KINDS = ("call", "run")
+
+
+def wrapper_kind(form: str, member: str) -> str:
+    """The kind of a wrapper of ``torch.<vendor>.<member>()`` in ``form`` (WRAPPER_KINDS)."""
+    return f"{form}:{member}"
+
+
+def wrapped(kind: str) -> str | None:
+    """The member a call wrapper's ``kind`` wraps (None: not a wrapper's kind)."""
+    form, sep, member = kind.partition(":")
+    return member if sep and form in WRAPPER_KINDS and member.isidentifier() else None
+
 
 @dataclass(frozen=True)
 class Found:
     """A device helper defined in a module."""
 
     name: str
-    kind: str  # type | module | device | amp | backend
+    kind: str  # type | module | device | amp | backend | call:<M> | run:<M>
     call: bool  # a function to call (False: a module-level variable to read)
     ours: bool = False  # one of the template helpers this tool adds
 
@@ -59,7 +87,8 @@ def find_helpers(
 ) -> dict[str, Found]:
     """The device helpers a module defines at top level, by name. ``imported``: helpers of
     other modules this one imports (local name -> Found), usable by delegation."""
-    known: dict[str, Found] = dict(imported or {})
+    # a wrapper is no value to delegate to: a helper delegates to the other kinds
+    known: dict[str, Found] = {n: h for n, h in (imported or {}).items() if wrapped(h.kind) is None}
     found: dict[str, Found] = {}
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     globals_ = _module_assigns(tree)
@@ -67,6 +96,8 @@ def find_helpers(
         kind = device_helpers.recognise(node, torch_local)
         if kind:
             found[node.name] = known[node.name] = Found(node.name, kind, True, ours=True)
+        elif (kind := wrapper_of(node, torch_local)) is not None:
+            found[node.name] = Found(node.name, kind, True)
     changed = True
     while changed:  # helpers that delegate to helpers defined further down
         changed = False
@@ -271,3 +302,63 @@ def _reaches_npu(node: ast.FunctionDef, known: dict[str, Found], globals_: dict[
         ):
             return True
     return False
+
+
+def wrapper_of(node: ast.FunctionDef, torch_local: str = "torch") -> str | None:
+    """The kind (``call:<M>`` / ``run:<M>``) of a call wrapper of the device modules'
+    member ``M``, or None: see the module's docstring."""
+    if node.decorator_list or _required_args(node):
+        return None
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    arms: set[tuple[str, str, str]] = set()  # (form, vendor, member) of each vendor arm
+    if not body or not _arms(body, torch_local, arms):
+        return None
+    forms = {(form, member) for form, _, member in arms}
+    vendors = {vendor for _, vendor, _ in arms}
+    if len(forms) != 1 or not {"npu", "cuda"} <= vendors:
+        return None
+    return wrapper_kind(*forms.pop())
+
+
+def _arms(stmts: list[ast.stmt], torch_local: str, arms: set) -> bool:
+    """Is ``stmts`` only an if/elif chain of vendor calls and constants (``arms``: the
+    vendor calls)? An ``if`` without ``else`` whose arm returns falls through to the rest."""
+    if not stmts:
+        return True  # an arm that does nothing
+    first = stmts[0]
+    if isinstance(first, ast.If):
+        after = stmts[1:]
+        if after and (first.orelse or not _always_returns(first.body)):
+            return False  # what follows runs after the chain, or after its arm too
+        return _arms(first.body, torch_local, arms) and _arms(first.orelse or after, torch_local, arms)
+    if len(stmts) > 1:
+        return False
+    if isinstance(first, ast.Pass):
+        return True
+    if isinstance(first, ast.Return):
+        return first.value is None or _returned_arm(first.value, torch_local, arms)
+    if isinstance(first, ast.Expr):
+        return _vendor_call(first.value, "run", torch_local, arms)
+    return False
+
+
+def _returned_arm(v: ast.expr, torch_local: str, arms: set) -> bool:
+    if isinstance(v, ast.IfExp):
+        return _returned_arm(v.body, torch_local, arms) and _returned_arm(v.orelse, torch_local, arms)
+    if isinstance(v, ast.Constant):
+        return v.value is None or (isinstance(v.value, (int, float)) and not isinstance(v.value, bool))
+    return _vendor_call(v, "call", torch_local, arms)
+
+
+def _vendor_call(v: ast.expr, form: str, torch_local: str, arms: set) -> bool:
+    """``torch.<vendor>.<member>()``, recorded in ``arms``."""
+    if not (isinstance(v, ast.Call) and not v.args and not v.keywords and isinstance(v.func, ast.Attribute)):
+        return False
+    owner = _dotted(v.func.value)
+    head, _, vendor = (owner or "").partition(".")
+    if head != torch_local or f"torch.{vendor}" not in _DEVICE_MODULES:
+        return False
+    arms.add((form, vendor, v.func.attr))
+    return True

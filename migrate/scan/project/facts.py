@@ -21,7 +21,7 @@ from migrate.scan.accelerator_apis import (
     mirror_classes,
 )
 from migrate.scan.check_family import CheckFamily, family_members
-from migrate.scan.helper_finder import find_helpers
+from migrate.scan.helper_finder import find_helpers, wrapped
 from migrate.scan.parallel import map_in_workers
 from migrate.scan.project.family import choose_family, family_data, family_from_data
 from migrate.scan.project.file_devices import HelperRef
@@ -219,6 +219,7 @@ def _facts_data(facts: Facts) -> dict:
     }
 
 
+# the kinds a cached helper may have, besides a call wrapper's (helper_finder.wrapped)
 _HELPER_KINDS = frozenset(device_helpers.NAMES) | {"accelerator"}
 
 
@@ -248,7 +249,8 @@ def _facts_from_data(data: dict | None) -> Facts | None:
                 h["publics"],
             )
             if not (
-                kind in _HELPER_KINDS
+                isinstance(kind, str)
+                and (kind in _HELPER_KINDS or wrapped(kind) is not None)
                 and isinstance(module, str)
                 and _DOTTED.match(module)
                 and isinstance(name, str)

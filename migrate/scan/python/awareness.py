@@ -33,6 +33,7 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
+from migrate.scan.helper_finder import wrapped
 from migrate.scan.npu_names import names_npu
 from migrate.scan.python.dead_code import dead_regions
 from migrate.scan.python.device_tables import table_key
@@ -106,7 +107,9 @@ def _portable_regions(f, nodes, out: Regions) -> None:
     ]
     for node in helpers:
         out.aware.append((*f.span(node), f"`{node.name}()` is the project's device helper"))
-    if helpers:  # ... and so is the module-level code of the module defining them
+    # ... and so is the module-level code of the module defining them (not one only wrapping
+    # a call: migrate/scan/helper_finder.py)
+    if any(wrapped(f.devices.own[n.name].kind) is None for n in helpers):
         for node in f.tree.body:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 why = "module-level code of the module that defines the project's device helpers"

@@ -10,6 +10,7 @@ import ast
 import collections
 
 from migrate.scan.device_types import DEVICE_TYPES
+from migrate.scan.helper_finder import wrapped
 
 
 def _targets(stmt):
@@ -186,7 +187,8 @@ def _devicish(value: ast.AST | None, own: dict) -> bool:
             return not (
                 value.args and isinstance(value.args[0], ast.Constant) and value.args[0].value == "cpu"
             )
-        return name in own or "device" in name.lower() or "accelerator" in name.lower()
+        helper = name in own and wrapped(own[name].kind) is None  # a wrapper's call gives no device
+        return helper or "device" in name.lower() or "accelerator" in name.lower()
     if isinstance(value, ast.Attribute):
         return value.attr == "device" or value.attr.endswith("_device")
     if isinstance(value, ast.Name):

@@ -31,6 +31,7 @@ from migrate.scan.python.portable import (
 )
 from migrate.scan.python.torch_floors import code_floor
 from migrate.scan.python.version_guards import torch_range
+from migrate.scan.python.wrapper_calls import wrapper_call
 
 BRANCH = '({npu} if {device_type} == "npu" else {cuda})'
 CUDA_MODULE = "torch.cuda"
@@ -174,11 +175,30 @@ def _module(f, m, node, parts: list[str], values: dict, q: str) -> Fix | None:
         code, imports = spell(f, "{device_module}." + rest[0], q, node)
         new = ".".join([code, *rest[1:]])
         return _fix(m.entry.rule, [Edit(start, end, new)], values, imports, new)
+    wrapper = _wrapper(f, node, rest)
+    if wrapper is not None:  # the project's get_device_count() for torch.cuda.device_count()
+        code, imports = wrapper
+        return _fix(m.entry.rule, [Edit(start, end, code)], values, imports, code + "()")
     code, imports = spell(f, "{device_module}", q, node)
     if parts[covered:] == ["is_available"] and " if " in code:
         return _available(f, m, node, code, values, imports)
     new = ".".join([code, *parts[covered:]])
     return _fix(m.entry.rule, [Edit(start, end, new)], values, imports, new)
+
+
+def _wrapper(f, node, rest: list[str]) -> tuple[str, list[str]] | None:
+    """The project's wrapper of ``torch.cuda.<member>()`` called without arguments (the
+    chain ``node``), spelled without its call's parentheses (the call's own stay), or None."""
+    call = f.parent(node)
+    if len(rest) != 1 or not (isinstance(call, ast.Call) and call.func is node):
+        return None
+    if call.args or call.keywords:
+        return None
+    dropped = isinstance(f.parent(call), ast.Expr)
+    found = wrapper_call(f.devices, rest[0], call, dropped)
+    if found is None or not found[0].endswith("()"):
+        return None
+    return found[0][:-2], found[1]
 
 
 def _available(f, m, node, module: str, values: dict, imports: list[str]) -> Fix | None:
