@@ -180,7 +180,8 @@ def _patch_from_data() -> None:
 
     def wrap(make):
         def from_data(data, *args, device=None, requires_grad=False, **kwargs):
-            if not is_npu_device(device):
+            if not is_npu_device(device):  # a CPU tensor of NPU values: kornia's image[:, y, x]
+                data = _host_values(data)  # with y, x = zip(*points)
                 return make(data, *args, device=device, requires_grad=requires_grad, **kwargs)
             kwargs.pop("pin_memory", None)
             out = make(_host_values(data), *args, **kwargs).to(device)

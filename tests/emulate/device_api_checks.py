@@ -278,7 +278,17 @@ def tensors_among_numbers() -> None:
     cos = torch.cos(torch.tensor(0.0)).to("npu")
     flat = torch.tensor((cos, cos, 0.0, 2), device="npu", dtype=torch.float32)
     nested = torch.tensor([[cos, 1.0], (2.0, cos)], device="npu")
-    results["tensors_among_numbers"] = [str(flat.device), flat.cpu().tolist(), nested.cpu().tolist()]
+    on_host = torch.tensor([cos, 7.0])  # a CPU tensor of NPU values
+    image = torch.zeros(1, 3, 3, device="npu")  # kornia's draw_point2d
+    x, y = zip(*torch.tensor([[1, 2], [0, 1]], device="npu"))
+    image[:, y, x] = 5.0
+    results["tensors_among_numbers"] = [
+        str(flat.device),
+        flat.cpu().tolist(),
+        nested.cpu().tolist(),
+        [str(on_host.device), on_host.tolist()],
+        image.cpu().nonzero().tolist(),
+    ]
 
 
 class Slotted:

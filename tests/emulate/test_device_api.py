@@ -59,6 +59,8 @@ def test_npu_tensors_among_the_numbers_of_torch_tensor_are_read_as_values(run):
         "npu:0",
         [1.0, 1.0, 0.0, 2.0],
         [[1.0, 1.0], [2.0, 1.0]],
+        ["cpu", [1.0, 7.0]],
+        [[0, 1, 0], [0, 2, 1]],
     ]
 
 
