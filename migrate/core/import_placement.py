@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, LineIndex
 from migrate.core.import_names import isort_key, name_added
+from migrate.core.library_place import library_anchor
 
 
 @dataclass
@@ -254,11 +255,19 @@ def _same_module(tree: ast.Module, module: str) -> ast.ImportFrom | None:
     return None
 
 
-def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: str = "") -> list[Edit]:
+def import_edits(
+    text: str,
+    tree: ast.Module,
+    statements: list[str],
+    new_code: str = "",
+    libraries: frozenset[str] = frozenset(),
+) -> list[Edit]:
     """The edits that add the missing ``statements`` to ``text``: names joining a plain
     ``from M import ...`` line the file has; imports of the project's own modules after
-    the file's last import of that package (else after its imports); the rest together
-    after ``import torch`` (see import_edit)."""
+    the file's last import of that package (else after its imports); of a third-party
+    library in ``libraries`` that the file imports nothing of, among its third-party
+    imports (migrate/core/library_place.py); the rest together after ``import torch``
+    (see import_edit)."""
     have = module_imports(tree)
     wanted = [s.strip() for s in statements]
     wanted = [s for i, s in enumerate(wanted) if s not in wanted[:i] and _missing(s, have, new_code)]
@@ -279,6 +288,8 @@ def import_edits(text: str, tree: ast.Module, statements: list[str], new_code: s
                     gap.add(index.starts[std[0]])
                 continue
         line, opens = _project_anchor(tree, top, m.group(1)) if m and top not in _TORCH_TOPS else (None, "")
+        if m and top in libraries and not any(_top_of(n) == top for n in _leading_imports(tree)):
+            line, opens = library_anchor(text, tree, m.group(1)), ""
         if line is None or line >= len(index.starts):
             torchish.append(stmt)
         else:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from migrate.core.fileio import newline_of
 from migrate.core.findings import Edit, Finding, Fix, LineIndex, import_needed, splice
 from migrate.core.import_placement import import_edits
+from migrate.scan.library_checks import library_tops
 
 
 @dataclass
@@ -161,7 +162,7 @@ def add_imports(
 ) -> tuple[str, list[AppliedEdit]]:
     tree = ast.parse(text)
     new_code = "\n".join(e.content for e in edits)
-    made = import_edits(text, tree, [s for s, _ in wanted], new_code)
+    made = import_edits(text, tree, [s for s, _ in wanted], new_code, library_tops())
     if not made:
         return text, []
     index = LineIndex(text)

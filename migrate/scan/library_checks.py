@@ -25,6 +25,13 @@ def npu_checks() -> dict[str, str]:
     return {str(k): str(v) for k, v in (data.get("npu_checks") or {}).items()}
 
 
+@cache
+def library_tops() -> frozenset[str]:
+    """The libraries the table's checks come from (``transformers``, ``accelerate`` ...): a
+    port's import from one goes among a file's third-party imports."""
+    return frozenset(module.split(".")[0] for module in npu_checks())
+
+
 _MAX_BYTES = 2_000_000  # a module read to find a name: larger ones are not read
 _MAX_STARS = 3  # `from .x import *` followed this deep
 
