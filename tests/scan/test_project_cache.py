@@ -187,8 +187,8 @@ def test_facts_round_trip():
             "publics": ["a.device"],
         },
     }
-    helpers_, arms, uses, relative, alone, family = _facts_from_data(data)
-    assert relative is True and alone == {"tools/run.py"}
+    helpers_, arms, uses, relative, alone, family, checks = _facts_from_data(data)
+    assert relative is True and alone == {"tools/run.py"} and checks == ()
     assert helpers_[0].describe() == "a.f()" and arms == {"NPU_Accelerator"} and uses == {"torch"}
     assert family.publics == ("a.device",) and family.name == "is_npu_available"
     assert _facts_data(_facts_from_data(data)) == data

@@ -33,6 +33,8 @@ class PackageInfo:
     # pytorch/examples fast_neural_style), as paths relative to the package folder
     run_by_path: frozenset[str] = frozenset()
     family: CheckFamily | None = None  # its family of device checks (scan/check_family.py)
+    # the libraries' NPU checks its modules import, most imported first (library_imports.py)
+    checks: tuple[tuple[str, str, int], ...] = ()
 
 
 @dataclass
@@ -115,6 +117,7 @@ class ProjectContext:
             imported=None if relative is None else rel in self.imported_scripts,
             absent_checks=absent,
             family=self._family(info),
+            library_checks=tuple((m, n) for m, n, _ in info.checks),
         )
 
     def _family(self, info: PackageInfo) -> CheckFamily | None:
@@ -160,7 +163,7 @@ class ProjectContext:
             "devices="
             + ";".join(
                 f"{k}:{p.helpers}:{p.add_module}:{p.min_torch}:{sorted(p.npu_arms)}:{p.type_from}"
-                f":{p.relative_imports}:{sorted(p.run_by_path)}:{p.family}"
+                f":{p.relative_imports}:{sorted(p.run_by_path)}:{p.family}:{p.checks}"
                 for k, p in sorted(self.packages.items())
             )
             + f";{sorted(self.scripts_min_torch.items())};"

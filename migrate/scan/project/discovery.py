@@ -196,7 +196,8 @@ def _package(top: Path, ctx: ProjectContext, cache: FactsCache) -> PackageInfo:
     if facts is None:
         facts = _package_facts(top, files, configured, ctx.jobs, ctx.read.get(str(top)))
         cache.put(top, sig, _facts_data(facts))
-    info.helpers, info.npu_arms, info.uses, info.relative_imports, info.run_by_path, info.family = facts
+    info.helpers, info.npu_arms, info.uses, info.relative_imports, info.run_by_path = facts[:5]
+    info.family, info.checks = facts[5:]
     own = _own_module_path(top, configured)
     if own is not None:
         real = os.path.realpath(own[1])

@@ -34,6 +34,13 @@ from migrate.scan.project.helpers import (
     _public,
     _torch_local,
 )
+from migrate.scan.project.library_imports import (
+    Ranked,
+    imported_checks,
+    ranked,
+    ranked_data,
+    ranked_from_data,
+)
 from migrate.scan.project.packages import _relative_to, _top_path
 from migrate.scan.project.reading import _bytes_of
 
@@ -56,8 +63,11 @@ def _import_heads(text: str) -> list[str]:
 # what a package's files say: its helpers (one per kind), its NPU arms, the packages it imports,
 # whether it imports its own modules relatively (more relative imports than imports of the
 # package by name: a tie, or neither, is absolute, as PEP 8 recommends), its modules run
-# by path (PackageInfo.run_by_path), and its family of device checks (scan/check_family.py)
-Facts = tuple[tuple[HelperRef, ...], frozenset[str], frozenset[str], bool, frozenset[str], CheckFamily | None]
+# by path (PackageInfo.run_by_path), its family of device checks (scan/check_family.py), and
+# the libraries' NPU checks its modules import (project/library_imports.py)
+Facts = tuple[
+    tuple[HelperRef, ...], frozenset[str], frozenset[str], bool, frozenset[str], CheckFamily | None, Ranked
+]
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,7 @@ class _FileFacts:
     mirrors: frozenset[str] = frozenset()  # its classes with an accelerator's device_name method
     returns: frozenset[str] = frozenset()  # the classes its own accelerator getter returns
     family: tuple[str, ...] = ()  # its device-check functions (scan/check_family.py)
+    checks: tuple[tuple[str, str], ...] = ()  # the libraries' NPU checks it imports (module, name)
 
 
 def file_facts(
@@ -98,6 +109,7 @@ def file_facts(
         absolute=heads.count(top.name),
         alone=_runs_alone(name, text, uses - {top.name}),
         family=family_members(text) if "_available" in text else (),
+        checks=imported_checks(text),
     )
     if not _candidate(data):
         return facts(uses, init=init)
@@ -185,7 +197,8 @@ def _package_facts(
     relative = sum(f.relative for f in per_file) > sum(f.absolute for f in per_file)
     families = [(name, f.family) for name, f in zip(files, read, strict=True) if f is not None and f.family]
     family = choose_family(top, families, inits)
-    return helpers, arms, uses - {top.name}, relative, alone, family
+    checks = ranked([f.checks for f in per_file], top.name)
+    return helpers, arms, uses - {top.name}, relative, alone, family, checks
 
 
 def _accelerator_kept(ref: HelperRef, mirrors: frozenset[str]) -> bool:
@@ -198,8 +211,8 @@ def _accelerator_kept(ref: HelperRef, mirrors: frozenset[str]) -> bool:
 
 
 def _facts_data(facts: Facts) -> dict:
-    helpers, arms, uses, relative, alone, family = facts
-    return {
+    helpers, arms, uses, relative, alone, family, checks = facts
+    data = {
         "helpers": [
             {
                 "kind": h.kind,
@@ -217,6 +230,9 @@ def _facts_data(facts: Facts) -> dict:
         "run_by_path": sorted(alone),
         "family": family_data(family),
     }
+    if checks:  # most packages import none
+        data["checks"] = ranked_data(checks)
+    return data
 
 
 # the kinds a cached helper may have, besides a call wrapper's (helper_finder.wrapped)
@@ -275,7 +291,10 @@ def _facts_from_data(data: dict | None) -> Facts | None:
         family = family_from_data(data.get("family"))
         if family is False or family is True:
             return None
-        return tuple(helpers), frozenset(arms), frozenset(uses), relative, frozenset(alone), family
+        checks = ranked_from_data(data.get("checks"))
+        if checks is None:
+            return None
+        return tuple(helpers), frozenset(arms), frozenset(uses), relative, frozenset(alone), family, checks
     except (KeyError, TypeError):
         return None
 

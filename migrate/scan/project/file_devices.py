@@ -62,6 +62,9 @@ class FileDevices:
     absent_checks: frozenset[str] = frozenset()
     # the project's family of device checks a port may test with (scan/check_family.py)
     family: CheckFamily | None = None
+    # the libraries' NPU checks (module, name) the package's modules import at top level,
+    # most imported first, none from the package itself (project/library_imports.py)
+    library_checks: tuple[tuple[str, str], ...] = ()
 
     def helper(self, kind: str) -> HelperRef | None:
         return next((h for h in self.helpers if h.kind == kind), None)

@@ -47,6 +47,7 @@ from migrate.scan.python.npu_checks import (
     family_through,
     importable_check,
     own_check,
+    package_check,
 )
 from migrate.scan.python.quotes import dominant_quote, lexed_quote
 from migrate.scan.python.unspellable import Unspellable
@@ -233,6 +234,9 @@ class DeviceNames:
         name = device_helpers.NAMES["check"]
         if name in self.top.imported and not self._shadowed(name, node):
             return f"{name}()", []  # `from .import_utils import is_npu_available`: the file's own
+        sibling = package_check(self.f)  # trl: `from transformers import is_torch_npu_available`
+        if sibling is not None and not self._taken(sibling[1]) and not self._shadowed(sibling[1], node):
+            return f"{sibling[1]}()", [f"from {sibling[0]} import {sibling[1]}"]
         fd = self.fd
         if fd.add_module and fd.add_module != fd.module:
             return None

@@ -21,6 +21,9 @@ has, as upstream ports do (``"npu" if is_torch_npu_available() else "cuda"``,
   (mmengine's ``from mmengine.device import is_mlu_available, is_npu_available``); in a
   file importing that module (or package) whole, that member through it
   (``import mmengine.device.utils as dev``: ``dev.is_npu_available()``);
+* a library's check the file's package imports elsewhere at top level (trl's modules:
+  ``from transformers import is_torch_npu_available``, ``FileDevices.library_checks``), where
+  the file has none of the above: imported the same way (``package_check``), the most imported one;
 * in a script with neither, the port's own one-function check (``is_npu_available`` in
   migrate/core/device_helpers/template.py), defined once after the imports.
 """
@@ -90,6 +93,22 @@ def importable_check(f) -> tuple[str, str] | None:
         if sibling is not None and sibling.split(".")[0] != own:
             if installed_exports(sibling, table[sibling]):
                 return sibling, table[sibling]
+    return None
+
+
+@_once
+def package_check(f) -> tuple[str, str] | None:
+    """(module, name) of the library's NPU check the file's package imports at top level in
+    its other modules (``FileDevices.library_checks``: the most imported first, none from the
+    package itself), where the scanned tree's or installed copy of the library has it
+    (``usable_checks``): the port imports it in this file as they do."""
+    fd = getattr(f, "file_devices", None)
+    if fd is None or not fd.library_checks:
+        return None
+    table = usable_checks(f)
+    for module, name in fd.library_checks:
+        if table.get(module) == name and module.split(".")[0] != fd.package:
+            return module, name
     return None
 
 
