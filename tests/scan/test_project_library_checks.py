@@ -193,3 +193,9 @@ def test_a_library_import_goes_among_the_third_party_ones_in_isort_order():
     assert splice(text, edits) == text.replace("from yaml", stmt + "\nfrom yaml")
     edits = import_edits(text, ast.parse(text), [stmt])  # not known as a library: a section of its own
     assert splice(text, edits) == text.replace("from . import", stmt + "\n\nfrom . import")
+
+
+def test_the_scan_report_names_the_check_the_package_is_ported_with(tmp_path):
+    tree(tmp_path)
+    described = dict(discover([(tmp_path / "pkg/offloading.py", "pkg/offloading.py")], tmp_path).describe())
+    assert described["pkg"] == "transformers.is_torch_npu_available(), as its modules import it"

@@ -181,6 +181,9 @@ class ProjectContext:
             if chosen:
                 via = f" (imports {info.adopted})" if info.adopted else ""
                 out.append((info.name, ", ".join(chosen) + via))
+            elif info.checks:  # its modules' check, in files with none (npu_checks.package_check)
+                module, name, _ = info.checks[0]
+                out.append((info.name, f"{module}.{name}(), as its modules import it"))
             elif info.add_path:
                 shown = shown_path(info.add_path, self.root)
                 out.append((info.name, f"adds {shown} (get_device_type(), ...)"))
