@@ -164,9 +164,23 @@ def test_a_cache_written_under_another_key_is_not_believed(tmp_path, monkeypatch
     ],
 )
 def test_facts_of_the_wrong_shape_are_refused(data):
-    assert _facts_from_data(data) is None
-    good = {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": False, "run_by_path": []}
+    assert _facts_from_data({"checks": [], **data}) is None
+    good = {
+        "helpers": [],
+        "npu_arms": [],
+        "uses": [],
+        "relative_imports": False,
+        "run_by_path": [],
+        "checks": [],
+    }
     assert _facts_from_data(good) is not None  # each case above breaks one field of this
+
+
+def test_facts_cached_before_checks_were_gathered_are_found_again():
+    """Not read as "the package imports no check": that would keep the old port."""
+    old = {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": False, "run_by_path": []}
+    assert _facts_from_data(old) is None
+    assert _facts_from_data({**old, "checks": []}) is not None
 
 
 def test_facts_round_trip():
@@ -186,6 +200,7 @@ def test_facts_round_trip():
             "anchor": "is_cuda_available",
             "publics": ["a.device"],
         },
+        "checks": [],
     }
     helpers_, arms, uses, relative, alone, family, checks = _facts_from_data(data)
     assert relative is True and alone == {"tools/run.py"} and checks == ()
@@ -206,7 +221,14 @@ def test_facts_round_trip():
     ],
 )
 def test_a_family_of_the_wrong_shape_is_refused(family):
-    good = {"helpers": [], "npu_arms": [], "uses": [], "relative_imports": False, "run_by_path": []}
+    good = {
+        "helpers": [],
+        "npu_arms": [],
+        "uses": [],
+        "relative_imports": False,
+        "run_by_path": [],
+        "checks": [],
+    }
     assert _facts_from_data({**good, "family": family}) is None
 
 

@@ -229,9 +229,8 @@ def _facts_data(facts: Facts) -> dict:
         "relative_imports": relative,
         "run_by_path": sorted(alone),
         "family": family_data(family),
+        "checks": ranked_data(checks),  # always written: a cache without it is an older one
     }
-    if checks:  # most packages import none
-        data["checks"] = ranked_data(checks)
     return data
 
 
@@ -291,7 +290,7 @@ def _facts_from_data(data: dict | None) -> Facts | None:
         family = family_from_data(data.get("family"))
         if family is False or family is True:
             return None
-        checks = ranked_from_data(data.get("checks"))
+        checks = ranked_from_data(data["checks"])
         if checks is None:
             return None
         return tuple(helpers), frozenset(arms), frozenset(uses), relative, frozenset(alone), family, checks

@@ -56,10 +56,9 @@ def ranked_data(checks: Ranked) -> list[list]:
 
 
 def ranked_from_data(data) -> Ranked | None:
-    """The ranked checks read back from the cache (absent: none); None where the data has
-    not their shape."""
-    if data is None:
-        return ()
+    """The ranked checks read back from the cache; None where the data has not their shape
+    (a cache written before packages' checks were gathered has none: its facts are found
+    again, not read as "no checks")."""
     if not isinstance(data, list):
         return None
     out = []
