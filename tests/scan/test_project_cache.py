@@ -113,6 +113,17 @@ def test_a_cache_written_under_another_key_is_not_believed(tmp_path, monkeypatch
     assert helpers(context(root, cache)) == []
 
 
+# facts of a package with nothing to say: each refused case below breaks one field of it
+GOOD_FACTS = {
+    "helpers": [],
+    "npu_arms": [],
+    "uses": [],
+    "relative_imports": False,
+    "run_by_path": [],
+    "checks": [],
+}
+
+
 @pytest.mark.parametrize(
     "data",
     [
@@ -165,14 +176,7 @@ def test_a_cache_written_under_another_key_is_not_believed(tmp_path, monkeypatch
 )
 def test_facts_of_the_wrong_shape_are_refused(data):
     assert _facts_from_data({"checks": [], **data}) is None
-    good = {
-        "helpers": [],
-        "npu_arms": [],
-        "uses": [],
-        "relative_imports": False,
-        "run_by_path": [],
-        "checks": [],
-    }
+    good = dict(GOOD_FACTS)
     assert _facts_from_data(good) is not None  # each case above breaks one field of this
 
 
@@ -221,14 +225,7 @@ def test_facts_round_trip():
     ],
 )
 def test_a_family_of_the_wrong_shape_is_refused(family):
-    good = {
-        "helpers": [],
-        "npu_arms": [],
-        "uses": [],
-        "relative_imports": False,
-        "run_by_path": [],
-        "checks": [],
-    }
+    good = dict(GOOD_FACTS)
     assert _facts_from_data({**good, "family": family}) is None
 
 
