@@ -171,7 +171,7 @@ class DispatchMonitor(TorchDispatchMode):
             if verdict.status != SUPPORTED:
                 self._fallback(rec, name, verdict)
         rec.count(name)
-        origins.note_forward(rec.pending, flat, out)
+        origins.note_forward(rec.pending, func, flat, out)
         rec.perf.op(name, flat, NpuTensor, _site, shaped=not _is_view(func))
         sync = _sync_reason(rec, func, name, args, kwargs)
         if sync:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from migrate.emulate.callsite import where
-from migrate.ops.aten.where import current_backward_origin, tag_outputs
+from migrate.ops.aten.where import current_backward_origin, tag_outputs, taggable
 
 BACKWARD = "<backward>"
 
@@ -23,9 +23,9 @@ def flush(pending: list) -> None:
         tag_outputs(outs if isinstance(outs, (list, tuple)) else (outs,), (BACKWARD, site))
 
 
-def note_forward(pending: list, inputs, out) -> None:
+def note_forward(pending: list, func, inputs, out) -> None:
     """Remember ``out`` and the user's line when the op will have a backward."""
-    if torch._C._current_graph_task_id() != -1 or not torch.is_grad_enabled():
+    if torch._C._current_graph_task_id() != -1 or not torch.is_grad_enabled() or not taggable(func):
         return
     if any(isinstance(t, torch.Tensor) and t.requires_grad for t in inputs):
         pending.append((out, where(2)))

@@ -205,7 +205,14 @@ def test_a_wrapper_survives_the_discovery_cache_and_a_kind_of_no_member_does_not
         "ours": False,
         "publics": [],
     }
-    data = {"helpers": [helper], "npu_arms": [], "uses": [], "relative_imports": False, "run_by_path": []}
+    data = {
+        "helpers": [helper],
+        "npu_arms": [],
+        "uses": [],
+        "relative_imports": False,
+        "run_by_path": [],
+        "checks": [],
+    }
     facts = _facts_from_data(data)
     assert facts is not None and facts[0][0].kind == "call:device_count"
     assert _facts_data(facts)["helpers"] == [helper]

@@ -224,7 +224,8 @@ class Recorder:
                 op, "host-sync", f"its composite kernel calls {child} on the NPU: {why}", path, location
             )
         if census.phase in ("forward", "loss") and not origin and torch.is_grad_enabled():
-            self.pending.append((out, (path, location)))  # no autograd nodes under no_grad
+            if where.taggable(func):  # no autograd nodes under no_grad
+                self.pending.append((out, (path, location)))
         return out
 
     def descent_call(self, mode, func, args, kwargs):

@@ -20,18 +20,23 @@ def current_backward_origin() -> tuple[str, str | None] | None:
 
 
 def _grad_fns(outputs):
-    """The autograd nodes of ``outputs``, views left out: a view's ``grad_fn`` is rebuilt
-    on read after an in-place write, under the view's lock, by replaying the view op, and
-    that replay dispatches into the mode asking; reading it again there deadlocks. The node
-    of a view is reached anyway, through ``next_functions`` of the op that uses it."""
     import torch
 
     for t in outputs:
         if isinstance(t, torch.Tensor):
-            if not t._is_view() and t.grad_fn is not None:
+            if t.grad_fn is not None:
                 yield t.grad_fn
         elif isinstance(t, (list, tuple)):
             yield from _grad_fns(t)
+
+
+def taggable(func) -> bool:
+    """May the outputs of ``func`` be tagged once autograd wrapped them? Not those of an
+    op writing into an argument: the output is that argument, and where it is a view
+    written in place its ``grad_fn`` is rebuilt on read, under the view's lock, by
+    replaying the view op, which dispatches into the mode asking: reading it from there
+    deadlocked (kornia's gradcheck). Its node is reached from the next op that uses it."""
+    return not func._schema.is_mutable
 
 
 def tag_outputs(outputs, origin: tuple[str, str | None]) -> None:
