@@ -171,6 +171,20 @@ def _unwrap(x):
     return x
 
 
+_MUTABLE: dict = {}  # op overload -> does it write into an argument (asked once per op)
+
+
+def _has_lazy_bits(func, flat: list) -> bool:
+    """Does a non-writing op get a conjugate or negative view (see _unwrap_resolved)?"""
+    lazy = any(isinstance(t, NpuTensor) and (t._data.is_conj() or t._data.is_neg()) for t in flat)
+    if not lazy:
+        return False
+    mutable = _MUTABLE.get(func)
+    if mutable is None:
+        mutable = _MUTABLE[func] = func._schema.is_mutable
+    return not mutable
+
+
 def _unwrap_resolved(x):
     """``_unwrap``, a conjugate or negative view (``torch.conj(y)``) made plain first: below
     the wrapper, where its op runs, the Conjugate and Negative keys are passed already, and
@@ -267,7 +281,7 @@ def run(func, args: tuple, kwargs: dict, kernel=None):
     flat = _leaves(kwargs, _leaves(args, []))
     dev = target_device(func, flat, kwargs)
     inputs = {id(_unwrap(t)): t for t in flat if isinstance(t, torch.Tensor)}
-    unwrap = _unwrap if func._schema.is_mutable else _unwrap_resolved
+    unwrap = _unwrap_resolved if _has_lazy_bits(func, flat) else _unwrap
     out = (kernel or KERNELS.get(name, func))(*_map(unwrap, args), **_map(unwrap, kwargs))
 
     def wrap(o):
