@@ -62,6 +62,7 @@ from migrate.scan.python.npu_arm import (
 )
 from migrate.scan.python.npu_fields import read_fields_only
 from migrate.scan.python.npu_respell import COPYABLE, fixable, respelled
+from migrate.scan.python.portable import enclosing
 
 _VENDOR = re.compile(r"(?<![a-z])(?:" + "|".join(device_types().vendors) + r")(?![a-z])")
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Pass, ast.Assert, ast.Raise)
@@ -69,6 +70,7 @@ _MAX_STATEMENTS = 8  # in the arm's body
 _MAX_DEPTH = 3  # blocks (if/for/while/with) nested in it
 _MAX_COPIED = 24  # statements in all, nested ones too
 _BLOCKS = (ast.If, ast.For, ast.While, ast.With)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)  # where a name is bound
 
 
 def add_npu_work_arms(f, findings: list[Finding]) -> list[Finding]:
@@ -233,9 +235,7 @@ def _named_operand(f, test: ast.expr) -> tuple[ast.expr, str] | None:
 def _bound_once(f, name: ast.Name) -> ast.expr | None:
     """The value of the one plain assignment of ``name`` in its function, made before it
     is read here; None where the name is bound otherwise or more than once."""
-    scope = f.parent(name)
-    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        scope = f.parent(scope)
+    scope = enclosing(f, name, *_SCOPES)
     found = None
     for node in ast.walk(scope or f.tree):
         if isinstance(node, ast.Name) and node.id == name.id and not isinstance(node.ctx, ast.Load):
@@ -409,9 +409,7 @@ def _own_names(f, body: list[ast.stmt]) -> dict[str, str]:
     }
     if not assigned:
         return {}
-    scope = f.parent(body[0])
-    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        scope = f.parent(scope)
+    scope = enclosing(f, body[0], *_SCOPES)
     inside = {id(n) for s in body for n in ast.walk(s)}
     names = [n for n in ast.walk(scope or f.tree) if isinstance(n, ast.Name)]
     read_outside = {n.id for n in names if n.id in assigned and id(n) not in inside}
